@@ -1,0 +1,856 @@
+"""CORBA TypeCodes for every TCKind of CORBA 2.6 except valuetypes.
+
+Strategy: one frozen attrs class per TypeCode *shape* (simple, string,
+objref, struct/except, union, enum, sequence, array, alias, fixed), all
+sharing the :class:`TypeCode` interface of CORBA 2.6 section 10.7.1. The
+integer ``_k`` is the TCKind ordinal, used by hot code (CDR, validation)
+instead of the ``kind()`` EnumItem.
+
+Recursive TypeCodes (CORBA 2.6 section 10.7.3, ``create_recursive_tc``) use a
+:class:`RecursiveTC` placeholder: building the enclosing struct or union with
+the same repository id binds every unresolved placeholder inside it, after
+which the placeholder behaves exactly like that struct or union. It is the
+only mutable part; everything else is immutable once built.
+
+``equal`` and ``equivalent`` follow section 10.7.1 and tolerate cycles.
+Hashing uses (kind, id) for named kinds, so hashes terminate on cyclic graphs
+(every cycle passes through a named struct or union).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, ClassVar, Iterable, Sequence
+
+import attrs
+
+from cosnotify.orb import registry
+from cosnotify.orb.exceptions import BAD_PARAM, BAD_TYPECODE, COMPLETED_NO, UserException
+from cosnotify.orb.values import Enum, EnumItem, attr_name, make_struct_class, make_union_class
+
+# -- TCKind (CORBA 2.6 section 10.7.1) -----------------------------------------
+
+_KIND_NAMES = (
+    "tk_null tk_void tk_short tk_long tk_ushort tk_ulong tk_float tk_double tk_boolean "
+    "tk_char tk_octet tk_any tk_TypeCode tk_Principal tk_objref tk_struct tk_union tk_enum "
+    "tk_string tk_sequence tk_array tk_alias tk_except tk_longlong tk_ulonglong "
+    "tk_longdouble tk_wchar tk_wstring tk_fixed tk_value tk_value_box tk_native "
+    "tk_abstract_interface tk_local_interface tk_component tk_home tk_event"
+).split()
+_KIND_ITEMS = tuple(EnumItem(name, i) for i, name in enumerate(_KIND_NAMES))
+TCKind = Enum("IDL:omg.org/CORBA/TCKind:1.0", _KIND_ITEMS)
+registry.register_type(TCKind._NP_RepositoryId, TCKind)
+
+(tk_null, tk_void, tk_short, tk_long, tk_ushort, tk_ulong, tk_float, tk_double, tk_boolean,
+ tk_char, tk_octet, tk_any, tk_TypeCode, tk_Principal, tk_objref, tk_struct, tk_union, tk_enum,
+ tk_string, tk_sequence, tk_array, tk_alias, tk_except, tk_longlong, tk_ulonglong,
+ tk_longdouble, tk_wchar, tk_wstring, tk_fixed, tk_value, tk_value_box, tk_native,
+ tk_abstract_interface, tk_local_interface, tk_component, tk_home, tk_event) = _KIND_ITEMS
+
+# Integer ordinals for hot paths.
+K_NULL, K_VOID, K_SHORT, K_LONG, K_USHORT, K_ULONG, K_FLOAT, K_DOUBLE, K_BOOLEAN = range(9)
+K_CHAR, K_OCTET, K_ANY, K_TYPECODE, K_PRINCIPAL, K_OBJREF, K_STRUCT, K_UNION, K_ENUM = range(9, 18)
+K_STRING, K_SEQUENCE, K_ARRAY, K_ALIAS, K_EXCEPT, K_LONGLONG, K_ULONGLONG = range(18, 25)
+K_LONGDOUBLE, K_WCHAR, K_WSTRING, K_FIXED = range(25, 29)
+K_NATIVE, K_ABSTRACT_INTERFACE, K_LOCAL_INTERFACE = 31, 32, 33
+
+_NAMED_KINDS = frozenset({K_OBJREF, K_STRUCT, K_UNION, K_ENUM, K_ALIAS, K_EXCEPT, K_NATIVE,
+                          K_ABSTRACT_INTERFACE, K_LOCAL_INTERFACE})
+
+
+class _DefaultLabel:
+    """The label of a union's ``default:`` member."""
+
+    _instance: ClassVar[_DefaultLabel | None] = None
+
+    def __new__(cls) -> _DefaultLabel:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "DEFAULT_LABEL"
+
+    def __reduce__(self) -> str:
+        return "DEFAULT_LABEL"
+
+
+DEFAULT_LABEL = _DefaultLabel()
+
+
+class BadKind(UserException):
+    """``CORBA::TypeCode::BadKind``: the operation is not valid for this kind."""
+
+    _NP_RepositoryId = "IDL:omg.org/CORBA/TypeCode/BadKind:1.0"
+
+
+class Bounds(UserException):
+    """``CORBA::TypeCode::Bounds``: a member index is out of range."""
+
+    _NP_RepositoryId = "IDL:omg.org/CORBA/TypeCode/Bounds:1.0"
+
+
+class TypeCode:
+    """The interface every TypeCode offers (CORBA 2.6 section 10.7.1)."""
+
+    __slots__ = ()
+    BadKind = BadKind
+    Bounds = Bounds
+    _k: int
+
+    # -- identity and naming ---------------------------------------------------
+    def kind(self) -> EnumItem:
+        return _KIND_ITEMS[self._k]
+
+    def id(self) -> str:
+        raise BadKind()
+
+    def name(self) -> str:
+        raise BadKind()
+
+    # -- members (struct, union, enum, except) ---------------------------------
+    def member_count(self) -> int:
+        raise BadKind()
+
+    def member_name(self, index: int) -> str:
+        raise BadKind()
+
+    def member_type(self, index: int) -> TypeCode:
+        raise BadKind()
+
+    def member_label(self, index: int) -> Any:
+        raise BadKind()
+
+    def discriminator_type(self) -> TypeCode:
+        raise BadKind()
+
+    def default_index(self) -> int:
+        raise BadKind()
+
+    # -- string, sequence, array, alias, fixed ---------------------------------
+    def length(self) -> int:
+        raise BadKind()
+
+    def content_type(self) -> TypeCode:
+        raise BadKind()
+
+    def fixed_digits(self) -> int:
+        raise BadKind()
+
+    def fixed_scale(self) -> int:
+        raise BadKind()
+
+    # -- comparison -------------------------------------------------------------
+    def equal(self, other: TypeCode) -> bool:
+        """True when every operation gives the same result on both (10.7.1)."""
+        return _compare(self, other, strict=True, seen=set())
+
+    def equivalent(self, other: TypeCode) -> bool:
+        """Equality after stripping aliases and, where ids exist, by id alone."""
+        return _compare(self, other, strict=False, seen=set())
+
+    def get_compact_typecode(self) -> TypeCode:
+        """This TypeCode without optional names (ids and structure kept)."""
+        return _compact(self, {})
+
+    def unalias(self) -> TypeCode:
+        """This TypeCode with any outer aliases removed (not a CORBA operation)."""
+        tc: TypeCode = self
+        while tc._k == K_ALIAS:
+            tc = tc.content_type()
+        return tc
+
+    def _check_index(self, index: int, count: int) -> None:
+        if not 0 <= index < count:
+            raise Bounds()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TypeCode):
+            return NotImplemented
+        return self is other or self.equal(other)
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, TypeCode):
+            return NotImplemented
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._k)
+
+
+@attrs.frozen(eq=False, repr=False)
+class SimpleTC(TypeCode):
+    """A TypeCode with no parameters: the basic types, any, TypeCode, void, null."""
+
+    _k: int
+
+    def __repr__(self) -> str:
+        return f"CORBA.TC_{_KIND_NAMES[self._k][3:]}"
+
+    def __reduce__(self) -> Any:
+        return (_simple_tc, (self._k,))
+
+
+@attrs.frozen(eq=False, repr=False)
+class StringTC(TypeCode):
+    """string or wstring, with ``bound`` 0 meaning unbounded."""
+
+    _k: int
+    _bound: int
+
+    def length(self) -> int:
+        return self._bound
+
+    def __repr__(self) -> str:
+        base = "string" if self._k == K_STRING else "wstring"
+        return f"{base}<{self._bound}>" if self._bound else f"CORBA.TC_{base}"
+
+    def __hash__(self) -> int:
+        return hash((self._k, self._bound))
+
+
+@attrs.frozen(eq=False, repr=False)
+class ObjrefTC(TypeCode):
+    """An object reference type (also abstract and local interfaces)."""
+
+    _k: int
+    _id: str
+    _name: str
+
+    def id(self) -> str:
+        return self._id
+
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"objref({self._id})"
+
+    def __hash__(self) -> int:
+        return hash((self._k, self._id))
+
+
+@attrs.frozen(eq=False, repr=False)
+class StructTC(TypeCode):
+    """A struct or exception TypeCode; members are (IDL name, TypeCode) pairs."""
+
+    _k: int
+    _id: str
+    _name: str
+    _names: tuple[str, ...]
+    _types: tuple[TypeCode, ...]
+    _attrs: tuple[str, ...] = attrs.field(init=False)
+    _cls: list[type | None] = attrs.field(init=False, factory=lambda: [None])
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_attrs", tuple(attr_name(n) for n in self._names))
+
+    def id(self) -> str:
+        return self._id
+
+    def name(self) -> str:
+        return self._name
+
+    def member_count(self) -> int:
+        return len(self._names)
+
+    def member_name(self, index: int) -> str:
+        self._check_index(index, len(self._names))
+        return self._names[index]
+
+    def member_type(self, index: int) -> TypeCode:
+        self._check_index(index, len(self._types))
+        return self._types[index]
+
+    def python_class(self) -> type:
+        """The class values of this type are built with (generated or dynamic)."""
+        cls = self._cls[0]
+        if cls is None:
+            found = registry.lookup_type(self._id) if self._id else None
+            if isinstance(found, type):
+                cls = found
+            elif self._k == K_EXCEPT:
+                cls = make_exception_class(self._id, self._name, self._attrs)
+            else:
+                cls = make_struct_class(self._id, self._name, self._attrs)
+            self._cls[0] = cls
+        return cls
+
+    def __repr__(self) -> str:
+        return f"{'struct' if self._k == K_STRUCT else 'exception'}({self._id or self._name})"
+
+    def __hash__(self) -> int:
+        return hash((self._k, self._id or self._name))
+
+
+@attrs.frozen(eq=False, repr=False)
+class UnionTC(TypeCode):
+    """A union TypeCode; labels are Python discriminator values or DEFAULT_LABEL."""
+
+    _id: str
+    _name: str
+    _disc: TypeCode
+    _labels: tuple[Any, ...]
+    _names: tuple[str, ...]
+    _types: tuple[TypeCode, ...]
+    _default: int
+    _k: int = attrs.field(init=False, default=K_UNION)
+    _cls: list[type | None] = attrs.field(init=False, factory=lambda: [None])
+    _index: dict[Any, int] = attrs.field(init=False, factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        for position, label in enumerate(self._labels):
+            if label is not DEFAULT_LABEL:
+                self._index.setdefault(label, position)
+
+    def select(self, discriminator: Any) -> int | None:
+        """The index of the member ``discriminator`` selects, or None (no member)."""
+        try:
+            index = self._index.get(discriminator)
+        except TypeError:  # unhashable discriminator: not a valid label value
+            return None
+        if index is not None:
+            return index
+        return self._default if self._default >= 0 else None
+
+    def id(self) -> str:
+        return self._id
+
+    def name(self) -> str:
+        return self._name
+
+    def member_count(self) -> int:
+        return len(self._names)
+
+    def member_name(self, index: int) -> str:
+        self._check_index(index, len(self._names))
+        return self._names[index]
+
+    def member_type(self, index: int) -> TypeCode:
+        self._check_index(index, len(self._types))
+        return self._types[index]
+
+    def member_label(self, index: int) -> Any:
+        from cosnotify.orb.any import Any as CorbaAny
+
+        self._check_index(index, len(self._labels))
+        if index == self._default:
+            return CorbaAny(TC_octet, 0)
+        return CorbaAny(self._disc, self._labels[index])
+
+    def discriminator_type(self) -> TypeCode:
+        return self._disc
+
+    def default_index(self) -> int:
+        return self._default
+
+    def python_class(self) -> type:
+        """The class values of this type are built with (generated or dynamic)."""
+        cls = self._cls[0]
+        if cls is None:
+            found = registry.lookup_type(self._id) if self._id else None
+            if isinstance(found, type):
+                cls = found
+            else:
+                pairs = tuple((attr_name(n), label) for n, label in zip(self._names, self._labels)
+                              if label is not DEFAULT_LABEL)
+                def_m = attr_name(self._names[self._default]) if self._default >= 0 else None
+                cls = make_union_class(self._id, self._name, pairs, def_m, self.implicit_default())
+            self._cls[0] = cls
+        return cls
+
+    def implicit_default(self) -> Any:
+        """A discriminator value no explicit label uses, or None if labels cover all."""
+        used = {label for label in self._labels if label is not DEFAULT_LABEL}
+        disc = self._disc.unalias()
+        if disc._k == K_BOOLEAN:
+            candidates: Iterable[Any] = (False, True)
+        elif disc._k == K_ENUM:
+            candidates = disc.enum_items()  # type: ignore[attr-defined]
+        elif disc._k in (K_CHAR, K_WCHAR):
+            candidates = (chr(i) for i in range(0x10000 if disc._k == K_WCHAR else 256))
+        else:
+            lo, hi = INTEGER_RANGES[disc._k]
+            candidates = (lo + i for i in range(min(hi - lo + 1, len(used) + 1)))
+        for value in candidates:
+            if value not in used:
+                return value
+        return None
+
+    def __repr__(self) -> str:
+        return f"union({self._id or self._name})"
+
+    def __hash__(self) -> int:
+        return hash((K_UNION, self._id or self._name))
+
+
+@attrs.frozen(eq=False, repr=False)
+class EnumTC(TypeCode):
+    """An enum TypeCode with its member names."""
+
+    _id: str
+    _name: str
+    _names: tuple[str, ...]
+    _k: int = attrs.field(init=False, default=K_ENUM)
+    _enum: list[Enum | None] = attrs.field(init=False, factory=lambda: [None])
+
+    def id(self) -> str:
+        return self._id
+
+    def name(self) -> str:
+        return self._name
+
+    def member_count(self) -> int:
+        return len(self._names)
+
+    def member_name(self, index: int) -> str:
+        self._check_index(index, len(self._names))
+        return self._names[index]
+
+    def enum_items(self) -> tuple[EnumItem, ...]:
+        """The Python items of this enum, from the generated module if registered."""
+        enum = self._enum[0]
+        if enum is None:
+            found = registry.lookup_type(self._id) if self._id else None
+            if isinstance(found, Enum) and len(found) == len(self._names):
+                enum = found
+            else:
+                enum = Enum(self._id, tuple(EnumItem(n, i) for i, n in enumerate(self._names)))
+            self._enum[0] = enum
+        return enum._items
+
+    def __repr__(self) -> str:
+        return f"enum({self._id or self._name})"
+
+    def __hash__(self) -> int:
+        return hash((K_ENUM, self._id or self._name))
+
+
+@attrs.frozen(eq=False, repr=False)
+class SequenceTC(TypeCode):
+    """sequence<T> (``_k`` K_SEQUENCE) or T[length] (``_k`` K_ARRAY)."""
+
+    _k: int
+    _bound: int
+    _content: TypeCode
+
+    def length(self) -> int:
+        return self._bound
+
+    def content_type(self) -> TypeCode:
+        return self._content
+
+    def __repr__(self) -> str:
+        if self._k == K_ARRAY:
+            return f"array({self._content!r}, {self._bound})"
+        return f"sequence<{self._content!r}{', %d' % self._bound if self._bound else ''}>"
+
+    def __hash__(self) -> int:
+        return hash((self._k, self._bound, hash(self._content)))
+
+
+@attrs.frozen(eq=False, repr=False)
+class AliasTC(TypeCode):
+    """A typedef."""
+
+    _id: str
+    _name: str
+    _content: TypeCode
+    _k: int = attrs.field(init=False, default=K_ALIAS)
+
+    def id(self) -> str:
+        return self._id
+
+    def name(self) -> str:
+        return self._name
+
+    def content_type(self) -> TypeCode:
+        return self._content
+
+    def __repr__(self) -> str:
+        return f"alias({self._id or self._name})"
+
+    def __hash__(self) -> int:
+        return hash((K_ALIAS, self._id or self._name))
+
+
+@attrs.frozen(eq=False, repr=False)
+class FixedTC(TypeCode):
+    """fixed<digits, scale>."""
+
+    _digits: int
+    _scale: int
+    _k: int = attrs.field(init=False, default=K_FIXED)
+
+    def fixed_digits(self) -> int:
+        return self._digits
+
+    def fixed_scale(self) -> int:
+        return self._scale
+
+    def __repr__(self) -> str:
+        return f"fixed<{self._digits},{self._scale}>"
+
+    def __hash__(self) -> int:
+        return hash((K_FIXED, self._digits, self._scale))
+
+
+class RecursiveTC(TypeCode):
+    """Placeholder for a recursive reference to the struct or union ``repo_id``.
+
+    Until bound, only ``id()`` works; afterwards every operation delegates.
+    """
+
+    __slots__ = ("_rid", "_target")
+
+    def __init__(self, repo_id: str) -> None:
+        self._rid = repo_id
+        self._target: TypeCode | None = None
+
+    def _bound(self) -> TypeCode:
+        if self._target is None:
+            raise BAD_TYPECODE(0, COMPLETED_NO, f"recursive TypeCode {self._rid} is not bound")
+        return self._target
+
+    @property
+    def _k(self) -> int:  # type: ignore[override]
+        return self._bound()._k
+
+    def id(self) -> str:
+        return self._rid
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_rid", "_target"):
+            raise AttributeError(name)
+        return getattr(self._bound(), name)
+
+    def __getstate__(self) -> tuple[str, TypeCode | None]:
+        return (self._rid, self._target)
+
+    def __setstate__(self, state: tuple[str, TypeCode | None]) -> None:
+        self._rid, self._target = state
+
+    # TypeCode methods are defined on the base class, so route them explicitly.
+    def name(self) -> str:
+        return self._bound().name()
+
+    def member_count(self) -> int:
+        return self._bound().member_count()
+
+    def member_name(self, index: int) -> str:
+        return self._bound().member_name(index)
+
+    def member_type(self, index: int) -> TypeCode:
+        return self._bound().member_type(index)
+
+    def member_label(self, index: int) -> Any:
+        return self._bound().member_label(index)
+
+    def discriminator_type(self) -> TypeCode:
+        return self._bound().discriminator_type()
+
+    def default_index(self) -> int:
+        return self._bound().default_index()
+
+    def __repr__(self) -> str:
+        return f"recursive({self._rid})"
+
+    def __hash__(self) -> int:
+        return hash(self._bound())
+
+
+def resolve(tc: TypeCode) -> TypeCode:
+    """``tc`` with a bound recursive placeholder replaced by its target."""
+    while isinstance(tc, RecursiveTC):
+        tc = tc._bound()
+    return tc
+
+
+# -- primitive constants ---------------------------------------------------------
+
+def _simple_tc(kind: int) -> SimpleTC:
+    return _SIMPLE[kind]
+
+
+_SIMPLE = {k: SimpleTC(k) for k in (K_NULL, K_VOID, K_SHORT, K_LONG, K_USHORT, K_ULONG,
+                                    K_FLOAT, K_DOUBLE, K_BOOLEAN, K_CHAR, K_OCTET, K_ANY,
+                                    K_TYPECODE, K_PRINCIPAL, K_LONGLONG, K_ULONGLONG,
+                                    K_LONGDOUBLE, K_WCHAR)}
+TC_null, TC_void = _SIMPLE[K_NULL], _SIMPLE[K_VOID]
+TC_short, TC_long, TC_longlong = _SIMPLE[K_SHORT], _SIMPLE[K_LONG], _SIMPLE[K_LONGLONG]
+TC_ushort, TC_ulong, TC_ulonglong = _SIMPLE[K_USHORT], _SIMPLE[K_ULONG], _SIMPLE[K_ULONGLONG]
+TC_float, TC_double, TC_longdouble = _SIMPLE[K_FLOAT], _SIMPLE[K_DOUBLE], _SIMPLE[K_LONGDOUBLE]
+TC_boolean, TC_char, TC_wchar, TC_octet = (_SIMPLE[K_BOOLEAN], _SIMPLE[K_CHAR], _SIMPLE[K_WCHAR],
+                                           _SIMPLE[K_OCTET])
+TC_any, TC_TypeCode, TC_Principal = _SIMPLE[K_ANY], _SIMPLE[K_TYPECODE], _SIMPLE[K_PRINCIPAL]
+TC_string = StringTC(K_STRING, 0)
+TC_wstring = StringTC(K_WSTRING, 0)
+TC_Object = ObjrefTC(K_OBJREF, "IDL:omg.org/CORBA/Object:1.0", "Object")
+
+#: Inclusive value ranges of the integer kinds.
+INTEGER_RANGES: dict[int, tuple[int, int]] = {
+    K_SHORT: (-(2**15), 2**15 - 1), K_USHORT: (0, 2**16 - 1),
+    K_LONG: (-(2**31), 2**31 - 1), K_ULONG: (0, 2**32 - 1),
+    K_LONGLONG: (-(2**63), 2**63 - 1), K_ULONGLONG: (0, 2**64 - 1),
+    K_OCTET: (0, 255),
+}
+
+# -- builders (used by generated code and by ORB.create_*_tc) ---------------------
+
+
+def _bind_recursion(owner: TypeCode, repo_id: str, members: Iterable[TypeCode]) -> None:
+    """Bind unresolved RecursiveTC(repo_id) placeholders reachable from members."""
+    if not repo_id:
+        return
+    stack = list(members)
+    seen: set[int] = set()
+    while stack:
+        tc = stack.pop()
+        if id(tc) in seen:
+            continue
+        seen.add(id(tc))
+        if isinstance(tc, RecursiveTC):
+            if tc._target is None and tc._rid == repo_id:
+                tc._target = owner
+            continue
+        if isinstance(tc, (SequenceTC, AliasTC)):
+            stack.append(tc._content)
+        elif isinstance(tc, (StructTC, UnionTC)):
+            stack.extend(tc._types)
+
+
+def _check_name(name: str, what: str) -> None:
+    if not isinstance(name, str):
+        raise BAD_PARAM(15 | 0x4F4D0000, COMPLETED_NO, f"{what} must be a string, got {name!r}")
+
+
+def struct_tc(repo_id: str, name: str, members: Sequence[tuple[str, TypeCode]]) -> StructTC:
+    """A struct TypeCode; ``members`` is a sequence of (name, TypeCode)."""
+    return _struct_like(K_STRUCT, repo_id, name, members)
+
+
+def exception_tc(repo_id: str, name: str, members: Sequence[tuple[str, TypeCode]]) -> StructTC:
+    """An exception TypeCode; ``members`` is a sequence of (name, TypeCode)."""
+    return _struct_like(K_EXCEPT, repo_id, name, members)
+
+
+def _struct_like(kind: int, repo_id: str, name: str,
+                 members: Sequence[tuple[str, TypeCode]]) -> StructTC:
+    _check_name(repo_id, "repository id")
+    names = tuple(m[0] for m in members)
+    types = tuple(m[1] for m in members)
+    if len(set(names)) != len(names):
+        raise BAD_PARAM(17 | 0x4F4D0000, COMPLETED_NO, f"{name}: duplicate member names {names}")
+    for member_type in types:
+        if not isinstance(member_type, TypeCode):
+            raise BAD_TYPECODE(2 | 0x4F4D0000, COMPLETED_NO, f"{name}: {member_type!r} is not a TypeCode")
+    result = StructTC(kind, repo_id, name, names, types)
+    _bind_recursion(result, repo_id, types)
+    return result
+
+
+def union_tc(repo_id: str, name: str, discriminator: TypeCode,
+             members: Sequence[tuple[Any, str, TypeCode]], default_index: int = -1) -> UnionTC:
+    """A union TypeCode; ``members`` is a sequence of (label, name, TypeCode).
+
+    Use :data:`DEFAULT_LABEL` as the label of the default member. Members with
+    several labels appear once per label, consecutively, as in CDR.
+    """
+    _check_name(repo_id, "repository id")
+    disc = resolve(discriminator).unalias()
+    if disc._k not in INTEGER_RANGES and disc._k not in (K_BOOLEAN, K_CHAR, K_WCHAR, K_ENUM):
+        raise BAD_PARAM(20 | 0x4F4D0000, COMPLETED_NO, f"{name}: bad discriminator type {discriminator!r}")
+    labels = tuple(m[0] for m in members)
+    explicit = [lab for lab in labels if lab is not DEFAULT_LABEL]
+    if len(set(map(_label_key, explicit))) != len(explicit):
+        raise BAD_PARAM(18 | 0x4F4D0000, COMPLETED_NO, f"{name}: duplicate union labels")
+    defaults = [i for i, lab in enumerate(labels) if lab is DEFAULT_LABEL]
+    if len(defaults) > 1 or (defaults and default_index not in defaults):
+        default_index = defaults[0] if len(defaults) == 1 else -2
+    if default_index == -2 or (default_index >= 0 and not defaults):
+        raise BAD_PARAM(19 | 0x4F4D0000, COMPLETED_NO, f"{name}: bad default member")
+    types = tuple(m[2] for m in members)
+    result = UnionTC(repo_id, name, discriminator, labels, tuple(m[1] for m in members), types,
+                     default_index)
+    _bind_recursion(result, repo_id, types)
+    return result
+
+
+def _label_key(label: Any) -> Any:
+    return (label._n, label._v) if isinstance(label, EnumItem) else (type(label) is bool, label)
+
+
+def enum_tc(repo_id: str, name: str, member_names: Sequence[str]) -> EnumTC:
+    """An enum TypeCode."""
+    _check_name(repo_id, "repository id")
+    return EnumTC(repo_id, name, tuple(member_names))
+
+
+def alias_tc(repo_id: str, name: str, original: TypeCode) -> AliasTC:
+    """A typedef TypeCode."""
+    _check_name(repo_id, "repository id")
+    return AliasTC(repo_id, name, original)
+
+
+def objref_tc(repo_id: str, name: str) -> ObjrefTC:
+    """An interface (object reference) TypeCode."""
+    _check_name(repo_id, "repository id")
+    return ObjrefTC(K_OBJREF, repo_id, name)
+
+
+def abstract_interface_tc(repo_id: str, name: str) -> ObjrefTC:
+    return ObjrefTC(K_ABSTRACT_INTERFACE, repo_id, name)
+
+
+def local_interface_tc(repo_id: str, name: str) -> ObjrefTC:
+    return ObjrefTC(K_LOCAL_INTERFACE, repo_id, name)
+
+
+def string_tc(bound: int = 0) -> StringTC:
+    return TC_string if bound == 0 else StringTC(K_STRING, _check_bound(bound))
+
+
+def wstring_tc(bound: int = 0) -> StringTC:
+    return TC_wstring if bound == 0 else StringTC(K_WSTRING, _check_bound(bound))
+
+
+def sequence_tc(bound: int, element: TypeCode) -> SequenceTC:
+    return SequenceTC(K_SEQUENCE, _check_bound(bound), element)
+
+
+def array_tc(length: int, element: TypeCode) -> SequenceTC:
+    if length <= 0:
+        raise BAD_PARAM(16 | 0x4F4D0000, COMPLETED_NO, f"array length must be positive, not {length}")
+    return SequenceTC(K_ARRAY, length, element)
+
+
+def fixed_tc(digits: int, scale: int) -> FixedTC:
+    if not (1 <= digits <= 31 and 0 <= scale <= digits):
+        raise BAD_PARAM(16 | 0x4F4D0000, COMPLETED_NO, f"bad fixed<{digits},{scale}>")
+    return FixedTC(digits, scale)
+
+
+def recursive_tc(repo_id: str) -> RecursiveTC:
+    return RecursiveTC(repo_id)
+
+
+def _check_bound(bound: int) -> int:
+    if not 0 <= bound <= 2**32 - 1:
+        raise BAD_PARAM(16 | 0x4F4D0000, COMPLETED_NO, f"bad bound {bound}")
+    return bound
+
+
+def make_exception_class(repo_id: str, name: str, fields: tuple[str, ...]) -> type:
+    """A UserException subclass for an exception known only by its TypeCode."""
+
+    def __init__(self: UserException, *args: Any) -> None:
+        UserException.__init__(self, *args)
+        for field, value in zip(fields, args):
+            setattr(self, field, value)
+
+    return type(name or "AnonymousException", (UserException,),
+                {"_NP_RepositoryId": repo_id, "__init__": __init__})
+
+
+# -- equal / equivalent (section 10.7.1) ------------------------------------------
+
+
+def _compare(a: TypeCode, b: TypeCode, strict: bool, seen: set[tuple[int, int]]) -> bool:
+    a, b = resolve(a), resolve(b)
+    if not strict:
+        a, b = _strip_aliases(a), _strip_aliases(b)
+    if a is b:
+        return True
+    if a._k != b._k:
+        return False
+    key = (id(a), id(b))
+    if key in seen:  # a cycle we are already comparing: assume equal (co-induction)
+        return True
+    seen.add(key)
+    k = a._k
+    if k in _NAMED_KINDS:
+        if strict:
+            if a.id() != b.id() or a.name() != b.name():
+                return False
+        elif a.id() and b.id():
+            return a.id() == b.id()
+    if isinstance(a, SimpleTC):
+        return True
+    if isinstance(a, StringTC):
+        return a._bound == b._bound  # type: ignore[attr-defined]
+    if isinstance(a, ObjrefTC):
+        return True
+    if isinstance(a, FixedTC):
+        return (a._digits, a._scale) == (b._digits, b._scale)  # type: ignore[attr-defined]
+    if isinstance(a, SequenceTC):
+        return a._bound == b._bound and _compare(a._content, b._content, strict, seen)  # type: ignore[attr-defined]
+    if isinstance(a, AliasTC):
+        return _compare(a._content, b._content, strict, seen)  # type: ignore[attr-defined]
+    if isinstance(a, EnumTC):
+        return not strict or a._names == b._names  # type: ignore[attr-defined]
+    if isinstance(a, StructTC):
+        assert isinstance(b, StructTC)
+        if len(a._types) != len(b._types) or (strict and a._names != b._names):
+            return False
+        return all(_compare(x, y, strict, seen) for x, y in zip(a._types, b._types))
+    if isinstance(a, UnionTC):
+        assert isinstance(b, UnionTC)
+        if (len(a._types) != len(b._types) or a._default != b._default
+                or (strict and a._names != b._names)):
+            return False
+        if not _compare(a._disc, b._disc, strict, seen):
+            return False
+        if [_label_value(x) for x in a._labels] != [_label_value(x) for x in b._labels]:
+            return False
+        return all(_compare(x, y, strict, seen) for x, y in zip(a._types, b._types))
+    return False
+
+
+def _label_value(label: Any) -> Any:
+    return label._v if isinstance(label, EnumItem) else label
+
+
+def _strip_aliases(tc: TypeCode) -> TypeCode:
+    tc = resolve(tc)
+    while isinstance(tc, AliasTC):
+        tc = resolve(tc._content)
+    return tc
+
+
+def _compact(tc: TypeCode, memo: dict[int, TypeCode]) -> TypeCode:
+    tc = resolve(tc)
+    if id(tc) in memo:
+        return memo[id(tc)]
+    if isinstance(tc, StructTC):
+        placeholder = RecursiveTC(tc._id)
+        memo[id(tc)] = placeholder
+        types = tuple(_compact(t, memo) for t in tc._types)
+        out: TypeCode = StructTC(tc._k, tc._id, "", ("",) * len(types), types)
+        placeholder._target = out
+    elif isinstance(tc, UnionTC):
+        placeholder = RecursiveTC(tc._id)
+        memo[id(tc)] = placeholder
+        types = tuple(_compact(t, memo) for t in tc._types)
+        out = UnionTC(tc._id, "", _compact(tc._disc, memo), tc._labels, ("",) * len(types), types,
+                      tc._default)
+        placeholder._target = out
+    elif isinstance(tc, EnumTC):
+        out = EnumTC(tc._id, "", ("",) * len(tc._names))
+    elif isinstance(tc, AliasTC):
+        out = AliasTC(tc._id, "", _compact(tc._content, memo))
+    elif isinstance(tc, ObjrefTC):
+        out = ObjrefTC(tc._k, tc._id, "")
+    elif isinstance(tc, SequenceTC):
+        out = SequenceTC(tc._k, tc._bound, _compact(tc._content, memo))
+    else:
+        out = tc
+    memo[id(tc)] = out
+    return out
+
+
+def fixed_value_fits(tc: FixedTC, value: Decimal) -> bool:
+    """True when ``value`` has at most digits-scale integer digits (after rounding)."""
+    quantized = value.quantize(Decimal(1).scaleb(-tc._scale))
+    sign, digits, exponent = quantized.as_tuple()
+    integer_digits = len(digits) + int(exponent) if quantized != 0 else 0
+    return integer_digits <= tc._digits - tc._scale

@@ -1,0 +1,1 @@
+"""Generated IDL modules (committed). Regenerate with `python -m cosnotify.idl --regen`."""

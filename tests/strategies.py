@@ -1,0 +1,140 @@
+"""Hypothesis strategies shared by the test suite.
+
+Sections are owned by the package they exercise; append new sections rather
+than editing others.
+"""
+
+from __future__ import annotations
+
+import itertools
+from decimal import Decimal
+from typing import Any
+
+from hypothesis import strategies as st
+
+from cosnotify.orb import CORBA, tc
+from cosnotify.orb import typecode as T
+
+# -- cosnotify.orb: TypeCodes and values for them ------------------------------------
+
+_ids = itertools.count()
+
+_PRIMITIVES = [
+    CORBA.TC_short, CORBA.TC_long, CORBA.TC_longlong, CORBA.TC_ushort, CORBA.TC_ulong,
+    CORBA.TC_ulonglong, CORBA.TC_float, CORBA.TC_double, CORBA.TC_longdouble, CORBA.TC_boolean,
+    CORBA.TC_char, CORBA.TC_wchar, CORBA.TC_octet, CORBA.TC_string, CORBA.TC_wstring,
+    CORBA.TC_TypeCode, CORBA.TC_null,
+]
+
+identifiers = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
+
+
+def _fresh_id(kind: str) -> str:
+    return f"IDL:test/{kind}{next(_ids)}:1.0"
+
+
+def _struct(members: list[Any], name: str) -> T.TypeCode:
+    names = [f"m{i}" for i in range(len(members))]
+    return tc.struct_tc(_fresh_id("S"), name, list(zip(names, members)))
+
+
+def _union(members: list[Any], use_default: bool) -> T.TypeCode:
+    labels: list[Any] = list(range(len(members)))
+    entries = [(label, f"u{i}", t) for i, (label, t) in enumerate(zip(labels, members))]
+    default_index = -1
+    if use_default and len(entries) > 1:
+        entries[-1] = (T.DEFAULT_LABEL, entries[-1][1], entries[-1][2])
+        default_index = len(entries) - 1
+    return tc.union_tc(_fresh_id("U"), "U", CORBA.TC_long, entries, default_index)
+
+
+def _extend(children: st.SearchStrategy[T.TypeCode]) -> st.SearchStrategy[T.TypeCode]:
+    return st.one_of(
+        st.builds(lambda b, c: tc.sequence_tc(b, c), st.sampled_from([0, 3]), children),
+        st.builds(lambda n, c: tc.array_tc(n, c), st.integers(1, 3), children),
+        st.builds(_struct, st.lists(children, min_size=0, max_size=4), identifiers),
+        st.builds(_union, st.lists(children, min_size=1, max_size=3), st.booleans()),
+        st.builds(lambda c: tc.alias_tc(_fresh_id("A"), "A", c), children),
+    )
+
+
+typecodes: st.SearchStrategy[T.TypeCode] = st.recursive(
+    st.one_of(
+        st.sampled_from(_PRIMITIVES),
+        st.builds(lambda n: tc.enum_tc(_fresh_id("E"), "E", [f"e{i}" for i in range(n)]),
+                  st.integers(1, 4)),
+        st.builds(tc.string_tc, st.integers(1, 5)),
+        st.builds(lambda d, s: tc.fixed_tc(d, min(s, d)), st.integers(1, 12), st.integers(0, 6)),
+        st.just(CORBA.TC_any),
+    ),
+    _extend,
+    max_leaves=8,
+)
+
+
+def values_for(t: T.TypeCode, depth: int = 0) -> st.SearchStrategy[Any]:
+    """A strategy of Python values that fit TypeCode ``t``."""
+    t = T.resolve(t)
+    k = t._k
+    if k in T.INTEGER_RANGES:
+        lo, hi = T.INTEGER_RANGES[k]
+        return st.integers(lo, hi)
+    if k == T.K_FLOAT:
+        return st.floats(width=32, allow_nan=False)
+    if k in (T.K_DOUBLE, T.K_LONGDOUBLE):
+        return st.floats(allow_nan=False)
+    if k == T.K_BOOLEAN:
+        return st.booleans()
+    if k == T.K_CHAR:
+        return st.characters(max_codepoint=255, exclude_characters="\0")
+    if k == T.K_WCHAR:
+        return st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",), exclude_characters="\0")
+    if k in (T.K_STRING, T.K_WSTRING):
+        bound = t.length()
+        return st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\0"),
+                       max_size=bound or 8)
+    if k == T.K_TYPECODE:
+        return st.sampled_from(_PRIMITIVES)
+    if k == T.K_NULL:
+        return st.none()
+    if k == T.K_ENUM:
+        return st.sampled_from(t.enum_items())  # type: ignore[attr-defined]
+    if k == T.K_FIXED:
+        digits, scale = t.fixed_digits(), t.fixed_scale()
+        limit = 10 ** digits - 1
+        return st.integers(-limit, limit).map(lambda n: Decimal(n).scaleb(-scale))
+    if k == T.K_ANY:
+        if depth > 2:
+            return st.just(CORBA.Any(CORBA.TC_long, 7))
+        return st.sampled_from(_PRIMITIVES[:8]).flatmap(
+            lambda inner: values_for(inner, depth + 1).map(lambda v: CORBA.Any(inner, v)))
+    if k == T.K_ALIAS:
+        return values_for(t.content_type(), depth)
+    if k in (T.K_SEQUENCE, T.K_ARRAY):
+        content = t.content_type()
+        size = t.length()
+        if k == T.K_ARRAY:
+            items = st.lists(values_for(content, depth + 1), min_size=size, max_size=size)
+        else:
+            items = st.lists(values_for(content, depth + 1), max_size=size or 3)
+        if T.resolve(content).unalias()._k == T.K_OCTET and k == T.K_SEQUENCE:
+            return items.map(bytes)
+        return items
+    if k in (T.K_STRUCT, T.K_EXCEPT):
+        cls = t.python_class()  # type: ignore[attr-defined]
+        members = [values_for(t.member_type(i), depth + 1) for i in range(t.member_count())]
+        return st.tuples(*members).map(lambda vs: cls(*vs))
+    if k == T.K_UNION:
+        cls = t.python_class()  # type: ignore[attr-defined]
+        options = []
+        for i in range(t.member_count()):
+            label = t._labels[i]  # type: ignore[attr-defined]
+            d = t.implicit_default() if label is T.DEFAULT_LABEL else label  # type: ignore[attr-defined]
+            options.append(values_for(t.member_type(i), depth + 1).map(
+                lambda v, d=d: cls(d, v)))
+        return st.one_of(options)
+    raise NotImplementedError(repr(t))
+
+
+typed_values: st.SearchStrategy[tuple[T.TypeCode, Any]] = typecodes.flatmap(
+    lambda t: st.tuples(st.just(t), values_for(t)))
