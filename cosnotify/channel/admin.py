@@ -1,0 +1,357 @@
+"""ConsumerAdmin and SupplierAdmin, notification and Event Service style.
+
+Strategy: an admin is a factory and manager of proxies (section 2.1.3). It
+numbers its notification-style proxies from 0 (section 2.1.1: ids unique
+among the objects one creator made); Event Service style proxies have no id
+and are not listed. The consumer admin is also a routing stage: the
+channel hands it each event, it evaluates *its* filters once, and offers the
+event with that result to each connected proxy supplier (section 2.1.2:
+"the filtering of a given event can be performed once for a given set of
+clients"). Connected proxies are kept in an immutable tuple rebuilt on
+connect and disconnect, so routing reads it without a lock.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from typing import Any, Callable
+
+from cosnotify.channel import consumer_proxy as cp
+from cosnotify.channel import pull_supplier as pls
+from cosnotify.channel import push_supplier as pss
+from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
+from cosnotify.channel.subscriptions import ALL, TypeSet, check_event_types
+from cosnotify.orb import CORBA
+from cosnotify.qos.negotiation import Target
+from cosnotify.qos.properties import Level
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+
+__all__ = ["ConsumerAdmin", "EventServiceConsumerAdmin", "EventServiceSupplierAdmin",
+           "SupplierAdmin"]
+
+log = logging.getLogger("cosnotify.channel")
+
+_PUSH_SUPPLIERS = {"ANY_EVENT": pss.ProxyPushSupplier,
+                   "STRUCTURED_EVENT": pss.StructuredProxyPushSupplier,
+                   "SEQUENCE_EVENT": pss.SequenceProxyPushSupplier}
+_PULL_SUPPLIERS = {"ANY_EVENT": pls.ProxyPullSupplier,
+                   "STRUCTURED_EVENT": pls.StructuredProxyPullSupplier,
+                   "SEQUENCE_EVENT": pls.SequenceProxyPullSupplier}
+_PUSH_CONSUMERS = {"ANY_EVENT": cp.ProxyPushConsumer,
+                   "STRUCTURED_EVENT": cp.StructuredProxyPushConsumer,
+                   "SEQUENCE_EVENT": cp.SequenceProxyPushConsumer}
+_PULL_CONSUMERS = {"ANY_EVENT": cp.ProxyPullConsumer,
+                   "STRUCTURED_EVENT": cp.StructuredProxyPullConsumer,
+                   "SEQUENCE_EVENT": cp.SequenceProxyPullConsumer}
+
+
+class _Admin(QoSAdminMixin, FilterAdminMixin):
+    """What both admin kinds share: identity, QoS, filters, the proxy table."""
+
+    qos_level = Level.CONSUMER_ADMIN
+    limit_name = "MaxConsumers"
+
+    def __init__(self, channel: Any, admin_id: int | None, operator: Any) -> None:
+        self._channel = channel
+        self._service = channel._service
+        self._id = admin_id
+        self._operator = operator
+        self._and_op = operator == CA.AND_OP
+        self._lock = threading.RLock()
+        self._proxies: dict[int, Any] = {}         # notification style, by id
+        self._anonymous: list[Any] = []            # Event Service style
+        self._proxy_ids = itertools.count(0)
+        self._destroyed = False
+        qos, explicit = channel._qos_snapshot()
+        self._qos, self._qos_explicit = initial_qos(self.qos_level, qos, explicit)
+        self._qos_level = self.qos_level
+        self._qos_lock = threading.RLock()
+        self._init_filters()
+
+    # -- IDL attributes ---------------------------------------------------------------
+    def _get_MyID(self) -> int | None:  # noqa: N802
+        return self._id
+
+    def _get_MyChannel(self) -> Any:  # noqa: N802
+        return self._channel
+
+    def _get_MyOperator(self) -> Any:  # noqa: N802
+        return self._operator
+
+    # -- QoS ----------------------------------------------------------------------------
+    def _qos_target(self) -> Target:
+        parent, _ = self._channel._qos_snapshot()
+        with self._lock:
+            children = bool(self._proxies or self._anonymous)
+        return Target(self._qos_level, parent=parent, has_children=children)
+
+    def _qos_capabilities(self) -> Any:
+        return self._service.capabilities
+
+    # -- proxies ---------------------------------------------------------------------------
+    def _create(self, cls: Callable[[Any, int | None], Any], numbered: bool) -> tuple[Any, int | None]:
+        self._check_alive()
+        self._channel._check_admin_limit(self.limit_name)
+        with self._lock:
+            self._check_alive()
+            proxy_id = next(self._proxy_ids) if numbered else None
+            proxy = cls(self, proxy_id)
+            if numbered:
+                self._proxies[proxy_id] = proxy  # type: ignore[index]
+            else:
+                self._anonymous.append(proxy)
+        self._channel._proxy_created(self, proxy)
+        return proxy, proxy_id
+
+    def _obtain(self, table: dict[str, Any], ctype: Any) -> tuple[Any, int]:
+        cls = table.get(getattr(ctype, "_n", None))
+        if cls is None:
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"unknown ClientType {ctype!r}")
+        proxy, proxy_id = self._create(cls, numbered=True)
+        return proxy, proxy_id  # type: ignore[return-value]
+
+    def _ids(self, kinds: tuple[Any, ...]) -> list[int]:
+        with self._lock:
+            return [pid for pid, p in sorted(self._proxies.items()) if p.proxy_type in kinds]
+
+    def _lookup(self, proxy_id: int) -> Any:
+        with self._lock:
+            proxy = self._proxies.get(proxy_id)
+        if proxy is None:
+            raise CA.ProxyNotFound()
+        return proxy
+
+    def _check_connect_limit(self, proxy: Any) -> None:
+        """MaxConsumers/MaxSuppliers are enforced when proxies are obtained."""
+
+    def _proxy_gone(self, proxy: Any) -> None:
+        with self._lock:
+            if proxy.proxy_id is not None:
+                self._proxies.pop(proxy.proxy_id, None)
+            elif proxy in self._anonymous:
+                self._anonymous.remove(proxy)
+        self._connection_changed(proxy)
+        self._channel._proxy_destroyed(self, proxy)
+
+    def _connection_changed(self, proxy: Any) -> None:
+        """Hook: a proxy connected or went away."""
+
+    def _all_proxies(self) -> list[Any]:
+        with self._lock:
+            return list(self._proxies.values()) + list(self._anonymous)
+
+    def _check_alive(self) -> None:
+        if self._destroyed:
+            raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, f"{self!r} was destroyed")
+
+    # -- destroy ----------------------------------------------------------------------------
+    def destroy(self) -> None:
+        """Destroy every proxy (telling connected clients) and then this admin."""
+        if self._id == 0 and not self._channel._destroying:
+            # The default admins live as long as their channel (as omniNotify does):
+            # destroying one only clears it.
+            log.info("destroy on default admin %r: its proxies are destroyed, it stays", self)
+            for proxy in self._all_proxies():
+                proxy._destroy()
+            return
+        with self._lock:
+            if self._destroyed:
+                return
+            self._destroyed = True
+        for proxy in self._all_proxies():
+            proxy._destroy()
+        self._on_destroy()
+        self._channel._admin_destroyed(self)
+
+    def _on_destroy(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} id={self._id}>"
+
+
+class ConsumerAdmin(_Admin):
+    """``CosNotifyChannelAdmin::ConsumerAdmin``: makes proxy suppliers, routes to them."""
+
+    qos_level = Level.CONSUMER_ADMIN
+    limit_name = "MaxConsumers"
+
+    def __init__(self, channel: Any, admin_id: int | None, operator: Any) -> None:
+        super().__init__(channel, admin_id, operator)
+        self._priority_filter: Any = None
+        self._lifetime_filter: Any = None
+        self._routes: tuple[Any, ...] = ()
+        self._explicit = TypeSet()
+        self._filter_types: dict[int, TypeSet] = {}
+        self._contribution = TypeSet()
+
+    # -- routing ------------------------------------------------------------------------------
+    def route(self, event: Any, now: float, holders: list[Any] | None) -> int:
+        """Offer ``event`` to every connected proxy supplier; returns how many queued it."""
+        routes = self._routes
+        if not routes:
+            return 0
+        passed = self._filters_match(event) if self._filters else True
+        if self._and_op and not passed:
+            return 0
+        queued = 0
+        and_op = self._and_op
+        for proxy in routes:
+            entry = proxy.offer(event, passed, and_op, now)
+            if entry is not None:
+                queued += 1
+                if holders is not None:
+                    holders.append(entry)
+        return queued
+
+    def _connection_changed(self, proxy: Any) -> None:
+        self._rebuild_routes()
+
+    def _rebuild_routes(self) -> None:
+        with self._lock:
+            self._routes = tuple(p for p in list(self._proxies.values()) + self._anonymous
+                                 if p._connected and not p._destroyed)
+
+    # -- attributes ------------------------------------------------------------------------------
+    def _get_priority_filter(self) -> Any:
+        return self._priority_filter
+
+    def _set_priority_filter(self, value: Any) -> None:
+        self._priority_filter = value
+        for proxy in self._all_proxies():
+            proxy._refresh_fast_path()
+
+    def _get_lifetime_filter(self) -> Any:
+        return self._lifetime_filter
+
+    def _set_lifetime_filter(self, value: Any) -> None:
+        self._lifetime_filter = value
+        for proxy in self._all_proxies():
+            proxy._refresh_fast_path()
+
+    def _get_pull_suppliers(self) -> list[int]:
+        return self._ids((CA.PULL_ANY, CA.PULL_STRUCTURED, CA.PULL_SEQUENCE))
+
+    def _get_push_suppliers(self) -> list[int]:
+        return self._ids((CA.PUSH_ANY, CA.PUSH_STRUCTURED, CA.PUSH_SEQUENCE))
+
+    # -- operations -------------------------------------------------------------------------------
+    def get_proxy_supplier(self, proxy_id: int) -> Any:
+        return self._lookup(proxy_id)
+
+    def obtain_notification_pull_supplier(self, ctype: Any) -> tuple[Any, int]:
+        return self._obtain(_PULL_SUPPLIERS, ctype)
+
+    def obtain_notification_push_supplier(self, ctype: Any) -> tuple[Any, int]:
+        return self._obtain(_PUSH_SUPPLIERS, ctype)
+
+    def obtain_push_supplier(self) -> Any:
+        """Event Service style proxy (no id; section 2.1.3)."""
+        return self._create(pss.EventServiceProxyPushSupplier, numbered=False)[0]
+
+    def obtain_pull_supplier(self) -> Any:
+        return self._create(pls.EventServiceProxyPullSupplier, numbered=False)[0]
+
+    # -- NotifySubscribe on the admin, and admin filters' types (section 2.6.3) ------------------
+    def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
+        add, remove = check_event_types(added), check_event_types(removed)
+        with self._lock:
+            self._explicit.update(add, remove)
+        self._update_contribution()
+
+    def _filter_added(self, filter_id: int, new_filter: Any) -> None:
+        from cosnotify.channel.supplier_proxy import _FilterCallback
+
+        types = TypeSet()
+        self._filter_types[filter_id] = types
+        callback = _FilterCallback(self, types)  # type: ignore[arg-type]
+        try:
+            for info in new_filter.get_all_constraints():
+                types.update(check_event_types(info.constraint_expression.event_types) or [ALL], [])
+            callback.callback_id = new_filter.attach_callback(callback)
+        except Exception as exc:  # noqa: BLE001
+            log.debug("cannot follow subscriptions of %r: %s", new_filter, exc)
+        types.callback = callback  # type: ignore[attr-defined]
+        self._update_contribution()
+
+    def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
+        types = self._filter_types.pop(filter_id, None)
+        callback = getattr(types, "callback", None)
+        if callback is not None and callback.callback_id is not None:
+            try:
+                old_filter.detach_callback(callback.callback_id)
+            except Exception as exc:  # noqa: BLE001
+                log.debug("detach_callback on %r failed: %s", old_filter, exc)
+        self._update_contribution()
+
+    def _checked_types(self, types: list[Any]) -> list[tuple[str, str]]:
+        return check_event_types(types)
+
+    def _update_contribution(self) -> None:
+        wanted = set(self._explicit.types)
+        for types in self._filter_types.values():
+            wanted |= types.types
+        if self._destroyed:
+            wanted = set()
+        added, removed = self._contribution.replace(wanted)
+        if added or removed:
+            self._channel._hub.change_subscriptions(added, removed)
+
+    def _on_destroy(self) -> None:
+        self._update_contribution()
+
+
+class SupplierAdmin(_Admin):
+    """``CosNotifyChannelAdmin::SupplierAdmin``: makes proxy consumers."""
+
+    qos_level = Level.SUPPLIER_ADMIN
+    limit_name = "MaxSuppliers"
+
+    def __init__(self, channel: Any, admin_id: int | None, operator: Any) -> None:
+        super().__init__(channel, admin_id, operator)
+        self._offers = TypeSet()
+
+    def _get_pull_consumers(self) -> list[int]:
+        return self._ids((CA.PULL_ANY, CA.PULL_STRUCTURED, CA.PULL_SEQUENCE))
+
+    def _get_push_consumers(self) -> list[int]:
+        return self._ids((CA.PUSH_ANY, CA.PUSH_STRUCTURED, CA.PUSH_SEQUENCE))
+
+    def get_proxy_consumer(self, proxy_id: int) -> Any:
+        return self._lookup(proxy_id)
+
+    def obtain_notification_pull_consumer(self, ctype: Any) -> tuple[Any, int]:
+        return self._obtain(_PULL_CONSUMERS, ctype)
+
+    def obtain_notification_push_consumer(self, ctype: Any) -> tuple[Any, int]:
+        return self._obtain(_PUSH_CONSUMERS, ctype)
+
+    def obtain_push_consumer(self) -> Any:
+        return self._create(cp.EventServiceProxyPushConsumer, numbered=False)[0]
+
+    def obtain_pull_consumer(self) -> Any:
+        return self._create(cp.EventServiceProxyPullConsumer, numbered=False)[0]
+
+    def offer_change(self, added: list[Any], removed: list[Any]) -> None:
+        """NotifyPublish on the admin: offers on behalf of its suppliers (section 2.6.2)."""
+        add, remove = check_event_types(added), check_event_types(removed)
+        with self._lock:
+            appeared, vanished = self._offers.update(add, remove)
+        self._channel._hub.change_offers(appeared, vanished)
+
+    def _on_destroy(self) -> None:
+        with self._lock:
+            gone = set(self._offers.types)
+            self._offers.types.clear()
+        self._channel._hub.change_offers((), gone)
+
+
+class EventServiceConsumerAdmin(ConsumerAdmin):
+    """``CosEventChannelAdmin::ConsumerAdmin`` made by ``for_consumers`` (no id)."""
+
+
+class EventServiceSupplierAdmin(SupplierAdmin):
+    """``CosEventChannelAdmin::SupplierAdmin`` made by ``for_suppliers`` (no id)."""
+

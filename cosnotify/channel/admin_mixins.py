@@ -1,0 +1,166 @@
+"""The QoSAdmin and FilterAdmin behaviour shared by channels, admins and proxies.
+
+Strategy: two mixins. ``QoSAdminMixin`` keeps the *effective* QoS of its
+object (defaults, then the parent's effective values at creation, then
+explicit settings; section 2.5.3) and runs every request through
+``cosnotify.qos.negotiation``; it remembers which values were set explicitly
+somewhere in the hierarchy, because section 2.3.1 treats an "associated"
+priority differently from the default. ``FilterAdminMixin`` keeps filters in
+an immutable tuple swapped under a lock, so the event path reads it without
+locking.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from typing import Any, Mapping
+
+from cosnotify.orb import CORBA
+from cosnotify.qos.negotiation import Target, additional_qos, check_qos, to_property_seq
+from cosnotify.qos.properties import QOS_PROPERTIES, Level
+from cosnotify.stubs import CosNotification, CosNotifyFilter
+
+__all__ = ["FilterAdminMixin", "QoSAdminMixin", "initial_qos"]
+
+log = logging.getLogger("cosnotify.channel")
+
+
+def initial_qos(level: Level, parent: Mapping[str, Any] | None,
+                parent_explicit: frozenset[str] = frozenset()) -> tuple[dict[str, Any], set[str]]:
+    """Defaults for ``level`` overlaid with the parent's values (section 2.5.3)."""
+    values = {name: d.default for name, d in QOS_PROPERTIES.items() if d.default is not None}
+    if parent:
+        values.update(parent)
+    return values, set(parent_explicit)
+
+
+class QoSAdminMixin:
+    """``CosNotification::QoSAdmin``: get_qos, set_qos, validate_qos."""
+
+    _qos: dict[str, Any]
+    _qos_explicit: set[str]
+    _qos_level: Level
+    _qos_lock: threading.RLock
+
+    def _qos_target(self) -> Target:
+        """The context the rules need; subclasses add parent and children."""
+        return Target(self._qos_level)
+
+    def _qos_capabilities(self) -> Any:
+        raise NotImplementedError
+
+    def _qos_changed(self, changes: Mapping[str, Any]) -> None:
+        """Hook: apply new values (queues, batching)."""
+
+    def get_qos(self) -> list[Any]:
+        """The effective QoS: inherited, default and explicit values (section 2.5.6.3)."""
+        with self._qos_lock:
+            level = self._qos_level
+            visible = {n: v for n, v in self._qos.items()
+                       if QOS_PROPERTIES[n].levels & level and not (QOS_PROPERTIES[n].levels
+                                                                    == Level.MESSAGE)}
+        return to_property_seq(visible, QOS_PROPERTIES)
+
+    def set_qos(self, qos: list[Any]) -> None:
+        """Apply ``qos`` incrementally and atomically, or raise UnsupportedQoS."""
+        with self._qos_lock:
+            changes, errors = check_qos(qos, self._qos_target(), self._qos,
+                                        self._qos_capabilities())
+            if errors:
+                raise CosNotification.UnsupportedQoS(errors)
+            self._qos.update(changes)
+            self._qos_explicit.update(changes)
+            self._qos_changed(changes)
+
+    def validate_qos(self, required_qos: list[Any]) -> list[Any]:
+        """Check ``required_qos`` without applying it; return the optional extras."""
+        with self._qos_lock:
+            target = self._qos_target()
+            _, errors = check_qos(required_qos, target, self._qos, self._qos_capabilities())
+            if errors:
+                raise CosNotification.UnsupportedQoS(errors)
+            return additional_qos(required_qos, target, self._qos, self._qos_capabilities())
+
+    def _qos_snapshot(self) -> tuple[dict[str, Any], frozenset[str]]:
+        with self._qos_lock:
+            return dict(self._qos), frozenset(self._qos_explicit)
+
+
+class FilterAdminMixin:
+    """``CosNotifyFilter::FilterAdmin`` over an immutable, lock-free-to-read tuple."""
+
+    _filters: tuple[tuple[int, Any], ...] = ()
+
+    def _init_filters(self) -> None:
+        self._filters = ()
+        self._filter_lock = threading.Lock()
+        self._filter_ids = itertools.count(1)
+
+    def add_filter(self, new_filter: Any) -> int:
+        if new_filter is None:
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "add_filter: nil filter")
+        with self._filter_lock:
+            filter_id = next(self._filter_ids)
+            self._filters = self._filters + ((filter_id, new_filter),)
+        self._filter_added(filter_id, new_filter)
+        return filter_id
+
+    def remove_filter(self, filter: int) -> None:  # noqa: A002 - the IDL's name
+        with self._filter_lock:
+            kept = tuple(pair for pair in self._filters if pair[0] != filter)
+            if len(kept) == len(self._filters):
+                raise CosNotifyFilter.FilterNotFound()
+            removed = next(pair[1] for pair in self._filters if pair[0] == filter)
+            self._filters = kept
+        self._filter_removed(filter, removed)
+
+    def get_filter(self, filter: int) -> Any:  # noqa: A002
+        for filter_id, found in self._filters:
+            if filter_id == filter:
+                return found
+        raise CosNotifyFilter.FilterNotFound()
+
+    def get_all_filters(self) -> list[int]:
+        return [filter_id for filter_id, _ in self._filters]
+
+    def remove_all_filters(self) -> None:
+        with self._filter_lock:
+            removed, self._filters = self._filters, ()
+        for filter_id, old in removed:
+            self._filter_removed(filter_id, old)
+
+    # -- hooks for subscription sharing -----------------------------------------------
+    def _filter_added(self, filter_id: int, new_filter: Any) -> None:
+        """Called after a filter is added (outside the lock)."""
+
+    def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
+        """Called after a filter is removed (outside the lock)."""
+
+    # -- evaluation ---------------------------------------------------------------------
+    def _filters_match(self, event: Any) -> bool:
+        """OR over this object's filters; an empty set forwards everything (section 2.3)."""
+        filters = self._filters
+        if not filters:
+            return True
+        return match_any(filters, event)
+
+
+def match_any(filters: tuple[tuple[int, Any], ...], event: Any) -> bool:
+    """True when one of ``filters`` matches ``event`` (OR semantics, section 2.3).
+
+    A filter that raises (a remote filter that is gone, a grammar that cannot
+    handle this form) does not match; the failure is logged.
+    """
+    structured = event.is_structured
+    for _, candidate in filters:
+        try:
+            if structured:
+                if candidate.match_structured(event.structured):
+                    return True
+            elif candidate.match(event.any):
+                return True
+        except Exception as exc:  # noqa: BLE001 - any filter failure means "no match"
+            log.warning("filter %r failed on %r: %s", candidate, event, exc)
+    return False

@@ -1,0 +1,354 @@
+"""The notification channel (section 3.4.17) and its queue accounting.
+
+Strategy: the channel owns its admins, the subscription hub and the
+admin properties, and is the hub of the event path: ``_forward`` admits an
+event (MaxQueueLength, section 2.5.7) and hands it to each consumer admin,
+whose ``route`` evaluates the admin's filters once and offers the event to
+its proxy suppliers. The list of consumer admins is an immutable tuple, so
+the path takes no channel lock.
+
+MaxQueueLength counts *events* waiting anywhere in the channel: an event
+queued for three consumers is one event until the last copy leaves. When
+it is set, each event records its queue entries; when the channel is full,
+RejectNewEvents TRUE refuses new events (IMP_LIMIT to push suppliers, and
+pull-style proxy consumers pause), and FALSE discards a queued event chosen
+by the channel's DiscardPolicy, from every queue that holds it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import math
+import threading
+from typing import Any
+
+from cosnotify.channel.admin import (
+    ConsumerAdmin,
+    EventServiceConsumerAdmin,
+    EventServiceSupplierAdmin,
+    SupplierAdmin,
+)
+from cosnotify.channel.admin_mixins import QoSAdminMixin, initial_qos
+from cosnotify.channel.queue import LIFO_ORDER, PRIORITY_ORDER, DEADLINE_ORDER
+from cosnotify.channel.subscriptions import SubscriptionHub
+from cosnotify.orb import CORBA
+from cosnotify.qos.negotiation import Target, check_admin, to_property_seq
+from cosnotify.qos.properties import ADMIN_PROPERTIES, Level
+from cosnotify.stubs import CosNotification
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+
+__all__ = ["EventChannel"]
+
+log = logging.getLogger("cosnotify.channel")
+
+
+class _QueueAccount:
+    """Events queued in the channel, against MaxQueueLength (section 2.5.7)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.limit = 0
+        self.reject = False
+        self.discard_policy = 0
+        self.count = 0
+        self._victims: list[tuple[float, int, Any]] = []
+
+    def _key(self, event: Any) -> float:
+        policy = self.discard_policy
+        if policy == LIFO_ORDER:
+            return float(-event.seq)
+        if policy == PRIORITY_ORDER:
+            return float(event.priority)
+        if policy == DEADLINE_ORDER:
+            return event.deadline if event.deadline is not None else math.inf
+        return float(event.seq)
+
+    def reserve(self) -> list[Any]:
+        """Take a slot for a new event; returns events to discard to make room.
+
+        Raises IMP_LIMIT when full and RejectNewEvents is TRUE.
+        """
+        victims = []
+        with self.lock:
+            while self.count >= self.limit:
+                if self.reject:
+                    raise CORBA.IMP_LIMIT(CORBA.OMGVMCID | 1, CORBA.COMPLETED_NO,
+                                          f"channel holds MaxQueueLength={self.limit} events")
+                victim = self._pop_victim()
+                if victim is None:
+                    break
+                victims.append(victim)
+                self.count -= 1
+            self.count += 1
+        return victims
+
+    def _pop_victim(self) -> Any:
+        while self._victims:
+            event = heapq.heappop(self._victims)[2]
+            if event.refs > 0:
+                event.refs = 0
+                return event
+        return None
+
+    def admitted(self, event: Any, copies: int) -> None:
+        with self.lock:
+            if copies:
+                event.refs = copies
+                heapq.heappush(self._victims, (self._key(event), event.seq, event))
+                if len(self._victims) > 4 * self.count + 64:
+                    self._victims = [t for t in self._victims if t[2].refs > 0]
+                    heapq.heapify(self._victims)
+            else:
+                self.count -= 1
+
+    def release(self, entries: list[Any]) -> None:
+        with self.lock:
+            for entry in entries:
+                event = entry.event
+                if event.refs > 0:
+                    event.refs -= 1
+                    if event.refs == 0:
+                        self.count -= 1
+
+    def full(self) -> bool:
+        return bool(self.limit) and self.count >= self.limit
+
+
+class EventChannel(QoSAdminMixin):
+    """``CosNotifyChannelAdmin::EventChannel``."""
+
+    def __init__(self, factory: Any, channel_id: int, qos: dict[str, Any],
+                 explicit: set[str], admin: dict[str, Any]) -> None:
+        self._factory = factory
+        self._service = factory._service
+        self._id = channel_id
+        self._qos, self._qos_explicit = initial_qos(Level.CHANNEL, None)
+        self._qos.update(qos)
+        self._qos_explicit.update(explicit)
+        self._qos_level = Level.CHANNEL
+        self._qos_lock = threading.RLock()
+        self._admin_props = {name: d.default for name, d in ADMIN_PROPERTIES.items()}
+        self._admin_props.update(admin)
+        self._lock = threading.RLock()
+        self._hub = SubscriptionHub()
+        self._account = _QueueAccount()
+        self._apply_admin_props()
+        self._consumer_admins: dict[int, ConsumerAdmin] = {}
+        self._supplier_admins: dict[int, SupplierAdmin] = {}
+        self._es_admins: list[Any] = []
+        self._admin_ids = itertools.count(1)
+        self._routes: tuple[ConsumerAdmin, ...] = ()
+        self._destroyed = False
+        self._destroying = False
+        self._defaults_accessed = False
+        self._proxy_counts = {"MaxConsumers": 0, "MaxSuppliers": 0}
+        self.delivered = 0
+        self._consumer_admins[0] = ConsumerAdmin(self, 0, CA.AND_OP)
+        self._supplier_admins[0] = SupplierAdmin(self, 0, CA.AND_OP)
+        self._rebuild_routes()
+        self._filter_factory: Any = None
+
+    # -- attributes ---------------------------------------------------------------------------
+    def _get_MyFactory(self) -> Any:  # noqa: N802
+        return self._factory
+
+    def _get_default_consumer_admin(self) -> ConsumerAdmin:
+        self._defaults_accessed = True
+        return self._consumer_admins[0]
+
+    def _get_default_supplier_admin(self) -> SupplierAdmin:
+        self._defaults_accessed = True
+        return self._supplier_admins[0]
+
+    def _get_default_filter_factory(self) -> Any:
+        return self._factory._get_filter_factory()
+
+    @property
+    def channel_id(self) -> int:
+        return self._id
+
+    # -- admins --------------------------------------------------------------------------------
+    def new_for_consumers(self, op: Any) -> tuple[ConsumerAdmin, int]:
+        return self._new_admin(ConsumerAdmin, self._consumer_admins, op)  # type: ignore[return-value]
+
+    def new_for_suppliers(self, op: Any) -> tuple[SupplierAdmin, int]:
+        return self._new_admin(SupplierAdmin, self._supplier_admins, op)  # type: ignore[return-value]
+
+    def _new_admin(self, cls: Any, table: dict[int, Any], op: Any) -> tuple[Any, int]:
+        if op not in (CA.AND_OP, CA.OR_OP):
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"bad InterFilterGroupOperator {op!r}")
+        with self._lock:
+            self._check_alive()
+            admin_id = next(self._admin_ids)
+            admin = cls(self, admin_id, op)
+            table[admin_id] = admin
+            self._rebuild_routes()
+        return admin, admin_id
+
+    def get_consumeradmin(self, id: int) -> ConsumerAdmin:  # noqa: A002
+        admin = self._consumer_admins.get(id)
+        if admin is None:
+            raise CA.AdminNotFound()
+        if id == 0:
+            self._defaults_accessed = True
+        return admin
+
+    def get_supplieradmin(self, id: int) -> SupplierAdmin:  # noqa: A002
+        admin = self._supplier_admins.get(id)
+        if admin is None:
+            raise CA.AdminNotFound()
+        if id == 0:
+            self._defaults_accessed = True
+        return admin
+
+    def get_all_consumeradmins(self) -> list[int]:
+        with self._lock:
+            return sorted(self._consumer_admins)
+
+    def get_all_supplieradmins(self) -> list[int]:
+        with self._lock:
+            return sorted(self._supplier_admins)
+
+    def for_consumers(self) -> Any:
+        """An Event Service style ConsumerAdmin (no id; section 2.1.2)."""
+        with self._lock:
+            self._check_alive()
+            admin = EventServiceConsumerAdmin(self, None, CA.OR_OP)
+            self._es_admins.append(admin)
+            self._rebuild_routes()
+        return admin
+
+    def for_suppliers(self) -> Any:
+        with self._lock:
+            self._check_alive()
+            admin = EventServiceSupplierAdmin(self, None, CA.OR_OP)
+            self._es_admins.append(admin)
+        return admin
+
+    def _admin_destroyed(self, admin: Any) -> None:
+        with self._lock:
+            if admin._id is None:
+                if admin in self._es_admins:
+                    self._es_admins.remove(admin)
+            elif isinstance(admin, ConsumerAdmin):
+                self._consumer_admins.pop(admin._id, None)
+            else:
+                self._supplier_admins.pop(admin._id, None)
+            self._rebuild_routes()
+
+    def _rebuild_routes(self) -> None:
+        with self._lock:
+            admins = list(self._consumer_admins.values())
+            admins += [a for a in self._es_admins if isinstance(a, ConsumerAdmin)]
+            self._routes = tuple(admins)
+
+    # -- QoS and admin properties --------------------------------------------------------------
+    def _qos_target(self) -> Target:
+        with self._lock:
+            children = (len(self._consumer_admins) > 1 or len(self._supplier_admins) > 1
+                        or bool(self._es_admins) or self._defaults_accessed)
+        return Target(Level.CHANNEL, parent=None, has_children=children)
+
+    def _qos_capabilities(self) -> Any:
+        return self._service.capabilities
+
+    def _qos_changed(self, changes: Any) -> None:
+        if "DiscardPolicy" in changes:
+            self._apply_admin_props()
+
+    def get_admin(self) -> list[Any]:
+        with self._lock:
+            return to_property_seq(self._admin_props, ADMIN_PROPERTIES)
+
+    def set_admin(self, admin: list[Any]) -> None:
+        changes, errors = check_admin(admin)
+        if errors:
+            raise CosNotification.UnsupportedAdmin(errors)
+        with self._lock:
+            self._admin_props.update(changes)
+            self._apply_admin_props()
+
+    def _apply_admin_props(self) -> None:
+        account = self._account
+        with account.lock:
+            account.limit = self._admin_props["MaxQueueLength"]
+            account.reject = bool(self._admin_props["RejectNewEvents"])
+            account.discard_policy = self._qos.get("DiscardPolicy", 0)
+
+    def _check_admin_limit(self, name: str) -> None:
+        """MaxConsumers / MaxSuppliers: AdminLimitExceeded from obtain (section 2.5.7)."""
+        limit = self._admin_props[name]
+        with self._lock:
+            if limit and self._proxy_counts[name] >= limit:
+                raise CA.AdminLimitExceeded(CA.AdminLimit(
+                    name, CORBA.Any(CORBA.TC_long, limit)))
+
+    def _proxy_created(self, admin: Any, proxy: Any) -> None:
+        with self._lock:
+            self._proxy_counts[admin.limit_name] += 1
+
+    def _proxy_destroyed(self, admin: Any, proxy: Any) -> None:
+        with self._lock:
+            self._proxy_counts[admin.limit_name] -= 1
+
+    # -- the event path -----------------------------------------------------------------------------
+    def _forward(self, event: Any) -> None:
+        """Admit ``event`` and route it to every consumer admin."""
+        account = self._account
+        now = self._service.clock.now()
+        if not account.limit:
+            for admin in self._routes:
+                admin.route(event, now, None)
+            return
+        for victim in account.reserve():
+            self._discard(victim)
+        holders: list[Any] = []
+        event.holders = holders
+        copies = 0
+        for admin in self._routes:
+            copies += admin.route(event, now, holders)
+        account.admitted(event, copies)
+
+    def _discard(self, event: Any) -> None:
+        """Remove a discarded event from every queue holding it."""
+        for entry in event.holders or ():
+            queue = entry.owner
+            if queue is not None and queue.lock is not None:
+                with queue.lock:
+                    queue.remove(entry)
+        event.holders = None
+
+    def _released(self, entries: list[Any]) -> None:
+        """Entries left their queues (delivered, expired, discarded, dropped)."""
+        if entries and self._account.limit:
+            self._account.release(entries)
+
+    def _delivered(self, count: int) -> None:
+        self.delivered += count
+
+    def _full_and_rejecting(self) -> bool:
+        account = self._account
+        return account.reject and account.full()
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    def _check_alive(self) -> None:
+        if self._destroyed:
+            raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, f"{self!r} was destroyed")
+
+    def destroy(self) -> None:
+        """Destroy every admin and proxy, telling connected clients (section 3.4.17)."""
+        with self._lock:
+            if self._destroyed:
+                return
+            self._destroyed = True
+            self._destroying = True
+            admins = (list(self._consumer_admins.values()) + list(self._supplier_admins.values())
+                      + list(self._es_admins))
+        for admin in admins:
+            admin.destroy()
+        self._factory._channel_destroyed(self)
+
+    def __repr__(self) -> str:
+        return f"<EventChannel id={self._id}>"

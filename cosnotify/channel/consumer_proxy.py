@@ -1,0 +1,375 @@
+"""The supplier-facing half of the channel: every kind of proxy consumer.
+
+Strategy: whatever the form (Any, Structured, Sequence) and style (the
+supplier pushes, or the channel pulls), an event enters through
+:meth:`ProxyConsumer._inject`: it is wrapped once (anti-wrapping applied,
+``event.from_any``/``from_structured``), its header QoS resolved
+(``event.apply_qos``; BAD_QOS for what cannot be honoured), filtered by this
+proxy's filters and its admin's (combined by the admin's
+InterFilterGroupOperator, section 2.3), admitted against MaxQueueLength
+(section 2.5.7) and handed to the channel's router. A sequence of n events
+is n events (section 2.1.4).
+
+Pull-style proxy consumers poll their supplier with ``try_pull*`` from a task
+on the worker pool, every ``pull_interval`` while the supplier has nothing,
+and at once again while it has; a pull that would block is never made, so
+polling never holds a worker. Polling pauses while the connection is
+suspended (section 3.4.9.2) or while the channel is full with
+RejectNewEvents TRUE (section 2.5.7).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from cosnotify.channel.admin_mixins import match_any
+from cosnotify.channel.event import apply_qos, from_any, from_structured
+from cosnotify.channel.proxy import ProxyBase
+from cosnotify.channel.subscriptions import Relay, TypeSet, supports
+from cosnotify.orb import CORBA
+from cosnotify.qos.properties import Level
+from cosnotify.stubs import CosEventComm
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+
+__all__ = [
+    "EventServiceProxyPullConsumer",
+    "EventServiceProxyPushConsumer",
+    "ProxyConsumer",
+    "ProxyPullConsumer",
+    "ProxyPushConsumer",
+    "SequenceProxyPullConsumer",
+    "SequenceProxyPushConsumer",
+    "StructuredProxyPullConsumer",
+    "StructuredProxyPushConsumer",
+]
+
+log = logging.getLogger("cosnotify.channel")
+
+_NOTIFY_SUBSCRIBE = "IDL:omg.org/CosNotifyComm/NotifySubscribe:1.0"
+_GONE = (CosEventComm.Disconnected, CORBA.OBJECT_NOT_EXIST)
+
+
+class ProxyConsumer(ProxyBase):
+    """``CosNotifyChannelAdmin::ProxyConsumer``: events enter the channel here."""
+
+    qos_level = Level.PROXY_CONSUMER
+
+    def __init__(self, admin: Any, proxy_id: int | None) -> None:
+        super().__init__(admin, proxy_id)
+        self._offers = TypeSet()
+        self._subscription_relay: Relay | None = None
+
+    # -- the event path ------------------------------------------------------------------
+    def _inject_structured(self, structured: Any) -> None:
+        self._inject(from_structured(structured, self._service.clock.now()))
+
+    def _inject_any(self, value: Any) -> None:
+        self._inject(from_any(value, self._service.clock.now()))
+
+    def _inject(self, event: Any) -> None:
+        apply_qos(event, self._qos, self._qos_explicit, self._service.capabilities.persistent)
+        admin = self._admin
+        own = self._filters
+        admin_filters = admin._filters
+        if own or admin_filters:
+            own_ok = not own or match_any(own, event)
+            if admin._and_op:
+                if not own_ok or (admin_filters and not match_any(admin_filters, event)):
+                    return
+            elif not own_ok and admin_filters and not match_any(admin_filters, event):
+                return
+        self._channel._forward(event)
+
+    # -- NotifyPublish on the proxy (section 2.6.2) ------------------------------------------
+    def offer_change(self, added: list[Any], removed: list[Any]) -> None:
+        add, remove = self._checked_types(added), self._checked_types(removed)
+        with self._lock:
+            appeared, vanished = self._offers.update(add, remove)
+        self._channel._hub.change_offers(appeared, vanished)
+
+    def obtain_subscription_types(self, mode: Any) -> list[Any]:
+        """The channel's aggregate subscriptions, and updates on or off (3.4.1.3)."""
+        return self._channel._hub.obtain("subscriptions", self._subscription_relay, mode)
+
+    def _start_subscription_relay(self) -> None:
+        client = self._client
+        if client is not None and supports(client, _NOTIFY_SUBSCRIBE, "subscription_change"):
+            relay = Relay(self._service, client, "subscription_change")
+            self._subscription_relay = relay
+            self._channel._hub.watch_subscriptions(id(self), relay)
+
+    def _on_teardown(self) -> None:
+        self._channel._hub.unwatch(id(self))
+        with self._lock:
+            gone = set(self._offers.types)
+            self._offers.types.clear()
+        self._channel._hub.change_offers((), gone)
+
+
+# -- push style: the supplier calls us -----------------------------------------------------
+
+
+class _PushConsumer(ProxyConsumer):
+    def _connect_supplier(self, supplier: Any) -> None:
+        # A push supplier may be nil: it only loses disconnect callbacks.
+        self._connect(supplier, required=None, interface=None, allow_nil=True)
+
+    def _on_connected(self) -> None:
+        self._start_subscription_relay()
+
+
+class ProxyPushConsumer(_PushConsumer):
+    """``CosNotifyChannelAdmin::ProxyPushConsumer``: the supplier pushes Anys."""
+
+    proxy_type = CA.PUSH_ANY
+    client_disconnect = "disconnect_push_supplier"
+
+    def connect_any_push_supplier(self, push_supplier: Any) -> None:
+        self._connect_supplier(push_supplier)
+
+    def push(self, data: Any) -> None:
+        self._require_connected()
+        self._inject_any(data)
+
+    def disconnect_push_consumer(self) -> None:
+        self._client_disconnected()
+
+
+class StructuredProxyPushConsumer(_PushConsumer):
+    """``CosNotifyChannelAdmin::StructuredProxyPushConsumer``."""
+
+    proxy_type = CA.PUSH_STRUCTURED
+    client_disconnect = "disconnect_structured_push_supplier"
+
+    def connect_structured_push_supplier(self, push_supplier: Any) -> None:
+        self._connect_supplier(push_supplier)
+
+    def push_structured_event(self, notification: Any) -> None:
+        self._require_connected()
+        self._inject_structured(notification)
+
+    def disconnect_structured_push_consumer(self) -> None:
+        self._client_disconnected()
+
+
+class SequenceProxyPushConsumer(_PushConsumer):
+    """``CosNotifyChannelAdmin::SequenceProxyPushConsumer``: n events per call."""
+
+    proxy_type = CA.PUSH_SEQUENCE
+    qos_level = Level.SEQUENCE_PROXY_CONSUMER
+    client_disconnect = "disconnect_sequence_push_supplier"
+
+    def connect_sequence_push_supplier(self, push_supplier: Any) -> None:
+        self._connect_supplier(push_supplier)
+
+    def push_structured_events(self, notifications: list[Any]) -> None:
+        self._require_connected()
+        for notification in notifications:
+            self._inject_structured(notification)
+
+    def disconnect_sequence_push_consumer(self) -> None:
+        self._client_disconnected()
+
+
+class EventServiceProxyPushConsumer(_PushConsumer):
+    """``CosEventChannelAdmin::ProxyPushConsumer`` (Event Service style)."""
+
+    proxy_type = CA.PUSH_ANY
+    event_service_style = True
+    client_disconnect = "disconnect_push_supplier"
+
+    def connect_push_supplier(self, push_supplier: Any) -> None:
+        self._connect_supplier(push_supplier)
+
+    def _start_subscription_relay(self) -> None:
+        pass
+
+    def push(self, data: Any) -> None:
+        self._require_connected()
+        self._inject_any(data)
+
+    def disconnect_push_consumer(self) -> None:
+        self._client_disconnected()
+
+
+# -- pull style: we poll the supplier ----------------------------------------------------------
+
+
+class _PullConsumer(ProxyConsumer):
+    supplier_method = ""
+    supplier_interface = ""
+
+    def __init__(self, admin: Any, proxy_id: int | None) -> None:
+        super().__init__(admin, proxy_id)
+        self._polling = False
+        self._failures = 0
+
+    def _connect_supplier(self, supplier: Any) -> None:
+        self._connect(supplier, required=self.supplier_method,
+                      interface=self.supplier_interface, allow_nil=False)
+
+    def _on_connected(self) -> None:
+        self._start_subscription_relay()
+        self._schedule_poll(0.0)
+
+    def _on_suspend_change(self) -> None:
+        if not self._suspended:
+            self._schedule_poll(0.0)
+
+    def _schedule_poll(self, delay: float) -> None:
+        with self._lock:
+            if self._polling or self._destroyed or not self._connected or self._suspended:
+                return
+            self._polling = True
+        if delay <= 0:
+            self._service.submit(self._poll)
+        else:
+            self._service.clock.call_later(delay, lambda: self._service.submit(self._poll))
+
+    def _poll(self) -> bool:
+        interval = self._service.config.pull_interval
+        with self._lock:
+            if self._destroyed or not self._connected or self._suspended:
+                self._polling = False
+                return False
+            supplier = self._client
+        if self._channel._full_and_rejecting():
+            self._repoll(interval)
+            return False
+        try:
+            got = self._pull_from(supplier)
+        except Exception as exc:  # noqa: BLE001 - every failure goes through the policy
+            self._failed(exc)
+            return False
+        self._failures = 0
+        if got:
+            return True   # more may be waiting: poll again after others had a turn
+        self._repoll(interval)
+        return False
+
+    def _repoll(self, delay: float) -> None:
+        with self._lock:
+            self._polling = False
+        self._schedule_poll(delay)
+
+    def _failed(self, exc: Exception) -> None:
+        if isinstance(exc, _GONE):
+            log.info("%r: supplier is gone (%s); destroying the proxy", self, type(exc).__name__)
+            with self._lock:
+                self._polling = False
+            self._teardown(notify_client=False)
+            return
+        self._failures += 1
+        retries = self._qos.get("Retries", 3)
+        if self._failures > retries:
+            log.warning("%r: supplier failed %d times (%s); disconnecting it",
+                        self, self._failures, exc)
+            with self._lock:
+                self._polling = False
+            self._teardown(notify_client=True)
+            return
+        interval = self._qos.get("RetryInterval", 1_000_000) / 1e7
+        self._repoll(min(interval * 2 ** (self._failures - 1), self._service.config.max_backoff))
+
+    def _pull_from(self, supplier: Any) -> bool:
+        raise NotImplementedError
+
+    def _inject_checked(self, inject: Any, value: Any) -> None:
+        try:
+            inject(value)
+        except CORBA.BAD_QOS as exc:  # a pulled event we cannot honour is dropped, not fatal
+            log.warning("%r: dropped a pulled event: %s", self, exc)
+        except CORBA.IMP_LIMIT as exc:
+            log.warning("%r: channel full, pulled event dropped: %s", self, exc)
+
+
+class ProxyPullConsumer(_PullConsumer):
+    """``CosNotifyChannelAdmin::ProxyPullConsumer``: the channel pulls Anys."""
+
+    proxy_type = CA.PULL_ANY
+    client_disconnect = "disconnect_pull_supplier"
+    supplier_method = "try_pull"
+    supplier_interface = "IDL:omg.org/CosEventComm/PullSupplier:1.0"
+
+    def connect_any_pull_supplier(self, pull_supplier: Any) -> None:
+        self._connect_supplier(pull_supplier)
+
+    def disconnect_pull_consumer(self) -> None:
+        self._client_disconnected()
+
+    def _pull_from(self, supplier: Any) -> bool:
+        value, has_event = supplier.try_pull()
+        if has_event:
+            self._inject_checked(self._inject_any, value)
+        return bool(has_event)
+
+
+class StructuredProxyPullConsumer(_PullConsumer):
+    """``CosNotifyChannelAdmin::StructuredProxyPullConsumer``."""
+
+    proxy_type = CA.PULL_STRUCTURED
+    client_disconnect = "disconnect_structured_pull_supplier"
+    supplier_method = "try_pull_structured_event"
+    supplier_interface = "IDL:omg.org/CosNotifyComm/StructuredPullSupplier:1.0"
+
+    def connect_structured_pull_supplier(self, pull_supplier: Any) -> None:
+        self._connect_supplier(pull_supplier)
+
+    def disconnect_structured_pull_consumer(self) -> None:
+        self._client_disconnected()
+
+    def _pull_from(self, supplier: Any) -> bool:
+        value, has_event = supplier.try_pull_structured_event()
+        if has_event:
+            self._inject_checked(self._inject_structured, value)
+        return bool(has_event)
+
+
+class SequenceProxyPullConsumer(_PullConsumer):
+    """``CosNotifyChannelAdmin::SequenceProxyPullConsumer``."""
+
+    proxy_type = CA.PULL_SEQUENCE
+    qos_level = Level.SEQUENCE_PROXY_CONSUMER
+    client_disconnect = "disconnect_sequence_pull_supplier"
+    supplier_method = "try_pull_structured_events"
+    supplier_interface = "IDL:omg.org/CosNotifyComm/SequencePullSupplier:1.0"
+
+    def connect_sequence_pull_supplier(self, pull_supplier: Any) -> None:
+        self._connect_supplier(pull_supplier)
+
+    def disconnect_sequence_pull_consumer(self) -> None:
+        self._client_disconnected()
+
+    def _pull_from(self, supplier: Any) -> bool:
+        batch, has_event = supplier.try_pull_structured_events(
+            self._qos.get("MaximumBatchSize", 1))
+        if has_event:
+            for value in batch:
+                self._inject_checked(self._inject_structured, value)
+        return bool(has_event and batch)
+
+
+class EventServiceProxyPullConsumer(_PullConsumer):
+    """``CosEventChannelAdmin::ProxyPullConsumer`` (Event Service style)."""
+
+    proxy_type = CA.PULL_ANY
+    event_service_style = True
+    client_disconnect = "disconnect_pull_supplier"
+    supplier_method = "try_pull"
+    supplier_interface = "IDL:omg.org/CosEventComm/PullSupplier:1.0"
+
+    def connect_pull_supplier(self, pull_supplier: Any) -> None:
+        self._connect_supplier(pull_supplier)
+
+    def _start_subscription_relay(self) -> None:
+        pass
+
+    def disconnect_pull_consumer(self) -> None:
+        self._client_disconnected()
+
+    def _pull_from(self, supplier: Any) -> bool:
+        value, has_event = supplier.try_pull()
+        if has_event:
+            self._inject_checked(self._inject_any, value)
+        return bool(has_event)

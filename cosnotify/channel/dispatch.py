@@ -1,0 +1,113 @@
+"""The channel's worker pool: bounded, elastic, and fair between proxies.
+
+Strategy: delivery work is expressed as *tasks*, each bound to one owner (a
+proxy supplier delivering its queue, a pull proxy consumer polling its
+supplier, a relay of subscription changes). An owner has at most one task
+in flight, so its events stay in order; a task does a bounded slice of work
+and, if more remains, asks to be rescheduled at the back of the run queue,
+so one busy owner cannot starve the others.
+
+Threads are bounded: the pool starts with ``min_workers`` and adds a worker
+whenever work is queued and no worker is idle, up to ``max_workers``; idle
+extra workers retire after ``idle_timeout``. A consumer that blocks (a slow
+in-process consumer, or a remote one until its call timeout) holds one
+worker; the others keep serving everyone else. Only when more than
+``max_workers`` consumers block at once can delivery to the rest wait, and
+docs/architecture.md says so.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+from typing import Callable
+
+__all__ = ["Dispatcher"]
+
+log = logging.getLogger("cosnotify.channel")
+
+Task = Callable[[], bool]  # returns True to be run again (more work remains)
+
+
+class Dispatcher:
+    """A run queue of tasks served by an elastic pool of worker threads."""
+
+    def __init__(self, min_workers: int = 2, max_workers: int = 32,
+                 idle_timeout: float = 30.0, name: str = "cosnotify") -> None:
+        if not 1 <= min_workers <= max_workers:
+            raise ValueError("need 1 <= min_workers <= max_workers")
+        self.min_workers = min_workers
+        self.max_workers = max_workers
+        self.idle_timeout = idle_timeout
+        self._name = name
+        self._queue: collections.deque[Task] = collections.deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._workers: set[threading.Thread] = set()
+        self._idle = 0
+        self._closed = False
+        self._serial = 0
+
+    # -- submitting ---------------------------------------------------------------
+    def submit(self, task: Task) -> None:
+        """Queue ``task``; it runs on a worker, and again while it returns True."""
+        with self._cond:
+            if self._closed:
+                return
+            self._queue.append(task)
+            if self._idle > len(self._queue) - 1:
+                self._cond.notify()
+            elif len(self._workers) < self.max_workers:
+                self._spawn()
+            else:
+                self._cond.notify()
+
+    def _spawn(self) -> None:
+        self._serial += 1
+        thread = threading.Thread(target=self._work, name=f"{self._name}-worker-{self._serial}",
+                                  daemon=True)
+        self._workers.add(thread)
+        thread.start()
+
+    # -- the worker loop -------------------------------------------------------------
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while True:
+            with self._cond:
+                while not self._queue:
+                    if self._closed:
+                        self._workers.discard(me)
+                        self._cond.notify_all()
+                        return
+                    self._idle += 1
+                    woke = self._cond.wait(self.idle_timeout)
+                    self._idle -= 1
+                    if not woke and not self._queue and len(self._workers) > self.min_workers:
+                        self._workers.discard(me)
+                        return
+                task = self._queue.popleft()
+            try:
+                again = task()
+            except Exception:  # a task must not kill its worker
+                log.exception("channel task failed")
+                again = False
+            if again:
+                with self._cond:
+                    if not self._closed:
+                        self._queue.append(task)
+
+    # -- inspection and shutdown ---------------------------------------------------
+    @property
+    def thread_count(self) -> int:
+        with self._cond:
+            return len(self._workers)
+
+    def close(self, wait: bool = True, timeout: float | None = 10.0) -> None:
+        """Stop accepting tasks; workers finish what is queued (tasks are not
+        re-run), then exit. With ``wait``, block until they have (up to ``timeout``)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            if wait:
+                current = threading.current_thread()
+                self._cond.wait_for(lambda: not (self._workers - {current}), timeout)

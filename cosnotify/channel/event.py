@@ -1,0 +1,226 @@
+"""The channel's internal event envelope and the Table 2-2 translations.
+
+Strategy: an event enters the channel once, at a proxy consumer, and is
+wrapped in one :class:`Event` shared by every proxy supplier it reaches. The
+envelope keeps the form the supplier used and converts to the other form on
+demand, at most once (spec section 2.1.4, Table 2-2):
+
+* Any -> Structured: ``type_name`` "%ANY", empty ``domain_name``, the Any in
+  ``remainder_of_body``.
+* Structured -> Any: an Any holding the StructuredEvent.
+
+The anti-wrapping rules of section 2.1.4 are applied on entry by
+:func:`from_any` and :func:`from_structured`: a Structured Event whose type
+is %ANY is unwrapped to its Any, and an Any holding a StructuredEvent is
+unwrapped to the StructuredEvent, *before* filtering. Sequences are taken
+apart into single events by the proxies (section 2.1.4: a sequence of n is n
+events).
+
+Per-event QoS (Priority, Timeout, StopTime, StartTime) is resolved when the
+envelope is made, from the header and the receiving proxy's QoS (section
+2.2, Table 2-4), so queues compare plain numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from cosnotify.orb import CORBA
+from cosnotify.stubs import CosNotification
+
+__all__ = [
+    "ANY_TYPE_NAME",
+    "Event",
+    "TYPED_TYPE_NAME",
+    "empty_structured_event",
+    "from_any",
+    "from_structured",
+]
+
+ANY_TYPE_NAME = "%ANY"
+TYPED_TYPE_NAME = "%TYPED"
+
+_sequence = itertools.count()
+
+_TC_STRUCTURED = CosNotification._tc_StructuredEvent
+_STRUCTURED_ID = "IDL:omg.org/CosNotification/StructuredEvent:1.0"
+
+
+class Event:
+    """One event inside the channel, shared by all the proxies it reaches.
+
+    ``priority``, ``deadline`` (absolute expiry, or None) and ``start`` (the
+    earliest delivery time, or None) are the values resolved at entry; a
+    proxy supplier's mapping filters may override priority and lifetime for
+    its own copy (see ``queue.Entry``).
+    """
+
+    __slots__ = ("structured", "any", "is_structured", "domain_name", "type_name", "arrival",
+                 "priority", "priority_source", "lifetime", "lifetime_source", "stop_time",
+                 "deadline", "start", "seq", "refs", "holders")
+
+    def __init__(self, structured: Any, any_value: Any, arrival: float) -> None:
+        self.structured = structured
+        self.any = any_value
+        #: True when the supplier sent a Structured Event (False: an Any).
+        self.is_structured = structured is not None
+        if structured is not None:
+            event_type = structured.header.fixed_header.event_type
+            self.domain_name = event_type.domain_name
+            self.type_name = event_type.type_name
+        else:
+            self.domain_name = ""
+            self.type_name = ANY_TYPE_NAME
+        self.arrival = arrival
+        #: Priority and where it came from: 0 default, 1 proxy consumer QoS, 2 header.
+        self.priority = CosNotification.DefaultPriority
+        self.priority_source = 0
+        #: Relative lifetime in seconds (Timeout), or None, with its source as above.
+        self.lifetime: float | None = None
+        self.lifetime_source = 0
+        #: Absolute limits from the header: StopTime and StartTime (Unix seconds).
+        self.stop_time: float | None = None
+        self.start: float | None = None
+        #: The resulting expiry (the earlier of StopTime and arrival + lifetime).
+        self.deadline: float | None = None
+        self.seq = next(_sequence)
+        #: How many queues hold this event (kept only when MaxQueueLength is set).
+        self.refs = 0
+        #: The queue entries holding it (kept only when the channel discards by policy).
+        self.holders: list[Any] | None = None
+
+    # -- the two forms ------------------------------------------------------------
+    def as_structured(self) -> Any:
+        """The event as a StructuredEvent (Table 2-2: Any -> %ANY wrapper)."""
+        structured = self.structured
+        if structured is None:
+            structured = CosNotification.StructuredEvent(
+                CosNotification.EventHeader(
+                    CosNotification.FixedEventHeader(
+                        CosNotification.EventType("", ANY_TYPE_NAME), ""), []),
+                [], self.any)
+            self.structured = structured
+        return structured
+
+    def as_any(self) -> Any:
+        """The event as an Any (Table 2-2: Structured -> Any holding it)."""
+        value = self.any
+        if value is None:
+            value = CORBA.Any(_TC_STRUCTURED, self.structured)
+            self.any = value
+        return value
+
+    def __repr__(self) -> str:
+        return (f"<Event #{self.seq} {self.domain_name}/{self.type_name} "
+                f"priority={self.priority} deadline={self.deadline}>")
+
+
+def from_structured(structured: Any, arrival: float) -> Event:
+    """The envelope for a Structured Event pushed or pulled into the channel.
+
+    Section 2.1.4: a Structured Event of type %ANY carries an Any in
+    ``remainder_of_body``; it is unwrapped so filters and consumers see the
+    original Any.
+    """
+    event_type = structured.header.fixed_header.event_type
+    if event_type.type_name == ANY_TYPE_NAME and _is_any(structured.remainder_of_body):
+        return from_any(structured.remainder_of_body, arrival)
+    return Event(structured, None, arrival)
+
+
+def from_any(value: Any, arrival: float) -> Event:
+    """The envelope for an Any pushed or pulled into the channel.
+
+    Section 2.1.4: an Any whose TypeCode is the StructuredEvent's is
+    unwrapped into that Structured Event before filtering.
+    """
+    typecode = value.typecode()
+    if typecode is _TC_STRUCTURED or _is_structured_tc(typecode):
+        return from_structured(value.value(), arrival)
+    return Event(None, value, arrival)
+
+
+def _is_any(value: Any) -> bool:
+    return isinstance(value, CORBA.Any)
+
+
+def _is_structured_tc(typecode: Any) -> bool:
+    try:
+        tc = typecode.unalias()
+        return bool(tc._k == _TC_STRUCTURED._k and tc.id() == _STRUCTURED_ID)
+    except CORBA.UserException:
+        return False
+
+
+def empty_structured_event() -> Any:
+    """The placeholder a ``try_pull`` returns with ``has_event`` FALSE."""
+    return CosNotification.StructuredEvent(
+        CosNotification.EventHeader(
+            CosNotification.FixedEventHeader(CosNotification.EventType("", ""), ""), []),
+        [], CORBA.Any(CORBA.TC_null, None))
+
+
+_HEADER_QOS = ("EventReliability", "Priority", "StartTime", "StopTime", "Timeout")
+
+
+def apply_qos(event: Event, proxy_qos: dict[str, Any], explicit: set[str] | frozenset[str],
+              persistent_supported: bool) -> None:
+    """Resolve the event's priority and limits at the proxy consumer that received it.
+
+    Header fields override the proxy's explicitly set Priority and Timeout
+    (section 2.2, Table 2-4). A standard header field of the wrong type, out
+    of range, or asking for what the channel cannot do raises ``BAD_QOS``
+    (sections 2.5.6.2 and 2.5.6.7); other header fields are the supplier's
+    own and are left alone.
+    """
+    if "Priority" in explicit:
+        event.priority, event.priority_source = proxy_qos["Priority"], 1
+    if "Timeout" in explicit and proxy_qos["Timeout"]:
+        event.lifetime, event.lifetime_source = proxy_qos["Timeout"] / 1e7, 1
+    structured = event.structured
+    if event.is_structured and structured.header.variable_header:
+        for prop in structured.header.variable_header:
+            if prop.name in _HEADER_QOS:
+                _apply_header_field(event, prop.name, prop.value, proxy_qos, persistent_supported)
+    if event.lifetime:
+        expiry = event.arrival + event.lifetime
+        event.deadline = expiry if event.stop_time is None else min(event.stop_time, expiry)
+    else:
+        event.deadline = event.stop_time
+
+
+def _apply_header_field(event: Event, name: str, value: Any, proxy_qos: dict[str, Any],
+                        persistent_supported: bool) -> None:
+    from cosnotify.channel.clock import utc_to_seconds
+    from cosnotify.qos.negotiation import from_any
+    from cosnotify.qos.properties import QOS_PROPERTIES
+
+    definition = QOS_PROPERTIES[name]
+    ok, python_value = from_any(definition, value)
+    if not ok:
+        raise _bad_qos(f"header field {name} has the wrong type")
+    if name == "Priority":
+        if not -32767 <= python_value <= 32767:
+            raise _bad_qos(f"header Priority {python_value} is outside -32767..32767")
+        event.priority, event.priority_source = python_value, 2
+    elif name == "Timeout":
+        if python_value:
+            event.lifetime, event.lifetime_source = python_value / 1e7, 2
+    elif name == "StopTime":
+        if not proxy_qos.get("StopTimeSupported", True):
+            raise _bad_qos("StopTime in the header but StopTimeSupported is FALSE")
+        event.stop_time = utc_to_seconds(python_value)
+    elif name == "StartTime":
+        if not proxy_qos.get("StartTimeSupported", True):
+            raise _bad_qos("StartTime in the header but StartTimeSupported is FALSE")
+        event.start = utc_to_seconds(python_value)
+    elif name == "EventReliability":
+        if python_value not in (0, 1):
+            raise _bad_qos(f"header EventReliability {python_value} is not 0 or 1")
+        if python_value == 1 and not persistent_supported:
+            raise _bad_qos("EventReliability=Persistent needs the persistent store")
+
+
+def _bad_qos(detail: str) -> Exception:
+    return CORBA.BAD_QOS(CORBA.OMGVMCID | 1, CORBA.COMPLETED_NO, detail)

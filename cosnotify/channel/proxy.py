@@ -1,0 +1,214 @@
+"""What every proxy shares: identity, connection state, QoS and filters.
+
+Strategy: a proxy is created by an admin, knows its channel, and moves
+through a small state table: *idle* (created, no client) -> *connected* ->
+*destroyed*, with *suspended* as a flag on connected push suppliers and pull
+consumers. ``connect_*``, ``disconnect_*``, ``suspend_connection`` and
+``resume_connection`` consult the table and raise the IDL's exceptions
+(AlreadyConnected, NotConnected, ConnectionAlreadyActive/Inactive).
+
+Destruction is idempotent and has two flavours (sections 3.3 and 3.4):
+a client's ``disconnect_*`` call tears the proxy down quietly; the channel
+tearing it down (``destroy``, a consumer that is gone) also tells the client
+through *its* ``disconnect_*`` operation, on the worker pool, so a dead
+client cannot hold up the caller.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
+from cosnotify.channel.subscriptions import check_event_types
+from cosnotify.orb import CORBA
+from cosnotify.qos.negotiation import Target, additional_qos, check_qos
+from cosnotify.qos.properties import Level
+from cosnotify.stubs import CosEventChannelAdmin, CosEventComm, CosNotification
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+
+__all__ = ["ProxyBase"]
+
+log = logging.getLogger("cosnotify.channel")
+
+
+class ProxyBase(QoSAdminMixin, FilterAdminMixin):
+    """Base of every proxy (notification and Event Service style)."""
+
+    #: The CosNotifyChannelAdmin::ProxyType this class reports as MyType.
+    proxy_type: Any = None
+    #: The QoS level of this proxy kind (Table 2-5).
+    qos_level = Level.PROXY_SUPPLIER
+    #: Name of the client operation that ends the connection from our side.
+    client_disconnect: str = ""
+    #: True for Event Service style proxies (no id, no QoS or filters in the IDL).
+    event_service_style = False
+
+    def __init__(self, admin: Any, proxy_id: int | None) -> None:
+        self._admin = admin
+        self._channel = admin._channel
+        self._service = self._channel._service
+        self._id = proxy_id
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._client: Any = None
+        self._connected = False
+        self._suspended = False
+        self._destroyed = False
+        qos, explicit = admin._qos_snapshot()
+        self._qos, self._qos_explicit = initial_qos(self.qos_level, qos, explicit)
+        self._qos_level = self.qos_level
+        self._qos_lock = threading.RLock()
+        self._init_filters()
+
+    # -- IDL attributes ------------------------------------------------------------
+    def _get_MyType(self) -> Any:  # noqa: N802 - mapping name
+        return self.proxy_type
+
+    def _get_MyAdmin(self) -> Any:  # noqa: N802
+        return self._admin
+
+    @property
+    def proxy_id(self) -> int | None:
+        return self._id
+
+    @property
+    def destroyed(self) -> bool:
+        return self._destroyed
+
+    # -- QoS --------------------------------------------------------------------------
+    def _qos_target(self) -> Target:
+        parent, _ = self._admin._qos_snapshot()
+        return Target(self._qos_level, parent=parent, has_children=False)
+
+    def _qos_capabilities(self) -> Any:
+        return self._service.capabilities
+
+    def validate_event_qos(self, required_qos: list[Any]) -> list[Any]:
+        """Which per-event QoS this proxy honours (section 3.4.1.4)."""
+        target = Target(Level.MESSAGE)
+        _, errors = check_qos(required_qos, target, self._qos, self._qos_capabilities())
+        errors += self._event_qos_context_errors(required_qos)
+        if errors:
+            raise CosNotification.UnsupportedQoS(errors)
+        return additional_qos(required_qos, target, self._qos, self._qos_capabilities())
+
+    def _event_qos_context_errors(self, required_qos: list[Any]) -> list[Any]:
+        """StartTime/StopTime need StartTimeSupported/StopTimeSupported (section 2.5.5.3)."""
+        errors = []
+        for prop in required_qos:
+            flag = {"StartTime": "StartTimeSupported", "StopTime": "StopTimeSupported"}.get(prop.name)
+            if flag and not self._qos.get(flag, True):
+                errors.append(CosNotification.PropertyError(
+                    CosNotification.UNAVAILABLE_PROPERTY, prop.name,
+                    CosNotification.PropertyRange(CORBA.Any(CORBA.TC_null, None),
+                                                  CORBA.Any(CORBA.TC_null, None))))
+        return errors
+
+    # -- connection state --------------------------------------------------------------
+    def _connect(self, client: Any, *, required: str | None, interface: str | None,
+                 allow_nil: bool) -> None:
+        """Attach ``client``; raises AlreadyConnected, TypeError or BAD_PARAM."""
+        if client is None and not allow_nil:
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "a nil client reference cannot be served")
+        if client is not None and required and not _implements(client, interface, required):
+            raise CosEventChannelAdmin.TypeError()
+        with self._lock:
+            self._check_alive()
+            if self._connected:
+                raise CosEventChannelAdmin.AlreadyConnected()
+            self._admin._check_connect_limit(self)
+            self._client = client
+            self._connected = True
+        self._admin._connection_changed(self)
+        self._on_connected()
+
+    def _on_connected(self) -> None:
+        """Hook: start delivery, polling or relays."""
+
+    def _check_alive(self) -> None:
+        if self._destroyed:
+            raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, f"{self!r} was destroyed")
+
+    def _require_connected(self) -> None:
+        if self._destroyed or not self._connected:
+            raise CosEventComm.Disconnected()
+
+    def suspend_connection(self) -> None:
+        with self._lock:
+            self._check_alive()
+            if not self._connected:
+                raise CA.NotConnected()
+            if self._suspended:
+                raise CA.ConnectionAlreadyInactive()
+            self._suspended = True
+        self._on_suspend_change()
+
+    def resume_connection(self) -> None:
+        with self._lock:
+            self._check_alive()
+            if not self._connected:
+                raise CA.NotConnected()
+            if not self._suspended:
+                raise CA.ConnectionAlreadyActive()
+            self._suspended = False
+        self._on_suspend_change()
+
+    def _on_suspend_change(self) -> None:
+        """Hook: stop or restart delivery or polling."""
+
+    # -- teardown -----------------------------------------------------------------------
+    def _client_disconnected(self) -> None:
+        """The client called our ``disconnect_*``: tear down without calling it back."""
+        self._teardown(notify_client=False)
+
+    def _destroy(self, notify_client: bool = True) -> None:
+        """The channel tears this proxy down; tells a connected client (sections 3.4.15.x)."""
+        self._teardown(notify_client=notify_client)
+
+    def _teardown(self, notify_client: bool) -> None:
+        with self._lock:
+            if self._destroyed:
+                return
+            self._destroyed = True
+            client = self._client if self._connected else None
+            self._connected = False
+            self._client = None
+            self._cond.notify_all()
+        try:
+            self._on_teardown()
+        finally:
+            self._admin._proxy_gone(self)
+        if notify_client and client is not None and self.client_disconnect:
+            self._service.call_soon(_tell_client, client, self.client_disconnect)
+
+    def _on_teardown(self) -> None:
+        """Hook: release queues, timers, subscriptions."""
+
+    # -- subscription sharing ---------------------------------------------------------
+    def _checked_types(self, types: list[Any]) -> list[tuple[str, str]]:
+        return check_event_types(types)
+
+    def __repr__(self) -> str:
+        state = "destroyed" if self._destroyed else ("connected" if self._connected else "idle")
+        return f"<{type(self).__name__} id={self._id} {state}>"
+
+
+def _tell_client(client: Any, operation: str) -> None:
+    try:
+        getattr(client, operation)()
+    except Exception as exc:  # noqa: BLE001 - the client may already be gone
+        log.debug("%s on %r failed: %s", operation, client, exc)
+
+
+def _implements(client: Any, repo_id: str | None, method: str) -> bool:
+    """Does ``client`` offer ``method``? References are asked ``_is_a(repo_id)``."""
+    if isinstance(client, CORBA.Object):
+        if repo_id is None:
+            return True
+        try:
+            return bool(client._is_a(repo_id))
+        except CORBA.SystemException:
+            return False
+    return callable(getattr(client, method, None))

@@ -1,0 +1,201 @@
+"""Pull-style proxy suppliers: the consumer calls ``pull``/``try_pull``.
+
+Strategy: the consumer's own thread (in-process, or the ORB thread serving
+its request) waits on the proxy's condition variable, so a pull proxy needs
+no worker. Waits that depend on time (a held StartTime, a PacingInterval)
+arm a timer on the service clock that notifies the condition, which keeps
+an injected ``ManualClock`` in charge of time. Teardown wakes every waiter,
+which then raises ``Disconnected`` (sections 3.3.9.1 and 3.3.13.1).
+
+``pull_structured_events(max)`` follows section 3.3.13.1: at most
+min(max, MaximumBatchSize) events; no short batch before PacingInterval has
+passed since the request arrived (never, with a PacingInterval of 0); and
+after an empty interval, the first event to arrive is returned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cosnotify.channel.event import empty_structured_event
+from cosnotify.channel.queue import Entry
+from cosnotify.channel.supplier_proxy import ProxySupplier
+from cosnotify.orb import CORBA
+from cosnotify.qos.properties import Level
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+
+__all__ = [
+    "EventServiceProxyPullSupplier",
+    "ProxyPullSupplier",
+    "SequenceProxyPullSupplier",
+    "StructuredProxyPullSupplier",
+]
+
+_NO_ANY = CORBA.Any(CORBA.TC_null, None)
+
+
+class _PullSupplier(ProxySupplier):
+    """Blocking and non-blocking takes from the queue."""
+
+    def _connect_consumer(self, consumer: Any) -> None:
+        # A pull consumer may be nil: it only loses disconnect callbacks (section 2.6.2).
+        self._connect(consumer, required=None, interface=None, allow_nil=True)
+
+    def _on_connected(self) -> None:
+        self._start_offer_relay()
+
+    def _enqueued(self) -> None:
+        self._cond.notify_all()
+
+    def _wake_at(self, when: float) -> None:
+        def wake() -> None:
+            with self._cond:
+                self._cond.notify_all()
+
+        self._service.clock.call_at(when, wake)
+
+    def _take(self, limit: int, block: bool, pacing: float = 0.0) -> list[Entry]:
+        """Up to ``limit`` entries; blocks (if asked) per the pacing rule above."""
+        clock = self._service.clock
+        expired: list[Entry] = []
+        armed_start: float | None = None
+        deadline = clock.now() + pacing if pacing > 0 else None
+        deadline_armed = False
+        try:
+            with self._cond:
+                while True:
+                    self._require_connected()
+                    now = clock.now()
+                    queue = self._queue
+                    queue.release_held(now)
+                    ready = queue.ready()
+                    if ready and (not block or ready >= limit
+                                  or (deadline is not None and now >= deadline)):
+                        batch = queue.get_batch(limit, now, expired)
+                        if batch or not block:
+                            return batch
+                        continue
+                    if not block:
+                        return []
+                    start = queue.next_start()
+                    if start is not None and start != armed_start:
+                        armed_start = start
+                        self._wake_at(start)
+                    if deadline is not None and not deadline_armed and now < deadline:
+                        deadline_armed = True
+                        self._wake_at(deadline)
+                    self._cond.wait()
+        finally:
+            self._channel._released(expired)
+
+    def _taken(self, batch: list[Entry]) -> None:
+        self._channel._released(batch)
+        self._channel._delivered(len(batch))
+
+
+class ProxyPullSupplier(_PullSupplier):
+    """``CosNotifyChannelAdmin::ProxyPullSupplier``: the consumer pulls Anys."""
+
+    proxy_type = CA.PULL_ANY
+    client_disconnect = "disconnect_pull_consumer"
+
+    def connect_any_pull_consumer(self, pull_consumer: Any) -> None:
+        self._connect_consumer(pull_consumer)
+
+    def pull(self) -> Any:
+        batch = self._take(1, block=True)
+        self._taken(batch)
+        return batch[0].event.as_any()
+
+    def try_pull(self) -> tuple[Any, bool]:
+        batch = self._take(1, block=False)
+        self._taken(batch)
+        if batch:
+            return batch[0].event.as_any(), True
+        return _NO_ANY, False
+
+    def disconnect_pull_supplier(self) -> None:
+        self._client_disconnected()
+
+
+class StructuredProxyPullSupplier(_PullSupplier):
+    """``CosNotifyChannelAdmin::StructuredProxyPullSupplier``."""
+
+    proxy_type = CA.PULL_STRUCTURED
+    client_disconnect = "disconnect_structured_pull_consumer"
+
+    def connect_structured_pull_consumer(self, pull_consumer: Any) -> None:
+        self._connect_consumer(pull_consumer)
+
+    def pull_structured_event(self) -> Any:
+        batch = self._take(1, block=True)
+        self._taken(batch)
+        return batch[0].event.as_structured()
+
+    def try_pull_structured_event(self) -> tuple[Any, bool]:
+        batch = self._take(1, block=False)
+        self._taken(batch)
+        if batch:
+            return batch[0].event.as_structured(), True
+        return empty_structured_event(), False
+
+    def disconnect_structured_pull_supplier(self) -> None:
+        self._client_disconnected()
+
+
+class SequenceProxyPullSupplier(_PullSupplier):
+    """``CosNotifyChannelAdmin::SequenceProxyPullSupplier``."""
+
+    proxy_type = CA.PULL_SEQUENCE
+    qos_level = Level.SEQUENCE_PROXY_SUPPLIER
+    client_disconnect = "disconnect_sequence_pull_consumer"
+
+    def connect_sequence_pull_consumer(self, pull_consumer: Any) -> None:
+        self._connect_consumer(pull_consumer)
+
+    def _limit(self, max_number: int) -> int:
+        size = self._qos.get("MaximumBatchSize", 1)
+        return size if max_number <= 0 else min(max_number, size)
+
+    def pull_structured_events(self, max_number: int) -> list[Any]:
+        pacing = self._qos.get("PacingInterval", 0) / 1e7
+        batch = self._take(self._limit(max_number), block=True, pacing=pacing)
+        self._taken(batch)
+        return [entry.event.as_structured() for entry in batch]
+
+    def try_pull_structured_events(self, max_number: int) -> tuple[list[Any], bool]:
+        batch = self._take(self._limit(max_number), block=False)
+        self._taken(batch)
+        return [entry.event.as_structured() for entry in batch], bool(batch)
+
+    def disconnect_sequence_pull_supplier(self) -> None:
+        self._client_disconnected()
+
+
+class EventServiceProxyPullSupplier(_PullSupplier):
+    """``CosEventChannelAdmin::ProxyPullSupplier`` (Event Service style)."""
+
+    proxy_type = CA.PULL_ANY
+    event_service_style = True
+    client_disconnect = "disconnect_pull_consumer"
+
+    def connect_pull_consumer(self, pull_consumer: Any) -> None:
+        self._connect_consumer(pull_consumer)
+
+    def _start_offer_relay(self) -> None:
+        pass
+
+    def pull(self) -> Any:
+        batch = self._take(1, block=True)
+        self._taken(batch)
+        return batch[0].event.as_any()
+
+    def try_pull(self) -> tuple[Any, bool]:
+        batch = self._take(1, block=False)
+        self._taken(batch)
+        if batch:
+            return batch[0].event.as_any(), True
+        return _NO_ANY, False
+
+    def disconnect_pull_supplier(self) -> None:
+        self._client_disconnected()

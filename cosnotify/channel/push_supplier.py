@@ -1,0 +1,299 @@
+"""Push-style proxy suppliers: the channel calls the consumer.
+
+Strategy: each proxy delivers from its own queue with a task on the shared
+worker pool (``dispatch.Dispatcher``); the proxy has at most one task in
+flight, so its consumer sees events in queue order, and a slow or blocked
+consumer ties up only its own task (sections 2.3 and 3.4.12-3.4.14).
+
+Failures follow one policy (docs/architecture.md, "Consumer errors"):
+``Disconnected`` or ``OBJECT_NOT_EXIST`` from the consumer means it is gone:
+the proxy disconnects and destroys itself (section 3.3.7.1). Any other error
+is retried with the events kept at the head of the queue, after
+RetryInterval doubling per attempt (capped), up to Retries attempts; then
+the proxy disconnects the consumer and destroys itself. Retries wait on a
+timer, never on a worker.
+
+Sequence proxies batch by MaximumBatchSize and PacingInterval (section
+2.5.5): a full batch goes at once; otherwise a short batch goes when the
+pacing window ends; a window that ends empty sends the next event as soon
+as it arrives; a PacingInterval of 0 never sends a short batch.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from cosnotify.channel.queue import Entry
+from cosnotify.channel.supplier_proxy import ProxySupplier
+from cosnotify.orb import CORBA
+from cosnotify.qos.properties import Level
+from cosnotify.stubs import CosEventComm
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+
+__all__ = [
+    "EventServiceProxyPushSupplier",
+    "ProxyPushSupplier",
+    "SequenceProxyPushSupplier",
+    "StructuredProxyPushSupplier",
+]
+
+log = logging.getLogger("cosnotify.channel")
+
+_GONE = (CosEventComm.Disconnected, CORBA.OBJECT_NOT_EXIST)
+
+
+class _PushSupplier(ProxySupplier):
+    """Delivery machinery shared by the push proxy suppliers."""
+
+    consumer_method = ""
+    consumer_interface = ""
+
+    def __init__(self, admin: Any, proxy_id: int | None) -> None:
+        super().__init__(admin, proxy_id)
+        self._scheduled = False
+        self._retry: list[Entry] = []
+        self._failures = 0
+        self._timer: Any = None
+
+    # -- connecting -------------------------------------------------------------------
+    def _connect_consumer(self, consumer: Any) -> None:
+        self._connect(consumer, required=self.consumer_method, interface=self.consumer_interface,
+                      allow_nil=False)
+
+    def _on_connected(self) -> None:
+        self._start_offer_relay()
+        self._kick()
+
+    def _on_suspend_change(self) -> None:
+        self._kick()
+
+    # -- scheduling -------------------------------------------------------------------
+    def _enqueued(self) -> None:
+        if not self._scheduled and not self._suspended:
+            self._scheduled = True
+            self._service.submit(self._deliver)
+
+    def _kick(self) -> None:
+        """Schedule delivery if there is anything to deliver."""
+        with self._lock:
+            if (self._scheduled or self._suspended or not self._connected
+                    or not (self._retry or len(self._queue))):
+                return
+            self._scheduled = True
+        self._service.submit(self._deliver)
+
+    def _wake_at(self, when: float) -> None:
+        """Kick delivery at ``when`` (StartTime, pacing); lock held."""
+        timer = self._timer
+        if timer is not None and not timer.cancelled and timer.when <= when:
+            return
+        if timer is not None:
+            timer.cancel()
+        self._timer = self._service.clock.call_at(when, self._timer_fired)
+
+    def _timer_fired(self) -> None:
+        with self._lock:
+            self._timer = None
+        self._kick()
+
+    # -- delivering -------------------------------------------------------------------
+    def _deliver(self) -> bool:
+        budget = self._service.config.delivery_slice
+        clock = self._service.clock
+        while budget > 0:
+            expired: list[Entry] = []
+            with self._lock:
+                if self._destroyed or not self._connected or self._suspended:
+                    self._scheduled = False
+                    return False
+                now = clock.now()
+                batch = self._retry
+                if batch:
+                    self._retry = []
+                    batch = [e for e in batch if e.deadline is None or e.deadline > now]
+                else:
+                    batch = self._take(now, expired)
+                consumer = self._client
+                if not batch:
+                    self._scheduled = False
+                    wake = self._queue.next_start()
+                    if wake is not None:
+                        self._wake_at(wake)
+            self._channel._released(expired)
+            if not batch:
+                return False
+            try:
+                self._send(consumer, batch)
+            except Exception as exc:  # noqa: BLE001 - every failure goes through the policy
+                return self._failed(batch, exc)
+            self._failures = 0
+            self._channel._released(batch)
+            self._channel._delivered(len(batch))
+            budget -= len(batch)
+        return True
+
+    def _take(self, now: float, expired: list[Entry]) -> list[Entry]:
+        """The next batch to send (lock held)."""
+        self._queue.release_held(now)
+        entry = self._queue.get(now, expired)
+        return [entry] if entry is not None else []
+
+    def _send(self, consumer: Any, batch: list[Entry]) -> None:
+        raise NotImplementedError
+
+    def _failed(self, batch: list[Entry], exc: Exception) -> bool:
+        if isinstance(exc, _GONE):
+            log.info("%r: consumer is gone (%s); destroying the proxy", self, type(exc).__name__)
+            self._channel._released(batch)
+            self._teardown(notify_client=False)
+            return False
+        self._failures += 1
+        retries = self._qos.get("Retries", 3)
+        if self._failures > retries:
+            log.warning("%r: consumer failed %d times (%s); disconnecting it",
+                        self, self._failures, exc)
+            self._channel._released(batch)
+            self._teardown(notify_client=True)
+            return False
+        interval = self._qos.get("RetryInterval", 1_000_000) / 1e7
+        delay = min(interval * 2 ** (self._failures - 1), self._service.config.max_backoff)
+        log.info("%r: push failed (%s); retry %d of %d in %.2fs",
+                 self, exc, self._failures, retries, delay)
+        with self._lock:
+            self._retry = batch + self._retry
+            # Keep _scheduled True: only the timer may restart delivery.
+            self._service.clock.call_later(delay, self._retry_due)
+        return False
+
+    def _retry_due(self) -> None:
+        with self._lock:
+            if self._destroyed:
+                return
+        self._service.submit(self._deliver)
+
+    def _on_teardown(self) -> None:
+        with self._lock:
+            retry, self._retry = self._retry, []
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        self._channel._released(retry)
+        super()._on_teardown()
+
+
+class ProxyPushSupplier(_PushSupplier):
+    """``CosNotifyChannelAdmin::ProxyPushSupplier``: delivers Anys."""
+
+    proxy_type = CA.PUSH_ANY
+    client_disconnect = "disconnect_push_consumer"
+    consumer_method = "push"
+    consumer_interface = "IDL:omg.org/CosEventComm/PushConsumer:1.0"
+
+    def connect_any_push_consumer(self, push_consumer: Any) -> None:
+        self._connect_consumer(push_consumer)
+
+    def disconnect_push_supplier(self) -> None:
+        self._client_disconnected()
+
+    def _send(self, consumer: Any, batch: list[Entry]) -> None:
+        for entry in batch:
+            consumer.push(entry.event.as_any())
+
+
+class StructuredProxyPushSupplier(_PushSupplier):
+    """``CosNotifyChannelAdmin::StructuredProxyPushSupplier``."""
+
+    proxy_type = CA.PUSH_STRUCTURED
+    client_disconnect = "disconnect_structured_push_consumer"
+    consumer_method = "push_structured_event"
+    consumer_interface = "IDL:omg.org/CosNotifyComm/StructuredPushConsumer:1.0"
+
+    def connect_structured_push_consumer(self, push_consumer: Any) -> None:
+        self._connect_consumer(push_consumer)
+
+    def disconnect_structured_push_supplier(self) -> None:
+        self._client_disconnected()
+
+    def _send(self, consumer: Any, batch: list[Entry]) -> None:
+        for entry in batch:
+            consumer.push_structured_event(entry.event.as_structured())
+
+
+class SequenceProxyPushSupplier(_PushSupplier):
+    """``CosNotifyChannelAdmin::SequenceProxyPushSupplier``: batches by QoS."""
+
+    proxy_type = CA.PUSH_SEQUENCE
+    qos_level = Level.SEQUENCE_PROXY_SUPPLIER
+    client_disconnect = "disconnect_sequence_push_consumer"
+    consumer_method = "push_structured_events"
+    consumer_interface = "IDL:omg.org/CosNotifyComm/SequencePushConsumer:1.0"
+
+    def __init__(self, admin: Any, proxy_id: int | None) -> None:
+        super().__init__(admin, proxy_id)
+        self._window_end = 0.0
+
+    def connect_sequence_push_consumer(self, push_consumer: Any) -> None:
+        self._connect_consumer(push_consumer)
+
+    def disconnect_sequence_push_supplier(self) -> None:
+        self._client_disconnected()
+
+    def _on_connected(self) -> None:
+        with self._lock:
+            self._window_end = self._service.clock.now() + self._pacing()
+        super()._on_connected()
+
+    def _pacing(self) -> float:
+        return self._qos.get("PacingInterval", 0) / 1e7
+
+    def _enqueued(self) -> None:
+        # Only wake the sender when a batch could go: full, or the window is over.
+        if self._queue.ready() >= self._qos.get("MaximumBatchSize", 1):
+            super()._enqueued()
+        elif self._pacing() > 0:
+            if self._service.clock.now() >= self._window_end:
+                super()._enqueued()
+            elif not self._scheduled:
+                self._wake_at(self._window_end)
+
+    def _take(self, now: float, expired: list[Entry]) -> list[Entry]:
+        self._queue.release_held(now)
+        size = self._qos.get("MaximumBatchSize", 1)
+        ready = self._queue.ready()
+        pacing = self._pacing()
+        if ready >= size or (pacing > 0 and ready and now >= self._window_end):
+            batch = self._queue.get_batch(size, now, expired)
+            if batch:
+                self._window_end = now + pacing
+            return batch
+        if pacing > 0 and ready:
+            self._wake_at(self._window_end)
+        return []
+
+    def _send(self, consumer: Any, batch: list[Entry]) -> None:
+        consumer.push_structured_events([entry.event.as_structured() for entry in batch])
+
+
+class EventServiceProxyPushSupplier(_PushSupplier):
+    """``CosEventChannelAdmin::ProxyPushSupplier`` (Event Service style)."""
+
+    proxy_type = CA.PUSH_ANY
+    event_service_style = True
+    client_disconnect = "disconnect_push_consumer"
+    consumer_method = "push"
+    consumer_interface = "IDL:omg.org/CosEventComm/PushConsumer:1.0"
+
+    def connect_push_consumer(self, push_consumer: Any) -> None:
+        self._connect_consumer(push_consumer)
+
+    def disconnect_push_supplier(self) -> None:
+        self._client_disconnected()
+
+    def _start_offer_relay(self) -> None:
+        pass  # Event Service consumers know nothing of offers
+
+    def _send(self, consumer: Any, batch: list[Entry]) -> None:
+        for entry in batch:
+            consumer.push(entry.event.as_any())
+

@@ -1,0 +1,258 @@
+"""A proxy supplier's event queue: OrderPolicy, DiscardPolicy, expiry, StartTime.
+
+Strategy: entries live in two binary heaps with lazy deletion. The *order*
+heap gives the next event to deliver under the OrderPolicy; the *discard*
+heap (kept only while a limit is set) gives the next victim under the
+DiscardPolicy (spec section 2.5.5, "Order Policy" and "Discard Policy").
+Both hold ``(key, seq, entry)`` tuples; ``seq`` is the channel-wide arrival
+number, so ties break first-in-first-out and entries are never compared.
+Removing an entry only marks it dead; the heaps drop dead tuples as they
+surface and are compacted when dead tuples outnumber live ones.
+
+Expired events (Timeout / StopTime) are dropped when they reach the front;
+events whose StartTime lies ahead wait in a *held* heap until released.
+The queue is not thread-safe: its owner (the proxy supplier) locks.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any, Iterator
+
+from cosnotify.channel.event import Event
+
+__all__ = ["Entry", "EventQueue", "ANY_ORDER", "FIFO_ORDER", "PRIORITY_ORDER", "DEADLINE_ORDER",
+           "LIFO_ORDER"]
+
+# The policy constants of CosNotification (section 3.1.3), repeated so this
+# module does not depend on the stubs.
+ANY_ORDER, FIFO_ORDER, PRIORITY_ORDER, DEADLINE_ORDER, LIFO_ORDER = 0, 1, 2, 3, 4
+
+_INF = math.inf
+
+
+class Entry:
+    """One proxy supplier's copy of an event, with its own priority and deadline."""
+
+    __slots__ = ("event", "priority", "deadline", "alive", "held", "owner")
+
+    def __init__(self, event: Event, priority: int, deadline: float | None) -> None:
+        self.event = event
+        self.priority = priority
+        self.deadline = deadline
+        self.alive = True
+        self.held = False  # waiting for its StartTime in the held heap
+        self.owner: EventQueue | None = None
+
+    def __repr__(self) -> str:
+        return f"<Entry {self.event!r} priority={self.priority} deadline={self.deadline}>"
+
+
+def _order_key(policy: int, entry: Entry) -> float:
+    if policy == FIFO_ORDER:
+        return 0.0
+    if policy == DEADLINE_ORDER:
+        return entry.deadline if entry.deadline is not None else _INF
+    return float(-entry.priority)  # PRIORITY_ORDER, and ANY_ORDER (section 2.5.5.2)
+
+
+def _discard_key(policy: int, entry: Entry) -> float:
+    if policy == LIFO_ORDER:
+        return float(-entry.event.seq)
+    if policy == PRIORITY_ORDER:
+        return float(entry.priority)
+    if policy == DEADLINE_ORDER:
+        return entry.deadline if entry.deadline is not None else _INF
+    return float(entry.event.seq)  # FIFO_ORDER and ANY_ORDER: oldest first
+
+
+class EventQueue:
+    """Events waiting for one consumer."""
+
+    def __init__(self, order_policy: int = ANY_ORDER, discard_policy: int = ANY_ORDER,
+                 max_events: int = 0) -> None:
+        self._order: list[tuple[float, int, Entry]] = []
+        self._discard: list[tuple[float, int, Entry]] | None = None
+        self._held: list[tuple[float, int, Entry]] = []
+        self._size = 0
+        self._dead_in_order = 0
+        #: The lock of the proxy owning this queue (set by it; used for channel discards).
+        self.lock: Any = None
+        self.order_policy = order_policy
+        self.discard_policy = discard_policy
+        self.max_events = max_events
+        self.set_policies(order_policy, discard_policy, max_events)
+
+    # -- configuration ----------------------------------------------------------
+    def set_policies(self, order_policy: int, discard_policy: int, max_events: int) -> list[Entry]:
+        """Change policies, reordering what is queued; returns entries discarded
+        because the new limit is lower than the current length."""
+        ready = [t[2] for t in self._order if t[2].alive]
+        self.order_policy, self.discard_policy, self.max_events = (
+            order_policy, discard_policy, max_events)
+        self._order = [(_order_key(order_policy, e), e.event.seq, e) for e in ready]
+        heapq.heapify(self._order)
+        self._dead_in_order = 0
+        if max_events > 0:
+            self._discard = [(_discard_key(discard_policy, e), e.event.seq, e)
+                             for e in self._live_entries()]
+            heapq.heapify(self._discard)
+        else:
+            self._discard = None
+        return self._enforce_limit()
+
+    # -- adding -------------------------------------------------------------------
+    def put(self, entry: Entry, now: float) -> list[Entry]:
+        """Queue ``entry``; returns the entries discarded to respect MaxEventsPerConsumer
+        (possibly ``entry`` itself, under LifoOrder)."""
+        entry.owner = self
+        start = entry.event.start
+        if start is not None and start > now:
+            entry.held = True
+            heapq.heappush(self._held, (start, entry.event.seq, entry))
+            self._size += 1
+            if self._discard is not None:
+                heapq.heappush(self._discard, (_discard_key(self.discard_policy, entry),
+                                               entry.event.seq, entry))
+            return self._enforce_limit()
+        self._insert(entry)
+        return self._enforce_limit() if self._discard is not None else []
+
+    def _insert(self, entry: Entry) -> None:
+        seq = entry.event.seq
+        heapq.heappush(self._order, (_order_key(self.order_policy, entry), seq, entry))
+        self._size += 1
+        if self._discard is not None:
+            heapq.heappush(self._discard, (_discard_key(self.discard_policy, entry), seq, entry))
+
+    def release_held(self, now: float) -> int:
+        """Move events whose StartTime has come into the delivery order."""
+        moved = 0
+        held = self._held
+        while held and held[0][0] <= now:
+            entry = heapq.heappop(held)[2]
+            if entry.alive:
+                entry.held = False
+                seq = entry.event.seq
+                heapq.heappush(self._order, (_order_key(self.order_policy, entry), seq, entry))
+                moved += 1
+        return moved
+
+    def next_start(self) -> float | None:
+        """The earliest StartTime of a held event, if any."""
+        while self._held and not self._held[0][2].alive:
+            heapq.heappop(self._held)
+        return self._held[0][0] if self._held else None
+
+    # -- taking -------------------------------------------------------------------
+    def get(self, now: float, expired: list[Entry] | None = None) -> Entry | None:
+        """The next deliverable entry, or None; expired entries met on the way are
+        dropped (and appended to ``expired`` when given)."""
+        order = self._order
+        while order:
+            entry = heapq.heappop(order)[2]
+            if not entry.alive:
+                self._dead_in_order -= 1
+                continue
+            entry.alive = False
+            self._size -= 1
+            deadline = entry.deadline
+            if deadline is not None and deadline <= now:
+                if expired is not None:
+                    expired.append(entry)
+                continue
+            self._maybe_compact()
+            return entry
+        return None
+
+    def get_batch(self, limit: int, now: float, expired: list[Entry] | None = None) -> list[Entry]:
+        """Up to ``limit`` deliverable entries, in order."""
+        batch = []
+        while len(batch) < limit:
+            entry = self.get(now, expired)
+            if entry is None:
+                break
+            batch.append(entry)
+        return batch
+
+    def ready(self) -> int:
+        """How many queued entries are not held for a future StartTime."""
+        return len(self._order) - self._dead_in_order
+
+    def remove(self, entry: Entry) -> bool:
+        """Drop a queued entry (channel-level discard); False if already gone."""
+        if not entry.alive or entry.owner is not self:
+            return False
+        self._kill(entry)
+        self._maybe_compact()
+        return True
+
+    def drop_expired(self, now: float) -> list[Entry]:
+        """Remove every queued entry whose deadline has passed."""
+        gone = [e for e in self._live_entries() if e.deadline is not None and e.deadline <= now]
+        for entry in gone:
+            self.remove(entry)
+        return gone
+
+    def clear(self) -> list[Entry]:
+        """Empty the queue, returning what was in it."""
+        entries = list(self._live_entries())
+        for entry in entries:
+            entry.alive = False
+        self._order.clear()
+        self._held.clear()
+        if self._discard is not None:
+            self._discard.clear()
+        self._size = 0
+        self._dead_in_order = 0
+        return entries
+
+    def __len__(self) -> int:
+        return self._size
+
+    # -- internals -------------------------------------------------------------------
+    def _enforce_limit(self) -> list[Entry]:
+        discarded: list[Entry] = []
+        if self.max_events <= 0 or self._discard is None:
+            return discarded
+        heap = self._discard
+        while self._size > self.max_events and heap:
+            entry = heapq.heappop(heap)[2]
+            if not entry.alive:
+                continue
+            self._kill(entry)
+            discarded.append(entry)
+        self._maybe_compact()
+        return discarded
+
+    def _kill(self, entry: Entry) -> None:
+        entry.alive = False
+        self._size -= 1
+        if not entry.held:
+            self._dead_in_order += 1
+
+    def _live_entries(self) -> Iterator[Entry]:
+        seen: set[int] = set()
+        for heap in (self._order, self._held):
+            for _, _, entry in heap:
+                if entry.alive and id(entry) not in seen:
+                    seen.add(id(entry))
+                    yield entry
+
+    def _maybe_compact(self) -> None:
+        # Dead tuples accumulate in the order heap (discards) and in the discard
+        # heap (deliveries); rebuild a heap once its dead tuples outnumber live ones.
+        if self._dead_in_order > 64 and self._dead_in_order > self._size:
+            self._order = [t for t in self._order if t[2].alive]
+            heapq.heapify(self._order)
+            self._dead_in_order = 0
+        discard = self._discard
+        if discard is not None and len(discard) > 2 * self._size + 64:
+            self._discard = [t for t in discard if t[2].alive]
+            heapq.heapify(self._discard)
+
+    def snapshot(self) -> list[Any]:
+        """The live entries in delivery order (for inspection and tests)."""
+        live = [t for t in self._order if t[2].alive]
+        return [t[2] for t in sorted(live)]

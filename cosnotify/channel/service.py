@@ -1,0 +1,84 @@
+"""Configuration and shared machinery of one notification service instance.
+
+Strategy: an :class:`EventChannelFactory` owns one :class:`Service`, which
+holds what every channel, admin and proxy under it shares: the clock, the
+bounded worker pool, the implementation limits and the QoS capabilities.
+Nothing here is a CORBA object; it is passed down at construction.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import attrs
+
+from cosnotify.channel.clock import Clock, SystemClock
+from cosnotify.channel.dispatch import Dispatcher
+from cosnotify.qos.negotiation import Capabilities
+
+__all__ = ["ServiceConfig", "Service"]
+
+log = logging.getLogger("cosnotify.channel")
+
+
+@attrs.frozen
+class ServiceConfig:
+    """Implementation limits and tunables (documented in docs/architecture.md)."""
+
+    #: Worker threads delivering to push consumers and polling pull suppliers.
+    min_workers: int = 2
+    max_workers: int = 32
+    #: How often a pull-style proxy consumer polls a supplier that had no event.
+    pull_interval: float = 0.1
+    #: Events per consumer queued at most when MaxEventsPerConsumer is 0 (unlimited
+    #: by the spec's default): a safety cap so a dead consumer cannot exhaust memory.
+    consumer_queue_cap: int = 100_000
+    #: Events one delivery task hands over before yielding its worker.
+    delivery_slice: int = 256
+    #: Upper bound on the retry backoff for failing consumers and suppliers.
+    max_backoff: float = 30.0
+
+    def __attrs_post_init__(self) -> None:
+        if self.consumer_queue_cap < 1 or self.delivery_slice < 1:
+            raise ValueError("consumer_queue_cap and delivery_slice must be positive")
+
+
+class Service:
+    """The clock, worker pool and limits shared by a factory's channels."""
+
+    def __init__(self, config: ServiceConfig | None = None, clock: Clock | None = None,
+                 capabilities: Capabilities | None = None) -> None:
+        self.config = config or ServiceConfig()
+        self.clock: Clock = clock or SystemClock()
+        self._owns_clock = clock is None
+        self.capabilities = capabilities or Capabilities()
+        self.dispatcher = Dispatcher(self.config.min_workers, self.config.max_workers)
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def submit(self, task: Any) -> None:
+        """Run a task on the worker pool (see ``dispatch.Dispatcher.submit``)."""
+        self.dispatcher.submit(task)
+
+    def call_soon(self, fn: Any, *args: Any) -> None:
+        """Run ``fn(*args)`` once on a worker, logging (never raising) failures."""
+
+        def task() -> bool:
+            try:
+                fn(*args)
+            except Exception:
+                log.exception("background call %s failed", getattr(fn, "__qualname__", fn))
+            return False
+
+        self.dispatcher.submit(task)
+
+    def close(self, wait: bool = True) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self.dispatcher.close(wait=wait)
+        if self._owns_clock:
+            self.clock.close()

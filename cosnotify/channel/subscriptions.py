@@ -1,0 +1,281 @@
+"""Subscription sharing (spec section 2.6): offers and subscriptions, aggregated.
+
+Strategy: every contributor (a proxy supplier or consumer admin for
+subscriptions; a proxy consumer or supplier admin for offers) keeps the
+*set* of event types it contributes, and hands the hub only the difference
+when that set changes. The hub counts contributors per type; a type entering
+or leaving the aggregate is relayed to clients: subscription changes to the
+suppliers connected to proxy consumers (``subscription_change``), offer
+changes to the consumers connected to proxy suppliers (``offer_change``).
+
+Relays never run on the caller's thread and never under a lock: each client
+has a :class:`Relay` that coalesces pending changes and sends them in order
+on the worker pool. A client that answers NO_IMPLEMENT (section 2.6.2/2.6.3)
+is not called again.
+
+Event types are normalised once: any combination of "" and "*" for domain
+and type means every type and becomes ("*", "%ALL") (section 2.6.6).
+"""
+
+from __future__ import annotations
+
+import collections
+import fnmatch
+import logging
+import re
+import threading
+from typing import Any, Callable, Iterable
+
+from cosnotify.orb import CORBA
+from cosnotify.stubs import CosNotification, CosNotifyComm
+
+__all__ = [
+    "ALL",
+    "Relay",
+    "SubscriptionHub",
+    "TypeSet",
+    "check_event_types",
+    "normalize",
+    "type_matches",
+]
+
+log = logging.getLogger("cosnotify.channel")
+
+ALL = ("*", "%ALL")
+_SPECIAL = {"%ALL", "%ANY", "%TYPED"}
+_BAD_CHARS = re.compile(r"[\x00-\x20\x7f]")
+
+
+def normalize(domain: str, type_name: str) -> tuple[str, str]:
+    """The canonical (domain, type) pair; every-type spellings become ALL."""
+    if domain in ("", "*") and type_name in ("", "*", "%ALL"):
+        return ALL
+    if type_name == "%ALL":
+        return ALL
+    return (domain, type_name)
+
+
+def _valid_part(text: str) -> bool:
+    if _BAD_CHARS.search(text):
+        return False
+    return "%" not in text or text in _SPECIAL
+
+
+def check_event_types(types: Iterable[Any]) -> list[tuple[str, str]]:
+    """Normalised pairs for an EventTypeSeq, or ``InvalidEventType`` (section 3.3.1.1).
+
+    A name is syntactically invalid if it holds whitespace or control
+    characters, or a '%' outside the special names %ALL, %ANY and %TYPED.
+    """
+    pairs = []
+    for event_type in types:
+        if not (_valid_part(event_type.domain_name) and _valid_part(event_type.type_name)):
+            raise CosNotifyComm.InvalidEventType(event_type)
+        pairs.append(normalize(event_type.domain_name, event_type.type_name))
+    return pairs
+
+
+def type_matches(pattern: tuple[str, str], domain: str, type_name: str) -> bool:
+    """Does the (possibly wildcard) type ``pattern`` cover this event's type?"""
+    if pattern == ALL:
+        return True
+    pdom, ptype = pattern
+    return _glob(pdom, domain) and _glob(ptype, type_name)
+
+
+def _glob(pattern: str, text: str) -> bool:
+    if pattern in ("", "*"):
+        return True
+    if "*" not in pattern:
+        return pattern == text
+    return fnmatch.fnmatchcase(text, pattern.replace("[", "[[]").replace("?", "[?]"))
+
+
+def to_event_types(pairs: Iterable[tuple[str, str]]) -> list[Any]:
+    """An EventTypeSeq for the pairs, in a stable order."""
+    return [CosNotification.EventType(d, t) for d, t in sorted(pairs)]
+
+
+class TypeSet:
+    """One contributor's event types; ``update`` returns the (added, removed) delta."""
+
+    def __init__(self) -> None:
+        self.types: set[tuple[str, str]] = set()
+
+    def update(self, added: Iterable[tuple[str, str]],
+               removed: Iterable[tuple[str, str]]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+        before = set(self.types)
+        self.types.difference_update(removed)
+        self.types.update(added)
+        return self.types - before, before - self.types
+
+    def replace(self, types: Iterable[tuple[str, str]]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+        new = set(types)
+        added, removed = new - self.types, self.types - new
+        self.types = new
+        return added, removed
+
+
+class Relay:
+    """Sends one client's offer or subscription changes, in order, coalesced.
+
+    ``method`` is the client operation to call (``offer_change`` or
+    ``subscription_change``). Changes queued while a send is in flight are
+    merged: a type added then removed before it was sent is not sent at all.
+    """
+
+    def __init__(self, service: Any, client: Any, method: str) -> None:
+        self._service = service
+        self._client = client
+        self._method = method
+        self._lock = threading.Lock()
+        self._added: set[tuple[str, str]] = set()
+        self._removed: set[tuple[str, str]] = set()
+        self._scheduled = False
+        self.enabled = True
+        self.unsupported = False
+
+    def post(self, added: Iterable[tuple[str, str]], removed: Iterable[tuple[str, str]]) -> None:
+        if not self.enabled or self.unsupported:
+            return
+        with self._lock:
+            for pair in added:
+                if pair in self._removed:
+                    self._removed.discard(pair)
+                else:
+                    self._added.add(pair)
+            for pair in removed:
+                if pair in self._added:
+                    self._added.discard(pair)
+                else:
+                    self._removed.add(pair)
+            if (self._added or self._removed) and not self._scheduled:
+                self._scheduled = True
+                self._service.submit(self._send)
+
+    def _send(self) -> bool:
+        with self._lock:
+            added, removed = self._added, self._removed
+            self._added, self._removed = set(), set()
+            if not (added or removed) or not self.enabled:
+                self._scheduled = False
+                return False
+        try:
+            getattr(self._client, self._method)(to_event_types(added), to_event_types(removed))
+        except CORBA.NO_IMPLEMENT:
+            self.unsupported = True
+        except Exception as exc:  # noqa: BLE001 - a client failing a courtesy call is logged
+            log.info("%s on %r failed: %s", self._method, self._client, exc)
+        with self._lock:
+            if self._added or self._removed:
+                return True
+            self._scheduled = False
+            return False
+
+
+class _Aggregate:
+    """Reference counts per event type over all contributors."""
+
+    def __init__(self) -> None:
+        self.counts: collections.Counter[tuple[str, str]] = collections.Counter()
+
+    def apply(self, added: Iterable[tuple[str, str]],
+              removed: Iterable[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        appeared, vanished = [], []
+        for pair in added:
+            self.counts[pair] += 1
+            if self.counts[pair] == 1:
+                appeared.append(pair)
+        for pair in removed:
+            if self.counts[pair] <= 0:
+                continue
+            self.counts[pair] -= 1
+            if self.counts[pair] == 0:
+                del self.counts[pair]
+                vanished.append(pair)
+        return appeared, vanished
+
+    def current(self) -> list[tuple[str, str]]:
+        return sorted(self.counts)
+
+
+class SubscriptionHub:
+    """One channel's aggregate offers and subscriptions and who to tell."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._subscriptions = _Aggregate()
+        self._offers = _Aggregate()
+        self._supplier_relays: dict[int, Relay] = {}   # told about subscription changes
+        self._consumer_relays: dict[int, Relay] = {}   # told about offer changes
+
+    # -- contributors ----------------------------------------------------------------
+    def change_subscriptions(self, added: Iterable[tuple[str, str]],
+                             removed: Iterable[tuple[str, str]]) -> None:
+        self._change(self._subscriptions, self._supplier_relays, added, removed)
+
+    def change_offers(self, added: Iterable[tuple[str, str]],
+                      removed: Iterable[tuple[str, str]]) -> None:
+        self._change(self._offers, self._consumer_relays, added, removed)
+
+    def _change(self, aggregate: _Aggregate, relays: dict[int, Relay],
+                added: Iterable[tuple[str, str]], removed: Iterable[tuple[str, str]]) -> None:
+        with self._lock:
+            appeared, vanished = aggregate.apply(added, removed)
+            if appeared or vanished:
+                for relay in relays.values():
+                    relay.post(appeared, vanished)
+
+    # -- clients -----------------------------------------------------------------------
+    def watch_subscriptions(self, key: int, relay: Relay) -> None:
+        with self._lock:
+            self._supplier_relays[key] = relay
+
+    def watch_offers(self, key: int, relay: Relay) -> None:
+        with self._lock:
+            self._consumer_relays[key] = relay
+
+    def unwatch(self, key: int) -> None:
+        with self._lock:
+            self._supplier_relays.pop(key, None)
+            self._consumer_relays.pop(key, None)
+
+    def obtain(self, which: str, relay: Relay | None, mode: Any) -> list[Any]:
+        """``obtain_subscription_types`` / ``obtain_offered_types`` (Table 3-1).
+
+        Reading the aggregate and switching updates happen under one lock, so
+        a client that turns updates on misses nothing and gets nothing twice.
+        """
+        from cosnotify.stubs import CosNotifyChannelAdmin as CA
+
+        aggregate = self._subscriptions if which == "subscriptions" else self._offers
+        with self._lock:
+            if relay is not None:
+                relay.enabled = mode in (CA.ALL_NOW_UPDATES_ON, CA.NONE_NOW_UPDATES_ON)
+            if mode in (CA.ALL_NOW_UPDATES_OFF, CA.ALL_NOW_UPDATES_ON):
+                return to_event_types(aggregate.current())
+            return []
+
+    def current(self, which: str) -> list[tuple[str, str]]:
+        with self._lock:
+            aggregate = self._subscriptions if which == "subscriptions" else self._offers
+            return aggregate.current()
+
+
+def supports(client: Any, repo_id: str, method: str) -> bool:
+    """Does ``client`` implement ``method`` of interface ``repo_id``?
+
+    An object reference is asked (``_is_a``); an in-process client is
+    inspected for the method.
+    """
+    if client is None:
+        return False
+    if isinstance(client, CORBA.Object):
+        try:
+            return bool(client._is_a(repo_id))
+        except CORBA.SystemException:
+            return False
+    return callable(getattr(client, method, None))
+
+
+Callback = Callable[[list[Any], list[Any]], None]

@@ -1,0 +1,254 @@
+"""The consumer-facing half of the channel: what every proxy supplier does.
+
+Strategy: a proxy supplier owns one :class:`EventQueue` (its consumer's
+queue, section 2.3: "the event will be queued by the proxy for eventual
+delivery"). The admin's router hands it each event that passed the admin's
+filters; the proxy applies its own filters (combined by the admin's
+InterFilterGroupOperator), resolves priority and lifetime for *its* copy
+(mapping filters, section 2.3.1), and queues it. Push and pull subclasses
+decide how the queue is emptied.
+
+Priority for a proxy's copy (sections 2.3.1 and 3.4.2.3), first that applies:
+a priority mapping filter that *matches*; the event header's Priority; an
+explicitly set Priority QoS of the proxy consumer that received the event,
+then of this proxy supplier; the mapping filter's default value; 0.
+Lifetime follows the same order with Timeout, measured from arrival; a
+header StopTime is an absolute limit on top.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Mapping
+
+from cosnotify.channel.admin_mixins import match_any
+from cosnotify.channel.proxy import ProxyBase
+from cosnotify.channel.queue import Entry, EventQueue
+from cosnotify.channel.subscriptions import ALL, Relay, TypeSet, type_matches
+
+__all__ = ["ProxySupplier"]
+
+log = logging.getLogger("cosnotify.channel")
+
+_NOTIFY_PUBLISH = "IDL:omg.org/CosNotifyComm/NotifyPublish:1.0"
+
+
+class ProxySupplier(ProxyBase):
+    """``CosNotifyChannelAdmin::ProxySupplier`` plus the queue every kind needs."""
+
+    def __init__(self, admin: Any, proxy_id: int | None) -> None:
+        super().__init__(admin, proxy_id)
+        config = self._service.config
+        self._queue = EventQueue(*self._queue_policies(config.consumer_queue_cap))
+        self._queue.lock = self._lock
+        self._priority_filter: Any = None
+        self._lifetime_filter: Any = None
+        #: Types the consumer asked for with subscription_change (empty: no restriction).
+        self._explicit = TypeSet()
+        self._filter_types: dict[int, TypeSet] = {}
+        self._contribution = TypeSet()
+        self._offer_relay: Relay | None = None
+        self._refresh_fast_path()
+        self._update_contribution()
+
+    # -- QoS -> queue ------------------------------------------------------------------
+    def _queue_policies(self, cap: int) -> tuple[int, int, int]:
+        qos = self._qos
+        limit = qos.get("MaxEventsPerConsumer", 0) or cap
+        return qos["OrderPolicy"], qos["DiscardPolicy"], min(limit, cap)
+
+    def _qos_changed(self, changes: Mapping[str, Any]) -> None:
+        if {"OrderPolicy", "DiscardPolicy", "MaxEventsPerConsumer"} & set(changes):
+            with self._lock:
+                dropped = self._queue.set_policies(
+                    *self._queue_policies(self._service.config.consumer_queue_cap))
+            self._channel._released(dropped)
+        self._refresh_fast_path()
+
+    def _refresh_fast_path(self) -> None:
+        explicit = self._qos_explicit
+        admin = self._admin
+        self._fast = (self._priority_filter is None and self._lifetime_filter is None
+                      and getattr(admin, "_priority_filter", None) is None
+                      and getattr(admin, "_lifetime_filter", None) is None
+                      and "Priority" not in explicit and "Timeout" not in explicit)
+
+    # -- mapping filters (section 2.3.1) -----------------------------------------------
+    def _get_priority_filter(self) -> Any:
+        return self._priority_filter
+
+    def _set_priority_filter(self, value: Any) -> None:
+        self._priority_filter = value
+        self._refresh_fast_path()
+
+    def _get_lifetime_filter(self) -> Any:
+        return self._lifetime_filter
+
+    def _set_lifetime_filter(self, value: Any) -> None:
+        self._lifetime_filter = value
+        self._refresh_fast_path()
+
+    # -- the event path ------------------------------------------------------------------
+    def offer(self, event: Any, admin_passed: bool, and_op: bool, now: float) -> Entry | None:
+        """Consider ``event`` for this consumer; returns the queued entry, if any.
+
+        ``admin_passed`` is the result of the admin's filters, evaluated once
+        for all its proxies; ``and_op`` is the admin's InterFilterGroupOperator.
+        """
+        if not self._connected:
+            return None
+        if self._explicit.types and not self._type_subscribed(event):
+            return None
+        filters = self._filters
+        if and_op:
+            if not admin_passed or (filters and not match_any(filters, event)):
+                return None
+        elif not admin_passed and filters and not match_any(filters, event):
+            # OR: either set passing is enough, and an empty set passes
+            # everything (section 2.3, "a Proxy ... with no filters forwards all").
+            return None
+        if self._fast:
+            entry = Entry(event, event.priority, event.deadline)
+        else:
+            entry = Entry(event, *self._resolve(event))
+        with self._lock:
+            if not self._connected:
+                return None
+            dropped = self._queue.put(entry, now)
+            self._enqueued()
+        if dropped:
+            self._channel._released(dropped)
+        return entry
+
+    def _enqueued(self) -> None:
+        """Hook, called with the lock held after an entry was queued."""
+
+    def _type_subscribed(self, event: Any) -> bool:
+        domain, type_name = event.domain_name, event.type_name
+        return any(type_matches(p, domain, type_name) for p in self._explicit.types)
+
+    def _resolve(self, event: Any) -> tuple[int, float | None]:
+        """This proxy's (priority, deadline) for ``event`` (section 2.3.1)."""
+        qos, explicit = self._qos, self._qos_explicit
+        priority, source = event.priority, event.priority_source
+        if source == 0 and "Priority" in explicit:
+            priority, source = qos["Priority"], 1
+        mapping = self._priority_filter or getattr(self._admin, "_priority_filter", None)
+        if mapping is not None:
+            matched, value = _map(mapping, event)
+            if value is not None and (matched or source == 0):
+                priority = value
+        lifetime, source = event.lifetime, event.lifetime_source
+        if source == 0 and "Timeout" in explicit and qos["Timeout"]:
+            lifetime, source = qos["Timeout"] / 1e7, 1
+        mapping = self._lifetime_filter or getattr(self._admin, "_lifetime_filter", None)
+        if mapping is not None:
+            matched, value = _map(mapping, event)
+            if value is not None and (matched or source == 0):
+                lifetime = value / 1e7 if value else None
+        deadline = event.stop_time
+        if lifetime:
+            expiry = event.arrival + lifetime
+            deadline = expiry if deadline is None else min(deadline, expiry)
+        return priority, deadline
+
+    # -- subscription sharing: NotifySubscribe on the proxy (section 2.6.5) ---------------
+    def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
+        """The consumer states the types it wants without a filter (section 2.6.5)."""
+        add, remove = self._checked_types(added), self._checked_types(removed)
+        with self._lock:
+            self._explicit.update(add, remove)
+            if ALL in self._explicit.types:
+                self._explicit.types = set()   # %ALL: no restriction at all
+        self._update_contribution()
+
+    def _filter_added(self, filter_id: int, new_filter: Any) -> None:
+        types = TypeSet()
+        self._filter_types[filter_id] = types
+        callback = _FilterCallback(self, types)
+        try:
+            for info in new_filter.get_all_constraints():
+                types.update(self._checked_types(info.constraint_expression.event_types)
+                             or [ALL], [])
+            callback.callback_id = new_filter.attach_callback(callback)
+        except Exception as exc:  # noqa: BLE001 - a remote filter may refuse; sharing is best effort
+            log.debug("cannot follow subscriptions of %r: %s", new_filter, exc)
+        types.callback = callback  # type: ignore[attr-defined]
+        self._update_contribution()
+
+    def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
+        types = self._filter_types.pop(filter_id, None)
+        callback = getattr(types, "callback", None)
+        if callback is not None and callback.callback_id is not None:
+            try:
+                old_filter.detach_callback(callback.callback_id)
+            except Exception as exc:  # noqa: BLE001
+                log.debug("detach_callback on %r failed: %s", old_filter, exc)
+        self._update_contribution()
+
+    def _update_contribution(self) -> None:
+        wanted: set[tuple[str, str]] = set(self._explicit.types)
+        for types in self._filter_types.values():
+            wanted |= types.types
+        if not wanted or ALL in wanted:
+            wanted = {ALL}
+        if self._destroyed:
+            wanted = set()
+        added, removed = self._contribution.replace(wanted)
+        if added or removed:
+            self._channel._hub.change_subscriptions(added, removed)
+
+    def obtain_offered_types(self, mode: Any) -> list[Any]:
+        """The channel's aggregate offers, and offer_change updates on or off (3.4.2.5)."""
+        return self._channel._hub.obtain("offers", self._offer_relay, mode)
+
+    def _start_offer_relay(self) -> None:
+        client = self._client
+        if client is not None and _supports_publish(client):
+            relay = Relay(self._service, client, "offer_change")
+            self._offer_relay = relay
+            self._channel._hub.watch_offers(id(self), relay)
+
+    # -- teardown ---------------------------------------------------------------------------
+    def _on_teardown(self) -> None:
+        self._channel._hub.unwatch(id(self))
+        for filter_id, old in list(self._filters):
+            self._filter_removed(filter_id, old)
+        self._update_contribution()
+        with self._lock:
+            dropped = self._queue.clear()
+        self._channel._released(dropped)
+
+
+def _map(mapping: Any, event: Any) -> tuple[bool, Any]:
+    """Apply a mapping filter; returns (matched, python value or None)."""
+    try:
+        if event.is_structured:
+            matched, result = mapping.match_structured(event.structured)
+        else:
+            matched, result = mapping.match(event.any)
+        return bool(matched), result.value() if result is not None else None
+    except Exception as exc:  # noqa: BLE001 - a failing mapping filter maps nothing
+        log.warning("mapping filter %r failed: %s", mapping, exc)
+        return False, None
+
+
+def _supports_publish(client: Any) -> bool:
+    from cosnotify.channel.subscriptions import supports
+
+    return supports(client, _NOTIFY_PUBLISH, "offer_change")
+
+
+class _FilterCallback:
+    """The NotifySubscribe a proxy attaches to each of its filters (section 2.6.5)."""
+
+    def __init__(self, proxy: ProxySupplier, types: TypeSet) -> None:
+        self._proxy = proxy
+        self._types = types
+        self.callback_id: int | None = None
+
+    def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
+        proxy = self._proxy
+        self._types.update(proxy._checked_types(added), proxy._checked_types(removed))
+        proxy._update_contribution()
+

@@ -1,0 +1,307 @@
+"""QoS negotiation: checking requests, context rules, and validate_qos.
+
+Strategy: a request (a PropertySeq) is checked property by property in the
+order of Table 2-6's error codes: unknown name (BAD_PROPERTY), not allowed at
+this level (UNSUPPORTED_PROPERTY), wrong Any type (BAD_TYPE), outside the
+legal values (BAD_VALUE), legal but not implemented here (UNSUPPORTED_VALUE),
+then the context rules of section 2.5.5.1 (UNAVAILABLE_VALUE). Every problem
+is collected, so one ``UnsupportedQoS`` lists them all, and nothing changes
+unless the whole request is good (``set_qos`` is atomic, section 2.5.6.1).
+
+``additional_qos`` implements section 2.5.6.4: it offers only properties the
+request does not name, each with the values that would also be accepted, and
+drops any two that depend on each other, as the second worked example of
+section 2.5.6.8 requires.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+import attrs
+
+from cosnotify.orb import CORBA
+from cosnotify.qos.properties import (
+    ADMIN_PROPERTIES,
+    BEST_EFFORT,
+    PERSISTENT,
+    QOS_PROPERTIES,
+    Level,
+    PropertyDef,
+    ValueType,
+)
+from cosnotify.stubs import CosNotification, TimeBase
+
+__all__ = [
+    "Capabilities",
+    "Target",
+    "additional_qos",
+    "check_admin",
+    "check_qos",
+    "from_any",
+    "to_any",
+    "to_property_seq",
+]
+
+CONNECTION_RELIABILITY = "ConnectionReliability"
+EVENT_RELIABILITY = "EventReliability"
+_RELIABILITY = (CONNECTION_RELIABILITY, EVENT_RELIABILITY)
+
+
+@attrs.frozen
+class Capabilities:
+    """What this channel can do beyond the defaults."""
+
+    persistent: bool = False     # Persistent reliability (needs the store)
+    transactions: bool = False   # EnableTransaction TRUE (needs an OTS)
+
+
+@attrs.frozen
+class Target:
+    """The object whose QoS is being negotiated, as the context rules see it."""
+
+    level: Level
+    #: The parent's effective QoS (None for a channel).
+    parent: Mapping[str, Any] | None = None
+    #: True once children exist, which freezes the reliability settings.
+    has_children: bool = False
+
+
+_TC = {
+    ValueType.SHORT: CORBA.TC_short,
+    ValueType.LONG: CORBA.TC_long,
+    ValueType.BOOLEAN: CORBA.TC_boolean,
+}
+
+
+def _tc_for(value_type: ValueType) -> Any:
+    if value_type is ValueType.TIMET:
+        return TimeBase._tc_TimeT
+    if value_type is ValueType.UTCT:
+        return TimeBase._tc_UtcT
+    return _TC[value_type]
+
+
+def to_any(definition: PropertyDef, value: Any) -> Any:
+    """A property value as the Any the IDL expects."""
+    return CORBA.Any(_tc_for(definition.type), value)
+
+
+_KIND_OF = {ValueType.SHORT: "tk_short", ValueType.LONG: "tk_long",
+            ValueType.BOOLEAN: "tk_boolean", ValueType.TIMET: "tk_ulonglong"}
+
+
+def from_any(definition: PropertyDef, value: Any) -> tuple[bool, Any]:
+    """(True, python value) if the Any has the property's type, else (False, None)."""
+    if not isinstance(value, CORBA.Any):
+        return False, None
+    try:
+        tc = value.typecode().unalias()
+    except CORBA.UserException:
+        return False, None
+    if definition.type is ValueType.UTCT:
+        if tc.kind() == CORBA.tk_struct and tc.id() == "IDL:omg.org/TimeBase/UtcT:1.0":
+            return True, value.value()
+        return False, None
+    if tc.kind()._n != _KIND_OF[definition.type]:
+        return False, None
+    inner = value.value()
+    if definition.type is ValueType.BOOLEAN:
+        return isinstance(inner, int), bool(inner)
+    return isinstance(inner, int) and not isinstance(inner, bool), inner
+
+
+def _range(definition: PropertyDef, low: Any, high: Any) -> Any:
+    return CosNotification.PropertyRange(to_any(definition, low), to_any(definition, high))
+
+
+_NO_RANGE = CosNotification.PropertyRange(CORBA.Any(CORBA.TC_null, None),
+                                          CORBA.Any(CORBA.TC_null, None))
+
+
+def _error(code: Any, name: str, available: Any = _NO_RANGE) -> Any:
+    return CosNotification.PropertyError(code, name, available)
+
+
+def _legal(definition: PropertyDef, value: Any) -> bool:
+    if definition.choices is not None:
+        return value in definition.choices
+    if definition.low is not None and value < definition.low:
+        return False
+    return definition.high is None or value <= definition.high
+
+
+def _supported(definition: PropertyDef, value: Any, caps: Capabilities) -> bool:
+    if definition.name in _RELIABILITY and caps.persistent:
+        return True
+    if definition.name == "EnableTransaction" and caps.transactions:
+        return True
+    return definition.supported is None or value in definition.supported
+
+
+def _supported_range(definition: PropertyDef, caps: Capabilities) -> Any:
+    values = definition.supported
+    if values is None or _supported(definition, PERSISTENT, caps) and definition.name in _RELIABILITY:
+        return _range(definition, definition.low, definition.high)
+    return _range(definition, min(values), max(values))
+
+
+def check_qos(request: Sequence[Any], target: Target, current: Mapping[str, Any],
+              caps: Capabilities) -> tuple[dict[str, Any], list[Any]]:
+    """Check a QoS request against ``target``.
+
+    Returns ``(changes, errors)``: the Python values to apply, and a
+    PropertyErrorSeq (empty when the whole request can be honoured).
+    """
+    changes: dict[str, Any] = {}
+    errors: list[Any] = []
+    for prop in request:
+        definition = QOS_PROPERTIES.get(prop.name)
+        if definition is None:
+            errors.append(_error(CosNotification.BAD_PROPERTY, prop.name))
+            continue
+        if not definition.levels & target.level:
+            errors.append(_error(CosNotification.UNSUPPORTED_PROPERTY, prop.name))
+            continue
+        ok, value = from_any(definition, prop.value)
+        if not ok:
+            errors.append(_error(CosNotification.BAD_TYPE, prop.name))
+            continue
+        if definition.type is not ValueType.UTCT and not _legal(definition, value):
+            errors.append(_error(CosNotification.BAD_VALUE, prop.name,
+                                 _range(definition, definition.low, definition.high)))
+            continue
+        if not _supported(definition, value, caps):
+            errors.append(_error(CosNotification.UNSUPPORTED_VALUE, prop.name,
+                                 _supported_range(definition, caps)))
+            continue
+        changes[prop.name] = value
+    if not errors:
+        errors.extend(_context_errors(changes, target, current))
+    return changes, errors
+
+
+def _context_errors(changes: Mapping[str, Any], target: Target,
+                    current: Mapping[str, Any]) -> list[Any]:
+    """Section 2.5.5.1's rules on reliability, as UNAVAILABLE_VALUE errors."""
+    errors = []
+    merged = {**current, **changes}
+    definition = QOS_PROPERTIES[CONNECTION_RELIABILITY]
+    # A child may not be Persistent under a BestEffort parent.
+    if (target.parent is not None and changes.get(CONNECTION_RELIABILITY) == PERSISTENT
+            and target.parent.get(CONNECTION_RELIABILITY, BEST_EFFORT) == BEST_EFFORT):
+        errors.append(_error(CosNotification.UNAVAILABLE_VALUE, CONNECTION_RELIABILITY,
+                             _range(definition, BEST_EFFORT, BEST_EFFORT)))
+    # Reliability is frozen once children exist.
+    if target.has_children:
+        for name in _RELIABILITY:
+            if name in changes and changes[name] != current.get(name, BEST_EFFORT):
+                fixed = current.get(name, BEST_EFFORT)
+                errors.append(_error(CosNotification.UNAVAILABLE_VALUE, name,
+                                     _range(QOS_PROPERTIES[name], fixed, fixed)))
+    # EventReliability=Persistent with ConnectionReliability=BestEffort has no meaning.
+    if (merged.get(EVENT_RELIABILITY) == PERSISTENT
+            and merged.get(CONNECTION_RELIABILITY, BEST_EFFORT) == BEST_EFFORT):
+        blamed = [n for n in _RELIABILITY if n in changes] or [EVENT_RELIABILITY]
+        for name in blamed:
+            wanted = PERSISTENT if name == CONNECTION_RELIABILITY else BEST_EFFORT
+            if not any(e.name == name for e in errors):
+                errors.append(_error(CosNotification.UNAVAILABLE_VALUE, name,
+                                     _range(QOS_PROPERTIES[name], wanted, wanted)))
+    return errors
+
+
+def additional_qos(request: Sequence[Any], target: Target, current: Mapping[str, Any],
+                   caps: Capabilities) -> list[Any]:
+    """The NamedPropertyRangeSeq ``validate_qos`` returns for a good request.
+
+    Offered: each property allowed at ``target.level`` that the request does
+    not name, with the values (other than its current one, for enumerations)
+    that would also be accepted; then every pair that is not freely
+    combinable is withdrawn (section 2.5.6.4: "all returned properties must
+    be independent of one another").
+    """
+    changes, errors = check_qos(request, target, current, caps)
+    if errors:
+        return []
+    state = {**current, **changes}
+    candidates: dict[str, list[Any]] = {}
+    for name, definition in QOS_PROPERTIES.items():
+        if name in changes or not definition.levels & target.level:
+            continue
+        values = _acceptable_values(definition, state, target, caps)
+        if values:
+            candidates[name] = values
+    independent = _independent(candidates, state, target)
+    result = []
+    for name in sorted(independent):
+        definition = QOS_PROPERTIES[name]
+        values = candidates[name]
+        if definition.type is ValueType.UTCT:
+            low, high = _utc(0), _utc(2**64 - 1)
+        else:
+            low, high = min(values), max(values)
+        result.append(CosNotification.NamedPropertyRange(name, _range(definition, low, high)))
+    return result
+
+
+def _acceptable_values(definition: PropertyDef, state: Mapping[str, Any], target: Target,
+                       caps: Capabilities) -> list[Any]:
+    """Values of ``definition`` that a request adding only it would accept."""
+    if definition.type is ValueType.UTCT:
+        return [None]  # any time is acceptable
+    if definition.choices is not None or definition.type is ValueType.BOOLEAN:
+        domain: Iterable[Any] = definition.choices or (False, True)
+        current = state.get(definition.name, definition.default)
+        return [v for v in domain if v != current and _supported(definition, v, caps)
+                and not _context_errors({definition.name: v}, target, state)]
+    if definition.supported is not None:
+        return list(definition.supported)
+    return [definition.low, definition.high]
+
+
+def _independent(candidates: Mapping[str, list[Any]], state: Mapping[str, Any],
+                 target: Target) -> set[str]:
+    names = set(candidates)
+    for a in list(candidates):
+        for b in list(candidates):
+            if a >= b or a not in names or b not in names:
+                continue
+            if a in _RELIABILITY and b in _RELIABILITY:
+                combos_ok = all(not _context_errors({a: va, b: vb}, target, state)
+                                for va in candidates[a] for vb in candidates[b])
+                if not combos_ok:
+                    names.discard(a)
+                    names.discard(b)
+    return names
+
+
+def _utc(timet: int) -> Any:
+    return TimeBase.UtcT(timet, 0, 0, 0)
+
+
+def check_admin(request: Sequence[Any]) -> tuple[dict[str, Any], list[Any]]:
+    """Check admin properties (section 2.5.7); returns (changes, PropertyErrorSeq)."""
+    changes: dict[str, Any] = {}
+    errors: list[Any] = []
+    for prop in request:
+        definition = ADMIN_PROPERTIES.get(prop.name)
+        if definition is None:
+            errors.append(_error(CosNotification.BAD_PROPERTY, prop.name))
+            continue
+        ok, value = from_any(definition, prop.value)
+        if not ok:
+            errors.append(_error(CosNotification.BAD_TYPE, prop.name))
+            continue
+        if not _legal(definition, value):
+            errors.append(_error(CosNotification.BAD_VALUE, prop.name,
+                                 _range(definition, definition.low, definition.high)))
+            continue
+        changes[prop.name] = value
+    return changes, errors
+
+
+def to_property_seq(values: Mapping[str, Any], table: Mapping[str, PropertyDef]) -> list[Any]:
+    """A PropertySeq for ``values`` (names in ``table``), in a stable order."""
+    return [CosNotification.Property(name, to_any(table[name], values[name]))
+            for name in sorted(values) if name in table and values[name] is not None]
