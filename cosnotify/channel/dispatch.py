@@ -45,6 +45,7 @@ class Dispatcher:
         self._cond = threading.Condition(threading.Lock())
         self._workers: set[threading.Thread] = set()
         self._idle = 0
+        self._busy = 0
         self._closed = False
         self._serial = 0
 
@@ -86,15 +87,23 @@ class Dispatcher:
                         self._workers.discard(me)
                         return
                 task = self._queue.popleft()
+                self._busy += 1
             try:
                 again = task()
             except Exception:  # a task must not kill its worker
                 log.exception("channel task failed")
                 again = False
-            if again:
-                with self._cond:
-                    if not self._closed:
-                        self._queue.append(task)
+            with self._cond:
+                self._busy -= 1
+                if again and not self._closed:
+                    self._queue.append(task)
+                elif not self._queue and not self._busy:
+                    self._cond.notify_all()  # wake wait_idle()
+
+    def wait_idle(self, timeout: float | None = 10.0) -> bool:
+        """Block until no task is queued or running (tests with a ManualClock use this)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._queue and not self._busy, timeout)
 
     # -- inspection and shutdown ---------------------------------------------------
     @property

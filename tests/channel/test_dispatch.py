@@ -1,0 +1,162 @@
+"""Delivery isolation and the consumer error policy (TAO RedGreen; sections 3.3.7.1, 3.4.12)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from cosnotify.orb import CORBA
+from cosnotify.stubs import CosEventComm
+from cosnotify.stubs import CosNotification as N
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from cosnotify.stubs import TimeBase
+from tests.channel.conftest import WAIT, StructuredPushConsumer, number, structured
+
+
+class GatedConsumer(StructuredPushConsumer):
+    """Blocks inside every push until the test opens the gate: a consumer slower than any."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def push_structured_event(self, event: Any) -> None:
+        self.entered.set()
+        assert self.gate.wait(WAIT), "test never opened the gate"
+        super().push_structured_event(event)
+
+
+class FailingConsumer(StructuredPushConsumer):
+    """Raises ``error`` for the first ``failures`` pushes, then accepts."""
+
+    def __init__(self, error: BaseException, failures: int) -> None:
+        super().__init__()
+        self.error = error
+        self.failures = failures
+        self.attempts = 0
+
+    def push_structured_event(self, event: Any) -> None:
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            raise self.error
+        super().push_structured_event(event)
+
+
+def connect(channel: Any, consumer: Any) -> Any:
+    proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+        CA.STRUCTURED_EVENT)
+    proxy.connect_structured_push_consumer(consumer)
+    return proxy
+
+
+def entry(channel: Any) -> Any:
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    proxy.connect_structured_push_supplier(None)
+    return proxy
+
+
+class TestRedGreen:
+    def test_blocked_consumer_does_not_delay_fast_one_or_supplier(self, channel: Any) -> None:
+        """TAO RedGreen: while one consumer is stuck in push, another gets every event and
+        the supplier's pushes return."""
+        slow, fast = GatedConsumer(), StructuredPushConsumer()
+        connect(channel, slow)
+        connect(channel, fast)
+        supplier = entry(channel)
+        for i in range(200):
+            supplier.push_structured_event(structured(fields={"n": i}))
+        assert slow.entered.wait(WAIT)
+        assert fast.wait_for(200)
+        assert [number(e) for e in fast.received] == list(range(200))
+        assert slow.received == []
+        slow.gate.set()
+        assert slow.wait_for(200)
+        assert [number(e) for e in slow.received] == list(range(200))
+
+    def test_many_blocked_consumers_within_the_pool(self, channel: Any) -> None:
+        """Several stuck consumers each hold one worker; the fast one is still served."""
+        stuck = [GatedConsumer() for _ in range(5)]
+        for consumer in stuck:
+            connect(channel, consumer)
+        fast = StructuredPushConsumer()
+        connect(channel, fast)
+        supplier = entry(channel)
+        for i in range(50):
+            supplier.push_structured_event(structured(fields={"n": i}))
+        assert all(c.entered.wait(WAIT) for c in stuck)
+        assert fast.wait_for(50)
+        assert channel._service.dispatcher.thread_count <= channel._service.config.max_workers
+        for consumer in stuck:
+            consumer.gate.set()
+        assert all(c.wait_for(50) for c in stuck)
+
+
+class TestConsumerErrors:
+    def test_disconnected_destroys_proxy_at_once(self, channel: Any) -> None:
+        """Disconnected from the consumer makes the proxy destroy itself (3.3.7.1)."""
+        consumer = FailingConsumer(CosEventComm.Disconnected(), failures=10)
+        proxy = connect(channel, consumer)
+        entry(channel).push_structured_event(structured())
+        assert channel._service.dispatcher.wait_idle()
+        assert proxy.destroyed and consumer.attempts == 1
+        assert channel._get_default_consumer_admin()._get_push_suppliers() == []
+        assert not consumer.disconnected.is_set()  # it said it was gone; no call back
+
+    def test_object_not_exist_destroys_proxy_at_once(self, channel: Any) -> None:
+        """OBJECT_NOT_EXIST from the consumer is treated like Disconnected."""
+        consumer = FailingConsumer(CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO), failures=10)
+        proxy = connect(channel, consumer)
+        entry(channel).push_structured_event(structured())
+        assert channel._service.dispatcher.wait_idle()
+        assert proxy.destroyed and consumer.attempts == 1
+
+    def test_transient_errors_are_retried_with_backoff(self, manual_channel: Any,
+                                                       clock: Any) -> None:
+        """Other errors are retried after RetryInterval, doubling, keeping the event first."""
+        dispatcher = manual_channel._service.dispatcher
+        consumer = FailingConsumer(CORBA.TRANSIENT(0, CORBA.COMPLETED_NO), failures=2)
+        proxy = connect(manual_channel, consumer)
+        proxy.set_qos([N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))])
+        supplier = entry(manual_channel)
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        supplier.push_structured_event(structured(fields={"n": 2}))
+        assert dispatcher.wait_idle()
+        assert consumer.attempts == 1 and consumer.received == []
+        clock.advance(0.9)
+        assert dispatcher.wait_idle() and consumer.attempts == 1   # 1 s not yet up
+        clock.advance(0.1)
+        assert dispatcher.wait_idle() and consumer.attempts == 2   # first retry at 1 s
+        clock.advance(1.9)
+        assert dispatcher.wait_idle() and consumer.attempts == 2   # second waits 2 s
+        clock.advance(0.1)
+        assert dispatcher.wait_idle()
+        assert [number(e) for e in consumer.received] == [1, 2]
+        assert not proxy.destroyed
+
+    def test_persistent_failure_disconnects_after_retries(self, manual_channel: Any,
+                                                          clock: Any) -> None:
+        """After Retries failed retries the proxy gives up, tells the consumer, and is gone."""
+        dispatcher = manual_channel._service.dispatcher
+        consumer = FailingConsumer(RuntimeError("broken consumer"), failures=1000)
+        proxy = connect(manual_channel, consumer)
+        entry(manual_channel).push_structured_event(structured())
+        for _ in range(10):
+            assert dispatcher.wait_idle()
+            clock.advance(60.0)
+        assert dispatcher.wait_idle()
+        assert proxy.destroyed
+        assert consumer.attempts == 1 + 3  # the first try and three retries (Retries = 3)
+        assert consumer.disconnected.is_set()
+
+    def test_failing_consumer_does_not_affect_others(self, channel: Any) -> None:
+        """While one consumer fails and backs off, another receives everything."""
+        bad = FailingConsumer(RuntimeError("no"), failures=1000)
+        good = StructuredPushConsumer()
+        connect(channel, bad)
+        connect(channel, good)
+        supplier = entry(channel)
+        for i in range(20):
+            supplier.push_structured_event(structured(fields={"n": i}))
+        assert good.wait_for(20)

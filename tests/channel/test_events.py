@@ -1,0 +1,196 @@
+"""Events flow through the channel in every form (TAO's Events and MultiTypes; Table 2-2)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from cosnotify.orb import CORBA
+from cosnotify.stubs import CosNotification as N
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from tests.channel.conftest import (
+    AnyPushConsumer,
+    PullConsumer,
+    PullSupplier,
+    SequencePushConsumer,
+    StructuredPushConsumer,
+    number,
+    structured,
+)
+
+
+def push_consumer(channel: Any, ctype: Any) -> tuple[Any, Any]:
+    consumer = {CA.ANY_EVENT: AnyPushConsumer, CA.STRUCTURED_EVENT: StructuredPushConsumer,
+                CA.SEQUENCE_EVENT: SequencePushConsumer}[ctype]()
+    proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(ctype)
+    name = {CA.ANY_EVENT: "connect_any_push_consumer",
+            CA.STRUCTURED_EVENT: "connect_structured_push_consumer",
+            CA.SEQUENCE_EVENT: "connect_sequence_push_consumer"}[ctype]
+    getattr(proxy, name)(consumer)
+    return proxy, consumer
+
+
+def push_supplier(channel: Any, ctype: Any) -> Callable[[Any], None]:
+    """Connect a push supplier of ``ctype``; returns a function that pushes an event in
+    that form: the event itself, a one-event sequence, or (Any) its number as a long."""
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(ctype)
+    if ctype == CA.ANY_EVENT:
+        proxy.connect_any_push_supplier(None)
+        return lambda event: proxy.push(CORBA.Any(CORBA.TC_long, number(event)))
+    if ctype == CA.STRUCTURED_EVENT:
+        proxy.connect_structured_push_supplier(None)
+        return proxy.push_structured_event
+    proxy.connect_sequence_push_supplier(None)
+    return lambda event: proxy.push_structured_events([event])
+
+
+def numbers_of(received: list[Any], ctype: Any) -> list[int]:
+    """Recover the event numbers whatever form they were delivered in."""
+    out = []
+    for item in received:
+        for event in (item if isinstance(item, list) else [item]):
+            if isinstance(event, CORBA.Any):
+                value = event.value()
+                out.append(value if isinstance(value, int) else number(value))
+            elif event.header.fixed_header.event_type.type_name == "%ANY":
+                out.append(event.remainder_of_body.value())
+            else:
+                out.append(number(event))
+    return out
+
+
+class TestEvents:
+    def test_one_supplier_two_consumers_each_receive_everything(self, channel: Any) -> None:
+        """TAO Events: every event reaches both consumers, in order."""
+        _, first = push_consumer(channel, CA.STRUCTURED_EVENT)
+        _, second = push_consumer(channel, CA.STRUCTURED_EVENT)
+        send = push_supplier(channel, CA.STRUCTURED_EVENT)
+        for i in range(100):
+            send(structured(fields={"n": i}))
+        for consumer in (first, second):
+            assert consumer.wait_for(100)
+            assert [number(e) for e in consumer.received] == list(range(100))
+
+    def test_unconnected_proxy_receives_nothing(self, channel: Any) -> None:
+        """Events are queued only for connected proxies."""
+        idle, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        push_supplier(channel, CA.STRUCTURED_EVENT)(structured(fields={"n": 1}))
+        assert len(idle._queue) == 0
+
+
+ALL_TYPES = [CA.ANY_EVENT, CA.STRUCTURED_EVENT, CA.SEQUENCE_EVENT]
+
+
+class TestMultiTypes:
+    @pytest.mark.parametrize("supplier_type", ALL_TYPES, ids=lambda t: t._n)
+    @pytest.mark.parametrize("consumer_type", ALL_TYPES, ids=lambda t: t._n)
+    def test_every_supplier_form_reaches_every_consumer_form(
+            self, channel: Any, supplier_type: Any, consumer_type: Any) -> None:
+        """TAO MultiTypes: Any, Structured and Sequence suppliers reach all consumer forms."""
+        _, consumer = push_consumer(channel, consumer_type)
+        send = push_supplier(channel, supplier_type)
+        for i in range(5):
+            send(structured(fields={"n": i}))
+        assert consumer.wait_for(5)
+        assert numbers_of(consumer.received, consumer_type) == list(range(5))
+
+
+class TestTranslation:
+    def test_any_becomes_structured_with_percent_any(self, channel: Any) -> None:
+        """Table 2-2: an Any reaches a structured consumer as type %ANY, empty domain,
+        the Any in remainder_of_body."""
+        _, consumer = push_consumer(channel, CA.STRUCTURED_EVENT)
+        push_supplier(channel, CA.ANY_EVENT)(structured(fields={"n": 42}))
+        assert consumer.wait_for(1)
+        event = consumer.received[0]
+        assert event.header.fixed_header.event_type.domain_name == ""
+        assert event.header.fixed_header.event_type.type_name == "%ANY"
+        assert event.remainder_of_body == CORBA.Any(CORBA.TC_long, 42)
+
+    def test_structured_becomes_an_any_holding_it(self, channel: Any) -> None:
+        """Table 2-2: a structured event reaches an Any consumer as an Any of StructuredEvent."""
+        _, consumer = push_consumer(channel, CA.ANY_EVENT)
+        sent = structured(fields={"n": 3})
+        push_supplier(channel, CA.STRUCTURED_EVENT)(sent)
+        assert consumer.wait_for(1)
+        delivered = consumer.received[0]
+        assert delivered.typecode().equivalent(N._tc_StructuredEvent)
+        assert delivered.value() == sent
+
+    def test_percent_any_wrapper_is_unwrapped_on_entry(self, channel: Any) -> None:
+        """Section 2.1.4: a %ANY structured event reaches Any consumers as the original Any."""
+        _, consumer = push_consumer(channel, CA.ANY_EVENT)
+        wrapped = N.StructuredEvent(
+            N.EventHeader(N.FixedEventHeader(N.EventType("", "%ANY"), ""), []), [],
+            CORBA.Any(CORBA.TC_string, "inner"))
+        push_supplier(channel, CA.STRUCTURED_EVENT)(wrapped)
+        assert consumer.wait_for(1)
+        assert consumer.received[0] == CORBA.Any(CORBA.TC_string, "inner")
+
+    def test_any_holding_structured_is_unwrapped_on_entry(self, channel: Any) -> None:
+        """Section 2.1.4: an Any holding a StructuredEvent reaches structured consumers
+        as that event, not wrapped again."""
+        _, consumer = push_consumer(channel, CA.STRUCTURED_EVENT)
+        inner = structured(type_name="Inner", fields={"n": 8})
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.ANY_EVENT)
+        proxy.connect_any_push_supplier(None)
+        proxy.push(CORBA.Any(N._tc_StructuredEvent, inner))
+        assert consumer.wait_for(1)
+        assert consumer.received[0] == inner
+
+    def test_sequence_of_n_is_n_events(self, channel: Any) -> None:
+        """Section 2.1.4: a pushed sequence of n reaches a structured consumer as n events."""
+        _, consumer = push_consumer(channel, CA.STRUCTURED_EVENT)
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.SEQUENCE_EVENT)
+        proxy.connect_sequence_push_supplier(None)
+        proxy.push_structured_events([structured(fields={"n": i}) for i in range(7)])
+        assert consumer.wait_for(7)
+        assert [number(e) for e in consumer.received] == list(range(7))
+
+
+class TestPullSuppliers:
+    def test_pull_and_try_pull_in_every_form(self, channel: Any) -> None:
+        """Pull proxies return queued events; try_pull reports has_event FALSE when empty."""
+        admin = channel._get_default_consumer_admin()
+        any_proxy, _ = admin.obtain_notification_pull_supplier(CA.ANY_EVENT)
+        structured_proxy, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        sequence_proxy, _ = admin.obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)
+        any_proxy.connect_any_pull_consumer(PullConsumer())
+        structured_proxy.connect_structured_pull_consumer(None)
+        sequence_proxy.connect_sequence_pull_consumer(None)
+        send = push_supplier(channel, CA.STRUCTURED_EVENT)
+        for i in range(3):
+            send(structured(fields={"n": i}))
+        assert number(any_proxy.pull().value()) == 0
+        value, has_event = any_proxy.try_pull()
+        assert has_event and number(value.value()) == 1
+        assert number(structured_proxy.pull_structured_event()) == 0
+        batch, has_event = sequence_proxy.try_pull_structured_events(10)
+        assert has_event and [number(e) for e in batch] == [0]  # MaximumBatchSize is 1
+        assert number(any_proxy.try_pull()[0].value()) == 2
+        assert any_proxy.try_pull()[1] is False
+        value, has_event = structured_proxy.try_pull_structured_event()
+        assert has_event and number(value) == 1  # each proxy has its own copy
+
+
+class TestPullConsumers:
+    @pytest.mark.parametrize("ctype", ALL_TYPES, ids=lambda t: t._n)
+    def test_channel_pulls_from_each_supplier_form(self, channel: Any, ctype: Any) -> None:
+        """Pull-style proxy consumers poll their supplier with try_pull* and forward events."""
+        _, consumer = push_consumer(channel, CA.STRUCTURED_EVENT)
+        events = [structured(fields={"n": i}) for i in range(4)]
+        if ctype == CA.ANY_EVENT:
+            supplier = PullSupplier([CORBA.Any(CORBA.TC_long, i) for i in range(4)])
+        else:
+            supplier = PullSupplier(events)
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_pull_consumer(ctype)
+        name = {CA.ANY_EVENT: "connect_any_pull_supplier",
+                CA.STRUCTURED_EVENT: "connect_structured_pull_supplier",
+                CA.SEQUENCE_EVENT: "connect_sequence_pull_supplier"}[ctype]
+        getattr(proxy, name)(supplier)
+        assert consumer.wait_for(4)
+        assert numbers_of(consumer.received, CA.STRUCTURED_EVENT) == [0, 1, 2, 3]
