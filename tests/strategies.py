@@ -138,3 +138,129 @@ def values_for(t: T.TypeCode, depth: int = 0) -> st.SearchStrategy[Any]:
 
 typed_values: st.SearchStrategy[tuple[T.TypeCode, Any]] = typecodes.flatmap(
     lambda t: st.tuples(st.just(t), values_for(t)))
+
+
+# -- cosnotify.filter: EXTENDED_TCL constraint ASTs and text --------------------------
+
+from cosnotify.filter import ast as tcl
+
+_TCL_IMPLICIT_NAMES = [item.value for item in tcl.Implicit]
+
+#: Identifiers, with keywords and implicit-member names mixed in on purpose.
+tcl_names: st.SearchStrategy[str] = st.one_of(
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True),
+    st.sampled_from(sorted(tcl.KEYWORDS) + _TCL_IMPLICIT_NAMES + ["curtime", "e", "E1"]),
+)
+_tcl_unsigned = st.one_of(st.integers(0, 20), st.integers(0, tcl.MAX_INTEGER))
+_tcl_text = st.text(st.characters(exclude_characters="\0", exclude_categories=["Cs"]),
+                    max_size=8)
+
+tcl_steps: st.SearchStrategy[tcl.Step] = st.one_of(
+    st.builds(tcl.Member, tcl_names),
+    st.builds(tcl.Position, _tcl_unsigned),
+    st.builds(tcl.UnionArm, st.one_of(
+        st.none(), st.integers(-tcl.MAX_INTEGER, tcl.MAX_INTEGER), _tcl_text)),
+    st.builds(tcl.Index, _tcl_unsigned),
+    st.builds(tcl.Assoc, tcl_names),
+)
+
+
+@st.composite
+def tcl_components(draw: Any) -> tcl.Component:
+    """A ``$`` component: maybe a run-time variable, a few steps, maybe an implicit member."""
+    variable = draw(st.none() | tcl_names)
+    escaped = variable is not None and (variable in tcl.KEYWORDS or draw(st.booleans()))
+    steps = draw(st.lists(tcl_steps, max_size=4))
+    if draw(st.booleans()):
+        steps.append(tcl.ImplicitMember(draw(st.sampled_from(list(tcl.Implicit)))))
+    return tcl.Component(variable, escaped, tuple(steps))
+
+
+tcl_identifiers = st.builds(tcl.Identifier, tcl_names)
+
+_tcl_leaves: st.SearchStrategy[tcl.Expression] = st.one_of(
+    st.builds(tcl.IntegerLiteral, st.one_of(
+        st.integers(-1000, 1000), st.integers(-tcl.MAX_INTEGER, tcl.MAX_INTEGER))),
+    st.builds(tcl.FloatLiteral, st.floats(allow_nan=False, allow_infinity=False)),
+    st.builds(tcl.StringLiteral, _tcl_text),
+    st.builds(tcl.BooleanLiteral, st.booleans()),
+    tcl_identifiers,
+    tcl_components(),
+    st.builds(tcl.Exist, tcl_identifiers | tcl_components()),
+    st.builds(tcl.Default, tcl_components()),
+)
+
+
+def _tcl_flat(kind: type[tcl.Or | tcl.And], items: list[Any]) -> Any:
+    operands: list[Any] = []
+    for item in items:
+        operands.extend(item.operands if isinstance(item, kind) else [item])
+    return kind(operands)
+
+
+def _tcl_or(items: list[Any]) -> Any:
+    return _tcl_flat(tcl.Or, items)
+
+
+def _tcl_and(items: list[Any]) -> Any:
+    return _tcl_flat(tcl.And, items)
+
+
+def _tcl_extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.builds(tcl.BinaryOp, st.sampled_from(list(tcl.BinaryOperator)), children, children),
+        st.builds(tcl.In, children, tcl_identifiers | tcl_components()),
+        st.builds(tcl.Not, children),
+        st.lists(children, min_size=2, max_size=4).map(_tcl_or),
+        st.lists(children, min_size=2, max_size=4).map(_tcl_and),
+    )
+
+
+#: Any valid constraint AST (small; well under ``tcl.MAX_DEPTH``).
+tcl_expressions: st.SearchStrategy[tcl.Expression] = st.recursive(
+    _tcl_leaves, _tcl_extend, max_leaves=12)
+
+_TCL_FRAGMENTS = [
+    "$", ".", "(", ")", "[", "]", "'", "'x'", "\\", "\\in", "\\$", "_d", "_length", "in", "and",
+    "or", "not", "exist", "default", "TRUE", "FALSE", "true", "0", "1", "42", "1.5", ".5",
+    "5.", "1e+3", "e", "x", "a1", "+", "-", "*", "/", "~", "==", "!=", "<", "<=", ">", ">=",
+    "=", "%", ",", ":", ":v:", "\"", "#", "@", "\n", "\t", "\0", "é", "'\\x41'", "'\\777'",
+]
+
+#: Text that looks like a constraint: valid and invalid fragments glued together.
+tcl_token_soup: st.SearchStrategy[str] = st.lists(
+    st.tuples(st.sampled_from(_TCL_FRAGMENTS), st.sampled_from(["", " "])), max_size=12,
+).map(lambda parts: "".join(a + b for a, b in parts))
+
+
+# -- cosnotify.idl: token soup for the IDL compiler -----------------------------------
+
+_IDL_WORDS = [
+    "module", "interface", "struct", "union", "switch", "case", "default", "enum", "typedef",
+    "const", "exception", "raises", "context", "oneway", "readonly", "attribute", "in", "out",
+    "inout", "void", "long", "short", "unsigned", "float", "double", "char", "wchar", "string",
+    "wstring", "boolean", "octet", "any", "Object", "sequence", "fixed", "native", "TRUE",
+    "FALSE", "valuetype", "ValueBase", "Module", "_EventType", "CORBA::TypeCode", "::", ":",
+    ";", ",", "{", "}", "(", ")", "<", ">", "[", "]", "=", "+", "-", "*", "/", "%", "~", "|",
+    "^", "&", "<<", ">>", "'a'", "'\\n'", "L'x'", '"text"', 'L"wide"', "0x1F", "017", "08",
+    "1.5", "2e10", "3.25d", "2147483648", "18446744073709551616", "/*", "*/", "//", "\n",
+    "#", "#include \"missing.idl\"\n", "#define X 1\n", "#ifdef X\n", "#if X > 0\n",
+    "#else\n", "#endif\n", "#pragma prefix \"p\"\n", "#pragma ID S \"IDL:x/S:1.0\"\n",
+    "#pragma version S 2.1\n", "#undef X\n", "@", "$", "`", "\\",
+]  # fmt: skip
+
+idl_token_soups = st.lists(
+    st.one_of(
+        st.sampled_from(_IDL_WORDS),
+        identifiers,
+        st.integers(min_value=-(2**70), max_value=2**70).map(str),
+        st.text(max_size=3),
+    ),
+    max_size=60,
+).map(" ".join)
+
+#: Token soup that starts like a real definition, so the parser gets further in.
+idl_near_misses = st.tuples(
+    st.sampled_from(["module M { ", "interface I { ", "struct S { ", "const long C = ", ""]),
+    idl_token_soups,
+).map("".join)

@@ -22,7 +22,8 @@ from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel import push_supplier as pss
 from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
-from cosnotify.channel.subscriptions import ALL, TypeSet, check_event_types
+from cosnotify.channel.subscriptions import TypeSet
+from cosnotify.eventtypes import ALL, check_event_types
 from cosnotify.orb import CORBA
 from cosnotify.qos.negotiation import Target
 from cosnotify.qos.properties import Level

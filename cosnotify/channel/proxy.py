@@ -21,7 +21,7 @@ import threading
 from typing import Any
 
 from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
-from cosnotify.channel.subscriptions import check_event_types
+from cosnotify.eventtypes import check_event_types
 from cosnotify.orb import CORBA
 from cosnotify.qos.negotiation import Target, additional_qos, check_qos
 from cosnotify.qos.properties import Level

@@ -13,21 +13,19 @@ has a :class:`Relay` that coalesces pending changes and sends them in order
 on the worker pool. A client that answers NO_IMPLEMENT (section 2.6.2/2.6.3)
 is not called again.
 
-Event types are normalised once: any combination of "" and "*" for domain
-and type means every type and becomes ("*", "%ALL") (section 2.6.6).
+Event types are normalised once, by ``cosnotify.eventtypes``.
 """
 
 from __future__ import annotations
 
 import collections
-import fnmatch
 import logging
-import re
 import threading
 from typing import Any, Callable, Iterable
 
+from cosnotify.eventtypes import ALL, check_event_types, normalize, type_matches
 from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotification, CosNotifyComm
+from cosnotify.stubs import CosNotification
 
 __all__ = [
     "ALL",
@@ -40,56 +38,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("cosnotify.channel")
-
-ALL = ("*", "%ALL")
-_SPECIAL = {"%ALL", "%ANY", "%TYPED"}
-_BAD_CHARS = re.compile(r"[\x00-\x20\x7f]")
-
-
-def normalize(domain: str, type_name: str) -> tuple[str, str]:
-    """The canonical (domain, type) pair; every-type spellings become ALL."""
-    if domain in ("", "*") and type_name in ("", "*", "%ALL"):
-        return ALL
-    if type_name == "%ALL":
-        return ALL
-    return (domain, type_name)
-
-
-def _valid_part(text: str) -> bool:
-    if _BAD_CHARS.search(text):
-        return False
-    return "%" not in text or text in _SPECIAL
-
-
-def check_event_types(types: Iterable[Any]) -> list[tuple[str, str]]:
-    """Normalised pairs for an EventTypeSeq, or ``InvalidEventType`` (section 3.3.1.1).
-
-    A name is syntactically invalid if it holds whitespace or control
-    characters, or a '%' outside the special names %ALL, %ANY and %TYPED.
-    """
-    pairs = []
-    for event_type in types:
-        if not (_valid_part(event_type.domain_name) and _valid_part(event_type.type_name)):
-            raise CosNotifyComm.InvalidEventType(event_type)
-        pairs.append(normalize(event_type.domain_name, event_type.type_name))
-    return pairs
-
-
-def type_matches(pattern: tuple[str, str], domain: str, type_name: str) -> bool:
-    """Does the (possibly wildcard) type ``pattern`` cover this event's type?"""
-    if pattern == ALL:
-        return True
-    pdom, ptype = pattern
-    return _glob(pdom, domain) and _glob(ptype, type_name)
-
-
-def _glob(pattern: str, text: str) -> bool:
-    if pattern in ("", "*"):
-        return True
-    if "*" not in pattern:
-        return pattern == text
-    return fnmatch.fnmatchcase(text, pattern.replace("[", "[[]").replace("?", "[?]"))
-
 
 def to_event_types(pairs: Iterable[tuple[str, str]]) -> list[Any]:
     """An EventTypeSeq for the pairs, in a stable order."""

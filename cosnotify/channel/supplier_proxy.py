@@ -24,7 +24,8 @@ from typing import Any, Mapping
 from cosnotify.channel.admin_mixins import match_any
 from cosnotify.channel.proxy import ProxyBase
 from cosnotify.channel.queue import Entry, EventQueue
-from cosnotify.channel.subscriptions import ALL, Relay, TypeSet, type_matches
+from cosnotify.channel.subscriptions import Relay, TypeSet
+from cosnotify.eventtypes import ALL, type_matches
 
 __all__ = ["ProxySupplier"]
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from cosnotify.channel.subscriptions import ALL, normalize, type_matches
+from cosnotify.eventtypes import ALL, normalize, type_matches
 from cosnotify.stubs import CosNotification as N
 from cosnotify.stubs import CosNotifyChannelAdmin as CA
 from cosnotify.stubs import CosNotifyComm

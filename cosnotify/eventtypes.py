@@ -1,0 +1,87 @@
+"""Event types: normalisation, syntax checks and wildcard matching.
+
+Strategy: one representation, a ``(domain, type)`` pair of strings, shared
+by filters (constraint event-type lists, section 2.3) and the channel
+(subscription sharing, section 2.6). Any combination of "" and "*" for the
+domain with "", "*" or "%ALL" for the type means every type and becomes
+:data:`ALL` (section 2.6.6). '*' matches zero or more characters anywhere
+in either string (section 2.3).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from typing import Any, Iterable
+
+from cosnotify.stubs import CosNotifyComm
+
+__all__ = ["ALL", "check_event_types", "normalize", "type_matches", "types_match"]
+
+ALL = ("*", "%ALL")
+_SPECIAL = {"%ALL", "%ANY", "%TYPED"}
+_BAD_CHARS = re.compile(r"[\x00-\x20\x7f]")
+
+
+def normalize(domain: str, type_name: str) -> tuple[str, str]:
+    """The canonical (domain, type) pair; every-type spellings become ALL."""
+    if domain in ("", "*") and type_name in ("", "*", "%ALL"):
+        return ALL
+    if type_name == "%ALL":
+        return ALL
+    return (domain, type_name)
+
+
+def _valid_part(text: str) -> bool:
+    if _BAD_CHARS.search(text):
+        return False
+    return "%" not in text or text in _SPECIAL
+
+
+def check_event_types(types: Iterable[Any]) -> list[tuple[str, str]]:
+    """Normalised pairs for an EventTypeSeq, or ``InvalidEventType`` (section 3.3.1.1).
+
+    A name is syntactically invalid if it holds whitespace or control
+    characters, or a '%' outside the special names %ALL, %ANY and %TYPED.
+    """
+    pairs = []
+    for event_type in types:
+        if not (_valid_part(event_type.domain_name) and _valid_part(event_type.type_name)):
+            raise CosNotifyComm.InvalidEventType(event_type)
+        pairs.append(normalize(event_type.domain_name, event_type.type_name))
+    return pairs
+
+
+def type_matches(pattern: tuple[str, str], domain: str, type_name: str) -> bool:
+    """Does the (possibly wildcard) type ``pattern`` cover this event's type?"""
+    if pattern == ALL:
+        return True
+    pdom, ptype = pattern
+    return _glob(pdom, domain) and _glob(ptype, type_name)
+
+
+def _glob(pattern: str, text: str) -> bool:
+    if pattern in ("", "*"):
+        return True
+    if "*" not in pattern:
+        return pattern == text
+    return _compiled(pattern)(text) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> Any:
+    """A regex for a '*' pattern; every other character is literal."""
+    return re.compile(fnmatch.translate(pattern.replace("[", "[[]").replace("?", "[?]"))).match
+
+
+def types_match(patterns: Iterable[tuple[str, str]], domain: str, type_name: str) -> bool:
+    """Does any of ``patterns`` cover this event's type? (An empty list covers all.)"""
+    found = False
+    for pattern in patterns:
+        found = True
+        if type_matches(pattern, domain, type_name):
+            return True
+    return not found
+
+

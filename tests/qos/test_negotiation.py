@@ -1,0 +1,158 @@
+"""QoS checking and validate_qos (sections 2.5.5, 2.5.6; Tables 2-5 and 2-6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cosnotify.orb import CORBA
+from cosnotify.qos.negotiation import Capabilities, Target, additional_qos, check_qos
+from cosnotify.qos.properties import QOS_PROPERTIES, Level
+from cosnotify.stubs import CosNotification as N
+from cosnotify.stubs import TimeBase
+
+PERSISTENT_OK = Capabilities(persistent=True)
+NO_PERSISTENCE = Capabilities()
+
+
+def prop(name: str, value: Any, tc: Any = CORBA.TC_short) -> Any:
+    return N.Property(name, CORBA.Any(tc, value))
+
+
+def timet(value: int) -> Any:
+    return CORBA.Any(TimeBase._tc_TimeT, value)
+
+
+def codes(errors: list[Any]) -> dict[str, Any]:
+    return {e.name: e.code for e in errors}
+
+
+def ranges(result: list[Any]) -> dict[str, tuple[Any, Any]]:
+    return {r.name: (r.range.low_val.value(), r.range.high_val.value()) for r in result}
+
+
+class TestErrorCodes:
+    def test_unknown_name_is_bad_property(self) -> None:
+        """Table 2-6: an unrecognised name is BAD_PROPERTY."""
+        _, errors = check_qos([prop("NoSuchThing", 1)], Target(Level.CHANNEL), {}, NO_PERSISTENCE)
+        assert codes(errors) == {"NoSuchThing": N.BAD_PROPERTY}
+
+    def test_wrong_any_type_is_bad_type(self) -> None:
+        """Table 2-6: Priority given as a long (it is a short) is BAD_TYPE."""
+        _, errors = check_qos([prop("Priority", 1, CORBA.TC_long)], Target(Level.CHANNEL), {},
+                              NO_PERSISTENCE)
+        assert codes(errors) == {"Priority": N.BAD_TYPE}
+
+    def test_out_of_range_is_bad_value_with_range(self) -> None:
+        """Section 2.5.5: MaximumBatchSize 0 is BAD_VALUE, and the legal range is given."""
+        _, errors = check_qos([prop("MaximumBatchSize", 0, CORBA.TC_long)],
+                              Target(Level.CHANNEL), {}, NO_PERSISTENCE)
+        assert codes(errors) == {"MaximumBatchSize": N.BAD_VALUE}
+        assert errors[0].available_range.low_val.value() == 1
+
+    def test_priority_bounds(self) -> None:
+        """Priority must lie in -32767..32767 (section 2.5.5.2)."""
+        _, errors = check_qos([prop("Priority", -32768)], Target(Level.CHANNEL), {}, NO_PERSISTENCE)
+        assert codes(errors) == {"Priority": N.BAD_VALUE}
+
+    @pytest.mark.parametrize("name,level", [
+        ("EventReliability", Level.CONSUMER_ADMIN),       # channel and message only
+        ("EventReliability", Level.PROXY_SUPPLIER),
+        ("StartTime", Level.CHANNEL),                      # message only
+        ("MaximumBatchSize", Level.PROXY_SUPPLIER),        # sequence proxies only
+        ("MaxEventsPerConsumer", Level.SUPPLIER_ADMIN),    # footnote 1
+        ("DiscardPolicy", Level.PROXY_CONSUMER),           # footnote 1
+        ("OrderPolicy", Level.MESSAGE),
+    ])
+    def test_level_not_in_table_2_5_is_unsupported_property(self, name: str, level: Any) -> None:
+        """Table 2-5 and its footnotes: a property outside its levels is UNSUPPORTED_PROPERTY."""
+        definition = QOS_PROPERTIES[name]
+        value = {"StartTime": TimeBase.UtcT(0, 0, 0, 0)}.get(name, definition.default or 1)
+        tc = {"StartTime": TimeBase._tc_UtcT, "MaximumBatchSize": CORBA.TC_long,
+              "MaxEventsPerConsumer": CORBA.TC_long}.get(name, CORBA.TC_short)
+        _, errors = check_qos([prop(name, value, tc)], Target(level), {}, NO_PERSISTENCE)
+        assert codes(errors) == {name: N.UNSUPPORTED_PROPERTY}
+
+    def test_persistent_without_store_is_unsupported_value(self) -> None:
+        """Persistent reliability is refused honestly until the store exists."""
+        _, errors = check_qos([prop("ConnectionReliability", N.Persistent)],
+                              Target(Level.CHANNEL), {}, NO_PERSISTENCE)
+        assert codes(errors) == {"ConnectionReliability": N.UNSUPPORTED_VALUE}
+        low, high = (errors[0].available_range.low_val.value(),
+                     errors[0].available_range.high_val.value())
+        assert (low, high) == (N.BestEffort, N.BestEffort)
+
+    def test_every_error_is_reported_together(self) -> None:
+        """One UnsupportedQoS lists every bad property of the request."""
+        request = [prop("Bogus", 1), prop("Priority", 1, CORBA.TC_string),
+                   prop("MaximumBatchSize", 0, CORBA.TC_long), prop("OrderPolicy", 1)]
+        changes, errors = check_qos(request, Target(Level.CHANNEL), {}, NO_PERSISTENCE)
+        assert codes(errors) == {"Bogus": N.BAD_PROPERTY, "Priority": N.BAD_TYPE,
+                                 "MaximumBatchSize": N.BAD_VALUE}
+        assert changes == {"OrderPolicy": 1}
+
+
+class TestContextRules:
+    def test_persistent_child_under_best_effort_parent(self) -> None:
+        """ConnectionReliability may not be Persistent under a BestEffort parent (2.5.5.1)."""
+        target = Target(Level.CONSUMER_ADMIN, parent={"ConnectionReliability": N.BestEffort})
+        _, errors = check_qos([prop("ConnectionReliability", N.Persistent)], target, {},
+                              PERSISTENT_OK)
+        assert codes(errors) == {"ConnectionReliability": N.UNAVAILABLE_VALUE}
+
+    def test_reliability_frozen_once_children_exist(self) -> None:
+        """Changing reliability after children exist is UNAVAILABLE_VALUE (2.5.5.1)."""
+        target = Target(Level.CHANNEL, has_children=True)
+        current = {"ConnectionReliability": N.BestEffort}
+        _, errors = check_qos([prop("ConnectionReliability", N.Persistent)], target, current,
+                              PERSISTENT_OK)
+        assert codes(errors) == {"ConnectionReliability": N.UNAVAILABLE_VALUE}
+        _, errors = check_qos([prop("ConnectionReliability", N.BestEffort)], target, current,
+                              PERSISTENT_OK)
+        assert errors == []  # restating the current value is no change
+
+    def test_persistent_events_over_best_effort_connections(self) -> None:
+        """EventReliability=Persistent with ConnectionReliability=BestEffort is refused."""
+        _, errors = check_qos([prop("EventReliability", N.Persistent)], Target(Level.CHANNEL),
+                              {"ConnectionReliability": N.BestEffort}, PERSISTENT_OK)
+        assert codes(errors) == {"EventReliability": N.UNAVAILABLE_VALUE}
+        _, errors = check_qos([prop("EventReliability", N.Persistent),
+                               prop("ConnectionReliability", N.Persistent)],
+                              Target(Level.CHANNEL), {}, PERSISTENT_OK)
+        assert errors == []
+
+
+class TestValidateExamples:
+    def test_example_1_event_qos(self) -> None:
+        """Section 2.5.6.8 example 1: Timeout=50 offers StopTime over all time, and
+        StopTime offers Timeout; Persistent events are refused."""
+        target = Target(Level.MESSAGE)
+        offered = ranges(additional_qos([N.Property("Timeout", timet(50))], target, {},
+                                        NO_PERSISTENCE))
+        assert "StopTime" in offered
+        low, high = offered["StopTime"]
+        assert low.time == 0 and high.time == 2**64 - 1
+        offered = ranges(additional_qos(
+            [N.Property("StopTime", CORBA.Any(TimeBase._tc_UtcT, TimeBase.UtcT(1, 0, 0, 0)))],
+            target, {}, NO_PERSISTENCE))
+        assert offered["Timeout"][0] == 0
+        _, errors = check_qos([prop("EventReliability", N.Persistent)], target, {},
+                              NO_PERSISTENCE)
+        assert codes(errors) == {"EventReliability": N.UNSUPPORTED_VALUE}
+
+    def test_example_2_interdependent_properties(self) -> None:
+        """Section 2.5.6.8 example 2, with Persistent supported: reliabilities are offered
+        only as far as they are independent."""
+        target = Target(Level.CHANNEL)
+        current = {"ConnectionReliability": N.Persistent, "EventReliability": N.Persistent,
+                   "Timeout": 100 * 10_000_000}
+        offered = ranges(additional_qos([N.Property("Timeout", timet(50))], target, current,
+                                        PERSISTENT_OK))
+        assert offered["EventReliability"] == (N.BestEffort, N.BestEffort)
+        assert "ConnectionReliability" not in offered
+        offered = ranges(additional_qos([prop("EventReliability", N.BestEffort)], target,
+                                        current, PERSISTENT_OK))
+        assert offered["ConnectionReliability"] == (N.BestEffort, N.BestEffort)
+        assert offered["Timeout"][0] == 0
+        assert "EventReliability" not in offered
