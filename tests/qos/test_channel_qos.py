@@ -1,0 +1,379 @@
+"""QoS and admin properties enforced by the channel (sections 2.5.3-2.5.7).
+
+Re-expresses the behaviours of TAO's AdminProperties, Discarding, Ordering,
+Sequence and Timeout tests and JacORB's QoS, StartTime, StopTime, Timeout and
+AdminLimit tests, on a ManualClock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cosnotify.channel.clock import seconds_to_timet
+from cosnotify.orb import CORBA
+from cosnotify.stubs import CosNotification as N
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from cosnotify.stubs import TimeBase
+from tests.channel.conftest import (
+    PullConsumer,
+    SequencePushConsumer,
+    StructuredPushConsumer,
+    number,
+    structured,
+)
+
+
+def short(name: str, value: int) -> Any:
+    return N.Property(name, CORBA.Any(CORBA.TC_short, value))
+
+
+def long_(name: str, value: int) -> Any:
+    return N.Property(name, CORBA.Any(CORBA.TC_long, value))
+
+
+def boolean(name: str, value: bool) -> Any:
+    return N.Property(name, CORBA.Any(CORBA.TC_boolean, value))
+
+
+def timet(name: str, seconds: float) -> Any:
+    return N.Property(name, CORBA.Any(TimeBase._tc_TimeT, int(seconds * 10_000_000)))
+
+
+def utc(name: str, when: float) -> Any:
+    return N.Property(name, CORBA.Any(TimeBase._tc_UtcT,
+                                      TimeBase.UtcT(seconds_to_timet(when), 0, 0, 0)))
+
+
+def qos_dict(props: list[Any]) -> dict[str, Any]:
+    return {p.name: p.value.value() for p in props}
+
+
+def entry(channel: Any, ctype: Any = CA.STRUCTURED_EVENT) -> Any:
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(ctype)
+    getattr(proxy, {CA.STRUCTURED_EVENT: "connect_structured_push_supplier",
+                    CA.SEQUENCE_EVENT: "connect_sequence_push_supplier",
+                    CA.ANY_EVENT: "connect_any_push_supplier"}[ctype])(None)
+    return proxy
+
+
+def pull_proxy(channel: Any, ctype: Any = CA.STRUCTURED_EVENT, admin: Any = None) -> Any:
+    admin = admin or channel._get_default_consumer_admin()
+    proxy, _ = admin.obtain_notification_pull_supplier(ctype)
+    getattr(proxy, {CA.STRUCTURED_EVENT: "connect_structured_pull_consumer",
+                    CA.SEQUENCE_EVENT: "connect_sequence_pull_consumer",
+                    CA.ANY_EVENT: "connect_any_pull_consumer"}[ctype])(PullConsumer())
+    return proxy
+
+
+def drain(proxy: Any) -> list[int]:
+    out = []
+    while True:
+        event, has_event = proxy.try_pull_structured_event()
+        if not has_event:
+            return out
+        out.append(number(event))
+
+
+def settle(channel: Any) -> None:
+    assert channel._service.dispatcher.wait_idle()
+
+
+class TestInheritanceAndSetting:
+    def test_get_qos_reports_defaults(self, channel: Any) -> None:
+        """get_qos returns every property of the level, with defaults (section 2.5.6.3)."""
+        values = qos_dict(channel.get_qos())
+        assert values["Priority"] == 0 and values["MaximumBatchSize"] == 1
+        assert values["EventReliability"] == N.BestEffort
+        assert "StartTime" not in values  # per-message only
+
+    def test_values_inherit_at_creation_only(self, channel: Any) -> None:
+        """Section 2.5.3 / 2.5.6.1: children copy the parent's QoS when created; later
+        parent changes affect only children created afterwards."""
+        channel.set_qos([short("Priority", 5)])
+        early, _ = channel.new_for_consumers(CA.AND_OP)
+        channel.set_qos([short("Priority", 7)])
+        late, _ = channel.new_for_consumers(CA.AND_OP)
+        assert qos_dict(early.get_qos())["Priority"] == 5
+        assert qos_dict(late.get_qos())["Priority"] == 7
+        proxy, _ = late.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        assert qos_dict(proxy.get_qos())["Priority"] == 7
+
+    def test_set_qos_is_atomic(self, channel: Any) -> None:
+        """A request with one bad property changes nothing (section 2.5.6.1)."""
+        before = qos_dict(channel.get_qos())
+        with pytest.raises(N.UnsupportedQoS) as info:
+            channel.set_qos([short("Priority", 9), long_("MaximumBatchSize", 0)])
+        assert [e.name for e in info.value.qos_err] == ["MaximumBatchSize"]
+        assert qos_dict(channel.get_qos()) == before
+
+    def test_create_channel_checks_qos_and_admin(self, factory: Any) -> None:
+        """create_channel raises UnsupportedQoS / UnsupportedAdmin with the offending names."""
+        with pytest.raises(N.UnsupportedQoS):
+            factory.create_channel([short("Nonsense", 1)], [])
+        with pytest.raises(N.UnsupportedAdmin) as info:
+            factory.create_channel([], [long_("MaxQueueLength", -1)])
+        assert info.value.admin_err[0].code == N.BAD_VALUE
+        channel, _ = factory.create_channel([short("Priority", 3)],
+                                            [long_("MaxQueueLength", 10)])
+        assert qos_dict(channel.get_qos())["Priority"] == 3
+        assert qos_dict(channel.get_admin())["MaxQueueLength"] == 10
+
+    def test_sequence_properties_only_on_sequence_proxies(self, channel: Any) -> None:
+        """MaximumBatchSize on a structured proxy is UNSUPPORTED_PROPERTY (Table 2-5 note 2)."""
+        admin = channel._get_default_consumer_admin()
+        structured_proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        sequence_proxy, _ = admin.obtain_notification_push_supplier(CA.SEQUENCE_EVENT)
+        with pytest.raises(N.UnsupportedQoS) as info:
+            structured_proxy.set_qos([long_("MaximumBatchSize", 5)])
+        assert info.value.qos_err[0].code == N.UNSUPPORTED_PROPERTY
+        sequence_proxy.set_qos([long_("MaximumBatchSize", 5)])
+        assert qos_dict(sequence_proxy.get_qos())["MaximumBatchSize"] == 5
+
+    def test_validate_event_qos(self, channel: Any) -> None:
+        """validate_event_qos accepts per-message Priority and refuses OrderPolicy."""
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        extra = proxy.validate_event_qos([short("Priority", 3)])
+        assert "Timeout" in {r.name for r in extra}
+        with pytest.raises(N.UnsupportedQoS):
+            proxy.validate_event_qos([short("OrderPolicy", N.FifoOrder)])
+
+
+class TestOrdering:
+    def test_priority_order_delivers_highest_first(self, channel: Any) -> None:
+        """OrderPolicy PriorityOrder: higher priority first, FIFO among equals."""
+        proxy = pull_proxy(channel)
+        proxy.set_qos([short("OrderPolicy", N.PriorityOrder)])
+        supplier = entry(channel)
+        for n, priority in enumerate([0, 5, -3, 5, 1]):
+            supplier.push_structured_event(
+                structured(fields={"n": n}, header=[short("Priority", priority)]))
+        assert drain(proxy) == [1, 3, 4, 0, 2]
+
+    def test_fifo_order_ignores_priority(self, channel: Any) -> None:
+        """OrderPolicy FifoOrder: arrival order whatever the priorities."""
+        proxy = pull_proxy(channel)
+        proxy.set_qos([short("OrderPolicy", N.FifoOrder)])
+        supplier = entry(channel)
+        for n, priority in enumerate([0, 5, -3]):
+            supplier.push_structured_event(
+                structured(fields={"n": n}, header=[short("Priority", priority)]))
+        assert drain(proxy) == [0, 1, 2]
+
+    def test_deadline_order_delivers_soonest_expiry_first(self, manual_channel: Any) -> None:
+        """OrderPolicy DeadlineOrder: the event that times out soonest goes first."""
+        proxy = pull_proxy(manual_channel)
+        proxy.set_qos([short("OrderPolicy", N.DeadlineOrder)])
+        supplier = entry(manual_channel)
+        for n, seconds in enumerate([30, 10, 20]):
+            supplier.push_structured_event(
+                structured(fields={"n": n}, header=[timet("Timeout", seconds)]))
+        supplier.push_structured_event(structured(fields={"n": 3}))  # no deadline: last
+        assert drain(proxy) == [1, 2, 0, 3]
+
+
+class TestDiscarding:
+    @pytest.mark.parametrize("policy,kept", [
+        (N.FifoOrder, [3, 4, 5]),
+        (N.AnyOrder, [3, 4, 5]),
+        (N.LifoOrder, [0, 1, 2]),
+        (N.PriorityOrder, [1, 3, 5]),
+    ])
+    def test_max_events_per_consumer(self, channel: Any, policy: int, kept: list[int]) -> None:
+        """MaxEventsPerConsumer=3 keeps three events, discarding by DiscardPolicy."""
+        proxy = pull_proxy(channel)
+        proxy.set_qos([long_("MaxEventsPerConsumer", 3), short("DiscardPolicy", policy),
+                       short("OrderPolicy", N.FifoOrder)])
+        supplier = entry(channel)
+        for n in range(6):
+            priority = 10 if n % 2 else 0   # odd events are important
+            supplier.push_structured_event(
+                structured(fields={"n": n}, header=[short("Priority", priority)]))
+        assert drain(proxy) == kept
+
+    def test_limit_affects_only_that_consumer(self, channel: Any) -> None:
+        """Section 2.5.5: an event discarded for one consumer stays queued for others."""
+        small, large = pull_proxy(channel), pull_proxy(channel)
+        small.set_qos([long_("MaxEventsPerConsumer", 2)])
+        supplier = entry(channel)
+        for n in range(5):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert drain(small) == [3, 4]
+        assert drain(large) == [0, 1, 2, 3, 4]
+
+    def test_channel_queue_length_with_discard(self, factory: Any) -> None:
+        """MaxQueueLength with RejectNewEvents FALSE: the channel discards by its DiscardPolicy,
+        from every consumer's queue."""
+        channel, _ = factory.create_channel([short("DiscardPolicy", N.FifoOrder)],
+                                            [long_("MaxQueueLength", 3)])
+        first, second = pull_proxy(channel), pull_proxy(channel)
+        supplier = entry(channel)
+        for n in range(5):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert drain(first) == [2, 3, 4] and drain(second) == [2, 3, 4]
+        assert channel._account.count == 0
+
+    def test_channel_queue_length_with_reject(self, factory: Any) -> None:
+        """MaxQueueLength with RejectNewEvents TRUE: pushes fail with IMP_LIMIT until room."""
+        channel, _ = factory.create_channel([], [long_("MaxQueueLength", 2),
+                                                 boolean("RejectNewEvents", True)])
+        proxy = pull_proxy(channel)
+        supplier = entry(channel)
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        with pytest.raises(CORBA.IMP_LIMIT):
+            supplier.push_structured_event(structured(fields={"n": 2}))
+        assert number(proxy.pull_structured_event()) == 0
+        supplier.push_structured_event(structured(fields={"n": 3}))
+        assert drain(proxy) == [1, 3]
+
+
+class TestAdminLimits:
+    def test_max_consumers(self, factory: Any) -> None:
+        """MaxConsumers: the obtain that would exceed it raises AdminLimitExceeded (IDL)."""
+        channel, _ = factory.create_channel([], [long_("MaxConsumers", 2)])
+        admin = channel._get_default_consumer_admin()
+        admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        other, _ = channel.new_for_consumers(CA.OR_OP)
+        other.obtain_notification_pull_supplier(CA.ANY_EVENT)
+        with pytest.raises(CA.AdminLimitExceeded) as info:
+            admin.obtain_notification_push_supplier(CA.SEQUENCE_EVENT)
+        assert info.value.admin_property_err.name == "MaxConsumers"
+        assert info.value.admin_property_err.value.value() == 2
+
+    def test_max_suppliers_frees_on_destroy(self, factory: Any) -> None:
+        """MaxSuppliers counts live proxies: destroying one makes room again."""
+        channel, _ = factory.create_channel([], [long_("MaxSuppliers", 1)])
+        admin = channel._get_default_supplier_admin()
+        proxy, _ = admin.obtain_notification_push_consumer(CA.ANY_EVENT)
+        with pytest.raises(CA.AdminLimitExceeded):
+            admin.obtain_notification_push_consumer(CA.ANY_EVENT)
+        proxy.disconnect_push_consumer()
+        admin.obtain_notification_push_consumer(CA.ANY_EVENT)
+
+    def test_bad_admin_values(self, channel: Any) -> None:
+        """set_admin with unknown names or wrong types raises UnsupportedAdmin."""
+        with pytest.raises(N.UnsupportedAdmin) as info:
+            channel.set_admin([long_("MaxQueueLen", 5), short("MaxConsumers", 5)])
+        assert {e.name: e.code for e in info.value.admin_err} == {
+            "MaxQueueLen": N.BAD_PROPERTY, "MaxConsumers": N.BAD_TYPE}
+
+
+class TestTime:
+    def test_timeout_expires_queued_events(self, manual_channel: Any, clock: Any) -> None:
+        """Timeout in the header: an event not delivered in time is discarded (2.5.5.3)."""
+        proxy = pull_proxy(manual_channel)
+        supplier = entry(manual_channel)
+        supplier.push_structured_event(structured(fields={"n": 0}, header=[timet("Timeout", 5)]))
+        supplier.push_structured_event(structured(fields={"n": 1}, header=[timet("Timeout", 50)]))
+        clock.advance(10)
+        assert drain(proxy) == [1]
+
+    def test_proxy_timeout_applies_without_header(self, manual_channel: Any, clock: Any) -> None:
+        """A Timeout QoS on the proxy consumer applies to events without one (Table 2-4)."""
+        supplier = entry(manual_channel)
+        supplier.set_qos([timet("Timeout", 5)])
+        proxy = pull_proxy(manual_channel)
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        supplier.push_structured_event(structured(fields={"n": 1}, header=[timet("Timeout", 60)]))
+        clock.advance(10)
+        assert drain(proxy) == [1]
+
+    def test_stop_time(self, manual_channel: Any, clock: Any) -> None:
+        """StopTime: the event is discarded once that absolute time has passed."""
+        proxy = pull_proxy(manual_channel)
+        supplier = entry(manual_channel)
+        now = clock.now()
+        supplier.push_structured_event(structured(fields={"n": 0},
+                                                  header=[utc("StopTime", now + 3)]))
+        clock.advance(2)
+        assert drain(proxy) == [0]
+        supplier.push_structured_event(structured(fields={"n": 1},
+                                                  header=[utc("StopTime", now + 3)]))
+        clock.advance(2)
+        assert drain(proxy) == []
+
+    def test_start_time_holds_events(self, manual_channel: Any, clock: Any) -> None:
+        """StartTime: the event is not delivered before that time (section 2.5.5.4)."""
+        sink = StructuredPushConsumer()
+        proxy, _ = manual_channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(sink)
+        supplier = entry(manual_channel)
+        supplier.push_structured_event(structured(fields={"n": 0},
+                                                  header=[utc("StartTime", clock.now() + 5)]))
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        settle(manual_channel)
+        assert [number(e) for e in sink.received] == [1]
+        clock.advance(5)
+        settle(manual_channel)
+        assert [number(e) for e in sink.received] == [1, 0]
+
+    def test_start_time_unsupported_is_bad_qos(self, channel: Any) -> None:
+        """StartTime in a header when StartTimeSupported is FALSE raises BAD_QOS."""
+        supplier = entry(channel)
+        supplier.set_qos([boolean("StartTimeSupported", False)])
+        with pytest.raises(CORBA.BAD_QOS):
+            supplier.push_structured_event(structured(header=[utc("StartTime", 0.0)]))
+
+    def test_bad_header_qos_is_bad_qos(self, channel: Any) -> None:
+        """Header QoS of the wrong type, out of range or unsupported raises BAD_QOS."""
+        supplier = entry(channel)
+        supplier.push_structured_event(structured(header=[short("Priority", -32767)]))
+        for bad in (long_("Priority", 1), short("EventReliability", N.Persistent),
+                    short("Priority", -32768)):
+            with pytest.raises(CORBA.BAD_QOS):
+                supplier.push_structured_event(structured(header=[bad]))
+
+
+class TestBatching:
+    def test_full_batches_without_pacing(self, manual_channel: Any, clock: Any) -> None:
+        """MaximumBatchSize=3, PacingInterval=0: only full batches are sent (2.5.5)."""
+        sink = SequencePushConsumer()
+        proxy, _ = manual_channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([long_("MaximumBatchSize", 3)])
+        proxy.connect_sequence_push_consumer(sink)
+        supplier = entry(manual_channel)
+        for n in range(7):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        settle(manual_channel)
+        clock.advance(1000)
+        settle(manual_channel)
+        assert [[number(e) for e in batch] for batch in sink.received] == [[0, 1, 2], [3, 4, 5]]
+
+    def test_pacing_sends_short_batches(self, manual_channel: Any, clock: Any) -> None:
+        """PacingInterval: a short batch goes when the interval ends; an empty interval
+        means the next event goes as soon as it arrives."""
+        sink = SequencePushConsumer()
+        proxy, _ = manual_channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([long_("MaximumBatchSize", 10), timet("PacingInterval", 2)])
+        proxy.connect_sequence_push_consumer(sink)
+        supplier = entry(manual_channel)
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        settle(manual_channel)
+        assert sink.received == []
+        clock.advance(2)
+        settle(manual_channel)
+        assert [[number(e) for e in b] for b in sink.received] == [[0, 1]]
+        clock.advance(5)   # an interval passes with nothing
+        settle(manual_channel)
+        supplier.push_structured_event(structured(fields={"n": 2}))
+        settle(manual_channel)
+        assert [[number(e) for e in b] for b in sink.received] == [[0, 1], [2]]
+
+    def test_pull_structured_events_respects_batch_size(self, channel: Any) -> None:
+        """pull_structured_events(max) returns at most min(max, MaximumBatchSize) events."""
+        proxy = pull_proxy(channel, CA.SEQUENCE_EVENT)
+        proxy.set_qos([long_("MaximumBatchSize", 4)])
+        supplier = entry(channel)
+        for n in range(10):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert [number(e) for e in proxy.pull_structured_events(3)] == [0, 1, 2]
+        assert [number(e) for e in proxy.pull_structured_events(100)] == [3, 4, 5, 6]
+        batch, has_event = proxy.try_pull_structured_events(100)
+        assert has_event and [number(e) for e in batch] == [7, 8, 9]
