@@ -264,3 +264,50 @@ idl_near_misses = st.tuples(
     st.sampled_from(["module M { ", "interface I { ", "struct S { ", "const long C = ", ""]),
     idl_token_soups,
 ).map("".join)
+
+
+# -- cosnotify.orb CDR and GIOP: codecs and messages --------------------------------------
+
+from cosnotify.orb import cdr as _cdr  # noqa: E402
+from cosnotify.orb import giop_messages as _gm  # noqa: E402
+from cosnotify.orb import ior as _ior  # noqa: E402
+
+#: Stream settings: byte order, char code set, GIOP minor version (wchar rules).
+codecs: st.SearchStrategy[_cdr.Codec] = st.builds(
+    lambda little, char_set, minor: _cdr.Codec(little, char_set, _cdr.UTF_16, (1, minor)),
+    st.booleans(), st.sampled_from([_cdr.UTF_8, _cdr.ISO_8859_1]), st.sampled_from([1, 2]))
+
+_small_ints = st.integers(0, 2**32 - 1)
+_keys = st.binary(max_size=24)
+_iiop_profiles = st.builds(
+    _ior.IIOPProfile, st.from_regex(r"[a-z0-9.]{1,20}", fullmatch=True), st.integers(1, 65535),
+    _keys, st.sampled_from([(1, 0), (1, 1), (1, 2)]),
+    st.just(()))
+iors: st.SearchStrategy[_ior.IOR] = st.builds(
+    _ior.IOR, st.from_regex(r"IDL:[A-Za-z/]{1,20}:1\.0", fullmatch=True),
+    st.lists(_iiop_profiles, max_size=2).map(tuple))
+_contexts = st.lists(st.builds(_gm.ServiceContext, _small_ints, st.binary(max_size=16)),
+                     max_size=3).map(tuple)
+_versions = st.sampled_from([(1, 0), (1, 1), (1, 2)])
+
+
+def _request(request_id: int, key: bytes, op: str, body: bytes, flags: int,
+             contexts: tuple[_gm.ServiceContext, ...], version: tuple[int, int],
+             little: bool) -> _gm.Request:
+    # GIOP 1.0/1.1 carry only "response expected", which reads back as flags 3 or 0.
+    flags = flags if version >= (1, 2) else (3 if flags & 1 else 0)
+    return _gm.Request(request_id, _gm.KeyAddr(key), op, body, flags, contexts, b"", version,
+                       little)
+
+
+#: Requests a client may send (bodies are opaque octets).
+requests: st.SearchStrategy[_gm.Request] = st.builds(
+    _request, _small_ints, _keys, st.from_regex(r"[a-z_]{1,12}", fullmatch=True),
+    st.binary(max_size=40), st.sampled_from([0, 1, 3]), _contexts, _versions, st.booleans())
+
+#: Replies (status and body only; request ids are set by the test).
+replies: st.SearchStrategy[_gm.Reply] = st.builds(
+    lambda status, body, contexts, version, little: _gm.Reply(
+        0, _gm.ReplyStatus(status if version >= (1, 2) else min(status, 3)), body, contexts,
+        version, little),
+    st.integers(0, 5), st.binary(max_size=40), _contexts, _versions, st.booleans())

@@ -297,7 +297,7 @@ class EventChannel(QoSAdminMixin):
     def _forward(self, event: Any) -> None:
         """Admit ``event`` and route it to every consumer admin."""
         account = self._account
-        now = self._service.clock.now()
+        now = event.arrival
         if not account.limit:
             for admin in self._routes:
                 admin.route(event, now, None)

@@ -174,6 +174,8 @@ def apply_qos(event: Event, proxy_qos: dict[str, Any], explicit: set[str] | froz
     (sections 2.5.6.2 and 2.5.6.7); other header fields are the supplier's
     own and are left alone.
     """
+    if not explicit and (not event.is_structured or not event.structured.header.variable_header):
+        return  # nothing to resolve: the defaults set by Event() stand
     if "Priority" in explicit:
         event.priority, event.priority_source = proxy_qos["Priority"], 1
     if "Timeout" in explicit and proxy_qos["Timeout"]:

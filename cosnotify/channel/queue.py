@@ -49,12 +49,23 @@ class Entry:
         return f"<Entry {self.event!r} priority={self.priority} deadline={self.deadline}>"
 
 
-def _order_key(policy: int, entry: Entry) -> float:
-    if policy == FIFO_ORDER:
-        return 0.0
-    if policy == DEADLINE_ORDER:
-        return entry.deadline if entry.deadline is not None else _INF
-    return float(-entry.priority)  # PRIORITY_ORDER, and ANY_ORDER (section 2.5.5.2)
+def _fifo_key(entry: Entry) -> float:
+    return 0.0
+
+
+def _priority_key(entry: Entry) -> float:
+    return -entry.priority
+
+
+def _deadline_key(entry: Entry) -> float:
+    return entry.deadline if entry.deadline is not None else _INF
+
+
+#: The delivery-order key per OrderPolicy; AnyOrder delivers by priority, FIFO among
+#: equals (section 2.5.5.2: "by default ... in priority order").
+_ORDER_KEYS = {ANY_ORDER: _priority_key, FIFO_ORDER: _fifo_key,
+               PRIORITY_ORDER: _priority_key, DEADLINE_ORDER: _deadline_key}
+_NOTHING: list[Entry] = []
 
 
 def _discard_key(policy: int, entry: Entry) -> float:
@@ -91,15 +102,11 @@ class EventQueue:
         ready = [t[2] for t in self._order if t[2].alive]
         self.order_policy, self.discard_policy, self.max_events = (
             order_policy, discard_policy, max_events)
-        self._order = [(_order_key(order_policy, e), e.event.seq, e) for e in ready]
+        self._order_key = _ORDER_KEYS[order_policy]
+        self._order = [(self._order_key(e), e.event.seq, e) for e in ready]
         heapq.heapify(self._order)
         self._dead_in_order = 0
-        if max_events > 0:
-            self._discard = [(_discard_key(discard_policy, e), e.event.seq, e)
-                             for e in self._live_entries()]
-            heapq.heapify(self._discard)
-        else:
-            self._discard = None
+        self._discard = None  # built lazily, the first time the limit is exceeded
         return self._enforce_limit()
 
     # -- adding -------------------------------------------------------------------
@@ -107,24 +114,20 @@ class EventQueue:
         """Queue ``entry``; returns the entries discarded to respect MaxEventsPerConsumer
         (possibly ``entry`` itself, under LifoOrder)."""
         entry.owner = self
-        start = entry.event.start
+        event = entry.event
+        start = event.start
         if start is not None and start > now:
             entry.held = True
-            heapq.heappush(self._held, (start, entry.event.seq, entry))
-            self._size += 1
-            if self._discard is not None:
-                heapq.heappush(self._discard, (_discard_key(self.discard_policy, entry),
-                                               entry.event.seq, entry))
-            return self._enforce_limit()
-        self._insert(entry)
-        return self._enforce_limit() if self._discard is not None else []
-
-    def _insert(self, entry: Entry) -> None:
-        seq = entry.event.seq
-        heapq.heappush(self._order, (_order_key(self.order_policy, entry), seq, entry))
+            heapq.heappush(self._held, (start, event.seq, entry))
+        else:
+            heapq.heappush(self._order, (self._order_key(entry), event.seq, entry))
         self._size += 1
-        if self._discard is not None:
-            heapq.heappush(self._discard, (_discard_key(self.discard_policy, entry), seq, entry))
+        discard = self._discard
+        if discard is not None:
+            heapq.heappush(discard, (_discard_key(self.discard_policy, entry), event.seq, entry))
+        if self._size > self.max_events > 0:
+            return self._enforce_limit()
+        return _NOTHING
 
     def release_held(self, now: float) -> int:
         """Move events whose StartTime has come into the delivery order."""
@@ -134,8 +137,7 @@ class EventQueue:
             entry = heapq.heappop(held)[2]
             if entry.alive:
                 entry.held = False
-                seq = entry.event.seq
-                heapq.heappush(self._order, (_order_key(self.order_policy, entry), seq, entry))
+                heapq.heappush(self._order, (self._order_key(entry), entry.event.seq, entry))
                 moved += 1
         return moved
 
@@ -162,7 +164,8 @@ class EventQueue:
                 if expired is not None:
                     expired.append(entry)
                 continue
-            self._maybe_compact()
+            if self._dead_in_order > 64 or (self._discard is not None and not self._size):
+                self._maybe_compact()
             return entry
         return None
 
@@ -214,9 +217,13 @@ class EventQueue:
     # -- internals -------------------------------------------------------------------
     def _enforce_limit(self) -> list[Entry]:
         discarded: list[Entry] = []
-        if self.max_events <= 0 or self._discard is None:
+        if self.max_events <= 0 or self._size <= self.max_events:
             return discarded
         heap = self._discard
+        if heap is None:
+            heap = self._discard = [(_discard_key(self.discard_policy, e), e.event.seq, e)
+                                    for e in self._live_entries()]
+            heapq.heapify(heap)
         while self._size > self.max_events and heap:
             entry = heapq.heappop(heap)[2]
             if not entry.alive:
@@ -243,14 +250,19 @@ class EventQueue:
     def _maybe_compact(self) -> None:
         # Dead tuples accumulate in the order heap (discards) and in the discard
         # heap (deliveries); rebuild a heap once its dead tuples outnumber live ones.
+        # The discard index is dropped when the queue empties: it is rebuilt only
+        # if the limit is exceeded again.
         if self._dead_in_order > 64 and self._dead_in_order > self._size:
             self._order = [t for t in self._order if t[2].alive]
             heapq.heapify(self._order)
             self._dead_in_order = 0
         discard = self._discard
-        if discard is not None and len(discard) > 2 * self._size + 64:
-            self._discard = [t for t in discard if t[2].alive]
-            heapq.heapify(self._discard)
+        if discard is not None:
+            if not self._size:
+                self._discard = None
+            elif len(discard) > 2 * self._size + 64:
+                self._discard = [t for t in discard if t[2].alive]
+                heapq.heapify(self._discard)
 
     def snapshot(self) -> list[Any]:
         """The live entries in delivery order (for inspection and tests)."""
