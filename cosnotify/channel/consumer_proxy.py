@@ -68,7 +68,9 @@ class ProxyConsumer(ProxyBase):
         self._inject(from_any(value, self._service.clock.now()))
 
     def _inject(self, event: Any) -> None:
-        apply_qos(event, self._qos, self._qos_explicit, self._service.capabilities.persistent)
+        explicit = self._qos_explicit
+        if explicit or (event.is_structured and event.structured.header.variable_header):
+            apply_qos(event, self._qos, explicit, self._service.capabilities.persistent)
         admin = self._admin
         own = self._filters
         admin_filters = admin._filters
@@ -146,8 +148,9 @@ class StructuredProxyPushConsumer(_PushConsumer):
         self._connect_supplier(push_supplier)
 
     def push_structured_event(self, notification: Any) -> None:
-        self._require_connected()
-        self._inject_structured(notification)
+        if not self._connected:
+            self._require_connected()
+        self._inject(from_structured(notification, self._service.clock.now()))
 
     def disconnect_structured_push_consumer(self) -> None:
         self._client_disconnected()

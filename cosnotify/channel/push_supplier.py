@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from cosnotify.channel.event import Event
 from cosnotify.channel.queue import Entry
 from cosnotify.channel.supplier_proxy import ProxySupplier
 from cosnotify.orb import CORBA
@@ -41,6 +42,27 @@ __all__ = [
 log = logging.getLogger("cosnotify.channel")
 
 _GONE = (CosEventComm.Disconnected, CORBA.OBJECT_NOT_EXIST)
+_TAKE = 32  # entries taken from the queue per lock acquisition
+
+
+class _Undelivered(Exception):
+    """A push failed after ``sent`` entries of the batch had been delivered."""
+
+    def __init__(self, sent: int, error: Exception) -> None:
+        super().__init__(sent, error)
+        self.sent = sent
+        self.error = error
+
+
+def _one_by_one(push: Any, batch: list[Entry], convert: Any) -> None:
+    """Push each entry with ``push``, raising _Undelivered at the first failure."""
+    sent = 0
+    try:
+        for entry in batch:
+            push(convert(entry.event))
+            sent += 1
+    except Exception as exc:  # noqa: BLE001 - classified by the failure policy
+        raise _Undelivered(sent, exc) from exc
 
 
 class _PushSupplier(ProxySupplier):
@@ -125,8 +147,9 @@ class _PushSupplier(ProxySupplier):
                 return False
             try:
                 self._send(consumer, batch)
-            except Exception as exc:  # noqa: BLE001 - every failure goes through the policy
-                return self._failed(batch, exc)
+            except _Undelivered as failure:
+                self._channel._released(batch[:failure.sent])
+                return self._failed(batch[failure.sent:], failure.error)
             self._failures = 0
             self._channel._released(batch)
             self._channel._delivered(len(batch))
@@ -134,12 +157,13 @@ class _PushSupplier(ProxySupplier):
         return True
 
     def _take(self, now: float, expired: list[Entry]) -> list[Entry]:
-        """The next batch to send (lock held)."""
+        """The next entries to send, in order (lock held). Several are taken under one
+        lock acquisition; they are still pushed to the consumer one call each."""
         self._queue.release_held(now)
-        entry = self._queue.get(now, expired)
-        return [entry] if entry is not None else []
+        return self._queue.get_batch(_TAKE, now, expired)
 
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
+        """Deliver ``batch``; on failure raise ``_Undelivered`` with what is left."""
         raise NotImplementedError
 
     def _failed(self, batch: list[Entry], exc: Exception) -> bool:
@@ -197,8 +221,7 @@ class ProxyPushSupplier(_PushSupplier):
         self._client_disconnected()
 
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
-        for entry in batch:
-            consumer.push(entry.event.as_any())
+        _one_by_one(consumer.push, batch, Event.as_any)
 
 
 class StructuredProxyPushSupplier(_PushSupplier):
@@ -216,8 +239,7 @@ class StructuredProxyPushSupplier(_PushSupplier):
         self._client_disconnected()
 
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
-        for entry in batch:
-            consumer.push_structured_event(entry.event.as_structured())
+        _one_by_one(consumer.push_structured_event, batch, Event.as_structured)
 
 
 class SequenceProxyPushSupplier(_PushSupplier):
@@ -272,7 +294,10 @@ class SequenceProxyPushSupplier(_PushSupplier):
         return []
 
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
-        consumer.push_structured_events([entry.event.as_structured() for entry in batch])
+        try:
+            consumer.push_structured_events([entry.event.as_structured() for entry in batch])
+        except Exception as exc:  # noqa: BLE001 - the whole sequence is retried
+            raise _Undelivered(0, exc) from exc
 
 
 class EventServiceProxyPushSupplier(_PushSupplier):
@@ -294,6 +319,5 @@ class EventServiceProxyPushSupplier(_PushSupplier):
         pass  # Event Service consumers know nothing of offers
 
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
-        for entry in batch:
-            consumer.push(entry.event.as_any())
+        _one_by_one(consumer.push, batch, Event.as_any)
 

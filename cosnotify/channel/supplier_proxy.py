@@ -46,6 +46,8 @@ class ProxySupplier(ProxyBase):
         self._lifetime_filter: Any = None
         #: Types the consumer asked for with subscription_change (empty: no restriction).
         self._explicit = TypeSet()
+        #: The explicit subscription as a frozenset, or None when it restricts nothing.
+        self._type_filter: frozenset[tuple[str, str]] | None = None
         self._filter_types: dict[int, TypeSet] = {}
         self._contribution = TypeSet()
         self._offer_relay: Relay | None = None
@@ -98,16 +100,17 @@ class ProxySupplier(ProxyBase):
         """
         if not self._connected:
             return None
-        if self._explicit.types and not self._type_subscribed(event):
+        if self._type_filter is not None and not self._type_subscribed(event):
             return None
         filters = self._filters
-        if and_op:
-            if not admin_passed or (filters and not match_any(filters, event)):
+        if filters or not admin_passed:
+            if and_op:
+                if not admin_passed or (filters and not match_any(filters, event)):
+                    return None
+            elif not admin_passed and filters and not match_any(filters, event):
+                # OR: either set passing is enough, and an empty set passes
+                # everything (section 2.3, "a Proxy ... with no filters forwards all").
                 return None
-        elif not admin_passed and filters and not match_any(filters, event):
-            # OR: either set passing is enough, and an empty set passes
-            # everything (section 2.3, "a Proxy ... with no filters forwards all").
-            return None
         if self._fast:
             entry = Entry(event, event.priority, event.deadline)
         else:
@@ -126,7 +129,7 @@ class ProxySupplier(ProxyBase):
 
     def _type_subscribed(self, event: Any) -> bool:
         domain, type_name = event.domain_name, event.type_name
-        return any(type_matches(p, domain, type_name) for p in self._explicit.types)
+        return any(type_matches(p, domain, type_name) for p in self._type_filter or ())
 
     def _resolve(self, event: Any) -> tuple[int, float | None]:
         """This proxy's (priority, deadline) for ``event`` (section 2.3.1)."""
@@ -161,6 +164,7 @@ class ProxySupplier(ProxyBase):
             self._explicit.update(add, remove)
             if ALL in self._explicit.types:
                 self._explicit.types = set()   # %ALL: no restriction at all
+            self._type_filter = frozenset(self._explicit.types) or None
         self._update_contribution()
 
     def _filter_added(self, filter_id: int, new_filter: Any) -> None:
