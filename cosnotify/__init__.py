@@ -8,3 +8,20 @@ docs/public-api.md section 3.
 """
 
 __version__ = "0.1.0"
+
+from typing import Any
+
+__all__ = ["EventChannelFactory", "ServiceConfig", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported lazily so `import cosnotify.orb` does not pull in the channel.
+    if name == "EventChannelFactory":
+        from cosnotify.channel.factory import EventChannelFactory
+
+        return EventChannelFactory
+    if name == "ServiceConfig":
+        from cosnotify.channel.service import ServiceConfig
+
+        return ServiceConfig
+    raise AttributeError(name)
