@@ -94,20 +94,23 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
     # -- proxies ---------------------------------------------------------------------------
     def _create(self, cls: Callable[[Any, int | None], Any], numbered: bool) -> tuple[Any, int | None]:
         self._check_alive()
-        self._channel._check_admin_limit(self.limit_name)
-        with self._lock:
-            self._check_alive()
-            proxy_id = next(self._proxy_ids) if numbered else None
-            proxy = cls(self, proxy_id)
-            if numbered:
-                self._proxies[proxy_id] = proxy  # type: ignore[index]
-            else:
-                self._anonymous.append(proxy)
-        self._channel._proxy_created(self, proxy)
+        self._channel._reserve_proxy(self.limit_name)
+        try:
+            with self._lock:
+                self._check_alive()
+                proxy_id = next(self._proxy_ids) if numbered else None
+                proxy = cls(self, proxy_id)
+                if numbered:
+                    self._proxies[proxy_id] = proxy  # type: ignore[index]
+                else:
+                    self._anonymous.append(proxy)
+        except BaseException:
+            self._channel._unreserve_proxy(self.limit_name)
+            raise
         return proxy, proxy_id
 
     def _obtain(self, table: dict[str, Any], ctype: Any) -> tuple[Any, int]:
-        cls = table.get(getattr(ctype, "_n", None))
+        cls = table.get(str(getattr(ctype, "_n", "")))
         if cls is None:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"unknown ClientType {ctype!r}")
         proxy, proxy_id = self._create(cls, numbered=True)
@@ -134,7 +137,7 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
             elif proxy in self._anonymous:
                 self._anonymous.remove(proxy)
         self._connection_changed(proxy)
-        self._channel._proxy_destroyed(self, proxy)
+        self._channel._unreserve_proxy(self.limit_name)
 
     def _connection_changed(self, proxy: Any) -> None:
         """Hook: a proxy connected or went away."""

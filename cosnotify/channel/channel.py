@@ -74,7 +74,7 @@ class _QueueAccount:
         with self.lock:
             while self.count >= self.limit:
                 if self.reject:
-                    raise CORBA.IMP_LIMIT(CORBA.OMGVMCID | 1, CORBA.COMPLETED_NO,
+                    raise CORBA.IMP_LIMIT(0, CORBA.COMPLETED_NO,
                                           f"channel holds MaxQueueLength={self.limit} events")
                 victim = self._pop_victim()
                 if victim is None:
@@ -115,6 +115,26 @@ class _QueueAccount:
     def full(self) -> bool:
         return bool(self.limit) and self.count >= self.limit
 
+    def rerank(self) -> None:
+        """Re-key the victims after the DiscardPolicy changed."""
+        with self.lock:
+            self._victims = [(self._key(t[2]), t[1], t[2]) for t in self._victims if t[2].refs > 0]
+            heapq.heapify(self._victims)
+
+    def adopt(self, queued: list[tuple[Any, list[Any]]]) -> None:
+        """Count events that were queued before accounting started."""
+        with self.lock:
+            for event, entries in queued:
+                event.holders = entries
+                event.refs = len(entries)
+                self.count += 1
+                heapq.heappush(self._victims, (self._key(event), event.seq, event))
+
+    def reset(self) -> None:
+        with self.lock:
+            self.count = 0
+            self._victims = []
+
 
 class EventChannel(QoSAdminMixin):
     """``CosNotifyChannelAdmin::EventChannel``."""
@@ -134,33 +154,42 @@ class EventChannel(QoSAdminMixin):
         self._lock = threading.RLock()
         self._hub = SubscriptionHub()
         self._account = _QueueAccount()
-        self._apply_admin_props()
+        self._routes: tuple[ConsumerAdmin, ...] = ()
         self._consumer_admins: dict[int, ConsumerAdmin] = {}
         self._supplier_admins: dict[int, SupplierAdmin] = {}
         self._es_admins: list[Any] = []
         self._admin_ids = itertools.count(1)
-        self._routes: tuple[ConsumerAdmin, ...] = ()
         self._destroyed = False
         self._destroying = False
-        self._defaults_accessed = False
         self._proxy_counts = {"MaxConsumers": 0, "MaxSuppliers": 0}
         self.delivered = 0
-        self._consumer_admins[0] = ConsumerAdmin(self, 0, CA.AND_OP)
-        self._supplier_admins[0] = SupplierAdmin(self, 0, CA.AND_OP)
-        self._rebuild_routes()
         self._filter_factory: Any = None
+        self._apply_admin_props()
 
     # -- attributes ---------------------------------------------------------------------------
     def _get_MyFactory(self) -> Any:  # noqa: N802
         return self._factory
 
     def _get_default_consumer_admin(self) -> ConsumerAdmin:
-        self._defaults_accessed = True
-        return self._consumer_admins[0]
+        return self._default_admin(self._consumer_admins, ConsumerAdmin)  # type: ignore[no-any-return]
 
     def _get_default_supplier_admin(self) -> SupplierAdmin:
-        self._defaults_accessed = True
-        return self._supplier_admins[0]
+        return self._default_admin(self._supplier_admins, SupplierAdmin)  # type: ignore[no-any-return]
+
+    def _default_admin(self, table: dict[int, Any], cls: Any) -> Any:
+        """The default admin (id 0), made on first access (section 2.5.5.1: until a client
+        touches them the defaults are "virtually non-existent", so QoS set on the channel
+        before then still reaches them)."""
+        admin = table.get(0)
+        if admin is None:
+            with self._lock:
+                self._check_alive()
+                admin = table.get(0)
+                if admin is None:
+                    admin = cls(self, 0, CA.AND_OP)
+                    table[0] = admin
+                    self._rebuild_routes()
+        return admin
 
     def _get_default_filter_factory(self) -> Any:
         return self._factory._get_filter_factory()
@@ -171,10 +200,10 @@ class EventChannel(QoSAdminMixin):
 
     # -- admins --------------------------------------------------------------------------------
     def new_for_consumers(self, op: Any) -> tuple[ConsumerAdmin, int]:
-        return self._new_admin(ConsumerAdmin, self._consumer_admins, op)  # type: ignore[return-value]
+        return self._new_admin(ConsumerAdmin, self._consumer_admins, op)
 
     def new_for_suppliers(self, op: Any) -> tuple[SupplierAdmin, int]:
-        return self._new_admin(SupplierAdmin, self._supplier_admins, op)  # type: ignore[return-value]
+        return self._new_admin(SupplierAdmin, self._supplier_admins, op)
 
     def _new_admin(self, cls: Any, table: dict[int, Any], op: Any) -> tuple[Any, int]:
         if op not in (CA.AND_OP, CA.OR_OP):
@@ -188,28 +217,28 @@ class EventChannel(QoSAdminMixin):
         return admin, admin_id
 
     def get_consumeradmin(self, id: int) -> ConsumerAdmin:  # noqa: A002
+        if id == 0:
+            return self._get_default_consumer_admin()
         admin = self._consumer_admins.get(id)
         if admin is None:
             raise CA.AdminNotFound()
-        if id == 0:
-            self._defaults_accessed = True
         return admin
 
     def get_supplieradmin(self, id: int) -> SupplierAdmin:  # noqa: A002
+        if id == 0:
+            return self._get_default_supplier_admin()
         admin = self._supplier_admins.get(id)
         if admin is None:
             raise CA.AdminNotFound()
-        if id == 0:
-            self._defaults_accessed = True
         return admin
 
     def get_all_consumeradmins(self) -> list[int]:
         with self._lock:
-            return sorted(self._consumer_admins)
+            return sorted(set(self._consumer_admins) | {0})
 
     def get_all_supplieradmins(self) -> list[int]:
         with self._lock:
-            return sorted(self._supplier_admins)
+            return sorted(set(self._supplier_admins) | {0})
 
     def for_consumers(self) -> Any:
         """An Event Service style ConsumerAdmin (no id; section 2.1.2)."""
@@ -247,8 +276,7 @@ class EventChannel(QoSAdminMixin):
     # -- QoS and admin properties --------------------------------------------------------------
     def _qos_target(self) -> Target:
         with self._lock:
-            children = (len(self._consumer_admins) > 1 or len(self._supplier_admins) > 1
-                        or bool(self._es_admins) or self._defaults_accessed)
+            children = bool(self._consumer_admins or self._supplier_admins or self._es_admins)
         return Target(Level.CHANNEL, parent=None, has_children=children)
 
     def _qos_capabilities(self) -> Any:
@@ -257,6 +285,7 @@ class EventChannel(QoSAdminMixin):
     def _qos_changed(self, changes: Any) -> None:
         if "DiscardPolicy" in changes:
             self._apply_admin_props()
+            self._account.rerank()
 
     def get_admin(self) -> list[Any]:
         with self._lock:
@@ -273,25 +302,43 @@ class EventChannel(QoSAdminMixin):
     def _apply_admin_props(self) -> None:
         account = self._account
         with account.lock:
+            was_counting = bool(account.limit)
             account.limit = self._admin_props["MaxQueueLength"]
             account.reject = bool(self._admin_props["RejectNewEvents"])
             account.discard_policy = self._qos.get("DiscardPolicy", 0)
+        if account.limit and not was_counting:
+            self._count_queued()
+        elif not account.limit and was_counting:
+            account.reset()
 
-    def _check_admin_limit(self, name: str) -> None:
-        """MaxConsumers / MaxSuppliers: AdminLimitExceeded from obtain (section 2.5.7)."""
-        limit = self._admin_props[name]
+    def _count_queued(self) -> None:
+        """Start MaxQueueLength accounting with the events already queued."""
+        holders: dict[int, list[Any]] = {}
+        events: dict[int, Any] = {}
+        for admin in self._routes:
+            for proxy in admin._all_proxies():
+                queue = getattr(proxy, "_queue", None)
+                if queue is None:
+                    continue
+                with proxy._lock:
+                    for entry in queue._live_entries():
+                        events[id(entry.event)] = entry.event
+                        holders.setdefault(id(entry.event), []).append(entry)
+        self._account.adopt([(events[k], v) for k, v in holders.items()])
+
+    def _reserve_proxy(self, name: str) -> None:
+        """Count one more consumer or supplier, or raise AdminLimitExceeded (section 2.5.7;
+        the IDL raises it from the obtain operations). Check and count are one step."""
         with self._lock:
+            limit = self._admin_props[name]
             if limit and self._proxy_counts[name] >= limit:
                 raise CA.AdminLimitExceeded(CA.AdminLimit(
                     name, CORBA.Any(CORBA.TC_long, limit)))
+            self._proxy_counts[name] += 1
 
-    def _proxy_created(self, admin: Any, proxy: Any) -> None:
+    def _unreserve_proxy(self, name: str) -> None:
         with self._lock:
-            self._proxy_counts[admin.limit_name] += 1
-
-    def _proxy_destroyed(self, admin: Any, proxy: Any) -> None:
-        with self._lock:
-            self._proxy_counts[admin.limit_name] -= 1
+            self._proxy_counts[name] -= 1
 
     # -- the event path -----------------------------------------------------------------------------
     def _forward(self, event: Any) -> None:

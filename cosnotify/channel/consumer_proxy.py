@@ -92,7 +92,7 @@ class ProxyConsumer(ProxyBase):
 
     def obtain_subscription_types(self, mode: Any) -> list[Any]:
         """The channel's aggregate subscriptions, and updates on or off (3.4.1.3)."""
-        return self._channel._hub.obtain("subscriptions", self._subscription_relay, mode)
+        return list(self._channel._hub.obtain("subscriptions", self._subscription_relay, mode))
 
     def _start_subscription_relay(self) -> None:
         client = self._client

@@ -225,4 +225,4 @@ def _apply_header_field(event: Event, name: str, value: Any, proxy_qos: dict[str
 
 
 def _bad_qos(detail: str) -> Exception:
-    return CORBA.BAD_QOS(CORBA.OMGVMCID | 1, CORBA.COMPLETED_NO, detail)
+    return CORBA.BAD_QOS(0, CORBA.COMPLETED_NO, detail)

@@ -92,7 +92,12 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
         errors += self._event_qos_context_errors(required_qos)
         if errors:
             raise CosNotification.UnsupportedQoS(errors)
-        return additional_qos(required_qos, target, self._qos, self._qos_capabilities())
+        refused = {name for name, flag in (("StartTime", "StartTimeSupported"),
+                                           ("StopTime", "StopTimeSupported"))
+                   if not self._qos.get(flag, True)}
+        return [extra for extra in additional_qos(required_qos, target, self._qos,
+                                                  self._qos_capabilities())
+                if extra.name not in refused]
 
     def _event_qos_context_errors(self, required_qos: list[Any]) -> list[Any]:
         """StartTime/StopTime need StartTimeSupported/StopTimeSupported (section 2.5.5.3)."""

@@ -154,7 +154,7 @@ class SequenceProxyPullSupplier(_PullSupplier):
         self._connect_consumer(pull_consumer)
 
     def _limit(self, max_number: int) -> int:
-        size = self._qos.get("MaximumBatchSize", 1)
+        size = int(self._qos.get("MaximumBatchSize", 1))
         return size if max_number <= 0 else min(max_number, size)
 
     def pull_structured_events(self, max_number: int) -> list[Any]:

@@ -267,7 +267,7 @@ class SequenceProxyPushSupplier(_PushSupplier):
         super()._on_connected()
 
     def _pacing(self) -> float:
-        return self._qos.get("PacingInterval", 0) / 1e7
+        return float(self._qos.get("PacingInterval", 0)) / 1e7
 
     def _enqueued(self) -> None:
         # Only wake the sender when a batch could go: full, or the window is over.

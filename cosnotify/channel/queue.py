@@ -171,7 +171,7 @@ class EventQueue:
 
     def get_batch(self, limit: int, now: float, expired: list[Entry] | None = None) -> list[Entry]:
         """Up to ``limit`` deliverable entries, in order."""
-        batch = []
+        batch: list[Entry] = []
         while len(batch) < limit:
             entry = self.get(now, expired)
             if entry is None:

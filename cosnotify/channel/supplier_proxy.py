@@ -205,7 +205,7 @@ class ProxySupplier(ProxyBase):
 
     def obtain_offered_types(self, mode: Any) -> list[Any]:
         """The channel's aggregate offers, and offer_change updates on or off (3.4.2.5)."""
-        return self._channel._hub.obtain("offers", self._offer_relay, mode)
+        return list(self._channel._hub.obtain("offers", self._offer_relay, mode))
 
     def _start_offer_relay(self) -> None:
         client = self._client

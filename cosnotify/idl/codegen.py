@@ -255,6 +255,8 @@ class PackageWriter:
         head = self._docstring("")
         if self.needs_decimal:
             head.append("import decimal")
+        head.append("import typing as _typing")
+        head.append("")
         head.append("from cosnotify.orb import CORBA, interface, registry, tc, values")
         return self._render(head, blocks)
 

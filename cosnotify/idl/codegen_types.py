@@ -151,14 +151,14 @@ def definition(w: PackageWriter, decl: model.Decl, level: Level, out: list[str])
         out.append(f"    __slots__ = {tuple_expr([q(n) for n in names], '    ')}")
         _nested_definitions(w, decl, level, out)
         out.append("")
-        out.append(f"    def __init__(self, {', '.join(names)}):")
+        out.append(f"    def __init__({_params(names)}) -> None:")
         out.extend(f"        self.{n} = {n}" for n in names)
     elif isinstance(decl, model.Exception_):
         _class_head(out, decl, "CORBA.UserException")
         _nested_definitions(w, decl, level, out)
         names = [py(m.name) for m in decl.members]
         out.append("")
-        out.append(f"    def __init__({', '.join(['self', *names])}):")
+        out.append(f"    def __init__({_params(names)}) -> None:")
         out.append(f"        CORBA.UserException.__init__({', '.join(['self', *names])})")
         out.extend(f"        self.{n} = {n}" for n in names)
     elif isinstance(decl, model.Union_):
@@ -229,6 +229,12 @@ def descriptors(w: PackageWriter, decl: model.Decl, level: Level, out: list[str]
         original = tc_expr(w, decl.type, level)
         args = [f"{cls}._NP_RepositoryId", q(decl.name), original]
         out.append(call_expr(f"{tc_name} = tc.alias_tc", args, margin=margin))
+
+
+def _params(names: list[str]) -> str:
+    """A typed parameter list for a generated ``__init__`` (``_typing`` cannot be an IDL
+    name: a leading underscore is an IDL escape and is stripped)."""
+    return ", ".join(["self", *(f"{n}: _typing.Any" for n in names)])
 
 
 def _class_head(out: list[str], decl: model.Decl, base: str) -> None:

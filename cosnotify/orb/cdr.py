@@ -28,7 +28,8 @@ values, None for nil, and stubs whose ``_NP_delegate`` has an ``ior``).
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cosnotify.orb import cdr_compile, validate
 from cosnotify.orb import typecode as T
@@ -56,16 +57,16 @@ from cosnotify.orb.exceptions import (
 )
 
 __all__ = [
-    "CDRError",
-    "Codec",
     "DEFAULT_CODEC",
     "DEFAULT_MAX_DEPTH",
+    "ISO_8859_1",
+    "UTF_8",
+    "UTF_16",
+    "CDRError",
+    "Codec",
     "Decoder",
     "Encoder",
-    "ISO_8859_1",
     "Minor",
-    "UTF_16",
-    "UTF_8",
     "decode",
     "decode_encapsulation",
     "default_objref_encoder",
@@ -86,7 +87,7 @@ def default_objref_factory(ior: Any, repo_id: str) -> Any:
 
 def default_objref_encoder(value: Any) -> Any:
     """The encoder's default hook: IOR values, None (nil), or stubs with a delegate IOR."""
-    from cosnotify.orb.ior import NIL_IOR, IOR
+    from cosnotify.orb.ior import IOR, NIL_IOR
 
     if value is None:
         return NIL_IOR
@@ -119,22 +120,30 @@ def translate_encode_error(tc: T.TypeCode, value: Any, exc: BaseException) -> Sy
     """The ``BAD_PARAM``/``DATA_CONVERSION`` for a value the encoder refused."""
     if isinstance(exc, SystemException):
         return exc
-    try:
-        validate.check(tc, value)
-    except SystemException as bad:
+    bad = _validation_error(tc, value)
+    if bad is not None:
         return bad
-    except Exception:  # noqa: BLE001 - the validator's own trouble must not hide ours
-        pass
     if isinstance(exc, UnicodeEncodeError):
         return DATA_CONVERSION(OMGVMCID | 1, COMPLETED_NO,
                                f"{value!r} has characters outside the transmission code set")
     return BAD_PARAM(_BAD_VALUE_MINOR, COMPLETED_NO, f"value does not fit {tc!r}: {exc}")
 
 
+def _validation_error(tc: T.TypeCode, value: Any) -> SystemException | None:
+    """validate.check's BAD_PARAM (with the member path), or None if it finds nothing."""
+    try:
+        validate.check(tc, value)
+    except SystemException as bad:
+        return bad
+    except Exception:  # noqa: BLE001 - the validator's own trouble must not hide ours
+        return None
+    return None
+
+
 class Encoder:
     """An output CDR stream whose first byte sits at stream offset ``offset``."""
 
-    __slots__ = ("codec", "_buf", "_shift", "_offset", "_state", "_little")
+    __slots__ = ("_buf", "_little", "_offset", "_shift", "_state", "codec")
 
     def __init__(self, codec: Codec | None = None, *, offset: int = 0,
                  objref_encoder: Callable[[Any], Any] | None = None,
@@ -207,7 +216,16 @@ class Encoder:
         self._put("d", 8, value)
 
     def write_string(self, value: str) -> None:
-        self.write(T.TC_string, value)
+        try:
+            raw = value.encode(self.codec.char_encoding)
+        except (AttributeError, UnicodeEncodeError) as exc:
+            raise translate_encode_error(T.TC_string, value, exc) from exc
+        if b"\0" in raw:
+            raise BAD_PARAM(_BAD_VALUE_MINOR, COMPLETED_NO, f"string {value!r} contains NUL")
+        self._buf += PAD[4][len(self._buf) & 3]
+        self._buf += packer(self._little, "I").pack(len(raw) + 1)
+        self._buf += raw
+        self._buf.append(0)
 
     def write_octets(self, data: bytes) -> None:
         """Raw octets, no length and no alignment."""
@@ -244,7 +262,7 @@ class Decoder:
     Reading starts at index ``pos`` of ``data``.
     """
 
-    __slots__ = ("codec", "_data", "_pos", "_shift", "_offset", "_state", "_little")
+    __slots__ = ("_data", "_little", "_offset", "_pos", "_shift", "_state", "codec")
 
     def __init__(self, data: bytes | bytearray | memoryview, codec: Codec | None = None, *,
                  pos: int = 0, offset: int = 0,
@@ -334,7 +352,20 @@ class Decoder:
         return float(self._get("d", 8))
 
     def read_string(self) -> str:
-        return str(self.read(T.TC_string))
+        start = self._pos
+        length = self.read_ulong()
+        end = self._pos + length
+        if not length or self._data[end - 1:end] != b"\0":
+            self._pos = start
+            raise CDRError(Minor.STRING_NOT_NUL_TERMINATED if end <= len(self._data) and length
+                           else Minor.PASS_END, "bad string", start - self._shift).to_system()
+        try:
+            text = self._data[self._pos:end - 1].decode(self.codec.char_encoding)
+        except UnicodeDecodeError as exc:
+            self._pos = start
+            raise translate_decode_error(exc, start - self._shift) from exc
+        self._pos = end
+        return text
 
     def read_octets(self, n: int) -> bytes:
         """``n`` raw octets."""

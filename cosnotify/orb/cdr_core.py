@@ -18,23 +18,25 @@ from __future__ import annotations
 import math
 import struct
 import sys
+from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Context, Decimal
-from typing import Any, Callable
+from typing import Any
 
 import attrs
 
 from cosnotify.orb.exceptions import COMPLETED_NO, MARSHAL, OMGVMCID, SystemException
 
 __all__ = [
-    "CDRError",
-    "Codec",
-    "DecodeState",
-    "EncodeState",
-    "Minor",
+    "DEFAULT_MAX_DEPTH",
     "ISO_8859_1",
     "UTF_8",
     "UTF_16",
-    "DEFAULT_MAX_DEPTH",
+    "CDRError",
+    "Codec",
+    "DecodeState",
+    "EncodeMismatch",
+    "EncodeState",
+    "Minor",
 ]
 
 #: Code set ids from the OSF character and code set registry (CORBA 3.0 13.10.2.4).
@@ -93,6 +95,13 @@ class CDRError(ValueError):
     def to_system(self, completed: Any = COMPLETED_NO) -> SystemException:
         """The ``CORBA.MARSHAL`` this error becomes at the stream boundary."""
         return MARSHAL(self.minor, completed, str(self))
+
+
+class EncodeMismatch(ValueError):
+    """A value that does not fit its TypeCode, found while encoding.
+
+    The encoding boundary turns it into ``BAD_PARAM`` naming the member path.
+    """
 
 
 _KNOWN_CHAR_SETS = (UTF_8, ISO_8859_1)

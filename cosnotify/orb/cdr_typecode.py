@@ -28,7 +28,7 @@ from cosnotify.orb.cdr_core import CDRError, Codec, Minor, packer
 from cosnotify.orb.exceptions import SystemException
 from cosnotify.orb.values import EnumItem
 
-__all__ = ["decode_typecode", "encode_typecode", "SIMPLE_KINDS"]
+__all__ = ["SIMPLE_KINDS", "decode_typecode", "encode_typecode"]
 
 INDIRECTION = 0xFFFFFFFF
 SIMPLE_KINDS = frozenset({T.K_NULL, T.K_VOID, T.K_SHORT, T.K_LONG, T.K_USHORT, T.K_ULONG,
@@ -75,7 +75,7 @@ def encode_typecode(tc: T.TypeCode, codec: Codec) -> bytes:
 
 
 class _Writer:
-    __slots__ = ("buf", "origin", "positions", "codec", "little")
+    __slots__ = ("buf", "codec", "little", "origin", "positions")
 
     def __init__(self, codec: Codec) -> None:
         self.buf = bytearray()
@@ -231,7 +231,7 @@ def decode_typecode(data: bytes, pos: int, codec: Codec, max_depth: int) -> tupl
 class _Pending:
     """A complex TypeCode whose parameters are still being read."""
 
-    __slots__ = ("kind", "rid", "placeholder")
+    __slots__ = ("kind", "placeholder", "rid")
 
     def __init__(self, kind: int) -> None:
         self.kind = kind
@@ -240,7 +240,7 @@ class _Pending:
 
 
 class _Reader:
-    __slots__ = ("data", "pos", "origin", "little", "codec", "positions", "max_depth")
+    __slots__ = ("codec", "data", "little", "max_depth", "origin", "pos", "positions")
 
     def __init__(self, data: bytes, pos: int, codec: Codec, max_depth: int) -> None:
         self.data = data

@@ -16,7 +16,7 @@ all meet.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 
@@ -26,15 +26,15 @@ from cosnotify.orb.exceptions import CODESET_INCOMPATIBLE, COMPLETED_NO, MARSHAL
 
 __all__ = [
     "CODE_SET_NAMES",
-    "CodeSetComponent",
-    "CodeSetComponentInfo",
-    "CodeSetContext",
     "ISO_8859_1",
     "OUR_CODE_SETS",
     "SERVICE_CONTEXT_ID",
     "TAG_CODE_SETS",
-    "UTF_16",
     "UTF_8",
+    "UTF_16",
+    "CodeSetComponent",
+    "CodeSetComponentInfo",
+    "CodeSetContext",
     "codec_for",
     "negotiate",
 ]

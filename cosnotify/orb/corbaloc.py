@@ -21,7 +21,8 @@ URLs (7 bad scheme, 8 bad address, 9 bad scheme-specific part) and
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Union
+from collections.abc import Iterable
+from typing import Any
 
 import attrs
 
@@ -76,7 +77,7 @@ class UnknownAddress:
     address: str
 
 
-Address = Union[IIOPAddress, RIRAddress, UnknownAddress]
+Address = IIOPAddress | RIRAddress | UnknownAddress
 
 
 @attrs.frozen
@@ -168,7 +169,7 @@ def parse(url: str) -> ObjectURL:
             name = url_unescape(escaped_name).decode("utf-8", "replace")
             if name:
                 to_name(name)  # validate now
-    address_text, slash, key_text = rest.partition("/")
+    address_text, _, key_text = rest.partition("/")
     if not address_text:
         raise _bad(BAD_ADDRESS, f"no address in {url!r}")
     addresses = tuple(_address(a, url) for a in address_text.split(","))

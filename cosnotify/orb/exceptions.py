@@ -55,7 +55,8 @@ class UserException(Exception):
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._members() == other._members()  # type: ignore[attr-defined]
+        assert isinstance(other, UserException)
+        return self._members() == other._members()
 
     __hash__ = builtins.Exception.__hash__
 
@@ -101,7 +102,8 @@ class SystemException(Exception):
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return (self.minor, self.completed) == (other.minor, other.completed)  # type: ignore[attr-defined]
+        assert isinstance(other, SystemException)
+        return (self.minor, self.completed) == (other.minor, other.completed)
 
     __hash__ = builtins.Exception.__hash__
 
@@ -129,7 +131,7 @@ for _name in _NAMES:
         "__doc__": f"The CORBA standard system exception {_name}.",
     })
     globals()[_name] = _cls
-    SYSTEM_EXCEPTIONS[_cls._NP_RepositoryId] = _cls
+    SYSTEM_EXCEPTIONS[f"IDL:omg.org/CORBA/{_name}:1.0"] = _cls
     __all__.append(_name)
 
 # Named for mypy and readers; the loop above defined them.

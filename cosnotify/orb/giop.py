@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import enum
 import struct
-from typing import Union
 
 import attrs
 
@@ -54,16 +53,16 @@ from cosnotify.orb.giop_messages import (
 __all__ = [
     "CAN_RECEIVE",
     "CAN_SEND",
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "NEED_DATA",
+    "TRANSITIONS",
     "ConnState",
     "ConnectionClosed",
-    "DEFAULT_MAX_MESSAGE_SIZE",
     "GIOPConnection",
     "GIOPError",
     "LocalProtocolError",
-    "NEED_DATA",
     "RemoteProtocolError",
     "Role",
-    "TRANSITIONS",
     "Trigger",
 ]
 
@@ -84,7 +83,7 @@ class ConnectionClosed:
     """The peer closed the byte stream (or the connection is already closed)."""
 
 
-Event = Union[Message, ConnectionClosed, Sentinel]
+Event = Message | ConnectionClosed | Sentinel
 
 
 class Role(enum.Enum):
@@ -195,6 +194,11 @@ class GIOPConnection:
         self._next_id = first_request_id
 
     # -- state -----------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        """True once the connection can no longer carry requests (ERROR or CLOSED)."""
+        return self.state is not ConnState.OPEN
+
     def _fire(self, trigger: Trigger) -> None:
         self.state = TRANSITIONS.get((self.state, trigger), self.state)
 
@@ -213,9 +217,7 @@ class GIOPConnection:
         if kind not in CAN_SEND.get((self.role, self.state), frozenset()):
             raise LocalProtocolError(f"a {self.role.value} cannot send {kind.__name__} "
                                      f"on a connection that is {self.state.value}")
-        if kind is Request and message.response_expected:  # type: ignore[union-attr]
-            self._claim(message.request_id, message.version)  # type: ignore[union-attr]
-        elif kind is LocateRequest:
+        if kind is Request and message.response_expected or kind is LocateRequest:  # type: ignore[union-attr]
             self._claim(message.request_id, message.version)  # type: ignore[union-attr]
         elif kind is CancelRequest:
             if self.outstanding.pop(message.request_id, None) is not None:  # type: ignore[union-attr]

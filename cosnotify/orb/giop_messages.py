@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import enum
 import struct
-from typing import Union
 
 import attrs
 
@@ -145,7 +144,7 @@ class ReferenceAddr:
     ior: IOR
 
 
-TargetAddress = Union[KeyAddr, ProfileAddr, ReferenceAddr]
+TargetAddress = KeyAddr | ProfileAddr | ReferenceAddr
 
 
 def target_key(target: TargetAddress) -> bytes | None:
@@ -278,8 +277,8 @@ class MessageError:
     little_endian: bool = True
 
 
-Message = Union[Request, Reply, CancelRequest, LocateRequest, LocateReply, CloseConnection,
-                MessageError]
+Message = (Request | Reply | CancelRequest | LocateRequest | LocateReply | CloseConnection
+           | MessageError)
 _TYPES: dict[type, MsgType] = {
     Request: MsgType.REQUEST, Reply: MsgType.REPLY, CancelRequest: MsgType.CANCEL_REQUEST,
     LocateRequest: MsgType.LOCATE_REQUEST, LocateReply: MsgType.LOCATE_REPLY,
@@ -290,8 +289,14 @@ FRAGMENTABLE = {1: {MsgType.REQUEST, MsgType.REPLY},
                 2: {MsgType.REQUEST, MsgType.REPLY, MsgType.LOCATE_REQUEST, MsgType.LOCATE_REPLY}}
 
 
+_CODECS = {(little, version): Codec(little, ISO_8859_1, 0, version)
+           for little in (False, True) for version in VERSIONS}
+
+
 def _codec(little_endian: bool, version: tuple[int, int]) -> Codec:
-    return Codec(little_endian, ISO_8859_1, 0, version)
+    """Headers are ISO-8859-1 (operation names and ids are ASCII in practice)."""
+    found = _CODECS.get((little_endian, version))
+    return found if found is not None else Codec(little_endian, ISO_8859_1, 0, version)
 
 
 def _body_decoder(message: Reply | LocateReply) -> Decoder:
@@ -401,15 +406,13 @@ def encode_message(message: Message, more_fragments: bool = False) -> bytes:
         raise ValueError(f"unsupported GIOP version {message.version}")
     encoder = _encode_header(message)
     body = getattr(message, "body", b"")
-    if body:
-        if _aligns_body(message):
-            encoder.align(8)
-        encoder.write_octets(body)
-    data = bytearray(encoder.getvalue())
+    if body and _aligns_body(message):
+        encoder.align(8)
+    fields = encoder.getvalue()[HEADER_SIZE:]
     flags = (1 if message.little_endian else 0) | (2 if more_fragments else 0)
-    size = struct.pack("<I" if message.little_endian else ">I", len(data) - HEADER_SIZE)
-    data[:HEADER_SIZE] = MAGIC + bytes((1, message.version[1], flags, _TYPES[type(message)])) + size
-    return bytes(data)
+    size = struct.pack("<I" if message.little_endian else ">I", len(fields) + len(body))
+    return b"".join((MAGIC, bytes((1, message.version[1], flags, _TYPES[type(message)])), size,
+                     fields, body))
 
 
 def system_exception_reply(request_id: int, exc: SystemException, *, version: tuple[int, int] = (1, 2),

@@ -16,8 +16,6 @@ they are ASCII in practice.
 
 from __future__ import annotations
 
-from typing import Union
-
 import attrs
 
 from cosnotify.orb.cdr import Decoder, Encoder
@@ -26,14 +24,14 @@ from cosnotify.orb.codesets import TAG_CODE_SETS, CodeSetComponentInfo
 from cosnotify.orb.exceptions import BAD_PARAM, COMPLETED_NO, MARSHAL, OMGVMCID, SystemException
 
 __all__ = [
-    "AlternateAddressComponent",
-    "CodeSetsComponent",
-    "IIOPProfile",
     "IOR",
     "NIL_IOR",
     "OMNIORB_ORB_TYPE",
-    "OpaqueProfile",
+    "AlternateAddressComponent",
+    "CodeSetsComponent",
+    "IIOPProfile",
     "ORBTypeComponent",
+    "OpaqueProfile",
     "UnknownComponent",
     "ior_bytes",
     "make_ior",
@@ -115,7 +113,7 @@ class UnknownComponent:
         return self.data
 
 
-Component = Union[ORBTypeComponent, CodeSetsComponent, AlternateAddressComponent, UnknownComponent]
+Component = ORBTypeComponent | CodeSetsComponent | AlternateAddressComponent | UnknownComponent
 
 
 def decode_component(tag: int, data: bytes) -> Component:
@@ -206,7 +204,7 @@ class OpaqueProfile:
         return self.data
 
 
-Profile = Union[IIOPProfile, OpaqueProfile]
+Profile = IIOPProfile | OpaqueProfile
 
 
 def decode_profile(tag: int, data: bytes) -> Profile:

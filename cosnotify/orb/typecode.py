@@ -777,7 +777,7 @@ def _compare(a: TypeCode, b: TypeCode, strict: bool, seen: set[tuple[int, int]])
     if isinstance(a, SimpleTC):
         return True
     if isinstance(a, StringTC):
-        return a._bound == b._bound  # type: ignore[attr-defined]
+        return bool(a._bound == b._bound)  # type: ignore[attr-defined]
     if isinstance(a, ObjrefTC):
         return True
     if isinstance(a, FixedTC):

@@ -45,7 +45,7 @@ class StructBase:
     _NP_RepositoryId: ClassVar[str] = ""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # used by dynamic classes
-        names = self.__slots__
+        names: tuple[str, ...] = self.__slots__
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__} takes {len(names)} members, got {len(args)}")
         for name, value in zip(names, args):
@@ -60,7 +60,8 @@ class StructBase:
 
     def _tuple(self) -> tuple[Any, ...]:
         """The member values in IDL order."""
-        return tuple(getattr(self, name) for name in self.__slots__)
+        names: tuple[str, ...] = self.__slots__
+        return tuple(getattr(self, name) for name in names)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -68,7 +69,7 @@ class StructBase:
                 return NotImplemented
             if not self._NP_RepositoryId:
                 return NotImplemented
-        return self._tuple() == other._tuple()  # type: ignore[attr-defined]
+        return self._tuple() == other._tuple()
 
     def __ne__(self, other: object) -> bool:
         result = self.__eq__(other)
@@ -77,14 +78,16 @@ class StructBase:
     __hash__ = None  # type: ignore[assignment]  # mutable value type
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name, '<unset>')!r}" for name in self.__slots__)
+        names: tuple[str, ...] = self.__slots__
+        inner = ", ".join(f"{name}={getattr(self, name, '<unset>')!r}" for name in names)
         return f"{type(self).__name__}({inner})"
 
     def __getstate__(self) -> tuple[Any, ...]:
         return self._tuple()
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        for name, value in zip(self.__slots__, state):
+        names: tuple[str, ...] = self.__slots__
+        for name, value in zip(names, state):
             object.__setattr__(self, name, value)
 
     def __reduce__(self) -> Any:
@@ -95,7 +98,7 @@ class StructBase:
         return (_new_blank, (cls,), self._tuple())
 
 
-def _new_blank(cls: type) -> Any:
+def _new_blank(cls: type[StructBase]) -> Any:
     return cls.__new__(cls)
 
 

@@ -194,7 +194,7 @@ class TestFixed:
         (5, 2, Decimal("123.45"), "12345c"),
         (5, 2, Decimal("-1.5"), "00150d"),
         (4, 2, Decimal("12.34"), "01234c"),   # even digits: a leading zero nibble
-        (1, 0, Decimal("0"), "0c"),
+        (1, 0, Decimal(0), "0c"),
         (3, 3, Decimal("-0.001"), "001d"),
         (31, 0, Decimal("9" * 31), "9" * 31 + "c"),
         (6, 1, Decimal("12.35"), "0000124c"),  # rounded half-even to 12.4
@@ -425,12 +425,13 @@ class TestRandomInput:
         except CORBA.DATA_CONVERSION:
             assume(False)
             raise
+        # Positions are drawn as fractions: generated repository ids vary in length.
         for _ in range(data.draw(st.integers(1, 4))):
+            where = data.draw(st.floats(0, 1))
             if encoded and data.draw(st.booleans()):
-                index = data.draw(st.integers(0, len(encoded) - 1))
-                encoded[index] = data.draw(st.integers(0, 255))
+                encoded[int(where * (len(encoded) - 1))] = data.draw(st.integers(0, 255))
             else:
-                encoded = encoded[:data.draw(st.integers(0, len(encoded)))]
+                encoded = encoded[:int(where * len(encoded))]
         try:
             cdr.decode(t, bytes(encoded), codec)
         except CORBA.MARSHAL:

@@ -230,9 +230,10 @@ class TestMalformed:
     def test_mutated_typecodes(self, t: T.TypeCode, data: st.DataObject) -> None:
         """Corrupted TypeCode encodings raise MARSHAL or decode; nothing else."""
         encoded = bytearray(cdr.encode(CORBA.TC_TypeCode, t, BE))
+        # Positions are drawn as fractions: generated repository ids vary in length.
         for _ in range(data.draw(st.integers(1, 3))):
-            index = data.draw(st.integers(0, len(encoded) - 1))
-            encoded[index] = data.draw(st.sampled_from([0, 1, 0x7F, 0xF0, 0xFF, encoded[index] ^ 4]))
+            index = int(data.draw(st.floats(0, 1)) * (len(encoded) - 1))
+            encoded[index] = data.draw(st.sampled_from([0, 1, 4, 0x7F, 0xF0, 0xFF]))
         try:
             cdr.decode(CORBA.TC_TypeCode, bytes(encoded), BE)
         except CORBA.MARSHAL:

@@ -135,7 +135,7 @@ class TestStringifiedNames:
         """to_string also takes objects with id and kind (CosNaming.NameComponent)."""
 
         class NameComponent:
-            def __init__(self, id: str, kind: str) -> None:  # noqa: A002 - the IDL member name
+            def __init__(self, id: str, kind: str) -> None:
                 self.id, self.kind = id, kind
 
         assert to_string([NameComponent("a", "b"), NameComponent("c", "")]) == "a.b/c"

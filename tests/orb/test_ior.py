@@ -20,12 +20,12 @@ from cosnotify.orb.codesets import (
     negotiate,
 )
 from cosnotify.orb.ior import (
+    IOR,
     NIL_IOR,
     OMNIORB_ORB_TYPE,
     AlternateAddressComponent,
     CodeSetsComponent,
     IIOPProfile,
-    IOR,
     OpaqueProfile,
     ORBTypeComponent,
     UnknownComponent,

@@ -377,3 +377,75 @@ class TestBatching:
         assert [number(e) for e in proxy.pull_structured_events(100)] == [3, 4, 5, 6]
         batch, has_event = proxy.try_pull_structured_events(100)
         assert has_event and [number(e) for e in batch] == [7, 8, 9]
+
+
+class TestReviewFindings:
+    def test_default_admins_take_channel_qos_until_first_touched(self, factory: Any) -> None:
+        """Section 2.5.5.1: default admins are virtual until accessed, so channel QoS set
+        before then reaches them."""
+        channel, _ = factory.create_channel([], [])
+        channel.set_qos([short("Priority", 5)])
+        assert qos_dict(channel._get_default_consumer_admin().get_qos())["Priority"] == 5
+        assert channel.get_all_supplieradmins() == [0]
+
+    def test_queue_length_counts_events_already_queued(self, channel: Any) -> None:
+        """Setting MaxQueueLength counts the events queued before it was set."""
+        proxy = pull_proxy(channel)
+        supplier = entry(channel)
+        for n in range(5):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        channel.set_admin([long_("MaxQueueLength", 3), boolean("RejectNewEvents", True)])
+        with pytest.raises(CORBA.IMP_LIMIT):
+            supplier.push_structured_event(structured(fields={"n": 5}))
+        assert drain(proxy) == [0, 1, 2, 3, 4]
+        supplier.push_structured_event(structured(fields={"n": 6}))
+        assert drain(proxy) == [6]
+
+    def test_discard_policy_change_applies_to_queued_events(self, factory: Any) -> None:
+        """After the channel's DiscardPolicy changes, queued events are ranked by the new one."""
+        channel, _ = factory.create_channel([short("DiscardPolicy", N.FifoOrder)],
+                                            [long_("MaxQueueLength", 3)])
+        proxy = pull_proxy(channel)
+        supplier = entry(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        channel.set_qos([short("DiscardPolicy", N.LifoOrder)])
+        supplier.push_structured_event(structured(fields={"n": 3}))
+        assert drain(proxy) == [0, 1, 3]  # the newest queued (2) made room
+
+    def test_admin_limit_is_exact_under_concurrency(self, factory: Any) -> None:
+        """Concurrent obtains never exceed MaxConsumers."""
+        import threading
+
+        channel, _ = factory.create_channel([], [long_("MaxConsumers", 5)])
+        admin = channel._get_default_consumer_admin()
+        made, refused = [], []
+        barrier = threading.Barrier(20)
+
+        def obtain() -> None:
+            barrier.wait()
+            try:
+                made.append(admin.obtain_notification_pull_supplier(CA.ANY_EVENT))
+            except CA.AdminLimitExceeded:
+                refused.append(1)
+
+        threads = [threading.Thread(target=obtain) for _ in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert (len(made), len(refused)) == (5, 15)
+
+    def test_unsupported_times_are_not_offered(self, channel: Any) -> None:
+        """validate_event_qos does not offer StartTime when StartTimeSupported is FALSE."""
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        proxy.set_qos([boolean("StartTimeSupported", False)])
+        offered = {r.name for r in proxy.validate_event_qos([short("Priority", 1)])}
+        assert "StartTime" not in offered and "StopTime" in offered
+
+    def test_acknowledgment_delivery_is_refused_until_implemented(self, channel: Any) -> None:
+        """DeliveryReliability=Acknowledgment is UNSUPPORTED_VALUE (no CosNotifyCommAck yet)."""
+        with pytest.raises(N.UnsupportedQoS) as info:
+            channel.set_qos([short("DeliveryReliability", 1)])
+        assert info.value.qos_err[0].code == N.UNSUPPORTED_VALUE

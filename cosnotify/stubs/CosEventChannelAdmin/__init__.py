@@ -3,6 +3,8 @@
 IDL module CosEventChannelAdmin.
 """
 
+import typing as _typing
+
 from cosnotify.orb import CORBA, interface, registry, tc, values
 from .. import CosEventComm
 
@@ -11,7 +13,7 @@ from .. import CosEventComm
 class AlreadyConnected(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosEventChannelAdmin/AlreadyConnected:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 
@@ -23,7 +25,7 @@ registry.register_type(AlreadyConnected._NP_RepositoryId, AlreadyConnected)
 class TypeError(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosEventChannelAdmin/TypeError:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 

@@ -3,6 +3,8 @@
 IDL module CosEventComm.
 """
 
+import typing as _typing
+
 from cosnotify.orb import CORBA, interface, registry, tc, values
 
 
@@ -10,7 +12,7 @@ from cosnotify.orb import CORBA, interface, registry, tc, values
 class Disconnected(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosEventComm/Disconnected:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 

@@ -3,6 +3,8 @@
 IDL module CosNaming.
 """
 
+import typing as _typing
+
 from cosnotify.orb import CORBA, interface, registry, tc, values
 
 
@@ -19,7 +21,7 @@ class NameComponent(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNaming/NameComponent:1.0"
     __slots__ = ("id", "kind")
 
-    def __init__(self, id, kind):
+    def __init__(self, id: _typing.Any, kind: _typing.Any) -> None:
         self.id = id
         self.kind = kind
 
@@ -57,7 +59,7 @@ class Binding(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNaming/Binding:1.0"
     __slots__ = ("binding_name", "binding_type")
 
-    def __init__(self, binding_name, binding_type):
+    def __init__(self, binding_name: _typing.Any, binding_type: _typing.Any) -> None:
         self.binding_name = binding_name
         self.binding_type = binding_type
 
@@ -111,7 +113,7 @@ class NamingContext(CORBA.Object):
     class NotFound(CORBA.UserException):
         _NP_RepositoryId = "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0"
 
-        def __init__(self, why, rest_of_name):
+        def __init__(self, why: _typing.Any, rest_of_name: _typing.Any) -> None:
             CORBA.UserException.__init__(self, why, rest_of_name)
             self.why = why
             self.rest_of_name = rest_of_name
@@ -127,7 +129,7 @@ class NamingContext(CORBA.Object):
     class CannotProceed(CORBA.UserException):
         _NP_RepositoryId = "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0"
 
-        def __init__(self, cxt, rest_of_name):
+        def __init__(self, cxt: _typing.Any, rest_of_name: _typing.Any) -> None:
             CORBA.UserException.__init__(self, cxt, rest_of_name)
             self.cxt = cxt
             self.rest_of_name = rest_of_name
@@ -143,7 +145,7 @@ class NamingContext(CORBA.Object):
     class InvalidName(CORBA.UserException):
         _NP_RepositoryId = "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0"
 
-        def __init__(self):
+        def __init__(self) -> None:
             CORBA.UserException.__init__(self)
 
     _tc_InvalidName = tc.exception_tc(InvalidName._NP_RepositoryId, "InvalidName", ())
@@ -153,7 +155,7 @@ class NamingContext(CORBA.Object):
     class AlreadyBound(CORBA.UserException):
         _NP_RepositoryId = "IDL:omg.org/CosNaming/NamingContext/AlreadyBound:1.0"
 
-        def __init__(self):
+        def __init__(self) -> None:
             CORBA.UserException.__init__(self)
 
     _tc_AlreadyBound = tc.exception_tc(AlreadyBound._NP_RepositoryId, "AlreadyBound", ())
@@ -163,7 +165,7 @@ class NamingContext(CORBA.Object):
     class NotEmpty(CORBA.UserException):
         _NP_RepositoryId = "IDL:omg.org/CosNaming/NamingContext/NotEmpty:1.0"
 
-        def __init__(self):
+        def __init__(self) -> None:
             CORBA.UserException.__init__(self)
 
     _tc_NotEmpty = tc.exception_tc(NotEmpty._NP_RepositoryId, "NotEmpty", ())
@@ -353,7 +355,7 @@ class NamingContextExt(NamingContext):
     class InvalidAddress(CORBA.UserException):
         _NP_RepositoryId = "IDL:omg.org/CosNaming/NamingContextExt/InvalidAddress:1.0"
 
-        def __init__(self):
+        def __init__(self) -> None:
             CORBA.UserException.__init__(self)
 
     _tc_InvalidAddress = tc.exception_tc(InvalidAddress._NP_RepositoryId, "InvalidAddress", ())

@@ -3,6 +3,8 @@
 IDL module CosNotification.
 """
 
+import typing as _typing
+
 from cosnotify.orb import CORBA, interface, registry, tc, values
 
 
@@ -35,7 +37,7 @@ class Property(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotification/Property:1.0"
     __slots__ = ("name", "value")
 
-    def __init__(self, name, value):
+    def __init__(self, name: _typing.Any, value: _typing.Any) -> None:
         self.name = name
         self.value = value
 
@@ -109,7 +111,7 @@ class EventType(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotification/EventType:1.0"
     __slots__ = ("domain_name", "type_name")
 
-    def __init__(self, domain_name, type_name):
+    def __init__(self, domain_name: _typing.Any, type_name: _typing.Any) -> None:
         self.domain_name = domain_name
         self.type_name = type_name
 
@@ -139,7 +141,7 @@ class PropertyRange(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotification/PropertyRange:1.0"
     __slots__ = ("low_val", "high_val")
 
-    def __init__(self, low_val, high_val):
+    def __init__(self, low_val: _typing.Any, high_val: _typing.Any) -> None:
         self.low_val = low_val
         self.high_val = high_val
 
@@ -157,7 +159,7 @@ class NamedPropertyRange(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotification/NamedPropertyRange:1.0"
     __slots__ = ("name", "range")
 
-    def __init__(self, name, range):
+    def __init__(self, name: _typing.Any, range: _typing.Any) -> None:
         self.name = name
         self.range = range
 
@@ -223,7 +225,7 @@ class PropertyError(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotification/PropertyError:1.0"
     __slots__ = ("code", "name", "available_range")
 
-    def __init__(self, code, name, available_range):
+    def __init__(self, code: _typing.Any, name: _typing.Any, available_range: _typing.Any) -> None:
         self.code = code
         self.name = name
         self.available_range = available_range
@@ -257,7 +259,7 @@ _tc_PropertyErrorSeq = tc.alias_tc(
 class UnsupportedQoS(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotification/UnsupportedQoS:1.0"
 
-    def __init__(self, qos_err):
+    def __init__(self, qos_err: _typing.Any) -> None:
         CORBA.UserException.__init__(self, qos_err)
         self.qos_err = qos_err
 
@@ -274,7 +276,7 @@ registry.register_type(UnsupportedQoS._NP_RepositoryId, UnsupportedQoS)
 class UnsupportedAdmin(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotification/UnsupportedAdmin:1.0"
 
-    def __init__(self, admin_err):
+    def __init__(self, admin_err: _typing.Any) -> None:
         CORBA.UserException.__init__(self, admin_err)
         self.admin_err = admin_err
 
@@ -292,7 +294,7 @@ class FixedEventHeader(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotification/FixedEventHeader:1.0"
     __slots__ = ("event_type", "event_name")
 
-    def __init__(self, event_type, event_name):
+    def __init__(self, event_type: _typing.Any, event_name: _typing.Any) -> None:
         self.event_type = event_type
         self.event_name = event_name
 
@@ -310,7 +312,7 @@ class EventHeader(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotification/EventHeader:1.0"
     __slots__ = ("fixed_header", "variable_header")
 
-    def __init__(self, fixed_header, variable_header):
+    def __init__(self, fixed_header: _typing.Any, variable_header: _typing.Any) -> None:
         self.fixed_header = fixed_header
         self.variable_header = variable_header
 
@@ -328,7 +330,7 @@ class StructuredEvent(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotification/StructuredEvent:1.0"
     __slots__ = ("header", "filterable_data", "remainder_of_body")
 
-    def __init__(self, header, filterable_data, remainder_of_body):
+    def __init__(self, header: _typing.Any, filterable_data: _typing.Any, remainder_of_body: _typing.Any) -> None:
         self.header = header
         self.filterable_data = filterable_data
         self.remainder_of_body = remainder_of_body

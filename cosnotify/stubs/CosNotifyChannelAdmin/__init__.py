@@ -3,6 +3,8 @@
 IDL module CosNotifyChannelAdmin.
 """
 
+import typing as _typing
+
 from cosnotify.orb import CORBA, interface, registry, tc, values
 from .. import CosEventChannelAdmin
 from .. import CosEventComm
@@ -15,7 +17,7 @@ from .. import CosNotifyFilter
 class ConnectionAlreadyActive(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyChannelAdmin/ConnectionAlreadyActive:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 
@@ -31,7 +33,7 @@ registry.register_type(ConnectionAlreadyActive._NP_RepositoryId, ConnectionAlrea
 class ConnectionAlreadyInactive(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyChannelAdmin/ConnectionAlreadyInactive:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 
@@ -47,7 +49,7 @@ registry.register_type(ConnectionAlreadyInactive._NP_RepositoryId, ConnectionAlr
 class NotConnected(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyChannelAdmin/NotConnected:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 
@@ -972,7 +974,7 @@ _tc_AdminIDSeq = tc.alias_tc(
 class AdminNotFound(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyChannelAdmin/AdminNotFound:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 
@@ -984,7 +986,7 @@ registry.register_type(AdminNotFound._NP_RepositoryId, AdminNotFound)
 class ProxyNotFound(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyChannelAdmin/ProxyNotFound:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 
@@ -997,7 +999,7 @@ class AdminLimit(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyChannelAdmin/AdminLimit:1.0"
     __slots__ = ("name", "value")
 
-    def __init__(self, name, value):
+    def __init__(self, name: _typing.Any, value: _typing.Any) -> None:
         self.name = name
         self.value = value
 
@@ -1014,7 +1016,7 @@ registry.register_type(AdminLimit._NP_RepositoryId, AdminLimit)
 class AdminLimitExceeded(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyChannelAdmin/AdminLimitExceeded:1.0"
 
-    def __init__(self, admin_property_err):
+    def __init__(self, admin_property_err: _typing.Any) -> None:
         CORBA.UserException.__init__(self, admin_property_err)
         self.admin_property_err = admin_property_err
 
@@ -1438,7 +1440,7 @@ _tc_ChannelIDSeq = tc.alias_tc(
 class ChannelNotFound(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyChannelAdmin/ChannelNotFound:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 

@@ -3,6 +3,8 @@
 IDL module CosNotifyComm.
 """
 
+import typing as _typing
+
 from cosnotify.orb import CORBA, interface, registry, tc, values
 from .. import CosEventComm
 from .. import CosNotification
@@ -12,7 +14,7 @@ from .. import CosNotification
 class InvalidEventType(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyComm/InvalidEventType:1.0"
 
-    def __init__(self, type):
+    def __init__(self, type: _typing.Any) -> None:
         CORBA.UserException.__init__(self, type)
         self.type = type
 

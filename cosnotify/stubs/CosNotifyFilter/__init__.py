@@ -3,6 +3,8 @@
 IDL module CosNotifyFilter.
 """
 
+import typing as _typing
+
 from cosnotify.orb import CORBA, interface, registry, tc, values
 from .. import CosNotification
 from .. import CosNotifyComm
@@ -21,7 +23,7 @@ class ConstraintExp(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/ConstraintExp:1.0"
     __slots__ = ("event_types", "constraint_expr")
 
-    def __init__(self, event_types, constraint_expr):
+    def __init__(self, event_types: _typing.Any, constraint_expr: _typing.Any) -> None:
         self.event_types = event_types
         self.constraint_expr = constraint_expr
 
@@ -63,7 +65,7 @@ class ConstraintInfo(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/ConstraintInfo:1.0"
     __slots__ = ("constraint_expression", "constraint_id")
 
-    def __init__(self, constraint_expression, constraint_id):
+    def __init__(self, constraint_expression: _typing.Any, constraint_id: _typing.Any) -> None:
         self.constraint_expression = constraint_expression
         self.constraint_id = constraint_id
 
@@ -93,7 +95,7 @@ class MappingConstraintPair(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/MappingConstraintPair:1.0"
     __slots__ = ("constraint_expression", "result_to_set")
 
-    def __init__(self, constraint_expression, result_to_set):
+    def __init__(self, constraint_expression: _typing.Any, result_to_set: _typing.Any) -> None:
         self.constraint_expression = constraint_expression
         self.result_to_set = result_to_set
 
@@ -123,7 +125,7 @@ class MappingConstraintInfo(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/MappingConstraintInfo:1.0"
     __slots__ = ("constraint_expression", "constraint_id", "value")
 
-    def __init__(self, constraint_expression, constraint_id, value):
+    def __init__(self, constraint_expression: _typing.Any, constraint_id: _typing.Any, value: _typing.Any) -> None:
         self.constraint_expression = constraint_expression
         self.constraint_id = constraint_id
         self.value = value
@@ -177,7 +179,7 @@ _tc_CallbackIDSeq = tc.alias_tc(
 class UnsupportedFilterableData(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/UnsupportedFilterableData:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 
@@ -193,7 +195,7 @@ registry.register_type(UnsupportedFilterableData._NP_RepositoryId, UnsupportedFi
 class InvalidGrammar(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/InvalidGrammar:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 
@@ -205,7 +207,7 @@ registry.register_type(InvalidGrammar._NP_RepositoryId, InvalidGrammar)
 class InvalidConstraint(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/InvalidConstraint:1.0"
 
-    def __init__(self, constr):
+    def __init__(self, constr: _typing.Any) -> None:
         CORBA.UserException.__init__(self, constr)
         self.constr = constr
 
@@ -222,7 +224,7 @@ registry.register_type(InvalidConstraint._NP_RepositoryId, InvalidConstraint)
 class DuplicateConstraintID(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/DuplicateConstraintID:1.0"
 
-    def __init__(self, id):
+    def __init__(self, id: _typing.Any) -> None:
         CORBA.UserException.__init__(self, id)
         self.id = id
 
@@ -239,7 +241,7 @@ registry.register_type(DuplicateConstraintID._NP_RepositoryId, DuplicateConstrai
 class ConstraintNotFound(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/ConstraintNotFound:1.0"
 
-    def __init__(self, id):
+    def __init__(self, id: _typing.Any) -> None:
         CORBA.UserException.__init__(self, id)
         self.id = id
 
@@ -256,7 +258,7 @@ registry.register_type(ConstraintNotFound._NP_RepositoryId, ConstraintNotFound)
 class CallbackNotFound(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/CallbackNotFound:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 
@@ -268,7 +270,7 @@ registry.register_type(CallbackNotFound._NP_RepositoryId, CallbackNotFound)
 class InvalidValue(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/InvalidValue:1.0"
 
-    def __init__(self, constr, value):
+    def __init__(self, constr: _typing.Any, value: _typing.Any) -> None:
         CORBA.UserException.__init__(self, constr, value)
         self.constr = constr
         self.value = value
@@ -616,7 +618,7 @@ _tc_FilterIDSeq = tc.alias_tc(
 class FilterNotFound(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosNotifyFilter/FilterNotFound:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 

@@ -3,6 +3,8 @@
 IDL module CosTypedEventChannelAdmin.
 """
 
+import typing as _typing
+
 from cosnotify.orb import CORBA, interface, registry, tc, values
 from .. import CosEventChannelAdmin
 from .. import CosTypedEventComm
@@ -12,7 +14,7 @@ from .. import CosTypedEventComm
 class InterfaceNotSupported(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosTypedEventChannelAdmin/InterfaceNotSupported:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 
@@ -28,7 +30,7 @@ registry.register_type(InterfaceNotSupported._NP_RepositoryId, InterfaceNotSuppo
 class NoSuchImplementation(CORBA.UserException):
     _NP_RepositoryId = "IDL:omg.org/CosTypedEventChannelAdmin/NoSuchImplementation:1.0"
 
-    def __init__(self):
+    def __init__(self) -> None:
         CORBA.UserException.__init__(self)
 
 

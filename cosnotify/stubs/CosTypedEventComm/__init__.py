@@ -3,6 +3,8 @@
 IDL module CosTypedEventComm.
 """
 
+import typing as _typing
+
 from cosnotify.orb import CORBA, interface, registry, tc, values
 from .. import CosEventComm
 

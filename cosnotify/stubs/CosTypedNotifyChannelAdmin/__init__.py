@@ -3,6 +3,8 @@
 IDL module CosTypedNotifyChannelAdmin.
 """
 
+import typing as _typing
+
 from cosnotify.orb import CORBA, interface, registry, tc, values
 from .. import CosEventChannelAdmin
 from .. import CosEventComm

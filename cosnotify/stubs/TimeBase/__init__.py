@@ -3,6 +3,8 @@
 IDL module TimeBase.
 """
 
+import typing as _typing
+
 from cosnotify.orb import CORBA, interface, registry, tc, values
 
 
@@ -35,7 +37,7 @@ class UtcT(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/TimeBase/UtcT:1.0"
     __slots__ = ("time", "inacclo", "inacchi", "tdf")
 
-    def __init__(self, time, inacclo, inacchi, tdf):
+    def __init__(self, time: _typing.Any, inacclo: _typing.Any, inacchi: _typing.Any, tdf: _typing.Any) -> None:
         self.time = time
         self.inacclo = inacclo
         self.inacchi = inacchi
@@ -60,7 +62,7 @@ class IntervalT(values.StructBase):
     _NP_RepositoryId = "IDL:omg.org/TimeBase/IntervalT:1.0"
     __slots__ = ("lower_bound", "upper_bound")
 
-    def __init__(self, lower_bound, upper_bound):
+    def __init__(self, lower_bound: _typing.Any, upper_bound: _typing.Any) -> None:
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
 

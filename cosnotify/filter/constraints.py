@@ -1,0 +1,309 @@
+"""Constraint sets shared by Filter and MappingFilter (§3.2.1, §3.2.2).
+
+Strategy: a filter's constraints live in an immutable :class:`Entry` tuple;
+every change builds a new tuple and new dispatch functions under the
+filter's write lock and publishes them with one attribute assignment, so
+``match`` reads a consistent snapshot without taking any lock (copy on
+write). A change is all-or-nothing: every new constraint is compiled and
+checked before anything is published (§3.2.1.2-3).
+
+Event types (§2.3, §3.2.1): a constraint applies only to events whose
+``(domain, type)`` one of its patterns covers; an empty list (or any
+every-type spelling, normalised by ``cosnotify.eventtypes``) covers all. For
+structured events the set of constraints that apply to a given type is
+computed once per type and cached; Any events always have type
+``("", "%ANY")`` (§2.1.4, Table 2-2), so their set is fixed per snapshot;
+typed events take their type from the ``event_type`` pair (§2.7).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final, Generic, TypeAlias, TypeVar
+
+import attrs
+
+from cosnotify.eventtypes import ALL, check_event_types, type_matches
+from cosnotify.filter.registry import CompileContext, CompiledConstraint, Grammar
+from cosnotify.filter.runtime import strip
+from cosnotify.orb.any import Any as CorbaAny
+from cosnotify.orb.exceptions import BAD_PARAM, COMPLETED_NO, OBJECT_NOT_EXIST
+from cosnotify.orb.typecode import TC_any, StructTC
+from cosnotify.filter._idl import CosNotification, CosNotifyComm, CosNotifyFilter
+
+__all__ = [
+    "ANY_EVENT_TYPE",
+    "Entry",
+    "InvalidConstraintError",
+    "bool_dispatch",
+    "EntryMatcher",
+    "Matcher",
+    "TypePair",
+    "compile_entry",
+    "copy_expression",
+    "entry_dispatch",
+    "object_not_exist",
+]
+
+log = logging.getLogger(__name__)
+
+Matcher: TypeAlias = Callable[[Any], bool]
+TypePair: TypeAlias = tuple[str, str]
+
+#: The type of every unstructured (Any) event (§2.1.4, Table 2-2).
+ANY_EVENT_TYPE: Final = ("", "%ANY")
+#: The type of a typed event without an ``event_type`` pair (§2.1.4, Table 2-2).
+TYPED_EVENT_TYPE: Final = ("", "%TYPED")
+_SE_ID: Final = CosNotification.StructuredEvent._NP_RepositoryId
+_CACHE_LIMIT: Final = 4096
+
+
+class InvalidConstraintError(CosNotifyFilter.InvalidConstraint):  # type: ignore[misc]
+    """``CosNotifyFilter::InvalidConstraint`` whose ``str()`` says what is wrong.
+
+    ``constr`` is the offending ConstraintExp, as the IDL requires; ``detail``
+    is the grammar's message (for EXTENDED_TCL: position, line, column and a
+    caret excerpt). ``except CosNotifyFilter.InvalidConstraint`` catches it.
+    """
+
+    def __init__(self, constr: Any, detail: str) -> None:
+        super().__init__(constr)
+        self.detail = detail
+
+    def __str__(self) -> str:
+        expr = getattr(self.constr, "constraint_expr", self.constr)
+        return f"invalid constraint {expr!r}: {self.detail}"
+
+
+def object_not_exist(what: str) -> Exception:
+    """``CORBA::OBJECT_NOT_EXIST`` for an operation on a destroyed filter (§3.2.1.6)."""
+    return OBJECT_NOT_EXIST(0, COMPLETED_NO, f"{what}: the filter was destroyed")
+
+
+@attrs.frozen(eq=False)
+class Entry:
+    """One constraint of a filter: its id, expression, types and compiled form."""
+
+    constraint_id: int
+    expression: Any  # CosNotifyFilter.ConstraintExp (a private copy)
+    types: tuple[TypePair, ...]  # normalised; (ALL,) for "every type"
+    applies: Callable[[str, str], bool] | None  # None: every type
+    compiled: CompiledConstraint
+    value: Any = None  # MappingFilter: the CORBA.Any result_to_set
+
+
+def _type_test(types: Sequence[TypePair]) -> Callable[[str, str], bool] | None:
+    """A fast test for "does this constraint apply to (domain, type)?"."""
+    if ALL in types:
+        return None
+    exact = frozenset(p for p in types if p[0] and p[1] and "*" not in p[0] + p[1])
+    others = tuple(p for p in types if p not in exact)
+
+    def applies(domain: str, type_name: str) -> bool:
+        return (domain, type_name) in exact or any(
+            type_matches(p, domain, type_name) for p in others)
+    return applies
+
+
+def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
+                  constraint_id: int = 0, value: Any = None) -> Entry:
+    """Check and compile one ConstraintExp; InvalidConstraint if it is not valid."""
+    try:
+        text = expression.constraint_expr
+        raw_types = list(expression.event_types)
+    except (AttributeError, TypeError):
+        raise BAD_PARAM(0, COMPLETED_NO,
+                        f"not a CosNotifyFilter::ConstraintExp: {expression!r}") from None
+    if not isinstance(text, str):
+        raise BAD_PARAM(0, COMPLETED_NO, f"constraint_expr must be a string, not {text!r}")
+    copy = _expression(raw_types, text)
+    try:
+        types = check_event_types(raw_types)
+    except CosNotifyComm.InvalidEventType as exc:
+        bad = exc.type
+        raise InvalidConstraintError(
+            copy, f"invalid event type ({bad.domain_name!r}, {bad.type_name!r})") from None
+    try:
+        compiled = grammar.compile(text, context)
+    except ValueError as exc:
+        raise InvalidConstraintError(copy, str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - never half-add a constraint that cannot compile
+        log.error("compiling constraint %r failed", text, exc_info=True)
+        raise InvalidConstraintError(copy, f"cannot compile: {exc}") from None
+    unique = tuple(dict.fromkeys(types)) or (ALL,)
+    return Entry(constraint_id, copy, unique, _type_test(unique), compiled, value)
+
+
+def _expression(types: Iterable[Any], text: str) -> Any:
+    return CosNotifyFilter.ConstraintExp(
+        [CosNotification.EventType(t.domain_name, t.type_name) for t in types], text)
+
+
+def copy_expression(expression: Any) -> Any:
+    """A fresh ConstraintExp, so callers cannot change a filter's constraints in place."""
+    return _expression(expression.event_types, expression.constraint_expr)
+
+
+# -- event types of events -------------------------------------------------------------------
+
+
+def structured_type(event: Any) -> TypePair | None:
+    """``(domain_name, type_name)`` of a structured event, or None if it has none."""
+    try:
+        event_type = event.header.fixed_header.event_type
+        key = (event_type.domain_name, event_type.type_name)
+    except AttributeError:
+        return None
+    return key if type(key[0]) is str and type(key[1]) is str else None
+
+
+def typed_type(properties: Any) -> TypePair:
+    """The type of a typed event: its ``event_type`` pair (§2.7), else ``%TYPED``."""
+    try:
+        for prop in properties:
+            if prop.name == "event_type":
+                found = strip(prop.value, TC_any)
+                if found is not None:
+                    key = (found[0].domain_name, found[0].type_name)
+                    if type(key[0]) is str and type(key[1]) is str:
+                        return key
+                break
+    except (AttributeError, TypeError):
+        pass
+    return TYPED_EVENT_TYPE
+
+
+def holds_structured_event(event: Any) -> Any:
+    """The StructuredEvent inside an Any (through Any layers), or None (§2.1.4)."""
+    tc = event._t
+    if type(tc) is StructTC:
+        return event._v if tc._id == _SE_ID else None
+    found = strip(event._v, tc)
+    if found is not None and type(found[2]) is StructTC and found[2]._id == _SE_ID:
+        return found[0]
+    return None
+
+
+# -- dispatch ------------------------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+class _TypeTable(Generic[T]):
+    """Per event type, ``build(entries that apply)``, computed once per type and cached."""
+
+    def __init__(self, entries: Sequence[Entry], build: Callable[[tuple[Entry, ...]], T]) -> None:
+        self._entries = tuple(entries)
+        self._build = build
+        self._cache: dict[TypePair | None, T] = {}
+
+    def lookup(self, key: TypePair | None) -> T:
+        try:
+            return self._cache[key]
+        except KeyError:
+            pass
+        chosen = tuple(e for e in self._entries
+                       if e.applies is None or (key is not None and e.applies(*key)))
+        built = self._build(chosen)
+        if len(self._cache) >= _CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[key] = built
+        return built
+
+
+def _never(event: Any) -> bool:
+    return False
+
+
+def _any_of(entries: Iterable[Entry], form: str) -> Matcher:
+    """OR over the ``form`` matchers of ``entries``, in order (§2.3)."""
+    matchers: tuple[Matcher, ...] = tuple(getattr(e.compiled, form) for e in entries)
+    if not matchers:
+        return _never
+    if len(matchers) == 1:
+        return matchers[0]
+
+    def match(event: Any) -> bool:
+        for matcher in matchers:
+            if matcher(event):
+                return True
+        return False
+    return match
+
+
+def _check_any(event: Any) -> None:
+    if type(event) is not CorbaAny:
+        raise BAD_PARAM(0, COMPLETED_NO, f"match: not a CORBA.Any: {event!r}")
+
+
+def bool_dispatch(entries: Sequence[Entry]) -> tuple[Matcher, Matcher, Matcher]:
+    """``match_structured``, ``match`` and ``match_typed`` for a Filter (OR, §2.3)."""
+    structured: Matcher
+    typed: Matcher
+    if all(e.applies is None for e in entries):
+        structured = _any_of(entries, "structured")
+        typed = _any_of(entries, "typed")
+    else:
+        by_type = _TypeTable(entries, lambda chosen: (_any_of(chosen, "structured"),
+                                                      _any_of(chosen, "typed")))
+
+        def structured(event: Any) -> bool:
+            return by_type.lookup(structured_type(event))[0](event)
+
+        def typed(event: Any) -> bool:
+            return by_type.lookup(typed_type(event))[1](event)
+
+    any_matcher = _any_of((e for e in entries
+                           if e.applies is None or e.applies(*ANY_EVENT_TYPE)), "any")
+
+    def any_form(event: Any) -> bool:
+        _check_any(event)
+        inner = holds_structured_event(event)
+        if inner is not None:
+            return structured(inner)
+        return any_matcher(event)
+
+    return structured, any_form, typed
+
+
+EntryMatcher: TypeAlias = Callable[[Any], "Entry | None"]
+
+
+def _first_of(entries: tuple[Entry, ...], form: str) -> EntryMatcher:
+    pairs = tuple((getattr(e.compiled, form), e) for e in entries)
+
+    def first(event: Any) -> Entry | None:
+        for matcher, entry in pairs:
+            if matcher(event):
+                return entry
+        return None
+    return first
+
+
+def entry_dispatch(entries: Sequence[Entry]) -> tuple[EntryMatcher, EntryMatcher, EntryMatcher]:
+    """For a MappingFilter: the first entry (in ``entries`` order) an event satisfies."""
+    by_type = _TypeTable(entries, lambda chosen: (_first_of(chosen, "structured"),
+                                                  _first_of(chosen, "typed")))
+    any_first = _first_of(tuple(e for e in entries
+                                if e.applies is None or e.applies(*ANY_EVENT_TYPE)), "any")
+
+    def structured(event: Any) -> Entry | None:
+        return by_type.lookup(structured_type(event))[0](event)
+
+    def typed(event: Any) -> Entry | None:
+        return by_type.lookup(typed_type(event))[1](event)
+
+    def any_form(event: Any) -> Entry | None:
+        _check_any(event)
+        inner = holds_structured_event(event)
+        if inner is not None:
+            return structured(inner)
+        return any_first(event)
+
+    return structured, any_form, typed
+
+
+def raise_not_found(constraint_id: Any) -> None:
+    """``ConstraintNotFound`` for ``constraint_id`` (§3.2.1.3-4)."""
+    raise CosNotifyFilter.ConstraintNotFound(constraint_id)

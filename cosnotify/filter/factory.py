@@ -1,0 +1,50 @@
+"""``CosNotifyFilter::FilterFactory`` (Notification §3.2.3).
+
+Strategy: the factory only looks the grammar name up in a
+:class:`~cosnotify.filter.registry.GrammarRegistry` and builds a grammar-agnostic
+:class:`~cosnotify.filter.filter.Filter` or
+:class:`~cosnotify.filter.mapping.MappingFilter` around it. An unknown name
+(compared case-sensitively, as TAO and JacORB do) raises ``InvalidGrammar``.
+The clock that ``$curtime`` reads can be injected for deterministic tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from cosnotify.filter._idl import CosNotifyFilter
+from cosnotify.filter.compiler import system_clock
+from cosnotify.filter.filter import Filter
+from cosnotify.filter.mapping import MappingFilter
+from cosnotify.filter.registry import CompileContext, Grammar, GrammarRegistry, default_registry
+
+__all__ = ["FilterFactory"]
+
+
+class FilterFactory:
+    """Creates filters for every grammar in ``registry`` (default: the process registry).
+
+    ``clock`` returns now as a ``TimeBase::TimeT`` (100 ns units since
+    1582-10-15); it backs ``$curtime`` in every filter this factory creates.
+    """
+
+    def __init__(self, registry: GrammarRegistry | None = None,
+                 clock: Callable[[], int] = system_clock) -> None:
+        self._registry = registry or default_registry()
+        self._context = CompileContext(clock)
+
+    def _grammar(self, constraint_grammar: str) -> Grammar:
+        grammar = self._registry.lookup(constraint_grammar)
+        if grammar is None:
+            raise CosNotifyFilter.InvalidGrammar()
+        return grammar
+
+    def create_filter(self, constraint_grammar: str) -> Filter:
+        """A new forwarding filter (§3.2.3.1); ``InvalidGrammar`` for unknown names."""
+        return Filter(constraint_grammar, self._grammar(constraint_grammar), self._context)
+
+    def create_mapping_filter(self, constraint_grammar: str, default_value: Any) -> MappingFilter:
+        """A new mapping filter whose value type is ``default_value``'s (§3.2.3.2)."""
+        grammar = self._grammar(constraint_grammar)
+        return MappingFilter(constraint_grammar, grammar, default_value, self._context)

@@ -1,0 +1,263 @@
+"""``CosNotifyFilter::Filter``: a forwarding filter object (Notification §3.2.1).
+
+Strategy: the filter is grammar-agnostic; a :class:`~cosnotify.filter.registry.Grammar`
+compiles each constraint once. Writers (add, modify, remove, destroy, callback
+changes) serialise on one re-entrant lock and publish an immutable
+:class:`_State` with a single assignment; the three ``match`` operations read
+``self._state`` once and never lock, so matching runs concurrently with
+changes and always sees a whole constraint set (§3.2.1.2: changes are atomic).
+
+Subscription sharing (§2.6.5): the filter keeps the *aggregate* of the event
+types its constraints require (the second option §2.6.5 allows) and calls
+``subscription_change(added, removed)`` on every attached callback when that
+aggregate changes. A constraint with an empty type list requires ``%ALL``
+(§2.6.6). Callbacks run while the write lock is held, so they see changes in
+order; a callback that raises is logged and ignored. ``destroy`` reports the
+whole aggregate as removed.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+import attrs
+
+from cosnotify.filter._idl import CosNotification, CosNotifyFilter
+from cosnotify.filter.constraints import (
+    Entry,
+    Matcher,
+    TypePair,
+    bool_dispatch,
+    compile_entry,
+    copy_expression,
+    object_not_exist,
+)
+from cosnotify.filter.registry import CompileContext, Grammar
+from cosnotify.orb.exceptions import BAD_PARAM, COMPLETED_NO
+
+__all__ = ["Filter"]
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen(eq=False)
+class _State:
+    """One published constraint set with its match functions."""
+
+    entries: tuple[Entry, ...]
+    by_id: dict[int, Entry]
+    match_structured: Matcher
+    match: Matcher
+    match_typed: Matcher
+
+    @classmethod
+    def of(cls, entries: Sequence[Entry]) -> _State:
+        ordered = tuple(sorted(entries, key=lambda e: e.constraint_id))
+        structured, any_form, typed = bool_dispatch(ordered)
+        return cls(ordered, {e.constraint_id: e for e in ordered}, structured, any_form, typed)
+
+
+def _destroyed(event: Any) -> bool:
+    raise object_not_exist("match")
+
+
+_DESTROYED: Final = _State((), {}, _destroyed, _destroyed, _destroyed)
+
+
+class Filter:
+    """A ``CosNotifyFilter::Filter`` holding constraints of one grammar (§3.2.1)."""
+
+    def __init__(self, grammar_name: str, grammar: Grammar,
+                 context: CompileContext | None = None) -> None:
+        self._grammar_name = grammar_name
+        self._grammar = grammar
+        self._context = context or CompileContext()
+        self._lock = threading.RLock()
+        self._state = _DESTROYED
+        self._install(_State.of(()))
+        self._constraint_ids = itertools.count(1)
+        self._callback_ids = itertools.count(1)
+        self._callbacks: dict[int, Any] = {}
+        self._types: collections.Counter[TypePair] = collections.Counter()
+        self._is_destroyed = False
+
+    def __repr__(self) -> str:
+        return (f"<Filter {self._grammar_name} with {len(self._state.entries)} constraint(s)"
+                f"{' (destroyed)' if self._is_destroyed else ''}>")
+
+    # -- matching (lock-free) ----------------------------------------------------------------
+    def match(self, filterable_data: Any) -> bool:
+        """Does the Any event satisfy a constraint? (§3.2.1.7; type ``%ANY``)"""
+        return self._state.match(filterable_data)
+
+    def match_structured(self, filterable_data: Any) -> bool:
+        """Does the structured event satisfy a constraint? (§3.2.1.8)"""
+        return self._state.match_structured(filterable_data)
+
+    def match_typed(self, filterable_data: Any) -> bool:
+        """Does the typed event (a PropertySeq, §2.7) satisfy a constraint? (§3.2.1.9)"""
+        return self._state.match_typed(filterable_data)
+
+    # -- attributes ----------------------------------------------------------------------------
+    def _get_constraint_grammar(self) -> str:
+        """The grammar name given to the factory (§3.2.1.1)."""
+        self._check("constraint_grammar")
+        return self._grammar_name
+
+    # -- constraints ---------------------------------------------------------------------------
+    def add_constraints(self, constraint_list: Iterable[Any]) -> list[Any]:
+        """Add constraints atomically; ``InvalidConstraint`` adds none (§3.2.1.2)."""
+        self._check("add_constraints")
+        compiled = [compile_entry(self._grammar, self._context, exp)
+                    for exp in list(constraint_list)]
+        with self._lock:
+            self._check("add_constraints")
+            added = [attrs.evolve(e, constraint_id=next(self._constraint_ids)) for e in compiled]
+            self._publish([*self._state.entries, *added])
+        return [_info(e) for e in added]
+
+    def modify_constraints(self, del_list: Iterable[int], modify_list: Iterable[Any]) -> None:
+        """Delete and replace constraints, all or nothing (§3.2.1.3).
+
+        Every id in either list must name a current constraint
+        (``ConstraintNotFound``), and an id may not be both deleted and
+        modified; every new expression must be valid (``InvalidConstraint``).
+        """
+        self._check("modify_constraints")
+        deletions = list(del_list)
+        modifications = list(modify_list)
+        with self._lock:
+            self._check("modify_constraints")
+            current = dict(self._state.by_id)
+            doomed = set()
+            for constraint_id in deletions:
+                if constraint_id not in current:
+                    raise CosNotifyFilter.ConstraintNotFound(constraint_id)
+                doomed.add(constraint_id)
+            replaced: dict[int, Entry] = {}
+            for info in modifications:
+                constraint_id = _constraint_id(info)
+                if constraint_id not in current or constraint_id in doomed:
+                    raise CosNotifyFilter.ConstraintNotFound(constraint_id)
+                replaced[constraint_id] = compile_entry(
+                    self._grammar, self._context, info.constraint_expression, constraint_id)
+            for constraint_id in doomed:
+                del current[constraint_id]
+            current.update(replaced)
+            if doomed or replaced:
+                self._publish(list(current.values()))
+
+    def get_constraints(self, id_list: Iterable[int]) -> list[Any]:
+        """The constraints with these ids, in that order (§3.2.1.4)."""
+        self._check("get_constraints")
+        by_id = self._state.by_id
+        result = []
+        for constraint_id in id_list:
+            entry = by_id.get(constraint_id) if isinstance(constraint_id, int) else None
+            if entry is None:
+                raise CosNotifyFilter.ConstraintNotFound(constraint_id)
+            result.append(_info(entry))
+        return result
+
+    def get_all_constraints(self) -> list[Any]:
+        """Every constraint, by ascending id (§3.2.1.5)."""
+        self._check("get_all_constraints")
+        return [_info(e) for e in self._state.entries]
+
+    def remove_all_constraints(self) -> None:
+        """Remove every constraint; the filter stays usable (§3.2.1.5)."""
+        self._check("remove_all_constraints")
+        with self._lock:
+            self._check("remove_all_constraints")
+            self._publish([])
+
+    def destroy(self) -> None:
+        """Destroy the filter; later operations raise OBJECT_NOT_EXIST (§3.2.1.6)."""
+        with self._lock:
+            self._check("destroy")
+            self._is_destroyed = True
+            removed = sorted(self._types)
+            self._types.clear()
+            self._install(_DESTROYED)
+            self._notify([], removed)
+            self._callbacks = {}
+
+    # -- callbacks (§2.6.5) ----------------------------------------------------------------------
+    def attach_callback(self, callback: Any) -> int:
+        """Register a NotifySubscribe; returns its CallbackID (§3.2.1.10)."""
+        self._check("attach_callback")
+        if callback is None:
+            raise BAD_PARAM(0, COMPLETED_NO, "attach_callback: nil callback")
+        with self._lock:
+            self._check("attach_callback")
+            callback_id = next(self._callback_ids)
+            self._callbacks = {**self._callbacks, callback_id: callback}
+        return callback_id
+
+    def detach_callback(self, callback: int) -> None:
+        """Unregister a callback; ``CallbackNotFound`` if unknown (§3.2.1.11)."""
+        self._check("detach_callback")
+        with self._lock:
+            self._check("detach_callback")
+            if callback not in self._callbacks:
+                raise CosNotifyFilter.CallbackNotFound()
+            self._callbacks = {k: v for k, v in self._callbacks.items() if k != callback}
+
+    def get_callbacks(self) -> list[int]:
+        """The ids of the attached callbacks (§3.2.1.12)."""
+        self._check("get_callbacks")
+        return sorted(self._callbacks)
+
+    # -- internals -------------------------------------------------------------------------------
+    def _check(self, operation: str) -> None:
+        if self._is_destroyed:
+            raise object_not_exist(operation)
+
+    def _install(self, state: _State) -> None:
+        """Publish ``state``. Its match functions also become instance attributes
+        that shadow the methods above, so ``f.match_structured(event)`` calls the
+        compiled dispatch directly, without an extra Python frame."""
+        self._state = state
+        vars(self).update(match=state.match, match_structured=state.match_structured,
+                          match_typed=state.match_typed)
+
+    def _publish(self, entries: Sequence[Entry]) -> None:
+        """Install a new constraint set and report aggregate type changes (lock held)."""
+        state = _State.of(entries)
+        types: collections.Counter[TypePair] = collections.Counter()
+        for entry in state.entries:
+            types.update(entry.types)
+        added = sorted(set(types) - set(self._types))
+        removed = sorted(set(self._types) - set(types))
+        self._install(state)
+        self._types = types
+        if added or removed:
+            self._notify(added, removed)
+
+    def _notify(self, added: list[TypePair], removed: list[TypePair]) -> None:
+        if not self._callbacks or not (added or removed):
+            return
+        added_seq = [CosNotification.EventType(d, t) for d, t in added]
+        removed_seq = [CosNotification.EventType(d, t) for d, t in removed]
+        for callback_id, callback in list(self._callbacks.items()):
+            try:
+                callback.subscription_change(added_seq, removed_seq)
+            except Exception:  # noqa: BLE001 - a broken callback must not break the filter
+                log.warning("subscription_change on callback %d (%r) failed",
+                            callback_id, callback, exc_info=True)
+
+
+def _info(entry: Entry) -> Any:
+    return CosNotifyFilter.ConstraintInfo(copy_expression(entry.expression), entry.constraint_id)
+
+
+def _constraint_id(info: Any) -> Any:
+    try:
+        return info.constraint_id
+    except AttributeError:
+        raise BAD_PARAM(0, COMPLETED_NO, f"not a ConstraintInfo: {info!r}") from None

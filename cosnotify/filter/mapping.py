@@ -1,0 +1,236 @@
+"""``CosNotifyFilter::MappingFilter`` (Notification §2.3.1, §3.2.2).
+
+Strategy: the same copy-on-write constraint set as :mod:`filter`, with a value
+(``result_to_set``) per constraint. Constraints are kept sorted from the
+"best" value to the worst (§2.3.1: "in the order of highest to lowest with
+respect to the value"); ``match`` returns ``(TRUE, value)`` for the first
+constraint the event satisfies, else ``(FALSE, default_value)`` — the IDL's
+boolean result followed by its ``out any``.
+
+"Highest" (docs/filters.md decision 33): numbers (integers, floating point,
+fixed, ``TimeBase::TimeT``) by numeric value, so the highest priority and
+the longest lifetime come first; booleans TRUE before FALSE; strings by
+descending code-point order; enums by descending ordinal. Values of any other
+type cannot be ordered and keep their insertion order. Equal values keep
+insertion (constraint id) order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from typing import Any, Final
+
+import attrs
+
+from cosnotify.filter._idl import CosNotifyFilter
+from cosnotify.filter.constraints import (
+    Entry,
+    EntryMatcher,
+    compile_entry,
+    copy_expression,
+    entry_dispatch,
+    object_not_exist,
+)
+from cosnotify.filter.registry import CompileContext, Grammar
+from cosnotify.filter.runtime import EnumVal, Fail, any_operand
+from cosnotify.orb.any import Any as CorbaAny
+from cosnotify.orb.exceptions import BAD_PARAM, COMPLETED_NO
+
+__all__ = ["MappingFilter", "value_rank"]
+
+
+def value_rank(value: Any) -> tuple[int, Any]:
+    """A sort key: a larger key is a better value (see the module docstring)."""
+    try:
+        operand = any_operand(value)
+    except Fail:
+        return (0, 0)
+    t = type(operand)
+    if t is EnumVal:
+        return (1, operand.ordinal)
+    if t is bool or t is int or t is str or t is Decimal or t is float:
+        if operand != operand:  # NaN: no order
+            return (0, 0)
+        return (1, operand)
+    return (0, 0)
+
+
+@attrs.frozen(eq=False)
+class _State:
+    """One published constraint set, best value first, with its match functions."""
+
+    entries: tuple[Entry, ...]  # best value first
+    by_id: dict[int, Entry]
+    structured: EntryMatcher
+    any: EntryMatcher
+    typed: EntryMatcher
+
+    @classmethod
+    def of(cls, entries: Sequence[Entry]) -> _State:
+        by_id = {e.constraint_id: e for e in entries}
+        ordered = tuple(sorted(entries, key=lambda e: (value_rank(e.value), -e.constraint_id),
+                               reverse=True))
+        structured, any_form, typed = entry_dispatch(ordered)
+        return cls(ordered, by_id, structured, any_form, typed)
+
+
+def _destroyed(event: Any) -> Entry | None:
+    raise object_not_exist("match")
+
+
+_DESTROYED: Final = _State((), {}, _destroyed, _destroyed, _destroyed)
+
+
+class MappingFilter:
+    """A ``CosNotifyFilter::MappingFilter`` (§3.2.2) of one grammar and value type."""
+
+    def __init__(self, grammar_name: str, grammar: Grammar, default_value: Any,
+                 context: CompileContext | None = None) -> None:
+        if type(default_value) is not CorbaAny:
+            raise BAD_PARAM(0, COMPLETED_NO, f"default_value must be a CORBA.Any, "
+                                             f"not {default_value!r}")
+        self._grammar_name = grammar_name
+        self._grammar = grammar
+        self._default = default_value
+        self._value_type = default_value.typecode()
+        self._context = context or CompileContext()
+        self._lock = threading.Lock()
+        self._state = _State.of(())
+        self._constraint_ids = itertools.count(1)
+        self._is_destroyed = False
+
+    def __repr__(self) -> str:
+        return (f"<MappingFilter {self._grammar_name} {self._value_type!r} with "
+                f"{len(self._state.by_id)} constraint(s)"
+                f"{' (destroyed)' if self._is_destroyed else ''}>")
+
+    # -- matching (lock-free): (boolean result, out any result_to_set) ----------------------------
+    def match(self, filterable_data: Any) -> tuple[bool, Any]:
+        """Map an Any event (§3.2.2.10)."""
+        return self._result(self._state.any(filterable_data))
+
+    def match_structured(self, filterable_data: Any) -> tuple[bool, Any]:
+        """Map a structured event (§3.2.2.11)."""
+        return self._result(self._state.structured(filterable_data))
+
+    def match_typed(self, filterable_data: Any) -> tuple[bool, Any]:
+        """Map a typed event given as a PropertySeq (§3.2.2.12, §2.7)."""
+        return self._result(self._state.typed(filterable_data))
+
+    def _result(self, entry: Entry | None) -> tuple[bool, Any]:
+        if entry is None:
+            return False, self._default
+        return True, entry.value
+
+    # -- attributes ----------------------------------------------------------------------------
+    def _get_constraint_grammar(self) -> str:
+        self._check("constraint_grammar")
+        return self._grammar_name
+
+    def _get_value_type(self) -> Any:
+        """The TypeCode every value must have: the default value's (§3.2.2.2)."""
+        self._check("value_type")
+        return self._value_type
+
+    def _get_default_value(self) -> Any:
+        """The value ``match`` returns with FALSE (§3.2.2.3)."""
+        self._check("default_value")
+        return self._default
+
+    # -- constraints ---------------------------------------------------------------------------
+    def add_mapping_constraints(self, pair_list: Iterable[Any]) -> list[Any]:
+        """Add constraint-value pairs atomically (§3.2.2.4)."""
+        self._check("add_mapping_constraints")
+        compiled = [self._compile(pair.constraint_expression, pair.result_to_set)
+                    for pair in _items(pair_list, "result_to_set")]
+        with self._lock:
+            self._check("add_mapping_constraints")
+            added = [attrs.evolve(e, constraint_id=next(self._constraint_ids)) for e in compiled]
+            self._state = _State.of([*self._state.by_id.values(), *added])
+        return [_info(e) for e in added]
+
+    def modify_mapping_constraints(self, del_list: Iterable[int],
+                                   modify_list: Iterable[Any]) -> None:
+        """Delete and replace pairs, all or nothing (§3.2.2.5)."""
+        self._check("modify_mapping_constraints")
+        deletions = list(del_list)
+        modifications = _items(modify_list, "value")
+        with self._lock:
+            self._check("modify_mapping_constraints")
+            current = dict(self._state.by_id)
+            doomed = set()
+            for constraint_id in deletions:
+                if constraint_id not in current:
+                    raise CosNotifyFilter.ConstraintNotFound(constraint_id)
+                doomed.add(constraint_id)
+            replaced: dict[int, Entry] = {}
+            for info in modifications:
+                constraint_id = info.constraint_id
+                if constraint_id not in current or constraint_id in doomed:
+                    raise CosNotifyFilter.ConstraintNotFound(constraint_id)
+                replaced[constraint_id] = self._compile(info.constraint_expression, info.value,
+                                                        constraint_id)
+            for constraint_id in doomed:
+                del current[constraint_id]
+            current.update(replaced)
+            if doomed or replaced:
+                self._state = _State.of(list(current.values()))
+
+    def get_mapping_constraints(self, id_list: Iterable[int]) -> list[Any]:
+        """The pairs with these ids, in that order (§3.2.2.6)."""
+        self._check("get_mapping_constraints")
+        by_id = self._state.by_id
+        result = []
+        for constraint_id in id_list:
+            entry = by_id.get(constraint_id) if isinstance(constraint_id, int) else None
+            if entry is None:
+                raise CosNotifyFilter.ConstraintNotFound(constraint_id)
+            result.append(_info(entry))
+        return result
+
+    def get_all_mapping_constraints(self) -> list[Any]:
+        """Every pair, by ascending id (§3.2.2.7)."""
+        self._check("get_all_mapping_constraints")
+        return [_info(self._state.by_id[i]) for i in sorted(self._state.by_id)]
+
+    def remove_all_mapping_constraints(self) -> None:
+        """Remove every pair; the filter stays usable (§3.2.2.8)."""
+        self._check("remove_all_mapping_constraints")
+        with self._lock:
+            self._check("remove_all_mapping_constraints")
+            self._state = _State.of(())
+
+    def destroy(self) -> None:
+        """Destroy the filter; later operations raise OBJECT_NOT_EXIST (§3.2.2.9)."""
+        with self._lock:
+            self._check("destroy")
+            self._is_destroyed = True
+            self._state = _DESTROYED
+
+    # -- internals -------------------------------------------------------------------------------
+    def _check(self, operation: str) -> None:
+        if self._is_destroyed:
+            raise object_not_exist(operation)
+
+    def _compile(self, expression: Any, value: Any, constraint_id: int = 0) -> Entry:
+        entry = compile_entry(self._grammar, self._context, expression, constraint_id)
+        if type(value) is not CorbaAny or not value.typecode().equivalent(self._value_type):
+            raise CosNotifyFilter.InvalidValue(entry.expression, value)
+        return attrs.evolve(entry, value=value)
+
+
+def _items(items: Iterable[Any], value_field: str) -> list[Any]:
+    result = list(items)
+    for item in result:
+        if not hasattr(item, "constraint_expression") or not hasattr(item, value_field):
+            raise BAD_PARAM(0, COMPLETED_NO, f"malformed mapping constraint: {item!r}")
+    return result
+
+
+def _info(entry: Entry) -> Any:
+    return CosNotifyFilter.MappingConstraintInfo(copy_expression(entry.expression),
+                                                 entry.constraint_id, entry.value)
+

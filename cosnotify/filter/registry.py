@@ -1,0 +1,137 @@
+"""The constraint-grammar registry (Notification §3.2.1.1, §3.2.3).
+
+Strategy: filter objects are grammar-agnostic. A grammar is a name plus a
+*compile function* that turns one constraint string into a
+:class:`CompiledConstraint` (a match function per event form) or raises
+``ValueError`` (or a subclass, such as ``ConstraintSyntaxError``) whose
+``str()`` explains what is wrong; the filter turns that into
+``CosNotifyFilter::InvalidConstraint``. The factory looks grammar names up
+here and raises ``InvalidGrammar`` for unknown ones, so other grammars (an
+Elvin subscription language, Event Heap templates) plug in with one
+:func:`register_grammar` call.
+
+Names are case-sensitive, as in TAO (``strcmp``) and JacORB (``equals``).
+``EXTENDED_TCL`` (§2.4) is registered on import, with the aliases ``TCL`` and
+``ETCL`` that TAO accepts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, TypeAlias
+
+import attrs
+
+from cosnotify.filter.compiler import compile_text, system_clock
+
+__all__ = [
+    "CompileContext",
+    "CompiledConstraint",
+    "Grammar",
+    "GrammarRegistry",
+    "default_registry",
+    "lookup_grammar",
+    "register_grammar",
+]
+
+Matcher: TypeAlias = Callable[[Any], bool]
+
+
+@attrs.frozen
+class CompiledConstraint:
+    """One constraint, compiled: a function per event form, each returning a bool.
+
+    ``structured`` takes a ``CosNotification::StructuredEvent``; ``any`` takes
+    the ``CORBA.Any`` of an unstructured event (never one holding a
+    StructuredEvent: the filter routes those to ``structured``, §2.1.4);
+    ``typed`` takes the ``CosNotification::PropertySeq`` of a typed event
+    (§2.7). None of them may raise for any event.
+    """
+
+    structured: Matcher
+    any: Matcher
+    typed: Matcher
+
+
+@attrs.frozen
+class CompileContext:
+    """What a compile function may use besides the text.
+
+    ``clock`` returns the current time as a ``TimeBase::TimeT`` (100 ns units
+    since 1582-10-15); EXTENDED_TCL's ``$curtime`` reads it (§2.4.2).
+    """
+
+    clock: Callable[[], int] = system_clock
+
+
+CompileFunction: TypeAlias = Callable[[str, CompileContext], CompiledConstraint]
+
+
+@attrs.frozen
+class Grammar:
+    """A registered grammar: its canonical name and compile function."""
+
+    name: str
+    compile: CompileFunction
+
+
+class GrammarRegistry:
+    """Grammar names (and aliases) to compile functions; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._grammars: dict[str, Grammar] = {}
+
+    def register(self, name: str, compile_fn: CompileFunction,
+                 aliases: Iterable[str] = (), *, replace: bool = False) -> Grammar:
+        """Register ``compile_fn`` under ``name`` and ``aliases``.
+
+        Raises ValueError when a name is taken and ``replace`` is false.
+        """
+        grammar = Grammar(name, compile_fn)
+        names = [name, *aliases]
+        with self._lock:
+            taken = [n for n in names if n in self._grammars]
+            if taken and not replace:
+                raise ValueError(f"grammar name(s) already registered: {', '.join(taken)}")
+            for n in names:
+                self._grammars[n] = grammar
+        return grammar
+
+    def lookup(self, name: str) -> Grammar | None:
+        """The grammar registered as ``name`` (exact, case-sensitive), or None."""
+        return self._grammars.get(name) if isinstance(name, str) else None
+
+    def names(self) -> list[str]:
+        """Every registered name and alias."""
+        with self._lock:
+            return sorted(self._grammars)
+
+
+_DEFAULT = GrammarRegistry()
+
+
+def default_registry() -> GrammarRegistry:
+    """The process-wide registry :class:`~cosnotify.filter.factory.FilterFactory` uses."""
+    return _DEFAULT
+
+
+def register_grammar(name: str, compile_fn: CompileFunction, aliases: Iterable[str] = (),
+                     *, replace: bool = False) -> Grammar:
+    """Register a grammar in the default registry (see :meth:`GrammarRegistry.register`)."""
+    return _DEFAULT.register(name, compile_fn, aliases, replace=replace)
+
+
+def lookup_grammar(name: str) -> Grammar | None:
+    """The grammar of the default registry registered as ``name``, or None."""
+    return _DEFAULT.lookup(name)
+
+
+def compile_extended_tcl(text: str, context: CompileContext) -> CompiledConstraint:
+    """EXTENDED_TCL (§2.4): parse once, generate Python for each event form."""
+    structured, any_form, typed = compile_text(text, context.clock)
+    return CompiledConstraint(structured, any_form, typed)
+
+
+register_grammar("EXTENDED_TCL", compile_extended_tcl, aliases=("TCL", "ETCL"))
