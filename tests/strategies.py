@@ -311,3 +311,87 @@ replies: st.SearchStrategy[_gm.Reply] = st.builds(
         0, _gm.ReplyStatus(status if version >= (1, 2) else min(status, 3)), body, contexts,
         version, little),
     st.integers(0, 5), st.binary(max_size=40), _contexts, _versions, st.booleans())
+
+
+# -- cosnotify.filter: events, and constraints that reach into them -------------------
+
+from cosnotify.stubs import CosNotification as _Notification
+
+#: Names shared by generated events and constraints, so lookups often succeed.
+#: Struct members from ``typecodes`` are m0, m1 ...; union members u0 ...; enum labels e0 ...
+_FILTER_NAMES = ["a", "m0", "m1", "u0", "u1", "priority", "type_name", "domain_name",
+                 "event_name", "curtime", "header", "filterable_data", "value", "name"]
+filter_names: st.SearchStrategy[str] = st.sampled_from(_FILTER_NAMES)
+
+#: CORBA.Any values of any generated TypeCode.
+filter_anys: st.SearchStrategy[Any] = typed_values.map(lambda pair: CORBA.Any(*pair))
+
+filter_properties: st.SearchStrategy[list[Any]] = st.lists(
+    st.builds(_Notification.Property, filter_names, filter_anys), max_size=4)
+
+#: StructuredEvents with generated header and filterable properties.
+filter_structured_events: st.SearchStrategy[Any] = st.builds(
+    lambda domain, type_name, event_name, variable, filterable, body:
+        _Notification.StructuredEvent(
+            _Notification.EventHeader(
+                _Notification.FixedEventHeader(_Notification.EventType(domain, type_name),
+                                               event_name),
+                variable),
+            filterable, body),
+    st.sampled_from(["", "Telecom", "D*"]), st.sampled_from(["", "CommunicationsAlarm", "%ANY"]),
+    st.sampled_from(["", "lost_packet"]), filter_properties, filter_properties, filter_anys)
+
+#: Unstructured events: any generated value, or a StructuredEvent in an Any.
+filter_any_events: st.SearchStrategy[Any] = st.one_of(
+    filter_anys,
+    filter_structured_events.map(lambda ev: CORBA.Any(_Notification._tc_StructuredEvent, ev)),
+    filter_properties.map(lambda ps: CORBA.Any(_Notification._tc_PropertySeq, ps)))
+
+_filter_steps: st.SearchStrategy[tcl.Step] = st.one_of(
+    st.builds(tcl.Member, filter_names),
+    st.builds(tcl.Position, st.integers(0, 4)),
+    st.builds(tcl.UnionArm, st.one_of(st.none(), st.integers(-1, 4), st.sampled_from(["a", ""]))),
+    st.builds(tcl.Index, st.integers(0, 3)),
+    st.builds(tcl.Assoc, filter_names),
+)
+
+
+@st.composite
+def filter_components(draw: Any) -> tcl.Component:
+    """A component over the shared names, maybe ending in an implicit member."""
+    variable = draw(st.none() | filter_names)
+    escaped = variable is not None and draw(st.booleans())
+    steps = draw(st.lists(_filter_steps, max_size=3))
+    if draw(st.booleans()):
+        steps.append(tcl.ImplicitMember(draw(st.sampled_from(list(tcl.Implicit)))))
+    return tcl.Component(variable, escaped, tuple(steps))
+
+
+_filter_identifiers = st.builds(tcl.Identifier, filter_names | st.sampled_from(["e0", "e1"]))
+
+_filter_leaves: st.SearchStrategy[tcl.Expression] = st.one_of(
+    st.builds(tcl.IntegerLiteral, st.one_of(st.integers(-3, 3), st.sampled_from(
+        [2**31 - 1, -(2**31), 2**63 - 1, -(2**63), 2**64 - 1]))),
+    st.builds(tcl.FloatLiteral, st.sampled_from([0.0, 0.5, -2.5, 1e+300])),
+    st.builds(tcl.StringLiteral, st.sampled_from(["", "a", "H", "abc", "CommunicationsAlarm"])),
+    st.builds(tcl.BooleanLiteral, st.booleans()),
+    _filter_identifiers,
+    filter_components(),
+    st.builds(tcl.Exist, _filter_identifiers | filter_components()),
+    st.builds(tcl.Default, filter_components()),
+)
+
+
+def _filter_extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.builds(tcl.BinaryOp, st.sampled_from(list(tcl.BinaryOperator)), children, children),
+        st.builds(tcl.In, children, _filter_identifiers | filter_components()),
+        st.builds(tcl.Not, children),
+        st.lists(children, min_size=2, max_size=3).map(_tcl_or),
+        st.lists(children, min_size=2, max_size=3).map(_tcl_and),
+    )
+
+
+#: Valid constraints whose names and literals often meet the generated events.
+filter_expressions: st.SearchStrategy[tcl.Expression] = st.recursive(
+    _filter_leaves, _filter_extend, max_leaves=8)

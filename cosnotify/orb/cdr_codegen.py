@@ -66,6 +66,7 @@ def min_size(tc: T.TypeCode, codec: Codec, seen: frozenset[int] = frozenset()) -
     return {T.K_LONGDOUBLE: 16, T.K_OBJREF: 8, T.K_ABSTRACT_INTERFACE: 9}.get(
         k, 0 if k in (T.K_NULL, T.K_VOID) else 4)
 
+
 def _python_class(tc: Any) -> type:
     try:
         cls: type = tc.python_class()

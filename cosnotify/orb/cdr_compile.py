@@ -7,12 +7,13 @@ Python ORB, so each TypeCode is turned, once, into Python source that is
 * decoders are ``f(data, pos, st) -> (value, pos)`` over immutable ``bytes``;
 * encoders are ``f(buf, value, st) -> None`` appending to a ``bytearray``.
 
-The source inlines what is hot: strings, nested structs and sequences, and
-runs of primitives, which become a single ``struct.Struct`` call with the
-padding computed at compile time whenever the alignment is statically known
-(CORBA 3.0 15.3.1.1 alignment, relative to buffer index 0, which the streams
-keep 8-aligned). Unions, Anys, TypeCodes, object references, fixed, long
-double and wide characters get functions of their own.
+The source (written by :mod:`cosnotify.orb.cdr_codegen`) inlines what is
+hot: strings, nested structs and sequences, and runs of primitives, which
+become a single ``struct.Struct`` call with the padding computed at compile
+time whenever the alignment is statically known. Unions, Anys, TypeCodes,
+object references, fixed, long double and wide characters get functions of
+their own; this module holds the hand-written ones (Anys with a fast path
+for basic-type values, wide characters per GIOP version) and the caches.
 
 Recursive TypeCodes compile to a trampoline that counts nesting in the
 per-call state ``st``, so hostile input cannot recurse past ``max_depth``.
@@ -203,6 +204,7 @@ class Compiler:
         self.encode = encode
         self.cache: dict[int, tuple[T.TypeCode, Any]] = {}
         self.building: dict[int, Any] = {}
+        self.by_value: dict[T.TypeCode, Any] = {}
         self.lock = threading.RLock()
         self.base = _helpers(codec)
         self.base["_any"] = self._any_function()
@@ -221,15 +223,22 @@ class Compiler:
             trampoline = self.building.get(id(tc))
             if trampoline is not None:
                 return trampoline
-            cell: list[Any] = []
-            self.building[id(tc)] = _trampoline(cell, self.encode)
-            try:
-                function = self._compile(tc)
-            finally:
-                del self.building[id(tc)]
-            cell.append(function)
             if len(self.cache) >= _CACHE_LIMIT:
                 self.cache.clear()
+                self.by_value.clear()
+            # An equal TypeCode built separately (a fresh struct_tc per call) shares
+            # the function compiled for the first one: equal() implies the same layout
+            # and the same Python classes (both come from the repository id).
+            function = self.by_value.get(tc) if not self.building else None
+            if function is None:
+                cell: list[Any] = []
+                self.building[id(tc)] = _trampoline(cell, self.encode)
+                try:
+                    function = self._compile(tc)
+                finally:
+                    del self.building[id(tc)]
+                cell.append(function)
+                self.by_value[tc] = function
             self.cache[id(tc)] = (tc, function)
             return function
 

@@ -384,6 +384,8 @@ class GIOPConnection:
                     return None  # the reply to a request we cancelled: drop it
                 raise MessageFormatError(FormatMinor.UNKNOWN_REQUEST,
                                          f"{kind.__name__} for unknown request id {request_id}", 12)
+        elif kind is CancelRequest:
+            self._chains12.pop(message.request_id, None)  # type: ignore[union-attr]  # 15.4.9
         elif kind is LocateRequest or (kind is Request and message.response_expected):  # type: ignore[union-attr]
             request_id = message.request_id  # type: ignore[union-attr]
             if request_id in self.outstanding:

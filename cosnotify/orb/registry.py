@@ -17,12 +17,16 @@ from typing import Any
 _types: dict[str, Any] = {}
 _stubs: dict[str, type] = {}
 _lock = threading.Lock()
+#: Bumped on every registration, so caches of "no class registered" can expire.
+generation = 0
 
 
 def register_type(repo_id: str, obj: Any) -> None:
     """Record the Python class (or Enum) for ``repo_id``; last registration wins."""
+    global generation
     with _lock:
         _types[repo_id] = obj
+        generation += 1
 
 
 def lookup_type(repo_id: str) -> Any | None:

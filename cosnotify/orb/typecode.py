@@ -19,7 +19,7 @@ Hashing uses (kind, id) for named kinds, so hashes terminate on cyclic graphs
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any, ClassVar, Iterable, Sequence
 
 import attrs
@@ -240,7 +240,7 @@ class StructTC(TypeCode):
     _names: tuple[str, ...]
     _types: tuple[TypeCode, ...]
     _attrs: tuple[str, ...] = attrs.field(init=False)
-    _cls: list[type | None] = attrs.field(init=False, factory=lambda: [None])
+    _cls: list[tuple[type, int | None] | None] = attrs.field(init=False, factory=lambda: [None])
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_attrs", tuple(attr_name(n) for n in self._names))
@@ -263,17 +263,24 @@ class StructTC(TypeCode):
         return self._types[index]
 
     def python_class(self) -> type:
-        """The class values of this type are built with (generated or dynamic)."""
-        cls = self._cls[0]
-        if cls is None:
-            found = registry.lookup_type(self._id) if self._id else None
-            if isinstance(found, type):
-                cls = found
-            elif self._k == K_EXCEPT:
-                cls = make_exception_class(self._id, self._name, self._attrs)
-            else:
-                cls = make_struct_class(self._id, self._name, self._attrs)
-            self._cls[0] = cls
+        """The class values of this type are built with (generated or dynamic).
+
+        A dynamic class is looked up again once more types have been
+        registered, so importing a stub after decoding still wins.
+        """
+        cached = self._cls[0]
+        if cached is not None and (cached[1] is None or cached[1] == registry.generation):
+            return cached[0]
+        found = registry.lookup_type(self._id) if self._id else None
+        if isinstance(found, type):
+            self._cls[0] = (found, None)
+            return found
+        attrs_ = _identifiers(self._attrs)
+        if self._k == K_EXCEPT:
+            cls = make_exception_class(self._id, self._name, attrs_)
+        else:
+            cls = make_struct_class(self._id, self._name, attrs_)
+        self._cls[0] = (cls, registry.generation)
         return cls
 
     def __repr__(self) -> str:
@@ -295,7 +302,7 @@ class UnionTC(TypeCode):
     _types: tuple[TypeCode, ...]
     _default: int
     _k: int = attrs.field(init=False, default=K_UNION)
-    _cls: list[type | None] = attrs.field(init=False, factory=lambda: [None])
+    _cls: list[tuple[type, int | None] | None] = attrs.field(init=False, factory=lambda: [None])
     _index: dict[Any, int] = attrs.field(init=False, factory=dict)
 
     def __attrs_post_init__(self) -> None:
@@ -346,17 +353,19 @@ class UnionTC(TypeCode):
 
     def python_class(self) -> type:
         """The class values of this type are built with (generated or dynamic)."""
-        cls = self._cls[0]
-        if cls is None:
-            found = registry.lookup_type(self._id) if self._id else None
-            if isinstance(found, type):
-                cls = found
-            else:
-                pairs = tuple((attr_name(n), label) for n, label in zip(self._names, self._labels)
-                              if label is not DEFAULT_LABEL)
-                def_m = attr_name(self._names[self._default]) if self._default >= 0 else None
-                cls = make_union_class(self._id, self._name, pairs, def_m, self.implicit_default())
-            self._cls[0] = cls
+        cached = self._cls[0]
+        if cached is not None and (cached[1] is None or cached[1] == registry.generation):
+            return cached[0]
+        found = registry.lookup_type(self._id) if self._id else None
+        if isinstance(found, type):
+            self._cls[0] = (found, None)
+            return found
+        names = _identifiers(tuple(attr_name(n) for n in self._names))
+        pairs = tuple((n, label) for n, label in zip(names, self._labels)
+                      if label is not DEFAULT_LABEL)
+        def_m = names[self._default] if self._default >= 0 else None
+        cls = make_union_class(self._id, self._name, pairs, def_m, self.implicit_default())
+        self._cls[0] = (cls, registry.generation)
         return cls
 
     def implicit_default(self) -> Any:
@@ -740,6 +749,17 @@ def _check_bound(bound: int) -> int:
     return bound
 
 
+def _identifiers(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Usable attribute names: a compact TypeCode has empty member names, and names
+    from the wire need not be identifiers; such members become ``_0``, ``_1``..."""
+    out = []
+    for index, name in enumerate(names):
+        if not name.isidentifier() or name in out:
+            name = f"_{index}"
+        out.append(name)
+    return tuple(out)
+
+
 def make_exception_class(repo_id: str, name: str, fields: tuple[str, ...]) -> type:
     """A UserException subclass for an exception known only by its TypeCode."""
 
@@ -848,9 +868,14 @@ def _compact(tc: TypeCode, memo: dict[int, TypeCode]) -> TypeCode:
     return out
 
 
+_FIXED_CONTEXT = Context(prec=64)  # fixed<31,s> needs more than the default 28 digits
+
+
 def fixed_value_fits(tc: FixedTC, value: Decimal) -> bool:
     """True when ``value`` has at most digits-scale integer digits (after rounding)."""
-    quantized = value.quantize(Decimal(1).scaleb(-tc._scale))
+    if value.adjusted() > 40:  # far too large for any fixed<31,s>
+        return False
+    quantized = value.quantize(Decimal(1).scaleb(-tc._scale), context=_FIXED_CONTEXT)
     sign, digits, exponent = quantized.as_tuple()
     integer_digits = len(digits) + int(exponent) if quantized != 0 else 0
     return integer_digits <= tc._digits - tc._scale

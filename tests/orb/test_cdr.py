@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from cosnotify.orb import CORBA, cdr, tc
+from cosnotify.orb import CORBA, cdr, cdr_compile, tc
 from cosnotify.orb import typecode as T
 from cosnotify.orb.cdr import Codec, Decoder, Encoder, Minor
 from cosnotify.orb.cdr_core import binary128_to_float, float_to_binary128
@@ -457,6 +457,16 @@ class TestStreams:
         with pytest.raises(CORBA.MARSHAL) as info:
             cdr.decode(CORBA.TC_octet, b"\x01\x02", exact=True)
         assert info.value.minor == Minor.TRAILING_DATA
+
+    def test_marshallers_are_compiled_once_per_layout(self) -> None:
+        """A TypeCode equal to one already compiled (built afresh) reuses its functions."""
+        def build() -> T.TypeCode:
+            return tc.struct_tc("IDL:test/Fresh:1.0", "Fresh", [("s", CORBA.TC_string)])
+
+        first, second = build(), build()
+        assert first is not second
+        assert cdr_compile.encoder_for(first, LE) is cdr_compile.encoder_for(second, LE)
+        assert cdr_compile.decoder_for(first, BE) is cdr_compile.decoder_for(second, BE)
 
     def test_tell_and_pos(self) -> None:
         """tell() is the stream offset, pos the index into the given data."""

@@ -302,6 +302,16 @@ class TestFragments:
         assert [e.request_id for e in events] == [1, 2]
         assert events[1].body == b"\x07" * 200
 
+    def test_cancel_drops_a_partly_received_request(self) -> None:
+        """CancelRequest for a request still arriving in fragments discards what came (15.4.9)."""
+        pieces = gm.fragment_message(gm.encode_message(request(1, body=bytes(200))), 64)
+        _, server = pair()
+        assert feed(server, b"".join(pieces[:2]) + gm.encode_message(CancelRequest(1)), "whole") \
+            == [CancelRequest(1)]
+        server.receive_data(pieces[2])
+        with pytest.raises(RemoteProtocolError):
+            server.next_event()
+
     def test_fragment_pieces_keep_8_octet_alignment(self) -> None:
         """Every piece but the last is a multiple of 8 octets."""
         pieces = gm.fragment_message(gm.encode_message(request(1, body=bytes(300))), 100)
