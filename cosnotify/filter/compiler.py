@@ -32,7 +32,7 @@ from __future__ import annotations
 import collections
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeAlias
 
 from cosnotify.filter import ast, paths, runtime
@@ -52,7 +52,8 @@ from cosnotify.filter.runtime import (
 from cosnotify.orb.any import Any as CorbaAny
 from cosnotify.orb.typecode import K_ANY, K_BOOLEAN
 
-__all__ = ["Matcher", "compile_text", "compile_tree", "generated_source", "system_clock"]
+__all__ = ["Matcher", "compile_form", "compile_text", "compile_tree", "compile_trees",
+           "generated_source", "system_clock"]
 
 Matcher: TypeAlias = Callable[[Any], bool]
 Clock: TypeAlias = Callable[[], int]
@@ -133,6 +134,7 @@ _NAMESPACE: Final[dict[str, Any]] = {
     "_sp": _structured_property, "_spl": _structured_property_or_label,
     "_any_root": _any_root,
     "_bool": runtime.as_bool, "_tw": runtime.twiddle, "_in": runtime.contains,
+    "_seq": runtime.sequence_view,
     "_dflt": paths.is_default_active,
     "_eq": runtime.eq, "_ne": runtime.ne, "_lt": runtime.lt, "_le": runtime.le,
     "_gt": runtime.gt, "_ge": runtime.ge,
@@ -170,9 +172,10 @@ class _Function:
 
 
 class _Generator:
-    """Generates the source of one form's match function."""
+    """Generates the source of one form's match function for one or more
+    constraints (TRUE when any of them is; each constraint's errors are its own)."""
 
-    def __init__(self, tree: ast.Expression, form: Form, clock: Clock) -> None:
+    def __init__(self, trees: Sequence[ast.Expression], form: Form, clock: Clock) -> None:
         self.form = form
         self.clock = clock
         self.namespace: dict[str, Any] = dict(_NAMESPACE)
@@ -181,7 +184,8 @@ class _Generator:
         self._locators: dict[ast.Component, str] = {}
         self._cache: dict[tuple[ast.Component, str], str] = {}
         self._uses: collections.Counter[ast.Component] = collections.Counter()
-        self._count_uses(tree)
+        for tree in trees:
+            self._count_uses(tree)
         self._current = _Function("_match")
 
     # -- bookkeeping -----------------------------------------------------------------------
@@ -228,16 +232,24 @@ class _Generator:
         return self._cached(component, "loc", f"{self._locator(component)}(ev)")
 
     # -- entry points ----------------------------------------------------------------------
-    def source(self, tree: ast.Expression) -> str:
-        code, kind = self.expr(tree, 0)
-        body = code if kind == "b" else f"_bool({code})"
+    def source(self, trees: Sequence[ast.Expression]) -> str:
+        bodies = []
+        for tree in trees:
+            code, kind = self.expr(tree, 0)
+            bodies.append(code if kind == "b" else f"_bool({code})")
         head = "def _match(ev):\n"
         if self.form is Form.ANY:
             head += "    try:\n        ev = _any_root(ev)\n    except Exception:\n" \
                     "        return False\n"
-        prologue = self._prologue(self._current)
-        main = (f"{head}{prologue}    try:\n        return {body}\n"
-                "    except Exception:\n        return False\n")
+        head += self._prologue(self._current)
+        if len(bodies) == 1:
+            main = (f"{head}    try:\n        return {bodies[0]}\n"
+                    "    except Exception:\n        return False\n")
+        else:
+            # Constraints are ORed (§2.3); an error ends only its own constraint.
+            blocks = "".join(f"    try:\n        if {body}:\n            return True\n"
+                             "    except Exception:\n        pass\n" for body in bodies)
+            main = f"{head}{blocks}    return False\n"
         return "\n".join([*self.functions, main])
 
     @staticmethod
@@ -276,7 +288,9 @@ class _Generator:
             return f"_dflt({self.located(_union_of(node.operand))})", "b"
         if isinstance(node, ast.In):
             element, _ = self.operand(node.element, level)
-            return f"_in({element}, {self.located(_as_component(node.collection))})", "b"
+            collection = _as_component(node.collection)
+            view = self._cached(collection, "seq", f"_seq({self.located(collection)})")
+            return f"_in({element}, {view})", "b"
         assert isinstance(node, ast.BinaryOp)
         if node.operator in _COMPARE:
             return self._compare(node, level), "b"
@@ -401,12 +415,16 @@ def _structured_inline(component: ast.Component) -> Code | None:
 
 def generated_source(tree: ast.Expression, form: Form, clock: Clock = system_clock) -> str:
     """The Python source generated for ``tree`` (for tests and debugging)."""
-    return _Generator(tree, form, clock).source(tree)
+    return _Generator([tree], form, clock).source([tree])
 
 
-def _build(tree: ast.Expression, form: Form, clock: Clock) -> Matcher:
-    generator = _Generator(tree, form, clock)
-    source = generator.source(tree)
+def compile_form(trees: Sequence[ast.Expression], form: Form,
+                 clock: Clock = system_clock) -> Matcher:
+    """The match function of one event form, TRUE when any of ``trees`` is."""
+    if not trees:
+        raise ValueError("no constraints to compile")
+    generator = _Generator(trees, form, clock)
+    source = generator.source(trees)
     code = compile(source, f"<constraint {form.value}>", "exec")
     namespace = generator.namespace
     exec(code, namespace)  # noqa: S102 - our own generated source, no user text in names
@@ -414,14 +432,20 @@ def _build(tree: ast.Expression, form: Form, clock: Clock) -> Matcher:
     return match
 
 
-def compile_tree(tree: ast.Expression, clock: Clock = system_clock) -> tuple[Matcher, Matcher,
-                                                                             Matcher]:
+def compile_trees(trees: Sequence[ast.Expression],
+                  clock: Clock = system_clock) -> tuple[Matcher, Matcher, Matcher]:
+    """Match functions for structured, Any and typed events that are TRUE when any
+    of ``trees`` is (a filter's constraints ORed, §2.3), sharing component lookups."""
+    return (compile_form(trees, Form.STRUCTURED, clock), compile_form(trees, Form.ANY, clock),
+            compile_form(trees, Form.TYPED, clock))
+
+
+def compile_tree(tree: ast.Expression,
+                 clock: Clock = system_clock) -> tuple[Matcher, Matcher, Matcher]:
     """Match functions for structured, Any and typed events."""
-    return (_build(tree, Form.STRUCTURED, clock), _build(tree, Form.ANY, clock),
-            _build(tree, Form.TYPED, clock))
+    return compile_trees([tree], clock)
 
 
 def compile_text(text: str, clock: Clock = system_clock) -> tuple[Matcher, Matcher, Matcher]:
     """Parse and compile; raises ConstraintSyntaxError for invalid text."""
     return compile_tree(parse_constraint(text), clock)
-

@@ -25,21 +25,21 @@ from typing import Any, Final, Generic, TypeAlias, TypeVar
 import attrs
 
 from cosnotify.eventtypes import ALL, check_event_types, type_matches
-from cosnotify.filter.registry import CompileContext, CompiledConstraint, Grammar
+from cosnotify.filter._idl import CosNotification, CosNotifyComm, CosNotifyFilter
+from cosnotify.filter.registry import CompileContext, CompiledConstraint, Grammar, any_of
 from cosnotify.filter.runtime import strip
 from cosnotify.orb.any import Any as CorbaAny
 from cosnotify.orb.exceptions import BAD_PARAM, COMPLETED_NO, OBJECT_NOT_EXIST
-from cosnotify.orb.typecode import TC_any, StructTC
-from cosnotify.filter._idl import CosNotification, CosNotifyComm, CosNotifyFilter
+from cosnotify.orb.typecode import StructTC, TC_any
 
 __all__ = [
     "ANY_EVENT_TYPE",
     "Entry",
-    "InvalidConstraintError",
-    "bool_dispatch",
     "EntryMatcher",
+    "InvalidConstraintError",
     "Matcher",
     "TypePair",
+    "bool_dispatch",
     "compile_entry",
     "copy_expression",
     "entry_dispatch",
@@ -128,8 +128,8 @@ def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
         compiled = grammar.compile(text, context)
     except ValueError as exc:
         raise InvalidConstraintError(copy, str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - never half-add a constraint that cannot compile
-        log.error("compiling constraint %r failed", text, exc_info=True)
+    except Exception as exc:
+        log.exception("compiling constraint %r failed", text)
         raise InvalidConstraintError(copy, f"cannot compile: {exc}") from None
     unique = tuple(dict.fromkeys(types)) or (ALL,)
     return Entry(constraint_id, copy, unique, _type_test(unique), compiled, value)
@@ -216,17 +216,83 @@ def _never(event: Any) -> bool:
     return False
 
 
-def _any_of(entries: Iterable[Entry], form: str) -> Matcher:
-    """OR over the ``form`` matchers of ``entries``, in order (§2.3)."""
-    matchers: tuple[Matcher, ...] = tuple(getattr(e.compiled, form) for e in entries)
-    if not matchers:
-        return _never
-    if len(matchers) == 1:
-        return matchers[0]
+_NEVER: Final = CompiledConstraint(_never, _never, _never)
+#: Constraints per combined function: bounds the size (and compile time) of each.
+_CHUNK: Final = 32
+_FORMS: Final = ("structured", "any", "typed")
+
+
+class _Combining:
+    """OR over the ``form`` matchers of a few constraints (§2.3).
+
+    It starts by calling each constraint's matcher; after ``combine_after``
+    calls it has the grammar compile them into one function and uses that
+    (work shared between constraints pays off only for groups in use, and a
+    filter that keeps changing never pays for compilation it would discard).
+    """
+
+    __slots__ = ("_calls", "_compiled", "_context", "_form", "_grammar", "_matchers", "match")
+
+    def __init__(self, compiled: tuple[CompiledConstraint, ...], form: str, grammar: Grammar,
+                 context: CompileContext) -> None:
+        self._compiled = compiled
+        self._form = form
+        self._grammar = grammar
+        self._context = context
+        self._matchers: tuple[Matcher, ...] = tuple(getattr(c, form) for c in compiled)
+        self._calls = 0
+        self.match: Matcher = self._each
+        if grammar.combine is None:
+            self.match = any_of(self._matchers)
+        elif context.combine_after <= 0:
+            self._combine()
+
+    def _each(self, event: Any) -> bool:
+        self._calls += 1
+        if self._calls == self._context.combine_after:
+            self._combine()
+        for matcher in self._matchers:
+            if matcher(event):
+                return True
+        return False
+
+    def _combine(self) -> None:
+        combine = self._grammar.combine
+        assert combine is not None
+        try:
+            self.match = combine(self._compiled, self._form, self._context)
+        except Exception:
+            log.exception("combining %d constraints failed", len(self._compiled))
+            self.match = any_of(self._matchers)
+
+
+def _merge(chosen: Sequence[Entry], grammar: Grammar,
+           context: CompileContext) -> CompiledConstraint:
+    """One CompiledConstraint that is TRUE when any of ``chosen`` is (§2.3)."""
+    if not chosen:
+        return _NEVER
+    if len(chosen) == 1:
+        return chosen[0].compiled
+    compiled = tuple(e.compiled for e in chosen)
+    chunks = [compiled[i:i + _CHUNK] for i in range(0, len(compiled), _CHUNK)]
+    forms = []
+    for form in _FORMS:
+        parts = tuple(_Combining(chunk, form, grammar, context) for chunk in chunks)
+        forms.append(_or_parts(parts))
+    return CompiledConstraint(*forms)
+
+
+def _or_parts(parts: tuple[_Combining, ...]) -> Matcher:
+    if len(parts) == 1:
+        only = parts[0]
+
+        def match_one(event: Any) -> bool:
+            return only.match(event)
+        return match_one
 
     def match(event: Any) -> bool:
-        for matcher in matchers:
-            if matcher(event):
+        for part in parts:
+            if part.match(event):
                 return True
         return False
     return match
@@ -237,25 +303,42 @@ def _check_any(event: Any) -> None:
         raise BAD_PARAM(0, COMPLETED_NO, f"match: not a CORBA.Any: {event!r}")
 
 
-def bool_dispatch(entries: Sequence[Entry]) -> tuple[Matcher, Matcher, Matcher]:
-    """``match_structured``, ``match`` and ``match_typed`` for a Filter (OR, §2.3)."""
+def bool_dispatch(entries: Sequence[Entry], grammar: Grammar,
+                  context: CompileContext) -> tuple[Matcher, Matcher, Matcher]:
+    """``match_structured``, ``match`` and ``match_typed`` for a Filter (OR, §2.3).
+
+    The constraints that apply to one event type are merged once (with the
+    grammar's combine function when it has one) and reused for every event of
+    that type.
+    """
+    merged: dict[tuple[int, ...], CompiledConstraint] = {}
+
+    def merge(chosen: tuple[Entry, ...]) -> CompiledConstraint:
+        key = tuple(id(e) for e in chosen)
+        found = merged.get(key)
+        if found is None:
+            found = _merge(chosen, grammar, context)
+            if len(merged) >= _CACHE_LIMIT:
+                merged.clear()
+            merged[key] = found
+        return found
+
     structured: Matcher
     typed: Matcher
     if all(e.applies is None for e in entries):
-        structured = _any_of(entries, "structured")
-        typed = _any_of(entries, "typed")
+        everything = merge(tuple(entries))
+        structured, typed = everything.structured, everything.typed
     else:
-        by_type = _TypeTable(entries, lambda chosen: (_any_of(chosen, "structured"),
-                                                      _any_of(chosen, "typed")))
+        by_type = _TypeTable(entries, merge)
 
         def structured(event: Any) -> bool:
-            return by_type.lookup(structured_type(event))[0](event)
+            return by_type.lookup(structured_type(event)).structured(event)
 
         def typed(event: Any) -> bool:
-            return by_type.lookup(typed_type(event))[1](event)
+            return by_type.lookup(typed_type(event)).typed(event)
 
-    any_matcher = _any_of((e for e in entries
-                           if e.applies is None or e.applies(*ANY_EVENT_TYPE)), "any")
+    any_matcher = merge(tuple(e for e in entries
+                              if e.applies is None or e.applies(*ANY_EVENT_TYPE))).any
 
     def any_form(event: Any) -> bool:
         _check_any(event)
@@ -302,8 +385,3 @@ def entry_dispatch(entries: Sequence[Entry]) -> tuple[EntryMatcher, EntryMatcher
         return any_first(event)
 
     return structured, any_form, typed
-
-
-def raise_not_found(constraint_id: Any) -> None:
-    """``ConstraintNotFound`` for ``constraint_id`` (§3.2.1.3-4)."""
-    raise CosNotifyFilter.ConstraintNotFound(constraint_id)

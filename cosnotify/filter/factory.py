@@ -27,12 +27,13 @@ class FilterFactory:
 
     ``clock`` returns now as a ``TimeBase::TimeT`` (100 ns units since
     1582-10-15); it backs ``$curtime`` in every filter this factory creates.
+    ``combine_after``: see :class:`~cosnotify.filter.registry.CompileContext`.
     """
 
     def __init__(self, registry: GrammarRegistry | None = None,
-                 clock: Callable[[], int] = system_clock) -> None:
+                 clock: Callable[[], int] = system_clock, *, combine_after: int = 64) -> None:
         self._registry = registry or default_registry()
-        self._context = CompileContext(clock)
+        self._context = CompileContext(clock, combine_after)
 
     def _grammar(self, constraint_grammar: str) -> Grammar:
         grammar = self._registry.lookup(constraint_grammar)

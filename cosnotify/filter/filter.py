@@ -56,9 +56,9 @@ class _State:
     match_typed: Matcher
 
     @classmethod
-    def of(cls, entries: Sequence[Entry]) -> _State:
+    def of(cls, entries: Sequence[Entry], grammar: Grammar, context: CompileContext) -> _State:
         ordered = tuple(sorted(entries, key=lambda e: e.constraint_id))
-        structured, any_form, typed = bool_dispatch(ordered)
+        structured, any_form, typed = bool_dispatch(ordered, grammar, context)
         return cls(ordered, {e.constraint_id: e for e in ordered}, structured, any_form, typed)
 
 
@@ -79,7 +79,7 @@ class Filter:
         self._context = context or CompileContext()
         self._lock = threading.RLock()
         self._state = _DESTROYED
-        self._install(_State.of(()))
+        self._install(_State.of((), grammar, self._context))
         self._constraint_ids = itertools.count(1)
         self._callback_ids = itertools.count(1)
         self._callbacks: dict[int, Any] = {}
@@ -228,7 +228,7 @@ class Filter:
 
     def _publish(self, entries: Sequence[Entry]) -> None:
         """Install a new constraint set and report aggregate type changes (lock held)."""
-        state = _State.of(entries)
+        state = _State.of(entries, self._grammar, self._context)
         types: collections.Counter[TypePair] = collections.Counter()
         for entry in state.entries:
             types.update(entry.types)
@@ -247,7 +247,7 @@ class Filter:
         for callback_id, callback in list(self._callbacks.items()):
             try:
                 callback.subscription_change(added_seq, removed_seq)
-            except Exception:  # noqa: BLE001 - a broken callback must not break the filter
+            except Exception:
                 log.warning("subscription_change on callback %d (%r) failed",
                             callback_id, callback, exc_info=True)
 

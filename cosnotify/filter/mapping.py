@@ -18,6 +18,7 @@ insertion (constraint id) order.
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
@@ -52,7 +53,7 @@ def value_rank(value: Any) -> tuple[int, Any]:
     if t is EnumVal:
         return (1, operand.ordinal)
     if t is bool or t is int or t is str or t is Decimal or t is float:
-        if operand != operand:  # NaN: no order
+        if t is float and math.isnan(operand) or t is Decimal and operand.is_nan():
             return (0, 0)
         return (1, operand)
     return (0, 0)

@@ -33,8 +33,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeAlias
 
 from cosnotify.filter import ast
+from cosnotify.filter._idl import CosNotification, TimeBase
 from cosnotify.filter.runtime import Fail, strip, unalias
 from cosnotify.orb.typecode import (
+    INTEGER_RANGES,
     K_ANY,
     K_ARRAY,
     K_BOOLEAN,
@@ -57,18 +59,16 @@ from cosnotify.orb.typecode import (
     K_USHORT,
     K_WCHAR,
     K_WSTRING,
+    BadKind,
+    EnumTC,
+    SequenceTC,
+    StructTC,
     TC_any,
     TC_string,
     TC_ulong,
-    BadKind,
-    EnumTC,
-    INTEGER_RANGES,
-    SequenceTC,
-    StructTC,
     TypeCode,
     UnionTC,
 )
-from cosnotify.filter._idl import CosNotification, TimeBase
 
 __all__ = [
     "CURTIME",
@@ -440,7 +440,7 @@ def _variable_root(name: str, escaped: bool, form: Form, clock: Clock) -> Locato
             return lambda ev: (getter(ev), TC_string)
         return _structured_properties(name)
     if form is Form.TYPED:
-        root: Locator = lambda ev: (ev, PROPERTY_SEQ_TC)  # noqa: E731
+        root: Locator = lambda ev: (ev, PROPERTY_SEQ_TC)
         candidates = []
         if name in ("domain_name", "type_name"):
             # §2.7: the first pair is "event_type" holding (interface, operation).

@@ -10,6 +10,13 @@ here and raises ``InvalidGrammar`` for unknown ones, so other grammars (an
 Elvin subscription language, Event Heap templates) plug in with one
 :func:`register_grammar` call.
 
+A grammar may also give a *combine function* that compiles several
+constraints into one match function (of one event form) that is TRUE when any
+of them is. Filters use it for the constraints that apply to one event type
+once those have been matched ``CompileContext.combine_after`` times, so a
+grammar can share work between constraints (EXTENDED_TCL looks each
+component up once per event) without recompiling on every change.
+
 Names are case-sensitive, as in TAO (``strcmp``) and JacORB (``equals``).
 ``EXTENDED_TCL`` (§2.4) is registered on import, with the aliases ``TCL`` and
 ``ETCL`` that TAO accepts.
@@ -18,18 +25,23 @@ Names are case-sensitive, as in TAO (``strcmp``) and JacORB (``equals``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeAlias
 
 import attrs
 
-from cosnotify.filter.compiler import compile_text, system_clock
+from cosnotify.filter.compiler import compile_form, compile_tree, system_clock
+from cosnotify.filter.parser import parse_constraint
+from cosnotify.filter.paths import Form
 
 __all__ = [
+    "CombineFunction",
     "CompileContext",
+    "CompileFunction",
     "CompiledConstraint",
     "Grammar",
     "GrammarRegistry",
+    "any_of",
     "default_registry",
     "lookup_grammar",
     "register_grammar",
@@ -46,12 +58,14 @@ class CompiledConstraint:
     the ``CORBA.Any`` of an unstructured event (never one holding a
     StructuredEvent: the filter routes those to ``structured``, §2.1.4);
     ``typed`` takes the ``CosNotification::PropertySeq`` of a typed event
-    (§2.7). None of them may raise for any event.
+    (§2.7). None of them may raise for any event. ``source`` is the grammar's
+    own (for EXTENDED_TCL, the AST), for its combine function.
     """
 
     structured: Matcher
     any: Matcher
     typed: Matcher
+    source: Any = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -60,20 +74,28 @@ class CompileContext:
 
     ``clock`` returns the current time as a ``TimeBase::TimeT`` (100 ns units
     since 1582-10-15); EXTENDED_TCL's ``$curtime`` reads it (§2.4.2).
+    ``combine_after`` is how many matches of one event type a filter serves
+    constraint by constraint before it has the grammar combine them (0: at once).
     """
 
     clock: Callable[[], int] = system_clock
+    combine_after: int = 64
 
 
 CompileFunction: TypeAlias = Callable[[str, CompileContext], CompiledConstraint]
+#: (constraints, form, context) -> one matcher of that form ("structured", "any"
+#: or "typed") that is TRUE when any of the constraints is.
+CombineFunction: TypeAlias = Callable[[Sequence[CompiledConstraint], str, CompileContext],
+                                      Matcher]
 
 
 @attrs.frozen
 class Grammar:
-    """A registered grammar: its canonical name and compile function."""
+    """A registered grammar: its canonical name, compile and optional combine functions."""
 
     name: str
     compile: CompileFunction
+    combine: CombineFunction | None = None
 
 
 class GrammarRegistry:
@@ -84,12 +106,13 @@ class GrammarRegistry:
         self._grammars: dict[str, Grammar] = {}
 
     def register(self, name: str, compile_fn: CompileFunction,
-                 aliases: Iterable[str] = (), *, replace: bool = False) -> Grammar:
-        """Register ``compile_fn`` under ``name`` and ``aliases``.
+                 aliases: Iterable[str] = (), *, combine: CombineFunction | None = None,
+                 replace: bool = False) -> Grammar:
+        """Register ``compile_fn`` (and ``combine``) under ``name`` and ``aliases``.
 
         Raises ValueError when a name is taken and ``replace`` is false.
         """
-        grammar = Grammar(name, compile_fn)
+        grammar = Grammar(name, compile_fn, combine)
         names = [name, *aliases]
         with self._lock:
             taken = [n for n in names if n in self._grammars]
@@ -118,9 +141,10 @@ def default_registry() -> GrammarRegistry:
 
 
 def register_grammar(name: str, compile_fn: CompileFunction, aliases: Iterable[str] = (),
-                     *, replace: bool = False) -> Grammar:
+                     *, combine: CombineFunction | None = None,
+                     replace: bool = False) -> Grammar:
     """Register a grammar in the default registry (see :meth:`GrammarRegistry.register`)."""
-    return _DEFAULT.register(name, compile_fn, aliases, replace=replace)
+    return _DEFAULT.register(name, compile_fn, aliases, combine=combine, replace=replace)
 
 
 def lookup_grammar(name: str) -> Grammar | None:
@@ -130,8 +154,26 @@ def lookup_grammar(name: str) -> Grammar | None:
 
 def compile_extended_tcl(text: str, context: CompileContext) -> CompiledConstraint:
     """EXTENDED_TCL (§2.4): parse once, generate Python for each event form."""
-    structured, any_form, typed = compile_text(text, context.clock)
-    return CompiledConstraint(structured, any_form, typed)
+    tree = parse_constraint(text)
+    structured, any_form, typed = compile_tree(tree, context.clock)
+    return CompiledConstraint(structured, any_form, typed, tree)
 
 
-register_grammar("EXTENDED_TCL", compile_extended_tcl, aliases=("TCL", "ETCL"))
+def combine_extended_tcl(constraints: Sequence[CompiledConstraint], form: str,
+                         context: CompileContext) -> Matcher:
+    """One function of ``form`` for several EXTENDED_TCL constraints, ORed in order."""
+    return compile_form([c.source for c in constraints], Form(form), context.clock)
+
+
+def any_of(matchers: tuple[Matcher, ...]) -> Matcher:
+    """A matcher that is TRUE when one of ``matchers`` is, tried in order."""
+    def match(event: Any) -> bool:
+        for matcher in matchers:
+            if matcher(event):
+                return True
+        return False
+    return match
+
+
+register_grammar("EXTENDED_TCL", compile_extended_tcl, aliases=("TCL", "ETCL"),
+                 combine=combine_extended_tcl)

@@ -29,13 +29,12 @@ as in C.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from cosnotify.orb.any import Any as CorbaAny
 from cosnotify.orb.typecode import (
     K_ALIAS,
     K_ANY,
-    K_ARRAY,
     K_BOOLEAN,
     K_CHAR,
     K_DOUBLE,
@@ -46,7 +45,6 @@ from cosnotify.orb.typecode import (
     K_LONGDOUBLE,
     K_LONGLONG,
     K_OCTET,
-    K_SEQUENCE,
     K_SHORT,
     K_STRING,
     K_ULONG,
@@ -326,12 +324,12 @@ def twiddle(a: Any, b: Any) -> bool:
     raise Fail
 
 
-def contains(element: Any, found: tuple[Any, TypeCode] | None) -> bool:
-    """``element in <sequence>`` (§2.4.2): TRUE when an element equals ``element``.
+SequenceView: TypeAlias = tuple[Any, TypeCode, int]
 
-    ``element`` must be a simple operand and ``found`` a located sequence or
-    array; an element that cannot be compared with it is an error (§2.4.3).
-    """
+
+def sequence_view(found: tuple[Any, TypeCode] | None) -> SequenceView:
+    """The right operand of ``in``: a located sequence or array, with its element
+    TypeCode and (unaliased) element kind; Fail for anything else (§2.4.3)."""
     if found is None:
         raise Fail
     seq, base = found
@@ -343,15 +341,25 @@ def contains(element: Any, found: tuple[Any, TypeCode] | None) -> bool:
         if type(base) is not SequenceTC:
             raise Fail
     content = base._content
-    ck = content._k
-    if ck == K_ALIAS or type(content) is RecursiveTC:
-        ck = unalias(content)._k
+    kind = content._k
+    if kind == K_ALIAS or type(content) is RecursiveTC:
+        kind = unalias(content)._k
+    return seq, content, kind
+
+
+def contains(element: Any, view: SequenceView) -> bool:
+    """``element in <sequence>`` (§2.4.2): TRUE when an element equals ``element``.
+
+    ``element`` must be a simple operand; an element of the sequence that
+    cannot be compared with it is an error (§2.4.3).
+    """
+    seq, content, kind = view
     te = type(element)
     if te is str:
-        if ck in STRING_KINDS and type(seq) is not str:
+        if kind in STRING_KINDS and type(seq) is not str:
             return element in seq
     elif te is int:
-        if ck in INTEGER_KINDS:
+        if kind in INTEGER_KINDS:
             return element in seq
     elif te not in _ELEMENT_TYPES:
         raise Fail
@@ -361,5 +369,5 @@ def contains(element: Any, found: tuple[Any, TypeCode] | None) -> bool:
     return False
 
 
-_SEQUENCE_KINDS: Final = frozenset({K_SEQUENCE, K_ARRAY})
+#: The operand types ``in`` accepts on its left (§2.4.3: a simple type).
 _ELEMENT_TYPES: Final = frozenset({str, int, float, bool, Decimal, EnumVal, Label})

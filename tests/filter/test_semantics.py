@@ -21,8 +21,8 @@ def value(typecode: Any, *args: Any) -> Any:
 
 
 def numbers(idl: SimpleNamespace, **overrides: Any) -> Any:
-    fields = dict(s=-7, us=7, l=7, ul=7, ll=-(2**62), ull=MAX_ULL, f=1.5, d=2.5, b=True,
-                  ch="A", o=255, str="text")
+    fields = {"s": -7, "us": 7, "l": 7, "ul": 7, "ll": -(2**62), "ull": MAX_ULL, "f": 1.5,
+              "d": 2.5, "b": True, "ch": "A", "o": 255, "str": "text"}
     fields.update(overrides)
     return value(idl.FE._tc_Numbers, *fields.values())
 
@@ -72,6 +72,19 @@ class TestArithmeticConversions:
     def test_errors_are_false(self, idl: SimpleNamespace, text: str) -> None:
         """A type error or a zero denominator makes the whole match FALSE."""
         assert evaluate(text, numbers(idl)) is False, text
+
+    NUMERIC = ("s", "us", "l", "ul", "ll", "ull", "f", "d", "b", "ch", "o")
+
+    @pytest.mark.parametrize("left", NUMERIC)
+    @pytest.mark.parametrize("right", NUMERIC)
+    def test_division_table(self, idl: SimpleNamespace, left: str, right: str) -> None:
+        """Every pair of numeric types: the division is floating when either operand is
+        float or double, else integral (booleans and chars are integers here)."""
+        text = f"($.{left} - $.{left} + 7) / ($.{right} - $.{right} + 2)"
+        floating = left in ("f", "d") or right in ("f", "d")
+        event = numbers(idl)
+        assert evaluate(f"{text} == {3.5 if floating else 3}", event) is True
+        assert evaluate(f"{text} == {3 if floating else 3.5}", event) is False
 
     def test_double_comparison_converts_the_integer(self, idl: SimpleNamespace) -> None:
         """A double operand converts a 64-bit integer to double before comparing (§2.4.3)."""

@@ -8,6 +8,7 @@ test evaluates the text as written and the reading docs/filters.md adopts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,7 +20,7 @@ from cosnotify.stubs import TimeBase
 from tests.filter.events import NOW, make_filter, matcher, structured
 
 
-def check(constraint: str, true: list[Any], false: list[Any]) -> None:
+def check(constraint: str, true: Sequence[Any], false: Sequence[Any]) -> None:
     """``constraint`` is TRUE for every event of ``true`` and FALSE for every one of ``false``."""
     match = matcher(constraint)
     for event in true:
@@ -39,12 +40,12 @@ class TestSection23:
     EXPRESSION = ("(($domain_name == 'Telecom' and $type_name == 'CommunicationsAlarm')\n"
                   "  or ($domain_name == 'Transport' and $type_name == 'RoadImpassable'))\n"
                   "and severity != 4")
-    TRUE = [structured("Telecom", "CommunicationsAlarm", filterable={"severity": 3}),
-            structured("Transport", "RoadImpassable", filterable={"severity": 1})]
-    FALSE = [structured("Telecom", "CommunicationsAlarm", filterable={"severity": 4}),
+    TRUE = (structured("Telecom", "CommunicationsAlarm", filterable={"severity": 3}),
+            structured("Transport", "RoadImpassable", filterable={"severity": 1}))
+    FALSE = (structured("Telecom", "CommunicationsAlarm", filterable={"severity": 4}),
              structured("Telecom", "RoadImpassable", filterable={"severity": 3}),
              structured("Transport", "CommunicationsAlarm", filterable={"severity": 3}),
-             structured("Telecom", "CommunicationsAlarm")]
+             structured("Telecom", "CommunicationsAlarm"))
 
     def test_expression_form(self) -> None:
         """The long constraint (with single quotes) selects by type and severity."""
@@ -79,13 +80,13 @@ class TestSection242:
 
     def test_member_of_struct_in_any(self, idl: SimpleNamespace) -> None:
         """Event.memA.Any.struct{val, cnt}: $.memA.cnt."""
-        event = lambda cnt: value(idl.FE._tc_MemAEvent,  # noqa: E731
+        event = lambda cnt: value(idl.FE._tc_MemAEvent,
                                   value(idl.FE._tc_ValCnt, 1, cnt))
         check("$.memA.cnt == 3", [event(3)], [event(4)])
 
     def test_any_in_any(self, idl: SimpleNamespace) -> None:
         """Event.memB.Any.Any.int: $.memB is the int."""
-        event = lambda n: value(idl.FE._tc_MemBEvent,  # noqa: E731
+        event = lambda n: value(idl.FE._tc_MemBEvent,
                                 CORBA.Any(CORBA.TC_any, CORBA.Any(CORBA.TC_long, n)))
         check("$.memB == 7", [event(7)], [event(8)])
 
@@ -95,7 +96,7 @@ class TestSection242:
 
     def test_method_arguments(self, idl: SimpleNamespace) -> None:
         """Event.methA.(char key, Any.int types[10]): $.methA.types[3] is the 4th element."""
-        event = lambda start: value(  # noqa: E731
+        event = lambda start: value(
             idl.FE._tc_MethEvent,
             idl.FE.MethArgs("k", CORBA.Any(idl.FE._tc_TenLongs, list(range(start, start + 10)))))
         check("$.methA.types[3] == 3", [event(0)], [event(1)])
@@ -180,10 +181,10 @@ class TestSection245:
             "$.header.variable_header(priority) < 2")
     SHORT = ("$type_name == 'CommunicationsAlarm' and\n"
              "$event_name == 'lost_packet' and $priority < 2")
-    TRUE = [structured(event_name="lost_packet", variable={"priority": 1})]
-    FALSE = [structured(event_name="lost_packet", variable={"priority": 2}),
+    TRUE = (structured(event_name="lost_packet", variable={"priority": 1}),)
+    FALSE = (structured(event_name="lost_packet", variable={"priority": 2}),
              structured(event_name="found_packet", variable={"priority": 1}),
-             structured(type_name="Other", event_name="lost_packet", variable={"priority": 1})]
+             structured(type_name="Other", event_name="lost_packet", variable={"priority": 1}))
 
     def test_long_form(self) -> None:
         """The explicit paths."""
@@ -226,7 +227,7 @@ class TestSection246:
 
     def test_struct_and_enum_positions(self, idl: SimpleNamespace) -> None:
         """struct X: A is .0, B is .1, C is .2; enum P: Q is 0, R is 1, S is 2."""
-        x = lambda c: value(idl.FE._tc_X, 1, "b", c)  # noqa: E731
+        x = lambda c: value(idl.FE._tc_X, 1, "b", c)
         check("$.0 == 1 and $.1 == 'b' and $.2 == 3", [x(3)], [x(4)])
         check("$.A == 1 and $.B == 'b' and $.C == 3", [x(3)], [x(4)])
         q = CORBA.Any(idl.FE._tc_P, idl.FE.Q)
@@ -241,7 +242,7 @@ class TestSection246:
         """$.M < 54 is $.(5) < 54; $.L.C < 128 is $.(3).2 < 128."""
         for text in ("$.M < 54", "$.(5) < 54"):
             check(text, [self.k(idl, 5, 53)], [self.k(idl, 5, 54), self.k(idl, 3, None)])
-        x = lambda c: idl.FE.X(1, "b", c)  # noqa: E731
+        x = lambda c: idl.FE.X(1, "b", c)
         for text in ("$.L.C < 128", "$.(3).2 < 128"):
             check(text, [self.k(idl, 3, x(127))], [self.k(idl, 3, x(128)), self.k(idl, 5, 1)])
 
@@ -293,7 +294,7 @@ class TestSection247:
 
     def test_marx_brothers(self, idl: SimpleNamespace) -> None:
         """MOVIE events featuring at least 3 of the Marx Brothers."""
-        movie = lambda *stars: value(idl.FE._tc_Movie, "MOVIE", "Duck Soup",  # noqa: E731
+        movie = lambda *stars: value(idl.FE._tc_Movie, "MOVIE", "Duck Soup",
                                      list(stars))
         check("$type_name == 'MOVIE' and\n"
               "(('groucho' in $.starlist) + ('chico' in $.starlist) +\n"
@@ -325,7 +326,7 @@ class TestSection247:
 
     def test_processes(self, idl: SimpleNamespace) -> None:
         """Processes over a usage threshold (ulong, double and ulonglong mixed with doubles)."""
-        process = lambda mem, cpu, size: value(idl.FE._tc_Process, mem, cpu, size)  # noqa: E731
+        process = lambda mem, cpu, size: value(idl.FE._tc_Process, mem, cpu, size)
         check("$.memsize / 5.5 + $.cputime * 1275.0 + $.filesize * 1.25\n> 500000.0",
               [process(5_500_000, 0.0, 0), process(0, 400.0, 0), process(0, 0.0, 2**63)],
               [process(1000, 1.0, 1000)])
@@ -333,13 +334,13 @@ class TestSection247:
     def test_default_discriminator(self, idl: SimpleNamespace) -> None:
         """default $._d and $.defvalue == 2: the default member active and set to 2.
         As printed ($_.d) it names a variable '_' with a member d."""
-        union = lambda d, v: value(idl.FE._tc_Defaulted, d, v)  # noqa: E731
+        union = lambda d, v: value(idl.FE._tc_Defaulted, d, v)
         check("default $._d and $.defvalue == 2", [union(7, 2)],
               [union(7, 3), union(0, "2"), union(1, 2.0)])
         inner = tc.struct_tc("IDL:test/Inner:1.0", "Inner", [("d", idl.FE._tc_Defaulted)])
         outer = tc.struct_tc("IDL:test/Outer:1.0", "Outer",
                              [("_", inner), ("defvalue", CORBA.TC_long)])
-        literal = lambda d, v: value(  # noqa: E731
+        literal = lambda d, v: value(
             outer, inner.python_class()(idl.FE.Defaulted(d, 0)), v)
         check("default $_.d and $.defvalue == 2", [literal(7, 2)],
               [literal(0, 2), literal(7, 3), union(7, 2)])
@@ -358,7 +359,7 @@ class TestSection247:
               [structured(), CORBA.Any(N._tc_StructuredEvent, structured())],
               [value(idl.FE._tc_Movie, "MOVIE", "", [])])
         holder = tc.struct_tc("IDL:test/Holder:1.0", "Holder", [("repos_id", CORBA.TC_string)])
-        tagged = lambda rid: structured(  # noqa: E731
+        tagged = lambda rid: structured(
             filterable={"_": value(holder, rid)})
         check("$_.repos_id == 'IDL:CosNotification/StructuredEvent:1.0'",
               [tagged("IDL:CosNotification/StructuredEvent:1.0")],
@@ -385,10 +386,10 @@ class TestSection247:
         """$_.in == HOUSE or $_.in == CAR: enum labels as bare identifiers. As printed,
         '_' is a variable; the member form $.in reads a Holding directly."""
         fe = idl.FE
-        holding = lambda asset: value(fe._tc_Holding, asset, 1)  # noqa: E731
+        holding = lambda asset: value(fe._tc_Holding, asset, 1)
         check("$.in == HOUSE or $.in == CAR", [holding(fe.HOUSE), holding(fe.CAR)],
               [holding(fe.BOAT)])
         wrapper = tc.struct_tc("IDL:test/Wrapper:1.0", "Wrapper", [("_", fe._tc_Holding)])
-        wrapped = lambda asset: value(wrapper, fe.Holding(asset, 1))  # noqa: E731
+        wrapped = lambda asset: value(wrapper, fe.Holding(asset, 1))
         check("$_.in == HOUSE or $_.in == CAR", [wrapped(fe.HOUSE), wrapped(fe.CAR)],
               [wrapped(fe.BOAT), holding(fe.HOUSE)])
