@@ -21,6 +21,7 @@ as it arrives; a PacingInterval of 0 never sends a short batch.
 
 from __future__ import annotations
 
+import collections
 import logging
 from typing import Any
 
@@ -43,6 +44,7 @@ log = logging.getLogger("cosnotify.channel")
 
 _GONE = (CosEventComm.Disconnected, CORBA.OBJECT_NOT_EXIST)
 _TAKE = 32  # entries taken from the queue per lock acquisition
+_INBOX_DRAIN = 1024  # a supplier folds the inbox into the queue itself beyond this
 
 
 class _Undelivered(Exception):
@@ -74,6 +76,10 @@ class _PushSupplier(ProxySupplier):
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
         self._scheduled = False
+        #: Entries offered but not yet in the queue. Suppliers append without the
+        #: lock (deque.append is atomic); the worker folds them in under the lock,
+        #: so a supplier never waits for a worker that holds the lock mid-batch.
+        self._inbox: collections.deque[Entry] = collections.deque()
         self._retry: list[Entry] = []
         self._failures = 0
         self._timer: Any = None
@@ -91,6 +97,35 @@ class _PushSupplier(ProxySupplier):
         self._kick()
 
     # -- scheduling -------------------------------------------------------------------
+    def _enqueue(self, entry: Entry, now: float) -> Entry | None:
+        if self._channel._account.limit:
+            return super()._enqueue(entry, now)  # MaxQueueLength tracks queue entries exactly
+        inbox = self._inbox
+        inbox.append(entry)
+        if len(inbox) > _INBOX_DRAIN:
+            # The worker is not keeping up (or is stuck in a push): apply the queue's
+            # limits now, so memory stays bounded by MaxEventsPerConsumer / the cap.
+            with self._lock:
+                dropped = self._fold_inbox(now)
+            if dropped:
+                self._channel._released(dropped)
+        if not self._scheduled:
+            self._kick()
+        return entry
+
+    def _fold_inbox(self, now: float) -> list[Entry]:
+        """Move inbox entries into the queue (lock held); returns discarded entries."""
+        dropped: list[Entry] = []
+        inbox, queue = self._inbox, self._queue
+        while inbox:
+            entry = inbox.popleft()
+            if not self._connected:
+                continue
+            lost = queue.put(entry, now)
+            if lost:
+                dropped.extend(lost)
+        return dropped
+
     def _enqueued(self) -> None:
         if not self._scheduled and not self._suspended:
             self._scheduled = True
@@ -100,7 +135,7 @@ class _PushSupplier(ProxySupplier):
         """Schedule delivery if there is anything to deliver."""
         with self._lock:
             if (self._scheduled or self._suspended or not self._connected
-                    or not (self._retry or len(self._queue))):
+                    or not (self._retry or len(self._queue) or self._inbox)):
                 return
             self._scheduled = True
         self._service.submit(self._deliver)
@@ -130,6 +165,8 @@ class _PushSupplier(ProxySupplier):
                     self._scheduled = False
                     return False
                 now = clock.now()
+                if self._inbox:
+                    expired.extend(self._fold_inbox(now))
                 batch = self._retry
                 if batch:
                     self._retry = []
@@ -137,12 +174,17 @@ class _PushSupplier(ProxySupplier):
                 else:
                     batch = self._take(now, expired)
                 consumer = self._client
+                again = False
                 if not batch:
-                    self._scheduled = False
-                    wake = self._queue.next_start()
-                    if wake is not None:
-                        self._wake_at(wake)
+                    again = bool(self._inbox)   # offered after the fold: go round again
+                    if not again:
+                        self._scheduled = False
+                        wake = self._queue.next_start()
+                        if wake is not None:
+                            self._wake_at(wake)
             self._channel._released(expired)
+            if again:
+                continue
             if not batch:
                 return False
             try:
@@ -198,6 +240,7 @@ class _PushSupplier(ProxySupplier):
 
     def _on_teardown(self) -> None:
         with self._lock:
+            self._inbox.clear()
             retry, self._retry = self._retry, []
             if self._timer is not None:
                 self._timer.cancel()
@@ -254,6 +297,10 @@ class SequenceProxyPushSupplier(_PushSupplier):
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
         self._window_end = 0.0
+
+    # Batching decides when to wake the sender as events arrive (see _enqueued), so
+    # sequence proxies queue under the lock instead of through the inbox.
+    _enqueue = ProxySupplier._enqueue
 
     def connect_sequence_push_consumer(self, push_consumer: Any) -> None:
         self._connect_consumer(push_consumer)

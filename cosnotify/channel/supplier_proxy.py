@@ -115,6 +115,10 @@ class ProxySupplier(ProxyBase):
             entry = Entry(event, event.priority, event.deadline)
         else:
             entry = Entry(event, *self._resolve(event))
+        return self._enqueue(entry, now)
+
+    def _enqueue(self, entry: Entry, now: float) -> Entry | None:
+        """Put ``entry`` in the queue (subclasses may defer the put, see push_supplier)."""
         with self._lock:
             if not self._connected:
                 return None
@@ -123,6 +127,13 @@ class ProxySupplier(ProxyBase):
         if dropped:
             self._channel._released(dropped)
         return entry
+
+    @property
+    def pending(self) -> int:
+        """Events waiting for this proxy's consumer (for inspection and tools)."""
+        with self._lock:
+            return len(self._queue) + len(getattr(self, "_inbox", ())) \
+                + len(getattr(self, "_retry", ()))
 
     def _enqueued(self) -> None:
         """Hook, called with the lock held after an entry was queued."""

@@ -92,7 +92,7 @@ class TestSuspendResume:
         supplier = structured_push_supplier_proxy(channel)
         for i in range(10):
             supplier.push_structured_event(structured(fields={"n": i}))
-        assert len(proxy._queue) == 10 and consumer.received == []
+        assert proxy.pending == 10 and consumer.received == []
         proxy.resume_connection()
         assert consumer.wait_for(10)
         assert [number(e) for e in consumer.received] == list(range(10))

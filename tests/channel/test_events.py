@@ -77,7 +77,7 @@ class TestEvents:
         idle, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
             CA.STRUCTURED_EVENT)
         push_supplier(channel, CA.STRUCTURED_EVENT)(structured(fields={"n": 1}))
-        assert len(idle._queue) == 0
+        assert idle.pending == 0
 
 
 ALL_TYPES = [CA.ANY_EVENT, CA.STRUCTURED_EVENT, CA.SEQUENCE_EVENT]
