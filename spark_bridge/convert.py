@@ -1,0 +1,186 @@
+"""StructuredEvent <-> row of ``event_schema()``, as pure functions.
+
+Strategy: a row is the event's three names, its two property sequences as
+lists of (name, TypeCode text, VARIANT) and its body as (TypeCode text,
+VARIANT), plus arrival time, priority and expiry. Each CORBA Any goes
+through ``anycodec.py`` (the value, typed and nested, in a VARIANT; the
+TypeCode as text beside it), so ``row_to_event(event_to_row(e, t)) == e``
+with exactly equal TypeCodes. Rows may come back from Spark as ``Row``
+objects, tuples in schema order or mappings; VARIANTs as ``VariantVal``,
+(value, metadata) pairs or dicts. Nothing here touches a SparkSession;
+``VariantVal`` is only a value class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from pyspark.sql.types import VariantVal
+
+from cosnotify.channel.clock import utc_to_seconds
+from cosnotify.stubs import CosNotification as N
+from spark_bridge.anycodec import ConversionError, Raw, References, decode_any, encode_any
+
+__all__ = [
+    "ConversionError",
+    "References",
+    "any_to_cell",
+    "cell_to_any",
+    "encode_any",
+    "encode_event",
+    "event_to_row",
+    "resolve_qos",
+    "row_qos",
+    "row_to_event",
+]
+
+_UTC = timezone.utc
+
+
+# -- Any <-> cell ------------------------------------------------------------------------------
+
+def any_to_cell(value: Any, references: References | None = None) -> tuple[str, VariantVal]:
+    """The ``struct<type, value>`` cell for a CORBA Any."""
+    text, data, metadata = encode_any(value, references)
+    return text, VariantVal(data, metadata)
+
+
+def cell_to_any(type_text: str, variant: Any, references: References | None = None) -> Any:
+    """The CORBA Any of a cell; ``variant`` is a VariantVal, (value, metadata) or a dict."""
+    data, metadata = _variant_bytes(variant)
+    return decode_any(type_text, data, metadata, references)
+
+
+def _variant_bytes(variant: Any) -> tuple[bytes, bytes]:
+    if isinstance(variant, VariantVal):
+        return bytes(variant.value), bytes(variant.metadata)
+    if isinstance(variant, Mapping):
+        return bytes(variant["value"]), bytes(variant["metadata"])
+    data, metadata = variant
+    return bytes(data), bytes(metadata)
+
+
+# -- events <-> rows --------------------------------------------------------------------------
+
+def resolve_qos(event: Any, arrival: float, default_priority: int = 0,
+                default_timeout: float = 0.0) -> tuple[int, float | None]:
+    """(priority, expiry in Unix seconds or None) of an event that arrived at ``arrival``.
+
+    Header fields win over the defaults (Notification Service section 2.2,
+    Table 2-4): ``Priority`` (short), ``Timeout`` (TimeT, relative, 100 ns),
+    ``StopTime`` (UtcT, absolute). The expiry is the earlier of StopTime and
+    arrival + Timeout; ``default_timeout`` is in seconds (0 = none).
+    """
+    priority = default_priority
+    lifetime = default_timeout
+    stop: float | None = None
+    for prop in event.header.variable_header:
+        name = prop.name
+        if name == "Priority":
+            priority = int(prop.value.value())
+        elif name == "Timeout":
+            timeout = prop.value.value()
+            if timeout:
+                lifetime = timeout / 1e7
+        elif name == "StopTime":
+            stop = utc_to_seconds(prop.value.value())
+    expiry = arrival + lifetime if lifetime else None
+    if stop is not None:
+        expiry = stop if expiry is None else min(stop, expiry)
+    return priority, expiry
+
+
+Cell = tuple[str, tuple[bytes, bytes]]  # (TypeCode text, (variant value, variant metadata))
+PropertyCell = tuple[str, str, tuple[bytes, bytes]]  # (name, TypeCode text, (value, metadata))
+
+
+def encode_event(event: Any, references: References | None = None
+                 ) -> tuple[str, str, str, list[PropertyCell], list[PropertyCell], Cell]:
+    """The first six columns of a row, with variants as (value, metadata) byte pairs."""
+    fixed = event.header.fixed_header
+    return (fixed.event_type.domain_name, fixed.event_type.type_name, fixed.event_name,
+            _properties(event.header.variable_header, references),
+            _properties(event.filterable_data, references),
+            _pair(encode_any(event.remainder_of_body, references)))
+
+
+def _properties(props: list[Any], references: References | None) -> list[PropertyCell]:
+    out: list[PropertyCell] = []
+    append = out.append
+    for prop in props:
+        text, data, metadata = encode_any(prop.value, references)
+        append((prop.name, text, (data, metadata)))
+    return out
+
+
+def _pair(raw: Raw) -> Cell:
+    return raw[0], (raw[1], raw[2])
+
+
+def event_to_row(event: Any, arrival: float, priority: int | None = None,
+                 expiry: float | None = None, *, references: References | None = None
+                 ) -> tuple[Any, ...]:
+    """A row of ``event_schema()`` for ``spark.createDataFrame(rows, event_schema())``.
+
+    ``arrival`` is in Unix seconds. ``priority`` and ``expiry`` (Unix seconds)
+    default to what :func:`resolve_qos` finds in the header.
+    """
+    if priority is None or expiry is None:
+        found_priority, found_expiry = resolve_qos(event, arrival)
+        priority = found_priority if priority is None else priority
+        expiry = found_expiry if expiry is None else expiry
+    domain, type_name, name, header, data, body = encode_event(event, references)
+    return (domain, type_name, name,
+            [(n, t, VariantVal(*v)) for n, t, v in header],
+            [(n, t, VariantVal(*v)) for n, t, v in data],
+            (body[0], VariantVal(*body[1])),
+            datetime.fromtimestamp(arrival, _UTC), priority,
+            None if expiry is None else datetime.fromtimestamp(expiry, _UTC))
+
+
+def row_to_event(row: Any, references: References | None = None) -> Any:
+    """The StructuredEvent of a row (a pyspark Row, a tuple in schema order or a mapping)."""
+    get = _getter(row)
+    return N.StructuredEvent(
+        N.EventHeader(N.FixedEventHeader(N.EventType(get(0, "domain_name"), get(1, "type_name")),
+                                         get(2, "event_name")),
+                      [_property(p, references) for p in get(3, "variable_header")]),
+        [_property(p, references) for p in get(4, "filterable_data")],
+        _body(get(5, "remainder_of_body"), references))
+
+
+def row_qos(row: Any) -> tuple[float, int, float | None]:
+    """(arrival, priority, expiry) of a row, times in Unix seconds."""
+    get = _getter(row)
+    expiry = get(8, "expiry_time")
+    return _seconds(get(6, "arrival_time")), int(get(7, "priority")), \
+        None if expiry is None else _seconds(expiry)
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, datetime):
+        # Aware, or naive in the local zone as pyspark's Row collection hands it back.
+        return value.timestamp()
+    return float(value)
+
+
+def _getter(row: Any) -> Callable[[int, str], Any]:
+    if isinstance(row, Mapping):
+        return lambda index, name: row[name]
+    if hasattr(row, "__fields__"):  # pyspark Row: by name, whatever the column order
+        return lambda index, name: row[name]
+    return lambda index, name: row[index]
+
+
+def _property(item: Any, references: References | None) -> Any:
+    if isinstance(item, Mapping):
+        return N.Property(item["name"], cell_to_any(item["type"], item["value"], references))
+    return N.Property(item[0], cell_to_any(item[1], item[2], references))
+
+
+def _body(item: Any, references: References | None) -> Any:
+    if isinstance(item, Mapping):
+        return cell_to_any(item["type"], item["value"], references)
+    return cell_to_any(item[0], item[1], references)

@@ -1,0 +1,75 @@
+"""Fixtures for the Spark bridge: one local SparkSession for the whole suite, and events.
+
+The session is created once per test process (``scope="session"``). Tests
+that use it are marked ``spark`` and grouped with ``xdist_group("spark")``, so
+under ``pytest -n auto --dist loadgroup`` they run in one worker and share
+it; the conversion tests need no Spark at all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from decimal import Decimal
+from typing import Any, Iterator
+
+import pytest
+
+from cosnotify.orb import CORBA, tc
+from cosnotify.stubs import CosNotification as N
+from cosnotify.stubs import TimeBase
+
+WAIT = 60.0  # generous upper bound for conditions that should hold soon (Spark jobs included)
+
+SEVERITY = tc.enum_tc("IDL:test/spark/Severity:1.0", "Severity",
+                      ["CLEARED", "WARNING", "MINOR", "MAJOR", "CRITICAL"])
+LOCATION = tc.struct_tc("IDL:test/spark/Location:1.0", "Location",
+                        [("rack", CORBA.TC_long), ("slot", CORBA.TC_short),
+                         ("site", CORBA.TC_string)])
+
+
+def alarm(i: int, header: list[Any] | None = None) -> Any:
+    """A TMF-814-style alarm numbered ``i``, with values of several IDL kinds."""
+    severity = SEVERITY.enum_items()[i % 5]
+    return N.StructuredEvent(
+        N.EventHeader(N.FixedEventHeader(N.EventType("Telecom", "CommunicationsAlarm"),
+                                         f"alarm-{i}"), header or []),
+        [N.Property("severity", CORBA.Any(SEVERITY, severity)),
+         N.Property("n", CORBA.Any(CORBA.TC_long, i)),
+         N.Property("ne", CORBA.Any(CORBA.TC_string, f"NE-{i % 3}")),
+         N.Property("counter", CORBA.Any(CORBA.TC_ulonglong, 2**64 - 1 - i)),
+         N.Property("amount", CORBA.Any(tc.fixed_tc(8, 2), Decimal(i) / 4)),
+         N.Property("where", CORBA.Any(LOCATION, LOCATION.python_class()(i, 2, "Paris")))],
+        CORBA.Any(CORBA.TC_string, f"probable cause {i % 4}"))
+
+
+def number(event: Any) -> int:
+    """The ``n`` field of an event made by :func:`alarm`."""
+    return next(p.value.value() for p in event.filterable_data if p.name == "n")
+
+
+def timet(seconds: float) -> Any:
+    return CORBA.Any(TimeBase._tc_TimeT, int(seconds * 10_000_000))
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One local[2] SparkSession for every Spark test in this process."""
+    scratch = str(tmp_path_factory.mktemp("spark"))
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("cosnotify-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.default.parallelism", "2")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.warehouse.dir", os.path.join(scratch, "warehouse"))
+               .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+

@@ -1,0 +1,175 @@
+"""SparkSinkProxy's bookkeeping, with a stand-in for Spark (no JVM): fast and exact.
+
+``FakeSpark.createDataFrame`` hands the pyarrow Table straight to the
+target, so these tests see exactly what would become each DataFrame.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from cosnotify.channel.clock import ManualClock
+from cosnotify.orb import CORBA
+from cosnotify.stubs import CosEventComm
+from cosnotify.stubs import CosNotification as N
+from spark_bridge import SparkSinkProxy
+from spark_bridge.arrow import events_to_arrow
+from spark_bridge.schema import arrow_schema
+from spark_bridge.sink import backoff_delays
+from tests.spark.conftest import WAIT, alarm
+
+ARRIVAL = 1_700_000_000.0
+
+
+class FakeSpark:
+    """Just enough of a SparkSession: the 'DataFrame' is the Arrow table."""
+
+    def createDataFrame(self, table: Any, schema: Any = None) -> Any:
+        return table
+
+
+class Tables:
+    """A callback recording each table's row count and batch id; can fail N times."""
+
+    def __init__(self, failures: int = 0) -> None:
+        self.failures = failures
+        self.seen: list[tuple[int, int]] = []
+        self.cond = threading.Condition()
+
+    def __call__(self, table: Any, batch_id: int) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise OSError("write refused")
+        with self.cond:
+            self.seen.append((batch_id, table.num_rows))
+            self.cond.notify_all()
+
+
+def sink(callback: Any, **options: Any) -> SparkSinkProxy:
+    options.setdefault("pacing_interval", 0)
+    options.setdefault("clock", ManualClock())
+    return SparkSinkProxy(FakeSpark(), callback=callback, **options)
+
+
+class TestConstruction:
+    """Bad configurations are refused up front."""
+
+    @pytest.mark.parametrize("options", [
+        {}, {"callback": print, "path": "/tmp/x"}, {"callback": print, "max_batch_size": 0},
+        {"callback": print, "max_batch_size": 10, "max_buffered": 5},
+        {"callback": print, "pacing_interval": -1},
+    ])
+    def test_refused(self, options: dict[str, Any]) -> None:
+        """No target, two targets, or impossible sizes raise ValueError."""
+        with pytest.raises(ValueError):
+            SparkSinkProxy(FakeSpark(), clock=ManualClock(), **options)
+
+    def test_backoff_doubles_and_caps(self) -> None:
+        """The retry waits double from retry_interval up to max_backoff."""
+        assert backoff_delays(5, 1.0, 6.0) == [1.0, 2.0, 4.0, 6.0, 6.0]
+        assert backoff_delays(0, 1.0, 6.0) == []
+
+
+class TestBatches:
+    """What goes into each batch."""
+
+    def test_close_writes_what_is_left(self) -> None:
+        """close() flushes a short batch before stopping."""
+        tables = Tables()
+        s = sink(tables, max_batch_size=10)
+        s.push_structured_event(alarm(1))
+        s.close()
+        assert tables.seen == [(0, 1)]
+        with pytest.raises(CosEventComm.Disconnected):
+            s.push_structured_event(alarm(2))
+
+    def test_flush_writes_everything_in_batches_of_max_size(self) -> None:
+        """flush() cuts as many batches as needed, none larger than max_batch_size."""
+        tables = Tables()
+        with sink(tables, max_batch_size=4, max_buffered=20) as s:
+            for i in range(10):
+                s.push_structured_event(alarm(i))
+            s.flush(WAIT)
+            assert [rows for _, rows in tables.seen] == [4, 4, 2]
+            assert s.stats().written == 10
+
+    def test_channel_disconnect_keeps_accepted_events(self) -> None:
+        """When the channel disconnects the sink, what it accepted is still written."""
+        tables = Tables()
+        with sink(tables, max_batch_size=10) as s:
+            s.push_structured_event(alarm(1))
+            s.disconnect_structured_push_consumer()
+            assert s.wait(lambda st: st.written == 1, WAIT)
+
+    def test_unconvertible_event_is_set_aside(self) -> None:
+        """An event that cannot become a row is rejected with its error; the rest are written."""
+        tables = Tables()
+        bad = alarm(2)
+        bad.filterable_data.append(N.Property("ref", CORBA.Any(CORBA.TC_Object, object())))
+        with sink(tables, max_batch_size=3) as s:
+            s.push_structured_events([alarm(1), bad, alarm(3)])
+            assert s.wait(lambda st: st.written == 2 and st.rejected == 1, WAIT)
+            (rejected,) = s.rejected()
+            assert rejected.event is bad and "ORB" in str(rejected.error)
+            assert tables.seen == [(0, 2)]
+
+    def test_batch_of_only_rejects_is_not_written(self) -> None:
+        """A batch with no convertible event calls no target and uses no batch id."""
+        tables = Tables()
+        bad = alarm(1)
+        bad.remainder_of_body = CORBA.Any(CORBA.TC_long, "not a long")
+        with sink(tables, max_batch_size=1) as s:
+            s.push_structured_event(bad)
+            s.push_structured_event(alarm(2))
+            assert s.wait(lambda st: st.written == 1, WAIT)
+        assert tables.seen == [(0, 1)]
+
+
+class TestRetries:
+    """Backoff waits on the injected clock."""
+
+    def test_retry_waits_for_the_clock(self) -> None:
+        """A failed write is retried only when the clock reaches the backoff deadline."""
+        clock = ManualClock()
+        tables = Tables(failures=1)
+        with sink(tables, max_batch_size=2, clock=clock, write_retries=1,
+                  retry_interval=2.0) as s:
+            s.push_structured_events([alarm(1), alarm(2)])
+            assert s.wait(lambda st: st.retrying, WAIT)
+            clock.advance(1.9)
+            assert s.stats().attempts == 1 and s.stats().retrying
+            clock.advance(0.1)
+            assert s.wait(lambda st: st.written == 2, WAIT)
+            assert tables.seen == [(0, 2)]
+
+    def test_failed_sink_keeps_waiting_events(self) -> None:
+        """unwritten() returns the failed batch and the events queued behind it, in order."""
+        s = sink(Tables(failures=-1), max_batch_size=2, max_buffered=10, write_retries=0)
+        s.push_structured_events([alarm(i) for i in range(5)])  # buffered under one lock
+        assert s.wait(lambda st: st.failed, WAIT)
+        assert [e.header.fixed_header.event_name for e, _ in s.unwritten()] == \
+            [f"alarm-{i}" for i in range(5)]
+        assert s.stats().in_flight == 2
+        s.close()
+
+
+class TestArrowBatch:
+    """The Arrow table matches the Spark schema exactly."""
+
+    def test_schema_and_times(self) -> None:
+        """Columns and types are event_schema()'s; times are UTC microseconds."""
+        table, rejected = events_to_arrow([(alarm(1), ARRIVAL + 0.5)])
+        assert rejected == []
+        assert table.schema.equals(arrow_schema())
+        assert table.column("arrival_time")[0].value == int((ARRIVAL + 0.5) * 1_000_000)
+        assert table.column("priority").type == pa.int16()
+
+    def test_priority_outside_short_is_rejected(self) -> None:
+        """A header Priority that does not fit a short rejects the event."""
+        event = alarm(1, [N.Property("Priority", CORBA.Any(CORBA.TC_long, 40000))])
+        table, rejected = events_to_arrow([(event, ARRIVAL)])
+        assert table.num_rows == 0 and len(rejected) == 1
