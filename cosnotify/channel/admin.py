@@ -22,7 +22,7 @@ from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel import push_supplier as pss
 from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
-from cosnotify.channel.subscriptions import TypeSet
+from cosnotify.channel.subscriptions import SubscriptionContributor, TypeSet
 from cosnotify.eventtypes import ALL, check_event_types
 from cosnotify.orb import CORBA
 from cosnotify.qos.negotiation import Target
@@ -176,7 +176,7 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
         return f"<{type(self).__name__} id={self._id}>"
 
 
-class ConsumerAdmin(_Admin):
+class ConsumerAdmin(SubscriptionContributor, _Admin):
     """``CosNotifyChannelAdmin::ConsumerAdmin``: makes proxy suppliers, routes to them."""
 
     qos_level = Level.CONSUMER_ADMIN
@@ -187,9 +187,7 @@ class ConsumerAdmin(_Admin):
         self._priority_filter: Any = None
         self._lifetime_filter: Any = None
         self._routes: tuple[Any, ...] = ()
-        self._explicit = TypeSet()
-        self._filter_types: dict[int, TypeSet] = {}
-        self._contribution = TypeSet()
+        self._init_subscriptions()
 
     # -- routing ------------------------------------------------------------------------------
     def route(self, event: Any, now: float, holders: list[Any] | None) -> int:
@@ -264,44 +262,6 @@ class ConsumerAdmin(_Admin):
         with self._lock:
             self._explicit.update(add, remove)
         self._update_contribution()
-
-    def _filter_added(self, filter_id: int, new_filter: Any) -> None:
-        from cosnotify.channel.supplier_proxy import _FilterCallback
-
-        types = TypeSet()
-        self._filter_types[filter_id] = types
-        callback = _FilterCallback(self, types)  # type: ignore[arg-type]
-        try:
-            for info in new_filter.get_all_constraints():
-                types.update(check_event_types(info.constraint_expression.event_types) or [ALL], [])
-            callback.callback_id = new_filter.attach_callback(callback)
-        except Exception as exc:  # noqa: BLE001
-            log.debug("cannot follow subscriptions of %r: %s", new_filter, exc)
-        types.callback = callback  # type: ignore[attr-defined]
-        self._update_contribution()
-
-    def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
-        types = self._filter_types.pop(filter_id, None)
-        callback = getattr(types, "callback", None)
-        if callback is not None and callback.callback_id is not None:
-            try:
-                old_filter.detach_callback(callback.callback_id)
-            except Exception as exc:  # noqa: BLE001
-                log.debug("detach_callback on %r failed: %s", old_filter, exc)
-        self._update_contribution()
-
-    def _checked_types(self, types: list[Any]) -> list[tuple[str, str]]:
-        return check_event_types(types)
-
-    def _update_contribution(self) -> None:
-        wanted = set(self._explicit.types)
-        for types in self._filter_types.values():
-            wanted |= types.types
-        if self._destroyed:
-            wanted = set()
-        added, removed = self._contribution.replace(wanted)
-        if added or removed:
-            self._channel._hub.change_subscriptions(added, removed)
 
     def _on_destroy(self) -> None:
         self._update_contribution()

@@ -175,12 +175,10 @@ class SequenceProxyPushConsumer(_PushConsumer):
         self._client_disconnected()
 
 
-class EventServiceProxyPushConsumer(_PushConsumer):
+class EventServiceProxyPushConsumer(ProxyPushConsumer):
     """``CosEventChannelAdmin::ProxyPushConsumer`` (Event Service style)."""
 
-    proxy_type = CA.PUSH_ANY
     event_service_style = True
-    client_disconnect = "disconnect_push_supplier"
 
     def connect_push_supplier(self, push_supplier: Any) -> None:
         self._connect_supplier(push_supplier)
@@ -188,15 +186,6 @@ class EventServiceProxyPushConsumer(_PushConsumer):
     def _start_subscription_relay(self) -> None:
         pass
 
-    def push(self, data: Any) -> None:
-        self._require_connected()
-        self._inject_any(data)
-
-    def disconnect_push_consumer(self) -> None:
-        self._client_disconnected()
-
-
-# -- pull style: we poll the supplier ----------------------------------------------------------
 
 
 class _PullConsumer(ProxyConsumer):
@@ -353,26 +342,13 @@ class SequenceProxyPullConsumer(_PullConsumer):
         return bool(has_event and batch)
 
 
-class EventServiceProxyPullConsumer(_PullConsumer):
+class EventServiceProxyPullConsumer(ProxyPullConsumer):
     """``CosEventChannelAdmin::ProxyPullConsumer`` (Event Service style)."""
 
-    proxy_type = CA.PULL_ANY
     event_service_style = True
-    client_disconnect = "disconnect_pull_supplier"
-    supplier_method = "try_pull"
-    supplier_interface = "IDL:omg.org/CosEventComm/PullSupplier:1.0"
 
     def connect_pull_supplier(self, pull_supplier: Any) -> None:
         self._connect_supplier(pull_supplier)
 
     def _start_subscription_relay(self) -> None:
         pass
-
-    def disconnect_pull_consumer(self) -> None:
-        self._client_disconnected()
-
-    def _pull_from(self, supplier: Any) -> bool:
-        value, has_event = supplier.try_pull()
-        if has_event:
-            self._inject_checked(self._inject_any, value)
-        return bool(has_event)

@@ -172,30 +172,13 @@ class SequenceProxyPullSupplier(_PullSupplier):
         self._client_disconnected()
 
 
-class EventServiceProxyPullSupplier(_PullSupplier):
+class EventServiceProxyPullSupplier(ProxyPullSupplier):
     """``CosEventChannelAdmin::ProxyPullSupplier`` (Event Service style)."""
 
-    proxy_type = CA.PULL_ANY
     event_service_style = True
-    client_disconnect = "disconnect_pull_consumer"
 
     def connect_pull_consumer(self, pull_consumer: Any) -> None:
         self._connect_consumer(pull_consumer)
 
     def _start_offer_relay(self) -> None:
         pass
-
-    def pull(self) -> Any:
-        batch = self._take(1, block=True)
-        self._taken(batch)
-        return batch[0].event.as_any()
-
-    def try_pull(self) -> tuple[Any, bool]:
-        batch = self._take(1, block=False)
-        self._taken(batch)
-        if batch:
-            return batch[0].event.as_any(), True
-        return _NO_ANY, False
-
-    def disconnect_pull_supplier(self) -> None:
-        self._client_disconnected()

@@ -347,24 +347,14 @@ class SequenceProxyPushSupplier(_PushSupplier):
             raise _Undelivered(0, exc) from exc
 
 
-class EventServiceProxyPushSupplier(_PushSupplier):
-    """``CosEventChannelAdmin::ProxyPushSupplier`` (Event Service style)."""
+class EventServiceProxyPushSupplier(ProxyPushSupplier):
+    """``CosEventChannelAdmin::ProxyPushSupplier`` (Event Service style): an Any push
+    proxy with the Event Service's connect operation and no offers."""
 
-    proxy_type = CA.PUSH_ANY
     event_service_style = True
-    client_disconnect = "disconnect_push_consumer"
-    consumer_method = "push"
-    consumer_interface = "IDL:omg.org/CosEventComm/PushConsumer:1.0"
 
     def connect_push_consumer(self, push_consumer: Any) -> None:
         self._connect_consumer(push_consumer)
 
-    def disconnect_push_supplier(self) -> None:
-        self._client_disconnected()
-
     def _start_offer_relay(self) -> None:
         pass  # Event Service consumers know nothing of offers
-
-    def _send(self, consumer: Any, batch: list[Entry]) -> None:
-        _one_by_one(consumer.push, batch, Event.as_any)
-

@@ -210,6 +210,83 @@ class SubscriptionHub:
             return aggregate.current()
 
 
+class SubscriptionContributor:
+    """Follows the event types an object subscribes to and reports changes to the hub.
+
+    Used by proxy suppliers and consumer admins (section 2.6.5): the types come
+    from ``subscription_change`` calls made on the object itself and from the
+    constraints of its filters, which call back through a per-filter
+    :class:`FilterCallback` attached with ``attach_callback``. A contributor
+    with nothing explicit contributes %ALL when ``all_when_empty`` is set
+    (a proxy supplier with no filters wants every type).
+    """
+
+    all_when_empty = False
+    _channel: Any
+    _destroyed: bool
+
+    def _init_subscriptions(self) -> None:
+        self._explicit = TypeSet()
+        self._filter_types: dict[int, TypeSet] = {}
+        self._callbacks: dict[int, FilterCallback] = {}
+        self._contribution = TypeSet()
+
+    def _checked_types(self, types: list[Any]) -> list[tuple[str, str]]:
+        return check_event_types(types)
+
+    def _filter_added(self, filter_id: int, new_filter: Any) -> None:
+        types = TypeSet()
+        self._filter_types[filter_id] = types
+        callback = FilterCallback(self, types)
+        self._callbacks[filter_id] = callback
+        try:
+            for info in new_filter.get_all_constraints():
+                types.update(self._checked_types(info.constraint_expression.event_types)
+                             or [ALL], [])
+            callback.callback_id = new_filter.attach_callback(callback)
+        except Exception as exc:  # noqa: BLE001 - a remote filter may refuse; sharing is best effort
+            log.debug("cannot follow subscriptions of %r: %s", new_filter, exc)
+        self._update_contribution()
+
+    def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
+        self._filter_types.pop(filter_id, None)
+        callback = self._callbacks.pop(filter_id, None)
+        if callback is not None and callback.callback_id is not None:
+            try:
+                old_filter.detach_callback(callback.callback_id)
+            except Exception as exc:  # noqa: BLE001
+                log.debug("detach_callback on %r failed: %s", old_filter, exc)
+        self._update_contribution()
+
+    def _update_contribution(self) -> None:
+        wanted: set[tuple[str, str]] = set(self._explicit.types)
+        for types in self._filter_types.values():
+            wanted |= types.types
+        if self.all_when_empty and (not wanted or ALL in wanted):
+            wanted = {ALL}
+        if self._destroyed:
+            wanted = set()
+        added, removed = self._contribution.replace(wanted)
+        if added or removed:
+            self._channel._hub.change_subscriptions(added, removed)
+
+
+class FilterCallback:
+    """The NotifySubscribe a contributor attaches to each of its filters (section 2.6.5)."""
+
+    _NP_RepositoryId = "IDL:omg.org/CosNotifyComm/NotifySubscribe:1.0"
+
+    def __init__(self, owner: SubscriptionContributor, types: TypeSet) -> None:
+        self._owner = owner
+        self._types = types
+        self.callback_id: int | None = None
+
+    def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
+        owner = self._owner
+        self._types.update(owner._checked_types(added), owner._checked_types(removed))
+        owner._update_contribution()
+
+
 def supports(client: Any, repo_id: str, method: str) -> bool:
     """Does ``client`` implement ``method`` of interface ``repo_id``?
 

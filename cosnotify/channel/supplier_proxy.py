@@ -24,7 +24,7 @@ from typing import Any, Mapping
 from cosnotify.channel.admin_mixins import match_any
 from cosnotify.channel.proxy import ProxyBase
 from cosnotify.channel.queue import Entry, EventQueue
-from cosnotify.channel.subscriptions import Relay, TypeSet
+from cosnotify.channel.subscriptions import Relay, SubscriptionContributor
 from cosnotify.eventtypes import ALL, type_matches
 
 __all__ = ["ProxySupplier"]
@@ -34,8 +34,10 @@ log = logging.getLogger("cosnotify.channel")
 _NOTIFY_PUBLISH = "IDL:omg.org/CosNotifyComm/NotifyPublish:1.0"
 
 
-class ProxySupplier(ProxyBase):
+class ProxySupplier(SubscriptionContributor, ProxyBase):
     """``CosNotifyChannelAdmin::ProxySupplier`` plus the queue every kind needs."""
+
+    all_when_empty = True  # no filters and no explicit types: it wants every event
 
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
@@ -44,12 +46,10 @@ class ProxySupplier(ProxyBase):
         self._queue.lock = self._lock
         self._priority_filter: Any = None
         self._lifetime_filter: Any = None
-        #: Types the consumer asked for with subscription_change (empty: no restriction).
-        self._explicit = TypeSet()
-        #: The explicit subscription as a frozenset, or None when it restricts nothing.
+        self._init_subscriptions()
+        #: The consumer's explicit subscription as a frozenset, or None when it
+        #: restricts nothing (section 2.6.5: subscribing by type without a filter).
         self._type_filter: frozenset[tuple[str, str]] | None = None
-        self._filter_types: dict[int, TypeSet] = {}
-        self._contribution = TypeSet()
         self._offer_relay: Relay | None = None
         self._refresh_fast_path()
         self._update_contribution()
@@ -178,42 +178,6 @@ class ProxySupplier(ProxyBase):
             self._type_filter = frozenset(self._explicit.types) or None
         self._update_contribution()
 
-    def _filter_added(self, filter_id: int, new_filter: Any) -> None:
-        types = TypeSet()
-        self._filter_types[filter_id] = types
-        callback = _FilterCallback(self, types)
-        try:
-            for info in new_filter.get_all_constraints():
-                types.update(self._checked_types(info.constraint_expression.event_types)
-                             or [ALL], [])
-            callback.callback_id = new_filter.attach_callback(callback)
-        except Exception as exc:  # noqa: BLE001 - a remote filter may refuse; sharing is best effort
-            log.debug("cannot follow subscriptions of %r: %s", new_filter, exc)
-        types.callback = callback  # type: ignore[attr-defined]
-        self._update_contribution()
-
-    def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
-        types = self._filter_types.pop(filter_id, None)
-        callback = getattr(types, "callback", None)
-        if callback is not None and callback.callback_id is not None:
-            try:
-                old_filter.detach_callback(callback.callback_id)
-            except Exception as exc:  # noqa: BLE001
-                log.debug("detach_callback on %r failed: %s", old_filter, exc)
-        self._update_contribution()
-
-    def _update_contribution(self) -> None:
-        wanted: set[tuple[str, str]] = set(self._explicit.types)
-        for types in self._filter_types.values():
-            wanted |= types.types
-        if not wanted or ALL in wanted:
-            wanted = {ALL}
-        if self._destroyed:
-            wanted = set()
-        added, removed = self._contribution.replace(wanted)
-        if added or removed:
-            self._channel._hub.change_subscriptions(added, removed)
-
     def obtain_offered_types(self, mode: Any) -> list[Any]:
         """The channel's aggregate offers, and offer_change updates on or off (3.4.2.5)."""
         return list(self._channel._hub.obtain("offers", self._offer_relay, mode))
@@ -253,18 +217,3 @@ def _supports_publish(client: Any) -> bool:
     from cosnotify.channel.subscriptions import supports
 
     return supports(client, _NOTIFY_PUBLISH, "offer_change")
-
-
-class _FilterCallback:
-    """The NotifySubscribe a proxy attaches to each of its filters (section 2.6.5)."""
-
-    def __init__(self, proxy: ProxySupplier, types: TypeSet) -> None:
-        self._proxy = proxy
-        self._types = types
-        self.callback_id: int | None = None
-
-    def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
-        proxy = self._proxy
-        self._types.update(proxy._checked_types(added), proxy._checked_types(removed))
-        proxy._update_contribution()
-
