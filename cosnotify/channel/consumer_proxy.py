@@ -26,7 +26,7 @@ from typing import Any
 from cosnotify.channel.admin_mixins import match_any
 from cosnotify.channel.event import apply_qos, from_any, from_structured
 from cosnotify.channel.proxy import ProxyBase
-from cosnotify.channel.subscriptions import Relay, TypeSet, supports
+from cosnotify.channel.subscriptions import Relay, TypeSet, narrowed
 from cosnotify.orb import CORBA
 from cosnotify.qos.properties import Level
 from cosnotify.stubs import CosEventComm
@@ -95,8 +95,8 @@ class ProxyConsumer(ProxyBase):
         return list(self._channel._hub.obtain("subscriptions", self._subscription_relay, mode))
 
     def _start_subscription_relay(self) -> None:
-        client = self._client
-        if client is not None and supports(client, _NOTIFY_SUBSCRIBE, "subscription_change"):
+        client = narrowed(self._client, _NOTIFY_SUBSCRIBE, "subscription_change")
+        if client is not None:
             relay = Relay(self._service, client, "subscription_change")
             self._subscription_relay = relay
             self._channel._hub.watch_subscriptions(id(self), relay)

@@ -24,7 +24,7 @@ import threading
 from typing import Any, Callable, Iterable
 
 from cosnotify.eventtypes import ALL, check_event_types, normalize, type_matches
-from cosnotify.orb import CORBA
+from cosnotify.orb import CORBA, registry
 from cosnotify.stubs import CosNotification
 
 __all__ = [
@@ -287,20 +287,28 @@ class FilterCallback:
         owner._update_contribution()
 
 
-def supports(client: Any, repo_id: str, method: str) -> bool:
-    """Does ``client`` implement ``method`` of interface ``repo_id``?
+def narrowed(client: Any, repo_id: str, method: str) -> Any:
+    """``client`` as something whose ``method`` (of interface ``repo_id``) can be
+    called, or None if it has no such operation.
 
-    An object reference is asked (``_is_a``); an in-process client is
-    inspected for the method.
+    An in-process client is inspected for the method. An object reference is
+    narrowed (asking ``_is_a`` remotely when its static type does not tell):
+    a notification-style consumer passed where the IDL says
+    ``CosEventComm::PushConsumer`` arrives as a stub without ``offer_change``.
     """
     if client is None:
-        return False
+        return None
     if isinstance(client, CORBA.Object):
+        if callable(getattr(client, method, None)):
+            return client
+        interface = registry.lookup_type(repo_id)
         try:
-            return bool(client._is_a(repo_id))
+            if isinstance(interface, type) and issubclass(interface, CORBA.Object):
+                return interface._narrow(client)
+            return client if client._is_a(repo_id) else None
         except CORBA.SystemException:
-            return False
-    return callable(getattr(client, method, None))
+            return None
+    return client if callable(getattr(client, method, None)) else None
 
 
 Callback = Callable[[list[Any], list[Any]], None]

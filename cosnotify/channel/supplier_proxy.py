@@ -24,7 +24,7 @@ from typing import Any, Mapping
 from cosnotify.channel.admin_mixins import match_any
 from cosnotify.channel.proxy import ProxyBase
 from cosnotify.channel.queue import Entry, EventQueue
-from cosnotify.channel.subscriptions import Relay, SubscriptionContributor
+from cosnotify.channel.subscriptions import Relay, SubscriptionContributor, narrowed
 from cosnotify.eventtypes import ALL, type_matches
 
 __all__ = ["ProxySupplier"]
@@ -183,8 +183,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         return list(self._channel._hub.obtain("offers", self._offer_relay, mode))
 
     def _start_offer_relay(self) -> None:
-        client = self._client
-        if client is not None and _supports_publish(client):
+        client = narrowed(self._client, _NOTIFY_PUBLISH, "offer_change")
+        if client is not None:
             relay = Relay(self._service, client, "offer_change")
             self._offer_relay = relay
             self._channel._hub.watch_offers(id(self), relay)
@@ -211,9 +211,3 @@ def _map(mapping: Any, event: Any) -> tuple[bool, Any]:
     except Exception as exc:  # noqa: BLE001 - a failing mapping filter maps nothing
         log.warning("mapping filter %r failed: %s", mapping, exc)
         return False, None
-
-
-def _supports_publish(client: Any) -> bool:
-    from cosnotify.channel.subscriptions import supports
-
-    return supports(client, _NOTIFY_PUBLISH, "offer_change")

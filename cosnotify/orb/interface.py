@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Protocol
 import attrs
 
 from cosnotify.orb import registry
-from cosnotify.orb.typecode import TypeCode
+from cosnotify.orb.typecode import K_VOID, TypeCode
 
 __all__ = [
     "Delegate",
@@ -28,6 +28,7 @@ __all__ = [
     "Operation",
     "Param",
     "ParamMode",
+    "exception_typecode",
     "merge_operations",
     "register_stub",
 ]
@@ -72,8 +73,6 @@ class Operation:
 
     def pack_result(self, result: Any, outs: tuple[Any, ...]) -> Any:
         """Combine a result and out values the way the mapping returns them."""
-        from cosnotify.orb.typecode import K_VOID
-
         if self.result._k == K_VOID:
             if not outs:
                 return None
@@ -86,8 +85,6 @@ class Operation:
 
     def unpack_result(self, value: Any) -> tuple[Any, tuple[Any, ...]]:
         """Split a servant's return value into (result, out values)."""
-        from cosnotify.orb.typecode import K_VOID
-
         n_out = len(self.out_params)
         if self.result._k == K_VOID:
             if n_out == 0:
@@ -231,3 +228,37 @@ def merge_operations(bases: Iterable[type], own: Mapping[str, Operation]) -> dic
         merged.update(getattr(base, "_NP_operations", {}))
     merged.update(own)
     return merged
+
+
+_exception_tcs: dict[type, TypeCode | None] = {}
+
+
+def exception_typecode(cls: type) -> TypeCode | None:
+    """The TypeCode of a generated user exception class, or None if it has none.
+
+    Generated code defines ``_tc_<Name>`` beside each exception class: in its
+    module, or as a class attribute of the interface it is declared in
+    (``CosNaming.NamingContext._tc_NotFound``). A class may also carry its
+    TypeCode as ``_NP_typecode``.
+    """
+    if cls in _exception_tcs:
+        return _exception_tcs[cls]
+    import sys
+
+    found = getattr(cls, "_NP_typecode", None)
+    if not isinstance(found, TypeCode):
+        found = None
+        # A subclass of a generated exception (one that adds a readable message,
+        # say) is marshalled as the generated exception it derives from.
+        for klass in cls.__mro__:
+            scope: Any = sys.modules.get(klass.__module__)
+            parts = klass.__qualname__.split(".")
+            for part in parts[:-1]:
+                scope = getattr(scope, part, None)
+            candidate = getattr(scope, f"_tc_{parts[-1]}", None) if scope is not None else None
+            if isinstance(candidate, TypeCode) and \
+                    candidate.id() == getattr(klass, "_NP_RepositoryId", None):
+                found = candidate
+                break
+    _exception_tcs[cls] = found
+    return found

@@ -1,0 +1,100 @@
+"""The ``cosnotify`` command: ``cosnotify serve`` (also ``python -m cosnotify serve``).
+
+Strategy: a small argparse front end with one sub-command per tool, so the
+coming ``publish``, ``tail`` and ``ls`` tools slot in beside ``serve``. Each
+sub-command returns a process exit status; errors in the arguments or in
+starting up print one line to stderr and exit 2 or 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+__all__ = ["main"]
+
+log = logging.getLogger("cosnotify")
+
+
+def _endpoint(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    try:
+        number = int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad port in {text!r}") from None
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"port out of range in {text!r}")
+    return host.strip("[]"), number
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cosnotify",
+                                     description="An OMG CORBA Notification Service 1.1.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run a notification server over IIOP")
+    serve.add_argument("--endpoint", type=_endpoint, default=("127.0.0.1", 2809),
+                       metavar="HOST:PORT",
+                       help="where to listen (default 127.0.0.1:2809; port 0 picks a free port)")
+    serve.add_argument("--naming", metavar="URL",
+                       help="an external NameService (e.g. corbaloc::127.0.0.1:2809/NameService);"
+                            " without it an embedded one answers at the endpoint")
+    serve.add_argument("--name", default="NotifyEventChannelFactory",
+                       help="the name the EventChannelFactory is bound under")
+    serve.add_argument("--ior-file", type=Path, metavar="PATH",
+                       help="write the factory's IOR to PATH")
+    serve.add_argument("--db", type=Path, metavar="PATH",
+                       help="the persistent store, for Persistent reliability")
+    serve.add_argument("--call-timeout", type=float, default=10.0, metavar="SECONDS",
+                       help="timeout of each call to a remote consumer or supplier (default 10)")
+    serve.add_argument("-v", "--verbose", action="count", default=0,
+                       help="log more (once: info, twice: debug)")
+    return parser
+
+
+def serve(args: argparse.Namespace) -> int:
+    from cosnotify.server import NotificationServer, ServerConfig
+
+    if args.db is not None:
+        print("cosnotify serve: --db: the persistent store is not available yet in this "
+              "version; Persistent reliability is refused (docs/qos.md)", file=sys.stderr)
+        return 2
+    host, port = args.endpoint
+    config = ServerConfig(host=host, port=port, naming_url=args.naming, name=args.name,
+                          ior_file=args.ior_file, call_timeout=args.call_timeout)
+    try:
+        server = NotificationServer(config).start()
+    except Exception as exc:  # noqa: BLE001 - one line, not a traceback
+        print(f"cosnotify serve: cannot start: {exc}", file=sys.stderr)
+        return 1
+
+    def stop(signum: int, frame: Any) -> None:
+        log.info("signal %d: shutting down", signum)
+        server.stop()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    log.warning("serving %s at %s (naming %s)", config.name, server.factory_url,
+                server.naming_url)
+    server.run()
+    log.warning("stopped")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
+    logging.basicConfig(level=level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.command == "serve":
+        return serve(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

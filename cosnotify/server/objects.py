@@ -1,0 +1,173 @@
+"""Object identity for the server: core objects <-> object ids <-> references.
+
+Strategy: every core object gets an object id in one PERSISTENT, USER_ID
+POA, and references are made from ids without activating anything
+(``create_reference_with_id``). Servants are created on the first request
+by a servant activator that turns the id back into the core object. Ids of
+numbered objects are their spec identities, so they name the same object
+after a restart once the store restores the topology:
+
+=========================  ====================================
+``factory``                the EventChannelFactory
+``ff``                     the default FilterFactory
+``ch/C``                   channel C
+``ch/C/ca/A``              consumer admin A (``sa`` for supplier admins)
+``ch/C/ca/A/P``            proxy P of that admin
+``obj/N``                  objects without a spec id: Event Service admins
+                           and proxies, filters, mapping filters, callbacks
+=========================  ====================================
+
+Anonymous objects are held weakly -- once the core drops one, its id stops
+resolving and requests get ``OBJECT_NOT_EXIST`` -- except those only a remote
+client holds (filters made by the FilterFactory), which are kept until their
+``destroy``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+from typing import Any, Callable
+
+from cosnotify.channel.admin import ConsumerAdmin, SupplierAdmin
+from cosnotify.channel.channel import EventChannel
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.channel.proxy import ProxyBase
+from cosnotify.channel.supplier_proxy import ProxySupplier
+from cosnotify.orb import CORBA
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+
+__all__ = ["ObjectMap"]
+
+
+class ObjectMap:
+    """Maps the core objects of one factory to ids and references in one POA."""
+
+    def __init__(self, factory: EventChannelFactory, poa: Any,
+                 servant_for: Callable[[Any, bytes], Any]) -> None:
+        self._factory = factory
+        self._poa = poa
+        self._servant_for = servant_for
+        self._lock = threading.Lock()
+        self._anonymous: weakref.WeakValueDictionary[bytes, Any] = weakref.WeakValueDictionary()
+        self._anonymous_ids: weakref.WeakKeyDictionary[Any, bytes] = weakref.WeakKeyDictionary()
+        self._kept: dict[bytes, Any] = {}   # held for remote clients until destroy()
+        self._serial = itertools.count(1)
+        poa.set_servant_activator(self._incarnate)
+
+    # -- core object -> id -> reference --------------------------------------------------
+    def oid(self, core: Any, keep: bool = False) -> bytes:
+        """The object id of ``core`` (assigned on first use for anonymous objects).
+
+        With ``keep``, the map holds ``core`` until :meth:`release` (its destroy).
+        """
+        path = _spec_path(core, self._factory)
+        if path is not None:
+            return path.encode()
+        with self._lock:
+            found = self._anonymous_ids.get(core)
+            if found is None:
+                found = f"obj/{next(self._serial)}".encode()
+                self._anonymous_ids[core] = found
+                self._anonymous[found] = core
+            if keep:
+                self._kept[found] = core
+            return found
+
+    def reference(self, core: Any, repo_id: str, keep: bool = False) -> Any:
+        """An object reference for ``core``; nothing is activated until it is used."""
+        return self._poa.create_reference_with_id(self.oid(core, keep), repo_id)
+
+    def release(self, oid: bytes) -> None:
+        """``destroy`` was called on the object: stop holding it and its servant."""
+        with self._lock:
+            self._kept.pop(oid, None)
+        self.forget(oid)
+
+    # -- reference -> core object ---------------------------------------------------------
+    def core_of(self, reference: Any) -> Any:
+        """The core object a reference to one of our objects names, else ``reference``."""
+        if not isinstance(reference, CORBA.Object):
+            return reference
+        try:
+            oid = self._poa.reference_to_id(reference)
+        except Exception:  # noqa: BLE001 - WrongAdapter / not ours: a remote object
+            return reference
+        core = self.lookup(oid)
+        if core is None:
+            raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, f"no object {oid!r}")
+        return core
+
+    def lookup(self, oid: bytes) -> Any:
+        """The live core object with this id, or None."""
+        text = oid.decode("utf-8", "replace")
+        if text.startswith("obj/"):
+            return self._anonymous.get(oid)
+        try:
+            core = _resolve_path(self._factory, text.split("/"))
+        except (CA.ChannelNotFound, CA.AdminNotFound, CA.ProxyNotFound, ValueError,
+                CORBA.OBJECT_NOT_EXIST):
+            return None
+        if core is None or getattr(core, "_destroyed", False):
+            return None
+        return core
+
+    def _incarnate(self, oid: bytes) -> Any:
+        core = self.lookup(oid)
+        return None if core is None else self._servant_for(core, oid)
+
+    def forget(self, oid: bytes) -> None:
+        """Deactivate the servant of a destroyed object."""
+        try:
+            self._poa.deactivate_object(oid)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+
+def _spec_path(core: Any, factory: EventChannelFactory) -> str | None:
+    if core is factory:
+        return "factory"
+    if core is factory._filter_factory:
+        return "ff"
+    if isinstance(core, EventChannel):
+        return f"ch/{core._id}"
+    if isinstance(core, (ConsumerAdmin, SupplierAdmin)):
+        if core._id is None:
+            return None
+        return f"ch/{core._channel._id}/{_admin_kind(core)}/{core._id}"
+    if isinstance(core, ProxyBase):
+        admin = core._admin
+        if core.proxy_id is None or admin._id is None:
+            return None
+        return f"ch/{admin._channel._id}/{_admin_kind(admin)}/{admin._id}/{core.proxy_id}"
+    return None
+
+
+def _admin_kind(admin: Any) -> str:
+    return "ca" if isinstance(admin, ConsumerAdmin) else "sa"
+
+
+def _resolve_path(factory: EventChannelFactory, parts: list[str]) -> Any:
+    if parts == ["factory"]:
+        return factory
+    if parts == ["ff"]:
+        return factory._get_filter_factory()
+    if len(parts) < 2 or parts[0] != "ch":
+        return None
+    channel = factory.get_event_channel(int(parts[1]))
+    if len(parts) == 2:
+        return channel
+    if len(parts) not in (4, 5) or parts[2] not in ("ca", "sa"):
+        return None
+    admin_id = int(parts[3])
+    if parts[2] == "ca":
+        admin: Any = channel.get_consumeradmin(admin_id)
+        if len(parts) == 4:
+            return admin
+        proxy: ProxySupplier = admin.get_proxy_supplier(int(parts[4]))
+        return proxy
+    admin = channel.get_supplieradmin(admin_id)
+    if len(parts) == 4:
+        return admin
+    return admin.get_proxy_consumer(int(parts[4]))

@@ -1,0 +1,186 @@
+"""Servants for every interface of the service, forwarding to the in-process core.
+
+Strategy: the core objects already implement their IDL operations under the
+mapping names, so a servant is the generated skeleton plus one generic
+forwarder. The first call of an operation builds its forwarding function from
+the operation's descriptor: operations that carry no object references call
+the core method directly (the hot path, ``push_structured_event``, pays
+nothing); the others translate references on the way in (a reference to one
+of our own filters becomes the local filter object, so it is never called
+remotely: spec footnote 2 of section 2.3) and core objects on the way out
+(into references made by the :class:`ObjectMap`). A destroyed core object
+answers ``OBJECT_NOT_EXIST`` and its servant is deactivated.
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any, Callable
+
+from cosnotify.channel import admin as admins
+from cosnotify.channel import consumer_proxy as cp
+from cosnotify.channel import pull_supplier as pls
+from cosnotify.channel import push_supplier as pss
+from cosnotify.channel.channel import EventChannel
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.channel.subscriptions import FilterCallback
+from cosnotify.filter.factory import FilterFactory
+from cosnotify.filter.filter import Filter
+from cosnotify.filter.mapping import MappingFilter
+from cosnotify.orb import CORBA
+from cosnotify.orb import typecode as T
+from cosnotify.orb.interface import Operation
+from cosnotify.stubs import (
+    CosEventChannelAdmin__POA,
+    CosNotifyChannelAdmin__POA,
+    CosNotifyComm__POA,
+    CosNotifyFilter__POA,
+)
+
+__all__ = ["ServantFactory", "SKELETONS"]
+
+NCA = CosNotifyChannelAdmin__POA
+ECA = CosEventChannelAdmin__POA
+
+#: Which skeleton serves which core class (most derived classes first).
+SKELETONS: list[tuple[type, type]] = [
+    (EventChannelFactory, NCA.EventChannelFactory),
+    (EventChannel, NCA.EventChannel),
+    (admins.EventServiceConsumerAdmin, ECA.ConsumerAdmin),
+    (admins.EventServiceSupplierAdmin, ECA.SupplierAdmin),
+    (admins.ConsumerAdmin, NCA.ConsumerAdmin),
+    (admins.SupplierAdmin, NCA.SupplierAdmin),
+    (pss.EventServiceProxyPushSupplier, ECA.ProxyPushSupplier),
+    (pss.ProxyPushSupplier, NCA.ProxyPushSupplier),
+    (pss.StructuredProxyPushSupplier, NCA.StructuredProxyPushSupplier),
+    (pss.SequenceProxyPushSupplier, NCA.SequenceProxyPushSupplier),
+    (pls.EventServiceProxyPullSupplier, ECA.ProxyPullSupplier),
+    (pls.ProxyPullSupplier, NCA.ProxyPullSupplier),
+    (pls.StructuredProxyPullSupplier, NCA.StructuredProxyPullSupplier),
+    (pls.SequenceProxyPullSupplier, NCA.SequenceProxyPullSupplier),
+    (cp.EventServiceProxyPushConsumer, ECA.ProxyPushConsumer),
+    (cp.ProxyPushConsumer, NCA.ProxyPushConsumer),
+    (cp.StructuredProxyPushConsumer, NCA.StructuredProxyPushConsumer),
+    (cp.SequenceProxyPushConsumer, NCA.SequenceProxyPushConsumer),
+    (cp.EventServiceProxyPullConsumer, ECA.ProxyPullConsumer),
+    (cp.ProxyPullConsumer, NCA.ProxyPullConsumer),
+    (cp.StructuredProxyPullConsumer, NCA.StructuredProxyPullConsumer),
+    (cp.SequenceProxyPullConsumer, NCA.SequenceProxyPullConsumer),
+    (FilterFactory, CosNotifyFilter__POA.FilterFactory),
+    (Filter, CosNotifyFilter__POA.Filter),
+    (MappingFilter, CosNotifyFilter__POA.MappingFilter),
+    (FilterCallback, CosNotifyComm__POA.NotifySubscribe),
+]
+
+
+def _is_objref(tc: Any) -> bool:
+    tc = T.resolve(tc).unalias()
+    return tc._k == T.K_OBJREF
+
+
+class _Forwarder:
+    """Mixed into each skeleton: forwards operations to ``self._core``."""
+
+    _NP_operations: Any
+    _NP_RepositoryId: str
+
+    def __init__(self, factory: ServantFactory, core: Any, oid: bytes) -> None:
+        self._factory = factory
+        self._core = core
+        self._oid = oid
+
+    def __getattr__(self, name: str) -> Any:
+        operations = type(self)._NP_operations
+        operation = operations.get(name)
+        if operation is None and name.startswith("_"):
+            operation = operations.get(name[1:])  # an operation named like a Python keyword
+        if operation is None or name.startswith("__"):
+            raise AttributeError(name)
+        method = self._factory.forwarding(operation, self._core, self._oid)
+        self.__dict__[name] = method  # built once per servant and operation
+        return method
+
+
+class ServantFactory:
+    """Makes servants for core objects and translates references across them."""
+
+    def __init__(self) -> None:
+        self.objects: Any = None  # the ObjectMap, set once both exist
+        self._classes: dict[type, type] = {}
+
+    def servant_for(self, core: Any, oid: bytes) -> Any:
+        cls = self._servant_class(type(core))
+        if cls is None:
+            return None
+        return cls(self, core, oid)
+
+    def _servant_class(self, core_type: type) -> type | None:
+        found = self._classes.get(core_type)
+        if found is None:
+            for core_base, skeleton in SKELETONS:
+                if issubclass(core_type, core_base):
+                    found = type(f"{skeleton.__name__}Servant", (_Forwarder, skeleton), {
+                        "__init__": _Forwarder.__init__})
+                    self._classes[core_type] = found
+                    break
+        return found
+
+    def repo_id(self, core: Any) -> str:
+        cls = self._servant_class(type(core))
+        if cls is None:
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"no interface serves {core!r}")
+        return str(cls._NP_RepositoryId)
+
+    # -- reference translation -------------------------------------------------------------
+    def to_reference(self, value: Any) -> Any:
+        """A core object as a reference; references and None pass unchanged."""
+        if value is None or isinstance(value, CORBA.Object):
+            return value
+        # A filter made for a remote client is held by nothing else until destroy().
+        keep = isinstance(value, (Filter, MappingFilter))
+        return self.objects.reference(value, self.repo_id(value), keep=keep)
+
+    def to_core(self, value: Any) -> Any:
+        """A reference to one of our objects as that object; others pass unchanged."""
+        return self.objects.core_of(value)
+
+    def forwarding(self, operation: Operation, core: Any, oid: bytes) -> Callable[..., Any]:
+        """The function a servant runs for ``operation`` on ``core``."""
+        target = getattr(core, _python_name(operation.name))
+        in_refs = [i for i, p in enumerate(operation.in_params) if _is_objref(p.tc)]
+        result_ref = _is_objref(operation.result)
+        out_refs = [i for i, p in enumerate(operation.out_params) if _is_objref(p.tc)]
+        destroyable = hasattr(core, "_destroyed")
+        objects = self.objects
+        if operation.name == "destroy":
+            def destroy() -> Any:
+                try:
+                    return target()
+                finally:
+                    objects.release(oid)
+            return destroy
+        if not (in_refs or result_ref or out_refs or destroyable):
+            return target  # type: ignore[no-any-return]
+        to_core, to_reference = self.to_core, self.to_reference
+
+        def forward(*args: Any) -> Any:
+            if destroyable and core._destroyed:
+                objects.forget(oid)
+                raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, "the object was destroyed")
+            if in_refs:
+                args = tuple(to_core(a) if i in in_refs else a for i, a in enumerate(args))
+            value = target(*args)
+            if not (result_ref or out_refs):
+                return value
+            result, outs = operation.unpack_result(value)
+            if result_ref:
+                result = to_reference(result)
+            if out_refs:
+                outs = tuple(to_reference(v) if i in out_refs else v for i, v in enumerate(outs))
+            return operation.pack_result(result, outs)
+
+        return forward
+
+
+def _python_name(operation: str) -> str:
+    return "_" + operation if keyword.iskeyword(operation) else operation

@@ -1,0 +1,311 @@
+"""The service over IIOP: every interface served, every proxy kind used remotely."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from cosnotify.orb import CORBA
+from cosnotify.stubs import CosEventChannelAdmin as ECA
+from cosnotify.stubs import CosEventComm, CosEventComm__POA
+from cosnotify.stubs import CosNotification as N
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from cosnotify.stubs import CosNotifyComm__POA
+from cosnotify.stubs import CosNotifyFilter as F
+from cosnotify.stubs import CosNotifyFilter__POA
+from tests.channel.conftest import WAIT, number, structured
+from tests.server.conftest import reference
+
+
+class Collector:
+    """A client servant body: records what arrives, signals on a condition."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.cond = threading.Condition()
+        self.disconnected = threading.Event()
+
+    def add(self, item: Any) -> None:
+        with self.cond:
+            self.items.append(item)
+            self.cond.notify_all()
+
+    def wait_for(self, count: int) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: len(self.items) >= count, WAIT)
+
+    def offer_change(self, added: Any, removed: Any) -> None:
+        pass
+
+
+class StructuredConsumer(Collector, CosNotifyComm__POA.StructuredPushConsumer):
+    def push_structured_event(self, event: Any) -> None:
+        self.add(event)
+
+    def disconnect_structured_push_consumer(self) -> None:
+        self.disconnected.set()
+
+
+class SequenceConsumer(Collector, CosNotifyComm__POA.SequencePushConsumer):
+    def push_structured_events(self, events: list[Any]) -> None:
+        for event in events:
+            self.add(event)
+
+    def disconnect_sequence_push_consumer(self) -> None:
+        self.disconnected.set()
+
+
+class AnyConsumer(Collector, CosNotifyComm__POA.PushConsumer):
+    def push(self, data: Any) -> None:
+        self.add(data)
+
+    def disconnect_push_consumer(self) -> None:
+        self.disconnected.set()
+
+
+class StructuredPullSupplier(Collector, CosNotifyComm__POA.StructuredPullSupplier):
+    def __init__(self, events: list[Any]) -> None:
+        super().__init__()
+        self.queue = list(events)
+
+    def pull_structured_event(self) -> Any:
+        raise CORBA.NO_IMPLEMENT()
+
+    def try_pull_structured_event(self) -> tuple[Any, bool]:
+        if self.queue:
+            return self.queue.pop(0), True
+        return structured(), False
+
+    def subscription_change(self, added: Any, removed: Any) -> None:
+        pass
+
+    def disconnect_structured_pull_supplier(self) -> None:
+        self.disconnected.set()
+
+
+def push_entry(channel: Any, ctype: Any = CA.STRUCTURED_EVENT) -> Any:
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(ctype)
+    name = {CA.STRUCTURED_EVENT: "StructuredProxyPushConsumer",
+            CA.SEQUENCE_EVENT: "SequenceProxyPushConsumer",
+            CA.ANY_EVENT: "ProxyPushConsumer"}[ctype]
+    proxy = getattr(CA, name)._narrow(proxy)
+    getattr(proxy, {CA.STRUCTURED_EVENT: "connect_structured_push_supplier",
+                    CA.SEQUENCE_EVENT: "connect_sequence_push_supplier",
+                    CA.ANY_EVENT: "connect_any_push_supplier"}[ctype])(None)
+    return proxy
+
+
+class TestNavigation:
+    def test_factory_channel_admin_ids_and_back_references(self, remote_factory: Any) -> None:
+        """Ids and back references work remotely (the spec's administrability, 2.1.1)."""
+        channel, channel_id = remote_factory.create_channel([], [])
+        assert channel_id in remote_factory.get_all_channels()
+        assert remote_factory.get_event_channel(channel_id)._is_equivalent(channel)
+        assert channel._get_MyFactory()._is_equivalent(remote_factory)
+        admin, admin_id = channel.new_for_consumers(CA.OR_OP)
+        assert admin._get_MyID() == admin_id and admin._get_MyOperator() == CA.OR_OP
+        assert channel.get_consumeradmin(admin_id)._is_equivalent(admin)
+        proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.ANY_EVENT)
+        assert admin.get_proxy_supplier(proxy_id)._is_equivalent(proxy)
+        assert proxy._get_MyType() == CA.PULL_ANY
+        assert proxy._get_MyAdmin()._is_equivalent(admin)
+
+    def test_user_exceptions_arrive_with_their_fields(self, remote_factory: Any,
+                                                      remote_channel: Any) -> None:
+        """ChannelNotFound, UnsupportedQoS (with its PropertyErrorSeq), AdminLimitExceeded."""
+        with pytest.raises(CA.ChannelNotFound):
+            remote_factory.get_event_channel(4242)
+        with pytest.raises(N.UnsupportedQoS) as info:
+            remote_channel.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 0))])
+        error = info.value.qos_err[0]
+        assert (error.code, error.name) == (N.BAD_VALUE, "MaximumBatchSize")
+        assert error.available_range.low_val.value() == 1
+        remote_channel.set_admin([N.Property("MaxConsumers", CORBA.Any(CORBA.TC_long, 1))])
+        admin = remote_channel._get_default_consumer_admin()
+        admin.obtain_notification_push_supplier(CA.ANY_EVENT)
+        with pytest.raises(CA.AdminLimitExceeded) as limit:
+            admin.obtain_notification_push_supplier(CA.ANY_EVENT)
+        assert limit.value.admin_property_err.name == "MaxConsumers"
+
+    def test_destroyed_objects_do_not_exist(self, remote_channel: Any) -> None:
+        """After destroy, references to the admin raise OBJECT_NOT_EXIST."""
+        admin, _ = remote_channel.new_for_suppliers(CA.AND_OP)
+        admin.destroy()
+        with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+            admin._get_MyID()
+        assert admin._non_existent()
+
+
+class TestProxyKinds:
+    def test_structured_push_with_our_filter(self, client_orb: Any, remote_channel: Any) -> None:
+        """A filter made by the server's FilterFactory filters a remote consumer's events."""
+        consumer = StructuredConsumer()
+        proxy, _ = remote_channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy = CA.StructuredProxyPushSupplier._narrow(proxy)
+        factory = remote_channel._get_default_filter_factory()
+        flt = factory.create_filter("EXTENDED_TCL")
+        flt.add_constraints([F.ConstraintExp([], "$n >= 7")])
+        proxy.add_filter(flt)
+        proxy.connect_structured_push_consumer(reference(client_orb, consumer))
+        entry = push_entry(remote_channel)
+        for n in range(10):
+            entry.push_structured_event(structured(fields={"n": n}))
+        assert consumer.wait_for(3)
+        assert [number(e) for e in consumer.items] == [7, 8, 9]
+
+    def test_invalid_constraint_arrives_intact(self, remote_channel: Any) -> None:
+        """InvalidConstraint from the server carries the offending constraint."""
+        flt = remote_channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        with pytest.raises(F.InvalidConstraint) as info:
+            flt.add_constraints([F.ConstraintExp([], "$a ## 1")])
+        assert info.value.constr.constraint_expr == "$a ## 1"
+        with pytest.raises(F.InvalidGrammar):
+            remote_channel._get_default_filter_factory().create_filter("XPATH")
+
+    def test_sequence_push_consumer(self, client_orb: Any, remote_channel: Any) -> None:
+        """A remote sequence consumer receives batches of MaximumBatchSize."""
+        consumer = SequenceConsumer()
+        proxy, _ = remote_channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy = CA.SequenceProxyPushSupplier._narrow(proxy)
+        proxy.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 4))])
+        proxy.connect_sequence_push_consumer(reference(client_orb, consumer))
+        entry = push_entry(remote_channel, CA.SEQUENCE_EVENT)
+        entry.push_structured_events([structured(fields={"n": n}) for n in range(8)])
+        assert consumer.wait_for(8)
+        assert [number(e) for e in consumer.items] == list(range(8))
+
+    def test_any_push_and_pull(self, client_orb: Any, remote_channel: Any) -> None:
+        """Any consumers, push and pull, through notification-style proxies."""
+        consumer = AnyConsumer()
+        admin = remote_channel._get_default_consumer_admin()
+        push_proxy = CA.ProxyPushSupplier._narrow(admin.obtain_notification_push_supplier(
+            CA.ANY_EVENT)[0])
+        push_proxy.connect_any_push_consumer(reference(client_orb, consumer))
+        pull_proxy = CA.ProxyPullSupplier._narrow(admin.obtain_notification_pull_supplier(
+            CA.ANY_EVENT)[0])
+        pull_proxy.connect_any_pull_consumer(None)
+        entry = push_entry(remote_channel, CA.ANY_EVENT)
+        entry.push(CORBA.Any(CORBA.TC_string, "hello"))
+        assert consumer.wait_for(1)
+        assert consumer.items[0] == CORBA.Any(CORBA.TC_string, "hello")
+        assert pull_proxy.pull() == CORBA.Any(CORBA.TC_string, "hello")
+        value, has_event = pull_proxy.try_pull()
+        assert has_event is False
+
+    def test_structured_and_sequence_pull(self, remote_channel: Any) -> None:
+        """Pull consumers pull structured events and sequences remotely."""
+        admin = remote_channel._get_default_consumer_admin()
+        single = CA.StructuredProxyPullSupplier._narrow(
+            admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)[0])
+        batch = CA.SequenceProxyPullSupplier._narrow(
+            admin.obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)[0])
+        single.connect_structured_pull_consumer(None)
+        batch.connect_sequence_pull_consumer(None)
+        batch.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 3))])
+        entry = push_entry(remote_channel)
+        for n in range(3):
+            entry.push_structured_event(structured(fields={"n": n}))
+        assert number(single.pull_structured_event()) == 0
+        assert [number(e) for e in batch.pull_structured_events(10)] == [0, 1, 2]
+        event, has_event = single.try_pull_structured_event()
+        assert has_event and number(event) == 1
+
+    def test_pull_supplier_polled_remotely(self, client_orb: Any, remote_channel: Any) -> None:
+        """The channel polls a remote structured pull supplier with try_pull."""
+        supplier = StructuredPullSupplier([structured(fields={"n": n}) for n in range(3)])
+        proxy = CA.StructuredProxyPullConsumer._narrow(
+            remote_channel._get_default_supplier_admin().obtain_notification_pull_consumer(
+                CA.STRUCTURED_EVENT)[0])
+        sink = remote_channel._get_default_consumer_admin()
+        pull = CA.StructuredProxyPullSupplier._narrow(
+            sink.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)[0])
+        pull.connect_structured_pull_consumer(None)
+        proxy.connect_structured_pull_supplier(reference(client_orb, supplier))
+        assert [number(pull.pull_structured_event()) for _ in range(3)] == [0, 1, 2]
+
+    def test_event_service_style(self, client_orb: Any, remote_channel: Any) -> None:
+        """CosEventChannelAdmin clients: for_consumers/for_suppliers and Any proxies."""
+        event_channel = ECA.EventChannel._narrow(remote_channel)
+        consumer = AnyConsumer()
+        out = event_channel.for_consumers().obtain_push_supplier()
+        out.connect_push_consumer(reference(client_orb, consumer))
+        with pytest.raises(ECA.AlreadyConnected):
+            out.connect_push_consumer(reference(client_orb, AnyConsumer()))
+        entry = event_channel.for_suppliers().obtain_push_consumer()
+        entry.connect_push_supplier(None)
+        entry.push(CORBA.Any(CORBA.TC_long, 99))
+        assert consumer.wait_for(1)
+        assert consumer.items[0].value() == 99
+
+
+class TestRemoteClients:
+    def test_remote_filter_is_called_remotely(self, client_orb: Any, remote_channel: Any) -> None:
+        """Footnote 2 of 2.3: a filter object in the client's process is used by the proxy."""
+
+        class EvenFilter(CosNotifyFilter__POA.Filter):
+            def __init__(self) -> None:
+                self.calls = 0
+
+            def match_structured(self, event: Any) -> bool:
+                self.calls += 1
+                return number(event) % 2 == 0
+
+            def get_all_constraints(self) -> list[Any]:
+                return []
+
+            def attach_callback(self, callback: Any) -> int:
+                return 1
+
+            def detach_callback(self, callback: int) -> None:
+                pass
+
+        remote_filter = EvenFilter()
+        consumer = StructuredConsumer()
+        proxy = CA.StructuredProxyPushSupplier._narrow(
+            remote_channel._get_default_consumer_admin().obtain_notification_push_supplier(
+                CA.STRUCTURED_EVENT)[0])
+        proxy.add_filter(reference(client_orb, remote_filter))
+        proxy.connect_structured_push_consumer(reference(client_orb, consumer))
+        entry = push_entry(remote_channel)
+        for n in range(6):
+            entry.push_structured_event(structured(fields={"n": n}))
+        assert consumer.wait_for(3)
+        assert [number(e) for e in consumer.items] == [0, 2, 4]
+        assert remote_filter.calls == 6
+
+    def test_consumer_saying_disconnected_destroys_proxy(self, client_orb: Any, server: Any,
+                                                         remote_channel: Any) -> None:
+        """A remote consumer raising Disconnected makes the proxy destroy itself."""
+
+        class Gone(StructuredConsumer):
+            def push_structured_event(self, event: Any) -> None:
+                self.add(event)
+                raise CosEventComm.Disconnected()
+
+        consumer = Gone()
+        admin = remote_channel._get_default_consumer_admin()
+        proxy, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        CA.StructuredProxyPushSupplier._narrow(proxy).connect_structured_push_consumer(
+            reference(client_orb, consumer))
+        push_entry(remote_channel).push_structured_event(structured())
+        assert consumer.wait_for(1)
+        assert server.factory.service.dispatcher.wait_idle()
+        assert proxy_id not in admin._get_push_suppliers()
+
+    def test_dead_consumer_is_disconnected(self, client_orb: Any, server: Any,
+                                           remote_channel: Any) -> None:
+        """A consumer whose object no longer exists (OBJECT_NOT_EXIST) loses its proxy."""
+        consumer = StructuredConsumer()
+        poa = client_orb.resolve_initial_references("RootPOA")
+        ref = reference(client_orb, consumer)
+        poa.deactivate_object(poa.servant_to_id(consumer))
+        admin = remote_channel._get_default_consumer_admin()
+        proxy, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        CA.StructuredProxyPushSupplier._narrow(proxy).connect_structured_push_consumer(ref)
+        push_entry(remote_channel).push_structured_event(structured())
+        assert server.factory.service.dispatcher.wait_idle()
+        assert proxy_id not in admin._get_push_suppliers()
