@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from cosnotify.orb import tc as builders
 from cosnotify.orb import typecode as T
 from cosnotify.orb.values import StructBase
 
@@ -46,11 +47,11 @@ class TypeCodeFactory:
     """``create_*_tc`` operations, mixed into the ORB."""
 
     def create_struct_tc(self, id: str, name: str, members: Sequence[StructMember]) -> T.TypeCode:  # noqa: A002
-        return T.struct_tc(id, name, [(m.name, m.type) for m in members])
+        return builders.struct_tc(id, name, [(m.name, m.type) for m in members])
 
     def create_exception_tc(self, id: str, name: str,  # noqa: A002
                             members: Sequence[StructMember]) -> T.TypeCode:
-        return T.exception_tc(id, name, [(m.name, m.type) for m in members])
+        return builders.exception_tc(id, name, [(m.name, m.type) for m in members])
 
     def create_union_tc(self, id: str, name: str, discriminator_type: T.TypeCode,  # noqa: A002
                         members: Sequence[UnionMember]) -> T.TypeCode:
@@ -64,43 +65,43 @@ class TypeCodeFactory:
                 default_index = index
             else:
                 entries.append((label.value(), member.name, member.type))
-        return T.union_tc(id, name, discriminator_type, entries, default_index)
+        return builders.union_tc(id, name, discriminator_type, entries, default_index)
 
     def create_enum_tc(self, id: str, name: str, members: Sequence[str]) -> T.TypeCode:  # noqa: A002
-        return T.enum_tc(id, name, members)
+        return builders.enum_tc(id, name, members)
 
     def create_alias_tc(self, id: str, name: str, original_type: T.TypeCode) -> T.TypeCode:  # noqa: A002
-        return T.alias_tc(id, name, original_type)
+        return builders.alias_tc(id, name, original_type)
 
     def create_interface_tc(self, id: str, name: str) -> T.TypeCode:  # noqa: A002
-        return T.objref_tc(id, name)
+        return builders.objref_tc(id, name)
 
     def create_abstract_interface_tc(self, id: str, name: str) -> T.TypeCode:  # noqa: A002
-        return T.abstract_interface_tc(id, name)
+        return builders.abstract_interface_tc(id, name)
 
     def create_local_interface_tc(self, id: str, name: str) -> T.TypeCode:  # noqa: A002
-        return T.local_interface_tc(id, name)
+        return builders.local_interface_tc(id, name)
 
     def create_native_tc(self, id: str, name: str) -> T.TypeCode:  # noqa: A002
         return T.ObjrefTC(T.K_NATIVE, id, name)
 
     def create_string_tc(self, bound: int) -> T.TypeCode:
-        return T.string_tc(bound)
+        return builders.string_tc(bound)
 
     def create_wstring_tc(self, bound: int) -> T.TypeCode:
-        return T.wstring_tc(bound)
+        return builders.wstring_tc(bound)
 
     def create_fixed_tc(self, digits: int, scale: int) -> T.TypeCode:
-        return T.fixed_tc(digits, scale)
+        return builders.fixed_tc(digits, scale)
 
     def create_sequence_tc(self, bound: int, element_type: T.TypeCode) -> T.TypeCode:
-        return T.sequence_tc(bound, element_type)
+        return builders.sequence_tc(bound, element_type)
 
     def create_array_tc(self, length: int, element_type: T.TypeCode) -> T.TypeCode:
-        return T.array_tc(length, element_type)
+        return builders.array_tc(length, element_type)
 
     def create_recursive_tc(self, id: str) -> T.TypeCode:  # noqa: A002
-        return T.recursive_tc(id)
+        return builders.recursive_tc(id)
 
     def get_primitive_tc(self, kind: Any) -> T.TypeCode:
         """The TypeCode of a basic kind (``CORBA.tk_long`` and so on)."""

@@ -20,12 +20,12 @@ Hashing uses (kind, id) for named kinds, so hashes terminate on cyclic graphs
 from __future__ import annotations
 
 from decimal import Context, Decimal
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import Any, ClassVar, Iterable
 
 import attrs
 
 from cosnotify.orb import registry
-from cosnotify.orb.exceptions import BAD_PARAM, BAD_TYPECODE, COMPLETED_NO, UserException
+from cosnotify.orb.exceptions import BAD_TYPECODE, COMPLETED_NO, UserException
 from cosnotify.orb.values import Enum, EnumItem, attr_name, make_struct_class, make_union_class
 
 # -- TCKind (CORBA 2.6 section 10.7.1) -----------------------------------------
@@ -143,15 +143,21 @@ class TypeCode:
     # -- comparison -------------------------------------------------------------
     def equal(self, other: TypeCode) -> bool:
         """True when every operation gives the same result on both (10.7.1)."""
-        return _compare(self, other, strict=True, seen=set())
+        from cosnotify.orb.typecode_ops import compare
+
+        return compare(self, other, strict=True, seen=set())
 
     def equivalent(self, other: TypeCode) -> bool:
         """Equality after stripping aliases and, where ids exist, by id alone."""
-        return _compare(self, other, strict=False, seen=set())
+        from cosnotify.orb.typecode_ops import compare
+
+        return compare(self, other, strict=False, seen=set())
 
     def get_compact_typecode(self) -> TypeCode:
         """This TypeCode without optional names (ids and structure kept)."""
-        return _compact(self, {})
+        from cosnotify.orb.typecode_ops import compact
+
+        return compact(self, {})
 
     def unalias(self) -> TypeCode:
         """This TypeCode with any outer aliases removed (not a CORBA operation)."""
@@ -604,7 +610,19 @@ INTEGER_RANGES: dict[int, tuple[int, int]] = {
     K_OCTET: (0, 255),
 }
 
-# -- builders (used by generated code and by ORB.create_*_tc) ---------------------
+# -- builders: in cosnotify.orb.tc, reachable here too for existing callers -------------
+
+_BUILDERS = frozenset({"struct_tc", "exception_tc", "union_tc", "enum_tc", "alias_tc",
+                       "objref_tc", "abstract_interface_tc", "local_interface_tc", "string_tc",
+                       "wstring_tc", "sequence_tc", "array_tc", "fixed_tc", "recursive_tc"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _BUILDERS:
+        from cosnotify.orb import tc
+
+        return getattr(tc, name)
+    raise AttributeError(name)
 
 
 def _bind_recursion(owner: TypeCode, repo_id: str, members: Iterable[TypeCode]) -> None:
@@ -628,127 +646,6 @@ def _bind_recursion(owner: TypeCode, repo_id: str, members: Iterable[TypeCode]) 
             stack.extend(tc._types)
 
 
-def _check_name(name: str, what: str) -> None:
-    if not isinstance(name, str):
-        raise BAD_PARAM(15 | 0x4F4D0000, COMPLETED_NO, f"{what} must be a string, got {name!r}")
-
-
-def struct_tc(repo_id: str, name: str, members: Sequence[tuple[str, TypeCode]]) -> StructTC:
-    """A struct TypeCode; ``members`` is a sequence of (name, TypeCode)."""
-    return _struct_like(K_STRUCT, repo_id, name, members)
-
-
-def exception_tc(repo_id: str, name: str, members: Sequence[tuple[str, TypeCode]]) -> StructTC:
-    """An exception TypeCode; ``members`` is a sequence of (name, TypeCode)."""
-    return _struct_like(K_EXCEPT, repo_id, name, members)
-
-
-def _struct_like(kind: int, repo_id: str, name: str,
-                 members: Sequence[tuple[str, TypeCode]]) -> StructTC:
-    _check_name(repo_id, "repository id")
-    names = tuple(m[0] for m in members)
-    types = tuple(m[1] for m in members)
-    if len(set(names)) != len(names):
-        raise BAD_PARAM(17 | 0x4F4D0000, COMPLETED_NO, f"{name}: duplicate member names {names}")
-    for member_type in types:
-        if not isinstance(member_type, TypeCode):
-            raise BAD_TYPECODE(2 | 0x4F4D0000, COMPLETED_NO, f"{name}: {member_type!r} is not a TypeCode")
-    result = StructTC(kind, repo_id, name, names, types)
-    _bind_recursion(result, repo_id, types)
-    return result
-
-
-def union_tc(repo_id: str, name: str, discriminator: TypeCode,
-             members: Sequence[tuple[Any, str, TypeCode]], default_index: int = -1) -> UnionTC:
-    """A union TypeCode; ``members`` is a sequence of (label, name, TypeCode).
-
-    Use :data:`DEFAULT_LABEL` as the label of the default member. Members with
-    several labels appear once per label, consecutively, as in CDR.
-    """
-    _check_name(repo_id, "repository id")
-    disc = resolve(discriminator).unalias()
-    if disc._k not in INTEGER_RANGES and disc._k not in (K_BOOLEAN, K_CHAR, K_WCHAR, K_ENUM):
-        raise BAD_PARAM(20 | 0x4F4D0000, COMPLETED_NO, f"{name}: bad discriminator type {discriminator!r}")
-    labels = tuple(m[0] for m in members)
-    explicit = [lab for lab in labels if lab is not DEFAULT_LABEL]
-    if len(set(map(_label_key, explicit))) != len(explicit):
-        raise BAD_PARAM(18 | 0x4F4D0000, COMPLETED_NO, f"{name}: duplicate union labels")
-    defaults = [i for i, lab in enumerate(labels) if lab is DEFAULT_LABEL]
-    if len(defaults) > 1 or (defaults and default_index not in defaults):
-        default_index = defaults[0] if len(defaults) == 1 else -2
-    if default_index == -2 or (default_index >= 0 and not defaults):
-        raise BAD_PARAM(19 | 0x4F4D0000, COMPLETED_NO, f"{name}: bad default member")
-    types = tuple(m[2] for m in members)
-    result = UnionTC(repo_id, name, discriminator, labels, tuple(m[1] for m in members), types,
-                     default_index)
-    _bind_recursion(result, repo_id, types)
-    return result
-
-
-def _label_key(label: Any) -> Any:
-    return (label._n, label._v) if isinstance(label, EnumItem) else (type(label) is bool, label)
-
-
-def enum_tc(repo_id: str, name: str, member_names: Sequence[str]) -> EnumTC:
-    """An enum TypeCode."""
-    _check_name(repo_id, "repository id")
-    return EnumTC(repo_id, name, tuple(member_names))
-
-
-def alias_tc(repo_id: str, name: str, original: TypeCode) -> AliasTC:
-    """A typedef TypeCode."""
-    _check_name(repo_id, "repository id")
-    return AliasTC(repo_id, name, original)
-
-
-def objref_tc(repo_id: str, name: str) -> ObjrefTC:
-    """An interface (object reference) TypeCode."""
-    _check_name(repo_id, "repository id")
-    return ObjrefTC(K_OBJREF, repo_id, name)
-
-
-def abstract_interface_tc(repo_id: str, name: str) -> ObjrefTC:
-    return ObjrefTC(K_ABSTRACT_INTERFACE, repo_id, name)
-
-
-def local_interface_tc(repo_id: str, name: str) -> ObjrefTC:
-    return ObjrefTC(K_LOCAL_INTERFACE, repo_id, name)
-
-
-def string_tc(bound: int = 0) -> StringTC:
-    return TC_string if bound == 0 else StringTC(K_STRING, _check_bound(bound))
-
-
-def wstring_tc(bound: int = 0) -> StringTC:
-    return TC_wstring if bound == 0 else StringTC(K_WSTRING, _check_bound(bound))
-
-
-def sequence_tc(bound: int, element: TypeCode) -> SequenceTC:
-    return SequenceTC(K_SEQUENCE, _check_bound(bound), element)
-
-
-def array_tc(length: int, element: TypeCode) -> SequenceTC:
-    if length <= 0:
-        raise BAD_PARAM(16 | 0x4F4D0000, COMPLETED_NO, f"array length must be positive, not {length}")
-    return SequenceTC(K_ARRAY, length, element)
-
-
-def fixed_tc(digits: int, scale: int) -> FixedTC:
-    if not (1 <= digits <= 31 and 0 <= scale <= digits):
-        raise BAD_PARAM(16 | 0x4F4D0000, COMPLETED_NO, f"bad fixed<{digits},{scale}>")
-    return FixedTC(digits, scale)
-
-
-def recursive_tc(repo_id: str) -> RecursiveTC:
-    return RecursiveTC(repo_id)
-
-
-def _check_bound(bound: int) -> int:
-    if not 0 <= bound <= 2**32 - 1:
-        raise BAD_PARAM(16 | 0x4F4D0000, COMPLETED_NO, f"bad bound {bound}")
-    return bound
-
-
 def _identifiers(names: tuple[str, ...]) -> tuple[str, ...]:
     """Usable attribute names: a compact TypeCode has empty member names, and names
     from the wire need not be identifiers; such members become ``_0``, ``_1``..."""
@@ -770,102 +667,6 @@ def make_exception_class(repo_id: str, name: str, fields: tuple[str, ...]) -> ty
 
     return type(name or "AnonymousException", (UserException,),
                 {"_NP_RepositoryId": repo_id, "__init__": __init__})
-
-
-# -- equal / equivalent (section 10.7.1) ------------------------------------------
-
-
-def _compare(a: TypeCode, b: TypeCode, strict: bool, seen: set[tuple[int, int]]) -> bool:
-    a, b = resolve(a), resolve(b)
-    if not strict:
-        a, b = _strip_aliases(a), _strip_aliases(b)
-    if a is b:
-        return True
-    if a._k != b._k:
-        return False
-    key = (id(a), id(b))
-    if key in seen:  # a cycle we are already comparing: assume equal (co-induction)
-        return True
-    seen.add(key)
-    k = a._k
-    if k in _NAMED_KINDS:
-        if strict:
-            if a.id() != b.id() or a.name() != b.name():
-                return False
-        elif a.id() and b.id():
-            return a.id() == b.id()
-    if isinstance(a, SimpleTC):
-        return True
-    if isinstance(a, StringTC):
-        return bool(a._bound == b._bound)  # type: ignore[attr-defined]
-    if isinstance(a, ObjrefTC):
-        return True
-    if isinstance(a, FixedTC):
-        return (a._digits, a._scale) == (b._digits, b._scale)  # type: ignore[attr-defined]
-    if isinstance(a, SequenceTC):
-        return a._bound == b._bound and _compare(a._content, b._content, strict, seen)  # type: ignore[attr-defined]
-    if isinstance(a, AliasTC):
-        return _compare(a._content, b._content, strict, seen)  # type: ignore[attr-defined]
-    if isinstance(a, EnumTC):
-        return not strict or a._names == b._names  # type: ignore[attr-defined]
-    if isinstance(a, StructTC):
-        assert isinstance(b, StructTC)
-        if len(a._types) != len(b._types) or (strict and a._names != b._names):
-            return False
-        return all(_compare(x, y, strict, seen) for x, y in zip(a._types, b._types))
-    if isinstance(a, UnionTC):
-        assert isinstance(b, UnionTC)
-        if (len(a._types) != len(b._types) or a._default != b._default
-                or (strict and a._names != b._names)):
-            return False
-        if not _compare(a._disc, b._disc, strict, seen):
-            return False
-        if [_label_value(x) for x in a._labels] != [_label_value(x) for x in b._labels]:
-            return False
-        return all(_compare(x, y, strict, seen) for x, y in zip(a._types, b._types))
-    return False
-
-
-def _label_value(label: Any) -> Any:
-    return label._v if isinstance(label, EnumItem) else label
-
-
-def _strip_aliases(tc: TypeCode) -> TypeCode:
-    tc = resolve(tc)
-    while isinstance(tc, AliasTC):
-        tc = resolve(tc._content)
-    return tc
-
-
-def _compact(tc: TypeCode, memo: dict[int, TypeCode]) -> TypeCode:
-    tc = resolve(tc)
-    if id(tc) in memo:
-        return memo[id(tc)]
-    if isinstance(tc, StructTC):
-        placeholder = RecursiveTC(tc._id)
-        memo[id(tc)] = placeholder
-        types = tuple(_compact(t, memo) for t in tc._types)
-        out: TypeCode = StructTC(tc._k, tc._id, "", ("",) * len(types), types)
-        placeholder._target = out
-    elif isinstance(tc, UnionTC):
-        placeholder = RecursiveTC(tc._id)
-        memo[id(tc)] = placeholder
-        types = tuple(_compact(t, memo) for t in tc._types)
-        out = UnionTC(tc._id, "", _compact(tc._disc, memo), tc._labels, ("",) * len(types), types,
-                      tc._default)
-        placeholder._target = out
-    elif isinstance(tc, EnumTC):
-        out = EnumTC(tc._id, "", ("",) * len(tc._names))
-    elif isinstance(tc, AliasTC):
-        out = AliasTC(tc._id, "", _compact(tc._content, memo))
-    elif isinstance(tc, ObjrefTC):
-        out = ObjrefTC(tc._k, tc._id, "")
-    elif isinstance(tc, SequenceTC):
-        out = SequenceTC(tc._k, tc._bound, _compact(tc._content, memo))
-    else:
-        out = tc
-    memo[id(tc)] = out
-    return out
 
 
 _FIXED_CONTEXT = Context(prec=64)  # fixed<31,s> needs more than the default 28 digits
