@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -69,23 +68,32 @@ def orb() -> Iterator[Any]:
 
 @pytest.fixture
 def omninames() -> Iterator[int]:
-    """omniNames on a free loopback port with a fresh data directory; yields the port."""
+    """omniNames on a free loopback port with a fresh data directory; yields the port.
+
+    Ready once it logs ``Root context is IOR:...`` on stderr: by then its
+    endpoint listens (the IOR names it) and the root context exists.
+    """
     _require_tools()
     port = peers.free_port()
     with tempfile.TemporaryDirectory() as datadir:
         process = subprocess.Popen(
             ["omniNames", "-start", str(port), "-datadir", datadir, "-always",
              "-ORBendPoint", f"giop:tcp:127.0.0.1:{port}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True, errors="replace")
+        assert process.stderr is not None
+        log = peers.LineReader(process, process.stderr)
         try:
             try:
-                peers.wait_for_port(port, time.monotonic() + 20, process)
+                log.wait_for("Root context is", 20)
             except peers.Unavailable as exc:
                 pytest.skip(f"omniNames did not start: {exc}")
             yield port
         finally:
             process.kill()
             process.wait(10)
+            log.thread.join(10)  # the pipe ends with the process
+            process.stderr.close()
 
 
 def nameclt(port: int, *args: str) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,8 @@ ignores it), keyed by a hash of the sources so a second run rebuilds
 nothing; :func:`python_stubs` compiles the same IDL with ``cosnotify.idl``.
 Missing tools or a failed build raise :class:`Unavailable` with the reason,
 which tests turn into a skip. Every subprocess has a timeout, and
-:class:`Process` kills its child on exit.
+:class:`Process` kills its child on exit. A child is ready when it prints
+so (an IOR, a log line), read by :class:`LineReader`: no test waits on a timer.
 
 Run as a script, this module is also the Python peer (see ``--help``):
 ``server`` serves ``Interop::Thing`` and prints its IOR; ``client IOR``
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
+import queue
 import shutil
 import socket
 import subprocess
@@ -27,7 +29,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any
+from typing import IO, Any
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -127,18 +129,62 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_port(port: int, deadline: float, process: subprocess.Popen[Any] | None = None) -> None:
-    """Poll until ``127.0.0.1:port`` accepts connections, up to ``deadline`` (monotonic)."""
-    while True:
+class LineReader:
+    """A child's text output stream, read line by line on a daemon thread.
+
+    Readiness is a line the child prints (an IOR, a "serving" log line), so
+    :meth:`wait_for` blocks on a queue the reader fills, never on a timer. The
+    reader drains the stream until it ends, so a chatty child never blocks on
+    a full pipe; each line is also written to ``copy_to`` (a log file) if given.
+    """
+
+    def __init__(self, process: subprocess.Popen[Any], stream: IO[str], *,
+                 copy_to: IO[str] | None = None) -> None:
+        self.process = process
+        self.name = pathlib.Path(str(process.args[0] if isinstance(process.args, list)
+                                     else process.args)).name
+        self.seen: list[str] = []
+        self._copy_to = copy_to
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            if process is not None and process.poll() is not None:
-                raise Unavailable(f"{process.args!r} exited with {process.returncode}") from None
-            if time.monotonic() > deadline:
-                raise Unavailable(f"nothing listens on port {port}") from None
-            time.sleep(0.02)  # polling a port: no event to wait on
+            for line in stream:
+                if self._copy_to is not None:
+                    self._copy_to.write(line)
+                    self._copy_to.flush()
+                self._queue.put(line.rstrip("\n"))
+        except (OSError, ValueError):  # the stream was closed under us by a teardown
+            pass
+        finally:
+            self._queue.put(None)
+
+    def output(self) -> str:
+        return "\n".join(self.seen)[-4000:]
+
+    def wait_for(self, text: str, timeout: float) -> str:
+        """The next line containing ``text``; :class:`Unavailable` if the output ends first
+        or ``timeout`` seconds pass (the message holds the lines seen so far)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise Unavailable(f"{self.name} printed no {text!r} within {timeout} s:\n"
+                                  f"{self.output()}") from None
+            if line is None:
+                self._queue.put(None)  # the end stays visible to a later wait
+                try:
+                    status: int | None = self.process.wait(10)
+                except subprocess.TimeoutExpired:
+                    status = None
+                raise Unavailable(f"{self.name} ended its output (exit status {status}) "
+                                  f"before printing {text!r}:\n{self.output()}")
+            self.seen.append(line)
+            if text in line:
+                return line
 
 
 class Process:

@@ -9,13 +9,17 @@ so the tests compare two readings of bytes omniORB produced.
 
 Run from the repository root (needs omniORB's ``omniNames`` and ``nameclt``)::
 
-    .venv/bin/python tests/vectors/capture_omniorb.py
+    .venv/bin/python tests/vectors/capture_omniorb.py [--out DIR]
 
-It rewrites ``tests/vectors/omniorb_*.json`` and ``ior_omninames.json``.
+It rewrites ``tests/vectors/omniorb_*.json`` and ``ior_omninames.json`` (or
+writes them to ``DIR``). No step waits on a timer: omniNames is ready when it
+prints its root context, and the relay hands over a connection's bytes once
+both of its ends have closed.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import pathlib
@@ -29,7 +33,13 @@ import threading
 import time
 from typing import Any
 
-HERE = pathlib.Path(__file__).parent
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.interop.peers import LineReader, Unavailable
+
 MSG_NAMES = ["Request", "Reply", "CancelRequest", "LocateRequest", "LocateReply",
              "CloseConnection", "MessageError", "Fragment"]
 
@@ -41,12 +51,18 @@ def free_port() -> int:
 
 
 class Relay:
-    """Accept on ``port``, connect each client to ``target``, record both directions."""
+    """Accept on ``port``, connect each client to ``target``, record both directions.
+
+    Each connection has two pump threads, one per direction; a pump ends when
+    its source closes, after passing the close on. :meth:`take` joins the pumps
+    of every connection so far, so every byte is recorded when it returns.
+    """
 
     def __init__(self, port: int, target: int) -> None:
         self.target = target
         self.server = socket.create_server(("127.0.0.1", port))
-        self.connections: list[list[tuple[str, bytes]]] = []
+        self.connections: list[tuple[list[tuple[str, bytes]], list[socket.socket],
+                                     list[threading.Thread]]] = []
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -58,12 +74,16 @@ class Relay:
                 return
             upstream = socket.create_connection(("127.0.0.1", self.target))
             record: list[tuple[str, bytes]] = []
-            with self.lock:
-                self.connections.append(record)
-            threading.Thread(target=self._pump, args=(client, upstream, "client->server", record),
-                             daemon=True).start()
-            threading.Thread(target=self._pump, args=(upstream, client, "server->client", record),
-                             daemon=True).start()
+            pumps = [threading.Thread(target=self._pump,
+                                      args=(client, upstream, "client->server", record),
+                                      daemon=True),
+                     threading.Thread(target=self._pump,
+                                      args=(upstream, client, "server->client", record),
+                                      daemon=True)]
+            with self.lock:  # started under the lock: take() never sees an unstarted pump
+                self.connections.append((record, [client, upstream], pumps))
+                for pump in pumps:
+                    pump.start()
 
     def _pump(self, src: socket.socket, dst: socket.socket, direction: str,
               record: list[tuple[str, bytes]]) -> None:
@@ -80,12 +100,45 @@ class Relay:
                 return
             with self.lock:
                 record.append((direction, data))
-            dst.sendall(data)
+            try:
+                dst.sendall(data)
+            except OSError:
+                return
 
-    def take(self) -> list[list[tuple[str, bytes]]]:
+    def take(self, timeout: float = 10.0) -> list[list[tuple[str, bytes]]]:
+        """The records of the connections so far, once both ends of each have closed.
+
+        Both peers close a connection when the client exits; a pump still
+        running at ``timeout`` has its sockets shut down, which ends it.
+        """
         with self.lock:
             taken, self.connections = self.connections, []
-        return taken
+        deadline = time.monotonic() + timeout
+        for _, sockets, pumps in taken:
+            for pump in pumps:
+                pump.join(max(0.0, deadline - time.monotonic()))
+            if any(pump.is_alive() for pump in pumps):
+                print("relay: a connection stayed open; shutting it down", file=sys.stderr)
+                for sock in sockets:
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                for pump in pumps:
+                    pump.join(timeout)
+            for sock in sockets:
+                sock.close()
+        with self.lock:
+            return [record for record, _, _ in taken]
+
+    def close(self) -> None:
+        """Stop accepting (shutdown wakes the blocked accept) and take what is left."""
+        try:
+            self.server.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.server.close()
+        self.take()
 
 
 def split_messages(chunks: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
@@ -203,23 +256,40 @@ def expect_fields(msg: bytes) -> dict[str, Any]:
     return out
 
 
-def main() -> int:
+def arguments(argv: list[str] | None, doc: str | None) -> argparse.Namespace:
+    """``--out DIR`` (default: this directory); ``doc``'s first paragraph is the description."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--out", type=pathlib.Path, default=HERE, metavar="DIR",
+                        help="where to write the vectors (default: tests/vectors, rewriting "
+                             "the committed ones)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    out = arguments(argv, __doc__).out
+    out.mkdir(parents=True, exist_ok=True)
     date = datetime.date.today().isoformat()
     with tempfile.TemporaryDirectory() as datadir:
         ns_port, relay_port = free_port(), free_port()
-        logpath = pathlib.Path(datadir) / "omniNames.log"
-        logfile = logpath.open("w")
         # Publish the relay's port in every IOR omniNames makes, so calls on
         # returned references also pass through the relay.
         names = subprocess.Popen(
             ["omniNames", "-start", str(ns_port), "-datadir", datadir,
              "-ORBendPoint", f"giop:tcp:127.0.0.1:{ns_port}",
              "-ORBendPointPublish", f"giop:tcp:127.0.0.1:{relay_port}"],
-            stdout=logfile, stderr=subprocess.STDOUT, text=True)
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, errors="replace")
+        assert names.stdout is not None
+        log = LineReader(names, names.stdout)
+        relay = Relay(relay_port, ns_port)
         try:
-            relay = Relay(relay_port, ns_port)
-            time.sleep(1.0)
-            root = re.search(r"Root context is (IOR:[0-9a-f]+)", logpath.read_text())
+            # omniNames is ready once it prints its root context's IOR.
+            try:
+                root_line = log.wait_for("Root context is", 30)
+            except Unavailable as exc:
+                print(f"omniNames did not start: {exc}", file=sys.stderr)
+                return 1
+            root = re.search(r"Root context is (IOR:[0-9a-f]+)", root_line)
             root_ior = root.group(1) if root else ""
             # A corbaloc address without a version means IIOP 1.0, so omniORB
             # speaks GIOP 1.0 to it; name the version to get 1.1 and 1.2 traffic.
@@ -245,8 +315,10 @@ def main() -> int:
             ]
             written = []
             for name, args in scenarios:
-                run = subprocess.run(["nameclt", *args], check=False, capture_output=True, text=True, timeout=20)
-                time.sleep(0.3)
+                run = subprocess.run(["nameclt", *args], check=False, capture_output=True,
+                                     text=True, timeout=20)
+                # nameclt has exited; take() returns once the relay has seen both
+                # ends of each of its connections close, every byte recorded.
                 print(name, run.returncode, run.stdout.strip()[:60], run.stderr.strip()[:200])
                 messages = [(number, d, m) for number, conn in enumerate(relay.take())
                             for d, m in split_messages(conn)]
@@ -261,7 +333,7 @@ def main() -> int:
                         "expected_valid": True,
                         "expect": expect_fields(msg),
                     }
-                    path = HERE / f"omniorb_{name}_{index:02d}.json"
+                    path = out / f"omniorb_{name}_{index:02d}.json"
                     path.write_text(json.dumps(vector, indent=1) + "\n")
                     written.append(path.name)
             names.terminate()
@@ -269,11 +341,14 @@ def main() -> int:
         finally:
             if names.poll() is None:
                 names.kill()
-            logfile.close()
+                names.wait(timeout=5)
+            relay.close()
+            log.thread.join(10)  # the pipe ends with the process
+            names.stdout.close()
     if root_ior:
         ior = root_ior
         catior = subprocess.run(["catior", "-x", ior], check=False, capture_output=True, text=True).stdout
-        (HERE / "ior_omninames.json").write_text(json.dumps({
+        (out / "ior_omninames.json").write_text(json.dumps({
             "source": f"omniORB 4.2.5 omniNames root context IOR, printed on {date}",
             "ior": ior, "catior": catior.splitlines(), "expected_valid": True,
         }, indent=1) + "\n")
@@ -283,4 +358,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -30,7 +30,7 @@ import time
 from collections.abc import Sequence
 from typing import IO, Any
 
-from tests.interop.peers import Unavailable, free_port, wait_for_port
+from tests.interop.peers import LineReader, Unavailable, free_port
 
 __all__ = [
     "NotifyServer",
@@ -310,13 +310,22 @@ def quiet_omniorb_env() -> dict[str, str]:
 
 
 class NotifyServer:
-    """``cosnotify serve`` on a free loopback port, ready once its IOR file exists."""
+    """``cosnotify serve`` on a free loopback port, ready once it logs ``serving ...``.
+
+    The server writes its IOR file, then logs ``serving NAME at URL`` to
+    stderr (always, at WARNING); a :class:`LineReader` waits for that line and
+    copies the whole output to ``log_path``.
+    """
+
+    READY = "cosnotify: serving "
 
     def __init__(self, workdir: pathlib.Path, *, naming: str | None = None,
                  call_timeout: float = 10.0, start_timeout: float = 30.0,
                  extra: Sequence[str] = ()) -> None:
         self.naming = naming
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[str] | None = None
+        self._reader: LineReader | None = None
+        self._log: IO[str] | None = None
         for _attempt in range(3):  # a free port can be taken between probe and bind
             self.port = free_port()
             self.ior_file = workdir / f"cosnotify-{self.port}.ior"
@@ -326,29 +335,39 @@ class NotifyServer:
                        "--call-timeout", str(call_timeout), *extra]
             if naming is not None:
                 command += ["--naming", naming]
-            with self.log_path.open("wb") as log:
-                self.proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                             stdout=log, stderr=subprocess.STDOUT)
+            self._log = self.log_path.open("w")
+            self.proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         text=True, errors="replace")
+            assert self.proc.stdout is not None
+            self._reader = LineReader(self.proc, self.proc.stdout, copy_to=self._log)
             if self._wait_ready(start_timeout):
                 return
             if "in use" not in self.log():
                 break
+            self.stop()
         self.stop()
         raise RuntimeError(f"cosnotify serve did not start:\n{self.log()}")
 
     def _wait_ready(self, timeout: float) -> bool:
-        assert self.proc is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                if self.ior_file.read_text().endswith("\n"):
-                    return True
-            except OSError:
-                pass
-            if self.proc.poll() is not None:
-                return False
-            time.sleep(0.02)  # polling for the IOR file: the documented readiness signal
-        return False
+        assert self._reader is not None
+        try:
+            self._reader.wait_for(self.READY, timeout)
+        except Unavailable:
+            return False
+        try:
+            return self.ior_file.read_text().endswith("\n")  # written before the log line
+        except OSError:
+            return False
+
+    def _release(self) -> None:
+        """Reap a stopped server: its output reader, the pipe and the log file."""
+        if self._reader is not None:
+            self._reader.thread.join(10)  # the pipe ends with the process
+        if self.proc is not None and self.proc.stdout is not None:
+            self.proc.stdout.close()
+        if self._log is not None and not self._log.closed:
+            self._log.close()
 
     @property
     def pid(self) -> int:
@@ -379,15 +398,17 @@ class NotifyServer:
         """SIGTERM, then SIGKILL after ``timeout``; the exit status (None if killed)."""
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
+        status: int | None = self.proc.poll()
+        if status is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                return self.proc.wait(timeout)
+                status = self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
-                return None
-        return self.proc.returncode
+                status = None
+        self._release()
+        return status
 
     def __enter__(self) -> NotifyServer:  # noqa: PYI034
         return self
@@ -414,14 +435,18 @@ class OmniEvents:
         self.datadir.mkdir()
         self.env = quiet_omniorb_env()
         env = dict(self.env, LD_PRELOAD=str(shim))
+        # -v logs the factory's IOR once the POAs are active and the factory
+        # exists: the readiness line. -t /dev/stderr sends the log to our pipe
+        # (without -t it would go to syslog).
         self.proc = subprocess.Popen(
-            ["omniEvents", "-f", "-p", str(self.port), "-l", str(self.datadir),
-             "-t", str(self.datadir / "trace.log"),
-             "-ORBendPointPublish", f"giop:tcp:127.0.0.1:{self.port}"],
+            ["omniEvents", "-f", "-v", "-p", str(self.port), "-l", str(self.datadir),
+             "-t", "/dev/stderr", "-ORBendPointPublish", f"giop:tcp:127.0.0.1:{self.port}"],
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
+            stderr=subprocess.PIPE, text=True, errors="replace")
+        assert self.proc.stderr is not None
+        self._reader = LineReader(self.proc, self.proc.stderr)
         try:
-            wait_for_port(self.port, time.monotonic() + start_timeout, self.proc)
+            self._reader.wait_for("IOR:", start_timeout)
         except Unavailable:
             self.close()
             raise
@@ -447,6 +472,9 @@ class OmniEvents:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+        self._reader.thread.join(10)  # the pipe ends with the process
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
         shutil.rmtree(self.datadir, ignore_errors=True)
 
     def __enter__(self) -> OmniEvents:  # noqa: PYI034

@@ -9,13 +9,15 @@ counts are exact, extra events included.
 
 from __future__ import annotations
 
-import contextlib
+import io
+import os
 import pathlib
 import shutil
 import struct
 import subprocess
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import pytest
@@ -23,6 +25,7 @@ import pytest
 from cosnotify.orb import CORBA
 from cosnotify.stubs import CosEventChannelAdmin as ECA
 from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from tests.interop import peers
 from tests.interop.conftest import nameclt
 from tests.interop.notify import harness
 from tests.interop.notify.harness import NotifyServer, Program
@@ -201,10 +204,10 @@ class TestOmniEventsTools:
         _require("events")
         recording = tmp_path / "events.dat"
         ior = orb.object_to_string(channel)
-        with recording.open("wb") as out, _recorder(["events", ior], out) as recorder:
-            _prime(ECA.EventChannel._narrow(channel), recording, recorder)
+        with recording.open("wb") as out, _Recorder(ior, out) as recorder:
+            _prime(ECA.EventChannel._narrow(channel), recorder)
             supply(notify_cxx, "cos-push", ior, "--count", "10")
-            records = _wait_for_records(recording, 11, recorder)
+            records = _wait_for_records(recorder, 11)
         assert [value for value in records if value != 1000] == [*range(10), -1]
 
         replayed = tmp_path / "replay.dat"
@@ -325,21 +328,74 @@ def _require(tool: str) -> None:
         pytest.skip(f"{tool} is not installed (Debian: omnievents)")
 
 
-@contextlib.contextmanager
-def _recorder(command: list[str], out: IO[bytes]) -> Iterator[subprocess.Popen[bytes]]:
-    """``events`` recording to ``out``; it never exits on its own, so it is killed."""
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
-                               stderr=subprocess.PIPE, env=harness.quiet_omniorb_env())
-    try:
-        yield process
-    finally:
-        process.kill()
-        process.wait(10)
-        assert process.stderr is not None
-        process.stderr.close()
+class _Recorder:
+    """``events`` recording a channel; killed on exit, as it never exits on its own.
+
+    Its stdout (the recording) is copied to ``out`` on a reader thread that
+    signals a condition per chunk, so a test waits for records, not on a timer.
+    Its stderr carries omniORB's invocation trace, which says when
+    ``connect_push_consumer`` has returned: the recorder is connected.
+    """
+
+    def __init__(self, ior: str, out: IO[bytes]) -> None:
+        self.process = subprocess.Popen(
+            ["events", "-ORBtraceInvocations", "1", "-ORBtraceInvocationReturns", "1", ior],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=harness.quiet_omniorb_env())
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.data = bytearray()
+        self._out = out
+        self._ended = False
+        self._cond = threading.Condition()
+        self._copier = threading.Thread(target=self._copy, args=(self.process.stdout,),
+                                        daemon=True)
+        self._copier.start()
+        self.trace = peers.LineReader(
+            self.process, io.TextIOWrapper(self.process.stderr, errors="replace"))
+
+    def _copy(self, stream: IO[bytes]) -> None:
+        try:
+            while chunk := os.read(stream.fileno(), 65536):
+                self._out.write(chunk)
+                self._out.flush()
+                with self._cond:
+                    self.data += chunk
+                    self._cond.notify_all()
+        except (OSError, ValueError):  # closed under us by the teardown
+            pass
+        finally:
+            with self._cond:
+                self._ended = True
+                self._cond.notify_all()
+
+    def wait_until(self, done: Callable[[bytes], bool], timeout: float, what: str) -> bytes:
+        """The recording once ``done(recording)`` holds, waiting up to ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not done(bytes(self.data)):
+                assert not self._ended, f"events exited before {what}: {self.trace.output()}"
+                left = deadline - time.monotonic()
+                assert left > 0, f"{what} within {timeout} s: recorded {_records(self.data)}"
+                self._cond.wait(left)
+            return bytes(self.data)
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait(10)
+        self._copier.join(10)  # the pipes end with the process
+        self.trace.thread.join(10)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+    def __enter__(self) -> _Recorder:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-def _records(data: bytes) -> list[int]:
+def _records(data: bytes | bytearray) -> list[int]:
     values = []
     for offset in range(0, len(data) - len(data) % _RECORD.size, _RECORD.size):
         _, _, kind, value = _RECORD.unpack_from(data, offset)
@@ -348,30 +404,22 @@ def _records(data: bytes) -> list[int]:
     return values
 
 
-def _prime(channel: Any, recording: pathlib.Path, recorder: subprocess.Popen[bytes]) -> None:
-    """Push 1000 until the recorder writes something: then it is surely connected."""
+def _prime(channel: Any, recorder: _Recorder) -> None:
+    """Once ``events`` has connected (its trace says so), push 1000 and see it recorded."""
+    recorder.trace.wait_for("Return 'connect_push_consumer'", 30)
     entry = channel.for_suppliers().obtain_push_consumer()
     entry.connect_push_supplier(None)
-    deadline = time.monotonic() + 30
-    while recording.stat().st_size == 0:
-        assert recorder.poll() is None, "events exited"
-        assert time.monotonic() < deadline, "events recorded nothing in 30 s"
-        entry.push(CORBA.Any(CORBA.TC_long, 1000))
-        time.sleep(0.05)  # polling the recording file; no other signal that events connected
+    entry.push(CORBA.Any(CORBA.TC_long, 1000))
+    recorder.wait_until(lambda data: len(data) >= _RECORD.size, 30, "events recorded nothing")
     entry.disconnect_push_consumer()
 
 
-def _wait_for_records(recording: pathlib.Path, count: int,
-                      recorder: subprocess.Popen[bytes]) -> list[int]:
-    """Poll the recording until it holds ``count`` records after the priming ones."""
-    deadline = time.monotonic() + 30
-    while True:
-        values = _records(recording.read_bytes())
-        if len([v for v in values if v != 1000]) >= count:
-            return values
-        assert recorder.poll() is None, "events exited"
-        assert time.monotonic() < deadline, f"only {values} recorded in 30 s"
-        time.sleep(0.02)  # polling the recording file with a deadline
+def _wait_for_records(recorder: _Recorder, count: int) -> list[int]:
+    """The recording's values, once it holds ``count`` records after the priming ones."""
+    data = recorder.wait_until(
+        lambda data: len([v for v in _records(data) if v != 1000]) >= count, 30,
+        f"{count} records")
+    return _records(data)
 
 
 def _strip_priming(data: bytes) -> bytes:
