@@ -25,11 +25,15 @@ _BAD_CHARS = re.compile(r"[\x00-\x20\x7f]")
 
 
 def normalize(domain: str, type_name: str) -> tuple[str, str]:
-    """The canonical (domain, type) pair; every-type spellings become ALL."""
+    """The canonical (domain, type) pair; every-type spellings become ALL.
+
+    Section 2.6.6 defines %ALL with a domain of "" or "*"; with a named domain,
+    ``("Telecom", "%ALL")`` means every type of that domain, ``("Telecom", "*")``.
+    """
     if domain in ("", "*") and type_name in ("", "*", "%ALL"):
         return ALL
     if type_name == "%ALL":
-        return ALL
+        return (domain, "*")
     return (domain, type_name)
 
 

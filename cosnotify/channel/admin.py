@@ -94,7 +94,15 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
     # -- proxies ---------------------------------------------------------------------------
     def _create(self, cls: Callable[[Any, int | None], Any], numbered: bool) -> tuple[Any, int | None]:
         self._check_alive()
-        self._channel._reserve_proxy(self.limit_name)
+        try:
+            self._channel._reserve_proxy(self.limit_name)
+        except CA.AdminLimitExceeded as exc:
+            if numbered:
+                raise
+            # The Event Service obtain operations declare no exceptions: the limit
+            # is reported as the system exception IMP_LIMIT there.
+            raise CORBA.IMP_LIMIT(0, CORBA.COMPLETED_NO,
+                                  f"{exc.admin_property_err.name} reached") from None
         try:
             with self._lock:
                 self._check_alive()
@@ -264,6 +272,7 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
         self._update_contribution()
 
     def _on_destroy(self) -> None:
+        self.remove_all_filters()  # detaches this admin's callbacks from its filters
         self._update_contribution()
 
 

@@ -43,6 +43,9 @@ class QoSAdminMixin:
     _qos_explicit: set[str]
     _qos_level: Level
     _qos_lock: threading.RLock
+    #: The object's own lock. Lock order is ``_lock`` then ``_qos_lock``, the order
+    #: creating a child takes them (parent ``_lock``, then the parent's QoS snapshot).
+    _lock: threading.RLock
 
     def _qos_target(self) -> Target:
         """The context the rules need; subclasses add parent and children."""
@@ -65,7 +68,7 @@ class QoSAdminMixin:
 
     def set_qos(self, qos: list[Any]) -> None:
         """Apply ``qos`` incrementally and atomically, or raise UnsupportedQoS."""
-        with self._qos_lock:
+        with self._lock, self._qos_lock:
             changes, errors = check_qos(qos, self._qos_target(), self._qos,
                                         self._qos_capabilities())
             if errors:
@@ -76,7 +79,7 @@ class QoSAdminMixin:
 
     def validate_qos(self, required_qos: list[Any]) -> list[Any]:
         """Check ``required_qos`` without applying it; return the optional extras."""
-        with self._qos_lock:
+        with self._lock, self._qos_lock:
             target = self._qos_target()
             _, errors = check_qos(required_qos, target, self._qos, self._qos_capabilities())
             if errors:

@@ -92,16 +92,26 @@ class _QueueAccount:
                 return event
         return None
 
-    def admitted(self, event: Any, copies: int) -> None:
+    def routing(self, event: Any) -> None:
+        """The router holds ``event`` while it is being routed (one reference)."""
+        event.refs = 1
+
+    def hold(self, event: Any) -> None:
+        """A queue is about to take a copy: count it before any worker can deliver it."""
         with self.lock:
-            if copies:
-                event.refs = copies
+            event.refs += 1
+
+    def admitted(self, event: Any) -> None:
+        """Routing is over: drop the router's reference; the event counts while queued."""
+        with self.lock:
+            event.refs -= 1
+            if event.refs > 0:
                 heapq.heappush(self._victims, (self._key(event), event.seq, event))
                 if len(self._victims) > 4 * self.count + 64:
                     self._victims = [t for t in self._victims if t[2].refs > 0]
                     heapq.heapify(self._victims)
             else:
-                self.count -= 1
+                self.count -= 1  # no copy queued, or every copy already delivered
 
     def release(self, entries: list[Any]) -> None:
         with self.lock:
@@ -353,10 +363,12 @@ class EventChannel(QoSAdminMixin):
             self._discard(victim)
         holders: list[Any] = []
         event.holders = holders
-        copies = 0
-        for admin in self._routes:
-            copies += admin.route(event, now, holders)
-        account.admitted(event, copies)
+        account.routing(event)
+        try:
+            for admin in self._routes:
+                admin.route(event, now, holders)
+        finally:
+            account.admitted(event)
 
     def _discard(self, event: Any) -> None:
         """Remove a discarded event from every queue holding it."""

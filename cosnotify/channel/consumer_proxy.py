@@ -25,7 +25,7 @@ from typing import Any
 
 from cosnotify.channel.admin_mixins import match_any
 from cosnotify.channel.event import apply_qos, from_any, from_structured
-from cosnotify.channel.proxy import ProxyBase
+from cosnotify.channel.proxy import ProxyBase, Suspendable
 from cosnotify.channel.subscriptions import Relay, TypeSet, narrowed
 from cosnotify.orb import CORBA
 from cosnotify.qos.properties import Level
@@ -58,7 +58,9 @@ class ProxyConsumer(ProxyBase):
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
         self._offers = TypeSet()
-        self._subscription_relay: Relay | None = None
+        #: subscription_change to the supplier; made before it connects (see the
+        #: offer relay of proxy suppliers).
+        self._subscription_relay = Relay(self._service, None, "subscription_change")
 
     # -- the event path ------------------------------------------------------------------
     def _inject_structured(self, structured: Any) -> None:
@@ -69,7 +71,7 @@ class ProxyConsumer(ProxyBase):
 
     def _inject(self, event: Any) -> None:
         explicit = self._qos_explicit
-        if explicit or (event.is_structured and event.structured.header.variable_header):
+        if explicit or event.qos_header:
             apply_qos(event, self._qos, explicit, self._service.capabilities.persistent)
         admin = self._admin
         own = self._filters
@@ -97,9 +99,8 @@ class ProxyConsumer(ProxyBase):
     def _start_subscription_relay(self) -> None:
         client = narrowed(self._client, _NOTIFY_SUBSCRIBE, "subscription_change")
         if client is not None:
-            relay = Relay(self._service, client, "subscription_change")
-            self._subscription_relay = relay
-            self._channel._hub.watch_subscriptions(id(self), relay)
+            self._subscription_relay.attach(client)
+            self._channel._hub.watch_subscriptions(id(self), self._subscription_relay)
 
     def _on_teardown(self) -> None:
         self._channel._hub.unwatch(id(self))
@@ -188,7 +189,7 @@ class EventServiceProxyPushConsumer(ProxyPushConsumer):
 
 
 
-class _PullConsumer(ProxyConsumer):
+class _PullConsumer(Suspendable, ProxyConsumer):
     supplier_method = ""
     supplier_interface = ""
 
@@ -196,6 +197,9 @@ class _PullConsumer(ProxyConsumer):
         super().__init__(admin, proxy_id)
         self._polling = False
         self._failures = 0
+        #: Pulled events the channel could not take yet (full, RejectNewEvents TRUE):
+        #: injected before anything more is pulled, so none is lost (section 2.5.7).
+        self._pending: list[tuple[Any, Any]] = []
 
     def _connect_supplier(self, supplier: Any) -> None:
         self._connect(supplier, required=self.supplier_method,
@@ -226,7 +230,7 @@ class _PullConsumer(ProxyConsumer):
                 self._polling = False
                 return False
             supplier = self._client
-        if self._channel._full_and_rejecting():
+        if self._channel._full_and_rejecting() or not self._flush_pending():
             self._repoll(interval)
             return False
         try:
@@ -268,12 +272,29 @@ class _PullConsumer(ProxyConsumer):
         raise NotImplementedError
 
     def _inject_checked(self, inject: Any, value: Any) -> None:
+        """Inject a pulled event; if the channel is full and rejecting, keep it for later."""
+        if self._pending:
+            self._pending.append((inject, value))
+            return
         try:
             inject(value)
         except CORBA.BAD_QOS as exc:  # a pulled event we cannot honour is dropped, not fatal
             log.warning("%r: dropped a pulled event: %s", self, exc)
-        except CORBA.IMP_LIMIT as exc:
-            log.warning("%r: channel full, pulled event dropped: %s", self, exc)
+        except CORBA.IMP_LIMIT:
+            self._pending.append((inject, value))
+
+    def _flush_pending(self) -> bool:
+        """Inject held events in order; True when none is left waiting."""
+        while self._pending:
+            inject, value = self._pending[0]
+            try:
+                inject(value)
+            except CORBA.IMP_LIMIT:
+                return False
+            except CORBA.BAD_QOS as exc:
+                log.warning("%r: dropped a pulled event: %s", self, exc)
+            self._pending.pop(0)
+        return True
 
 
 class ProxyPullConsumer(_PullConsumer):

@@ -57,8 +57,8 @@ class Event:
     """
 
     __slots__ = ("structured", "any", "is_structured", "domain_name", "type_name", "arrival",
-                 "priority", "priority_source", "lifetime", "lifetime_source", "stop_time",
-                 "deadline", "start", "seq", "refs", "holders")
+                 "qos_header", "priority", "priority_source", "lifetime", "lifetime_source",
+                 "stop_time", "deadline", "start", "seq", "refs", "holders")
 
     def __init__(self, structured: Any, any_value: Any, arrival: float) -> None:
         self.structured = structured
@@ -69,9 +69,12 @@ class Event:
             event_type = structured.header.fixed_header.event_type
             self.domain_name = event_type.domain_name
             self.type_name = event_type.type_name
+            #: The variable header whose standard fields carry per-event QoS.
+            self.qos_header = structured.header.variable_header
         else:
             self.domain_name = ""
             self.type_name = ANY_TYPE_NAME
+            self.qos_header = None
         self.arrival = arrival
         #: Priority and where it came from: 0 default, 1 proxy consumer QoS, 2 header.
         self.priority = CosNotification.DefaultPriority
@@ -125,7 +128,10 @@ def from_structured(structured: Any, arrival: float) -> Event:
     """
     event_type = structured.header.fixed_header.event_type
     if event_type.type_name == ANY_TYPE_NAME and _is_any(structured.remainder_of_body):
-        return from_any(structured.remainder_of_body, arrival)
+        event = from_any(structured.remainder_of_body, arrival)
+        # The wrapper's header QoS still applies to the event (sections 2.2, 2.5.6.2).
+        event.qos_header = structured.header.variable_header
+        return event
     return Event(structured, None, arrival)
 
 
@@ -174,15 +180,15 @@ def apply_qos(event: Event, proxy_qos: dict[str, Any], explicit: set[str] | froz
     (sections 2.5.6.2 and 2.5.6.7); other header fields are the supplier's
     own and are left alone.
     """
-    if not explicit and (not event.is_structured or not event.structured.header.variable_header):
+    header = event.qos_header
+    if not explicit and not header:
         return  # nothing to resolve: the defaults set by Event() stand
     if "Priority" in explicit:
         event.priority, event.priority_source = proxy_qos["Priority"], 1
     if "Timeout" in explicit and proxy_qos["Timeout"]:
         event.lifetime, event.lifetime_source = proxy_qos["Timeout"] / 1e7, 1
-    structured = event.structured
-    if event.is_structured and structured.header.variable_header:
-        for prop in structured.header.variable_header:
+    if header:
+        for prop in header:
             if prop.name in _HEADER_QOS:
                 _apply_header_field(event, prop.name, prop.value, proxy_qos, persistent_supported)
     if event.lifetime:
@@ -207,8 +213,9 @@ def _apply_header_field(event: Event, name: str, value: Any, proxy_qos: dict[str
             raise _bad_qos(f"header Priority {python_value} is outside -32767..32767")
         event.priority, event.priority_source = python_value, 2
     elif name == "Timeout":
-        if python_value:
-            event.lifetime, event.lifetime_source = python_value / 1e7, 2
+        # Table 2-4: zero means "no timeout", and the header overrides the proxy.
+        event.lifetime = python_value / 1e7 if python_value else None
+        event.lifetime_source = 2
     elif name == "StopTime":
         if not proxy_qos.get("StopTimeSupported", True):
             raise _bad_qos("StopTime in the header but StopTimeSupported is FALSE")

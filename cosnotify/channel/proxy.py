@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
 from cosnotify.eventtypes import check_event_types
@@ -28,7 +28,7 @@ from cosnotify.qos.properties import Level
 from cosnotify.stubs import CosEventChannelAdmin, CosEventComm, CosNotification
 from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
-__all__ = ["ProxyBase"]
+__all__ = ["ProxyBase", "Suspendable"]
 
 log = logging.getLogger("cosnotify.channel")
 
@@ -140,26 +140,6 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
         if self._destroyed or not self._connected:
             raise CosEventComm.Disconnected()
 
-    def suspend_connection(self) -> None:
-        with self._lock:
-            self._check_alive()
-            if not self._connected:
-                raise CA.NotConnected()
-            if self._suspended:
-                raise CA.ConnectionAlreadyInactive()
-            self._suspended = True
-        self._on_suspend_change()
-
-    def resume_connection(self) -> None:
-        with self._lock:
-            self._check_alive()
-            if not self._connected:
-                raise CA.NotConnected()
-            if not self._suspended:
-                raise CA.ConnectionAlreadyActive()
-            self._suspended = False
-        self._on_suspend_change()
-
     def _on_suspend_change(self) -> None:
         """Hook: stop or restart delivery or polling."""
 
@@ -198,6 +178,38 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
     def __repr__(self) -> str:
         state = "destroyed" if self._destroyed else ("connected" if self._connected else "idle")
         return f"<{type(self).__name__} id={self._id} {state}>"
+
+
+class Suspendable:
+    """``suspend_connection``/``resume_connection``: only the proxies whose IDL has them
+    (push proxy suppliers and pull proxy consumers, sections 3.4.9-3.4.14)."""
+
+    _lock: threading.RLock
+    _connected: bool
+    _suspended: bool
+    # Provided by ProxyBase (which comes after this mixin in the MRO).
+    _check_alive: Callable[[], None]
+    _on_suspend_change: Callable[[], None]
+
+    def suspend_connection(self) -> None:
+        with self._lock:
+            self._check_alive()
+            if not self._connected:
+                raise CA.NotConnected()
+            if self._suspended:
+                raise CA.ConnectionAlreadyInactive()
+            self._suspended = True
+        self._on_suspend_change()
+
+    def resume_connection(self) -> None:
+        with self._lock:
+            self._check_alive()
+            if not self._connected:
+                raise CA.NotConnected()
+            if not self._suspended:
+                raise CA.ConnectionAlreadyActive()
+            self._suspended = False
+        self._on_suspend_change()
 
 
 def _tell_client(client: Any, operation: str) -> None:

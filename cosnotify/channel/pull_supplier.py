@@ -42,17 +42,23 @@ class _PullSupplier(ProxySupplier):
         self._connect(consumer, required=None, interface=None, allow_nil=True)
 
     def _on_connected(self) -> None:
+        self._update_contribution()
         self._start_offer_relay()
 
     def _enqueued(self) -> None:
         self._cond.notify_all()
 
-    def _wake_at(self, when: float) -> None:
+    def _qos_changed(self, changes: Any) -> None:
+        super()._qos_changed(changes)
+        with self._cond:
+            self._cond.notify_all()  # waiting pulls re-read MaximumBatchSize
+
+    def _wake_at(self, when: float) -> Any:
         def wake() -> None:
             with self._cond:
                 self._cond.notify_all()
 
-        self._service.clock.call_at(when, wake)
+        return self._service.clock.call_at(when, wake)
 
     def _take(self, limit: int, block: bool, pacing: float = 0.0) -> list[Entry]:
         """Up to ``limit`` entries; blocks (if asked) per the pacing rule above."""
@@ -61,6 +67,7 @@ class _PullSupplier(ProxySupplier):
         armed_start: float | None = None
         deadline = clock.now() + pacing if pacing > 0 else None
         deadline_armed = False
+        timers: list[Any] = []
         try:
             with self._cond:
                 while True:
@@ -69,23 +76,26 @@ class _PullSupplier(ProxySupplier):
                     queue = self._queue
                     queue.release_held(now)
                     ready = queue.ready()
-                    if ready and (not block or ready >= limit
-                                  or (deadline is not None and now >= deadline)):
+                    due = deadline is not None and now >= deadline
+                    if ready and (not block or ready >= limit or due):
                         batch = queue.get_batch(limit, now, expired)
-                        if batch or not block:
+                        if not block or len(batch) >= limit or (batch and due):
                             return batch
+                        queue.unget(batch)  # expired entries made it short: wait for more
                         continue
                     if not block:
                         return []
                     start = queue.next_start()
                     if start is not None and start != armed_start:
                         armed_start = start
-                        self._wake_at(start)
+                        timers.append(self._wake_at(start))
                     if deadline is not None and not deadline_armed and now < deadline:
                         deadline_armed = True
-                        self._wake_at(deadline)
+                        timers.append(self._wake_at(deadline))
                     self._cond.wait()
         finally:
+            for timer in timers:
+                timer.cancel()
             self._channel._released(expired)
 
     def _taken(self, batch: list[Entry]) -> None:

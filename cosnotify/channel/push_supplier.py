@@ -27,6 +27,7 @@ from typing import Any
 
 from cosnotify.channel.event import Event
 from cosnotify.channel.queue import Entry
+from cosnotify.channel.proxy import Suspendable
 from cosnotify.channel.supplier_proxy import ProxySupplier
 from cosnotify.orb import CORBA
 from cosnotify.qos.properties import Level
@@ -56,18 +57,25 @@ class _Undelivered(Exception):
         self.error = error
 
 
-def _one_by_one(push: Any, batch: list[Entry], convert: Any) -> None:
-    """Push each entry with ``push``, raising _Undelivered at the first failure."""
+class _Stopped(Exception):
+    """The proxy was suspended, disconnected or destroyed in the middle of a batch."""
+
+
+def _one_by_one(proxy: Any, push: Any, batch: list[Entry], convert: Any) -> None:
+    """Push each entry with ``push``, raising _Undelivered at the first failure, or
+    with ``_Stopped`` as soon as the proxy may no longer forward (3.4.13.2)."""
     sent = 0
     try:
         for entry in batch:
+            if proxy._suspended or not proxy._connected:
+                raise _Stopped()
             push(convert(entry.event))
             sent += 1
     except Exception as exc:  # noqa: BLE001 - classified by the failure policy
         raise _Undelivered(sent, exc) from exc
 
 
-class _PushSupplier(ProxySupplier):
+class _PushSupplier(Suspendable, ProxySupplier):
     """Delivery machinery shared by the push proxy suppliers."""
 
     consumer_method = ""
@@ -90,6 +98,7 @@ class _PushSupplier(ProxySupplier):
                       allow_nil=False)
 
     def _on_connected(self) -> None:
+        self._update_contribution()
         self._start_offer_relay()
         self._kick()
 
@@ -170,15 +179,20 @@ class _PushSupplier(ProxySupplier):
                 batch = self._retry
                 if batch:
                     self._retry = []
+                    expired.extend(e for e in batch if e.deadline is not None and e.deadline <= now)
                     batch = [e for e in batch if e.deadline is None or e.deadline > now]
                 else:
                     batch = self._take(now, expired)
                 consumer = self._client
                 again = False
                 if not batch:
-                    again = bool(self._inbox)   # offered after the fold: go round again
-                    if not again:
-                        self._scheduled = False
+                    # Clear the flag before looking at the inbox again: a supplier
+                    # appends, then reads the flag without the lock, so either it
+                    # sees False and kicks, or its entry is seen here.
+                    self._scheduled = False
+                    if self._inbox:
+                        self._scheduled = again = True
+                    else:
                         wake = self._queue.next_start()
                         if wake is not None:
                             self._wake_at(wake)
@@ -191,6 +205,8 @@ class _PushSupplier(ProxySupplier):
                 self._send(consumer, batch)
             except _Undelivered as failure:
                 self._channel._released(batch[:failure.sent])
+                if isinstance(failure.error, _Stopped):
+                    return self._stopped(batch[failure.sent:])
                 return self._failed(batch[failure.sent:], failure.error)
             self._failures = 0
             self._channel._released(batch)
@@ -207,6 +223,17 @@ class _PushSupplier(ProxySupplier):
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
         """Deliver ``batch``; on failure raise ``_Undelivered`` with what is left."""
         raise NotImplementedError
+
+    def _stopped(self, unsent: list[Entry]) -> bool:
+        """Keep what was not sent at the head (suspended), or let it go (gone)."""
+        with self._lock:
+            self._scheduled = False
+            if self._connected and not self._destroyed:
+                self._retry = unsent + self._retry
+                unsent = []
+        self._channel._released(unsent)
+        self._kick()  # resumed meanwhile? then carry on
+        return False
 
     def _failed(self, batch: list[Entry], exc: Exception) -> bool:
         if isinstance(exc, _GONE):
@@ -264,7 +291,7 @@ class ProxyPushSupplier(_PushSupplier):
         self._client_disconnected()
 
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
-        _one_by_one(consumer.push, batch, Event.as_any)
+        _one_by_one(self, consumer.push, batch, Event.as_any)
 
 
 class StructuredProxyPushSupplier(_PushSupplier):
@@ -282,7 +309,7 @@ class StructuredProxyPushSupplier(_PushSupplier):
         self._client_disconnected()
 
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
-        _one_by_one(consumer.push_structured_event, batch, Event.as_structured)
+        _one_by_one(self, consumer.push_structured_event, batch, Event.as_structured)
 
 
 class SequenceProxyPushSupplier(_PushSupplier):
@@ -313,6 +340,13 @@ class SequenceProxyPushSupplier(_PushSupplier):
             self._window_end = self._service.clock.now() + self._pacing()
         super()._on_connected()
 
+    def _qos_changed(self, changes: Any) -> None:
+        super()._qos_changed(changes)
+        if {"MaximumBatchSize", "PacingInterval"} & set(changes):
+            with self._lock:
+                self._window_end = self._service.clock.now() + self._pacing()
+            self._kick()  # a smaller batch size may already be met
+
     def _pacing(self) -> float:
         return float(self._qos.get("PacingInterval", 0)) / 1e7
 
@@ -333,6 +367,11 @@ class SequenceProxyPushSupplier(_PushSupplier):
         pacing = self._pacing()
         if ready >= size or (pacing > 0 and ready and now >= self._window_end):
             batch = self._queue.get_batch(size, now, expired)
+            if len(batch) < size and not (pacing > 0 and now >= self._window_end):
+                # Expired entries made it short: PacingInterval 0 never sends a short
+                # batch (section 2.5.5), so wait for more.
+                self._queue.unget(batch)
+                return []
             if batch:
                 self._window_end = now + pacing
             return batch

@@ -179,6 +179,16 @@ class EventQueue:
             batch.append(entry)
         return batch
 
+    def unget(self, entries: list[Entry]) -> None:
+        """Put back entries taken by ``get``/``get_batch`` (they keep their place)."""
+        for entry in entries:
+            entry.alive = True
+            heapq.heappush(self._order, (self._order_key(entry), entry.event.seq, entry))
+            if self._discard is not None:
+                heapq.heappush(self._discard, (_discard_key(self.discard_policy, entry),
+                                               entry.event.seq, entry))
+            self._size += 1
+
     def ready(self) -> int:
         """How many queued entries are not held for a future StartTime."""
         return len(self._order) - self._dead_in_order

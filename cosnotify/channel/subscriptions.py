@@ -74,7 +74,7 @@ class Relay:
 
     def __init__(self, service: Any, client: Any, method: str) -> None:
         self._service = service
-        self._client = client
+        self._client = client  # may be attached later (the proxy exists before its client)
         self._method = method
         self._lock = threading.Lock()
         self._added: set[tuple[str, str]] = set()
@@ -83,8 +83,12 @@ class Relay:
         self.enabled = True
         self.unsupported = False
 
+    def attach(self, client: Any) -> None:
+        """The client to tell, once it has connected."""
+        self._client = client
+
     def post(self, added: Iterable[tuple[str, str]], removed: Iterable[tuple[str, str]]) -> None:
-        if not self.enabled or self.unsupported:
+        if not self.enabled or self.unsupported or self._client is None:
             return
         with self._lock:
             for pair in added:
@@ -216,12 +220,9 @@ class SubscriptionContributor:
     Used by proxy suppliers and consumer admins (section 2.6.5): the types come
     from ``subscription_change`` calls made on the object itself and from the
     constraints of its filters, which call back through a per-filter
-    :class:`FilterCallback` attached with ``attach_callback``. A contributor
-    with nothing explicit contributes %ALL when ``all_when_empty`` is set
-    (a proxy supplier with no filters wants every type).
+    :class:`FilterCallback` attached with ``attach_callback``.
     """
 
-    all_when_empty = False
     _channel: Any
     _destroyed: bool
 
@@ -258,15 +259,17 @@ class SubscriptionContributor:
                 log.debug("detach_callback on %r failed: %s", old_filter, exc)
         self._update_contribution()
 
-    def _update_contribution(self) -> None:
+    def _wanted_types(self) -> set[tuple[str, str]]:
+        """The types this contributor adds to the aggregate now."""
         wanted: set[tuple[str, str]] = set(self._explicit.types)
         for types in self._filter_types.values():
             wanted |= types.types
-        if self.all_when_empty and (not wanted or ALL in wanted):
+        if ALL in wanted:
             wanted = {ALL}
-        if self._destroyed:
-            wanted = set()
-        added, removed = self._contribution.replace(wanted)
+        return set() if self._destroyed else wanted
+
+    def _update_contribution(self) -> None:
+        added, removed = self._contribution.replace(self._wanted_types())
         if added or removed:
             self._channel._hub.change_subscriptions(added, removed)
 

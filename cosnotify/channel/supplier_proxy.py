@@ -37,8 +37,6 @@ _NOTIFY_PUBLISH = "IDL:omg.org/CosNotifyComm/NotifyPublish:1.0"
 class ProxySupplier(SubscriptionContributor, ProxyBase):
     """``CosNotifyChannelAdmin::ProxySupplier`` plus the queue every kind needs."""
 
-    all_when_empty = True  # no filters and no explicit types: it wants every event
-
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
         config = self._service.config
@@ -47,10 +45,16 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         self._priority_filter: Any = None
         self._lifetime_filter: Any = None
         self._init_subscriptions()
-        #: The consumer's explicit subscription as a frozenset, or None when it
-        #: restricts nothing (section 2.6.5: subscribing by type without a filter).
+        #: Whether the consumer has called subscription_change on this proxy. Until
+        #: it does, it receives every type; afterwards exactly the types it asked
+        #: for (none, if it withdrew them all; every type again if it adds %ALL).
+        #: Section 2.6.5: subscription_change stands in for a filter.
+        self._explicit_set = False
+        #: The explicit subscription as a frozenset, or None when it restricts nothing.
         self._type_filter: frozenset[tuple[str, str]] | None = None
-        self._offer_relay: Relay | None = None
+        #: offer_change to the consumer; exists before the consumer connects so that an
+        #: obtain_offered_types(*_UPDATES_OFF) made first is remembered (Table 3-1).
+        self._offer_relay = Relay(self._service, None, "offer_change")
         self._refresh_fast_path()
         self._update_contribution()
 
@@ -118,15 +122,22 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         return self._enqueue(entry, now)
 
     def _enqueue(self, entry: Entry, now: float) -> Entry | None:
-        """Put ``entry`` in the queue (subclasses may defer the put, see push_supplier)."""
+        """Put ``entry`` in the queue (subclasses may defer the put, see push_supplier).
+
+        Returns None when the entry was not queued (the proxy is not connected,
+        or MaxEventsPerConsumer discarded the entry itself).
+        """
+        account = self._channel._account
         with self._lock:
             if not self._connected:
                 return None
+            if account.limit:
+                account.hold(entry.event)  # before a worker can see (and release) it
             dropped = self._queue.put(entry, now)
             self._enqueued()
         if dropped:
             self._channel._released(dropped)
-        return entry
+        return entry if entry.alive else None
 
     @property
     def pending(self) -> int:
@@ -172,11 +183,21 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         """The consumer states the types it wants without a filter (section 2.6.5)."""
         add, remove = self._checked_types(added), self._checked_types(removed)
         with self._lock:
+            self._explicit_set = True
             self._explicit.update(add, remove)
-            if ALL in self._explicit.types:
-                self._explicit.types = set()   # %ALL: no restriction at all
-            self._type_filter = frozenset(self._explicit.types) or None
+            types = self._explicit.types
+            self._type_filter = None if ALL in types else frozenset(types)
         self._update_contribution()
+
+    def _wanted_types(self) -> set[tuple[str, str]]:
+        """A proxy contributes while its consumer is connected (section 2.6.3): its
+        explicit types and its filters' types; with neither, every type."""
+        if not self._connected:
+            return set()
+        wanted = super()._wanted_types()
+        if not wanted and not self._explicit_set:
+            wanted = {ALL}
+        return wanted
 
     def obtain_offered_types(self, mode: Any) -> list[Any]:
         """The channel's aggregate offers, and offer_change updates on or off (3.4.2.5)."""
@@ -185,9 +206,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
     def _start_offer_relay(self) -> None:
         client = narrowed(self._client, _NOTIFY_PUBLISH, "offer_change")
         if client is not None:
-            relay = Relay(self._service, client, "offer_change")
-            self._offer_relay = relay
-            self._channel._hub.watch_offers(id(self), relay)
+            self._offer_relay.attach(client)
+            self._channel._hub.watch_offers(id(self), self._offer_relay)
 
     # -- teardown ---------------------------------------------------------------------------
     def _on_teardown(self) -> None:

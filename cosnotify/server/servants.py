@@ -75,7 +75,7 @@ SKELETONS: list[tuple[type, type]] = [
 
 def _is_objref(tc: Any) -> bool:
     tc = T.resolve(tc).unalias()
-    return tc._k == T.K_OBJREF
+    return bool(tc._k == T.K_OBJREF)
 
 
 class _Forwarder:
@@ -129,7 +129,7 @@ class ServantFactory:
         cls = self._servant_class(type(core))
         if cls is None:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"no interface serves {core!r}")
-        return str(cls._NP_RepositoryId)
+        return str(getattr(cls, "_NP_RepositoryId"))
 
     # -- reference translation -------------------------------------------------------------
     def to_reference(self, value: Any) -> Any:

@@ -41,6 +41,11 @@ class TestNormalisation:
         """Section 2.6.6: empty and '*' in any combination mean %ALL."""
         assert normalize(domain, type_name) == ALL
 
+    def test_all_types_of_one_domain(self) -> None:
+        """%ALL with a named domain covers that domain only (2.6.6 defines %ALL with "" or "*")."""
+        assert normalize("Telecom", "%ALL") == ("Telecom", "*")
+        assert not type_matches(normalize("Telecom", "%ALL"), "Finance", "Quote")
+
     def test_wildcards_match_anywhere(self) -> None:
         """Section 2.3: '*' stands for zero or more characters in any position."""
         assert type_matches(("Tele*", "*Alarm"), "Telecom", "CommunicationsAlarm")

@@ -1,0 +1,271 @@
+"""Regressions for the findings of a spec-conformance review of the channel.
+
+Each test pins one behaviour that was wrong once; the docstring says which.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from cosnotify.orb import CORBA
+from cosnotify.stubs import CosNotification as N
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from cosnotify.stubs import TimeBase
+from tests.channel.conftest import (
+    WAIT,
+    CountingFilter,
+    PullSupplier,
+    SequencePushConsumer,
+    StructuredPushConsumer,
+    number,
+    structured,
+)
+
+
+def prop(name: str, value: int, tc: Any = CORBA.TC_short) -> Any:
+    return N.Property(name, CORBA.Any(tc, value))
+
+
+def entry(channel: Any) -> Any:
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    proxy.connect_structured_push_supplier(None)
+    return proxy
+
+
+def settle(channel: Any) -> None:
+    assert channel._service.dispatcher.wait_idle()
+
+
+class TestLocking:
+    def test_set_qos_and_creation_do_not_deadlock(self, channel: Any) -> None:
+        """set_qos (QoS lock, then object lock) against creating children (object lock, then
+        the parent's QoS lock) once deadlocked: both now take the object lock first."""
+        stop = threading.Event()
+        admin = channel._get_default_consumer_admin()
+
+        def tune() -> None:
+            while not stop.is_set():
+                channel.set_qos([prop("Priority", 1)])
+                admin.set_qos([prop("Priority", 2)])
+
+        def create() -> None:
+            for _ in range(300):
+                channel.new_for_consumers(CA.OR_OP)[0].destroy()
+                admin.obtain_notification_pull_supplier(CA.ANY_EVENT)[0]._destroy()
+
+        tuner, creator = threading.Thread(target=tune), threading.Thread(target=create)
+        tuner.start()
+        creator.start()
+        creator.join(60)
+        stop.set()
+        tuner.join(60)
+        assert not creator.is_alive() and not tuner.is_alive()
+
+
+class TestQueueAccounting:
+    def test_count_returns_to_zero_after_racing_deliveries(self, factory: Any) -> None:
+        """MaxQueueLength's count once drifted up when a copy was delivered before routing
+        had finished; RejectNewEvents then refused every push."""
+        channel, _ = factory.create_channel([], [prop("MaxQueueLength", 1000, CORBA.TC_long),
+                                                 prop("RejectNewEvents", True, CORBA.TC_boolean)])
+        sinks = []
+        for _ in range(2):
+            sink = StructuredPushConsumer()
+            proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+                CA.STRUCTURED_EVENT)
+            proxy.connect_structured_push_consumer(sink)
+            sinks.append(sink)
+        supplier = entry(channel)
+        for n in range(3000):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert all(sink.wait_for(3000) for sink in sinks)
+        settle(channel)
+        assert channel._account.count == 0
+
+    def test_self_discard_does_not_occupy_the_channel(self, factory: Any) -> None:
+        """An event MaxEventsPerConsumer discards on arrival (LifoOrder) no longer counts."""
+        channel, _ = factory.create_channel([], [prop("MaxQueueLength", 3, CORBA.TC_long),
+                                                 prop("RejectNewEvents", True, CORBA.TC_boolean)])
+        pull, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        pull.connect_structured_pull_consumer(None)
+        pull.set_qos([prop("MaxEventsPerConsumer", 1, CORBA.TC_long),
+                      prop("DiscardPolicy", N.LifoOrder)])
+        supplier = entry(channel)
+        for n in range(5):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert channel._account.count == pull.pending == 1
+
+    def test_full_channel_keeps_pulled_events(self, factory: Any) -> None:
+        """RejectNewEvents TRUE: a pulled batch that does not fit waits instead of being lost."""
+        channel, _ = factory.create_channel([], [prop("MaxQueueLength", 2, CORBA.TC_long),
+                                                 prop("RejectNewEvents", True, CORBA.TC_boolean)])
+        out, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_pull_consumer(None)
+        supplier = PullSupplier([structured(fields={"n": n}) for n in range(5)])
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_pull_consumer(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([prop("MaximumBatchSize", 5, CORBA.TC_long)])
+        proxy.connect_sequence_pull_supplier(supplier)
+        got = [number(out.pull_structured_event()) for _ in range(5)]
+        assert got == [0, 1, 2, 3, 4]
+
+
+class TestDelivery:
+    def test_no_push_after_suspend_returns(self, channel: Any) -> None:
+        """A push proxy once kept pushing the rest of a taken batch after suspend_connection."""
+        started, gate = threading.Event(), threading.Event()
+
+        class Slow(StructuredPushConsumer):
+            def push_structured_event(self, event: Any) -> None:
+                started.set()
+                assert gate.wait(WAIT)
+                super().push_structured_event(event)
+
+        sink = Slow()
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(sink)
+        supplier = entry(channel)
+        for n in range(20):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert started.wait(WAIT)
+        proxy.suspend_connection()
+        gate.set()
+        settle(channel)
+        assert len(sink.received) == 1
+        proxy.resume_connection()
+        assert sink.wait_for(20)
+        assert [number(e) for e in sink.received] == list(range(20))
+
+    def test_no_short_batch_when_events_expire(self, manual_channel: Any, clock: Any) -> None:
+        """PacingInterval 0 never sends a short batch, even when queued events expire."""
+        sink = SequencePushConsumer()
+        proxy, _ = manual_channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([prop("MaximumBatchSize", 3, CORBA.TC_long)])
+        proxy.connect_sequence_push_consumer(sink)
+        supplier = entry(manual_channel)
+        timeout = N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))
+        supplier.push_structured_event(structured(fields={"n": 0}, header=[timeout]))
+        supplier.push_structured_event(structured(fields={"n": 1}, header=[timeout]))
+        clock.advance(2)
+        supplier.push_structured_event(structured(fields={"n": 2}))
+        settle(manual_channel)
+        assert sink.received == []
+
+    def test_lower_batch_size_takes_effect_at_once(self, channel: Any) -> None:
+        """Lowering MaximumBatchSize on a connected proxy sends what now fills a batch."""
+        sink = SequencePushConsumer()
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([prop("MaximumBatchSize", 10, CORBA.TC_long)])
+        proxy.connect_sequence_push_consumer(sink)
+        supplier = entry(channel)
+        for n in range(4):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        settle(channel)
+        assert sink.received == []
+        proxy.set_qos([prop("MaximumBatchSize", 2, CORBA.TC_long)])
+        assert sink.wait_for(2)
+        assert [[number(e) for e in batch] for batch in sink.received] == [[0, 1], [2, 3]]
+
+
+class TestSubscriptions:
+    def test_withdrawing_the_last_type_means_nothing(self, channel: Any) -> None:
+        """After subscription_change removes its only type a consumer gets nothing (not all)."""
+        sink = StructuredPushConsumer()
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(sink)
+        proxy.subscription_change([N.EventType("A", "x")], [])
+        proxy.subscription_change([], [N.EventType("A", "x")])
+        supplier = entry(channel)
+        supplier.push_structured_event(structured("A", "x"))
+        supplier.push_structured_event(structured("B", "y"))
+        settle(channel)
+        assert sink.received == []
+        proxy.subscription_change([N.EventType("", "%ALL")], [])
+        supplier.push_structured_event(structured("B", "y"))
+        assert sink.wait_for(1)
+
+    def test_updates_off_before_connect_is_kept(self, channel: Any) -> None:
+        """obtain_offered_types(NONE_NOW_UPDATES_OFF) before connecting is remembered."""
+        sink = StructuredPushConsumer()
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.obtain_offered_types(CA.NONE_NOW_UPDATES_OFF)
+        proxy.connect_structured_push_consumer(sink)
+        channel._get_default_supplier_admin().offer_change([N.EventType("A", "x")], [])
+        settle(channel)
+        assert sink.offers == []
+
+    def test_unconnected_proxy_subscribes_to_nothing(self, channel: Any) -> None:
+        """A proxy supplier adds %ALL to the aggregate only once its consumer connects."""
+        supplier = entry(channel)
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        assert supplier.obtain_subscription_types(CA.ALL_NOW_UPDATES_OFF) == []
+        proxy.connect_structured_push_consumer(StructuredPushConsumer())
+        types = supplier.obtain_subscription_types(CA.ALL_NOW_UPDATES_OFF)
+        assert [(t.domain_name, t.type_name) for t in types] == [("*", "%ALL")]
+
+    def test_admin_destroy_detaches_filter_callbacks(self, channel: Any) -> None:
+        """A destroyed ConsumerAdmin no longer has callbacks attached to its filters."""
+        flt = CountingFilter()
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        admin.add_filter(flt)
+        assert flt.callbacks
+        admin.destroy()
+        assert flt.callbacks == {}
+
+
+class TestHeaderQoS:
+    def test_percent_any_wrapper_keeps_its_header_qos(self, channel: Any) -> None:
+        """A %ANY structured event's header Priority is checked although the Any is unwrapped."""
+        supplier = entry(channel)
+        wrapped = N.StructuredEvent(
+            N.EventHeader(N.FixedEventHeader(N.EventType("", "%ANY"), ""),
+                          [prop("Priority", -32768)]), [], CORBA.Any(CORBA.TC_long, 1))
+        with pytest.raises(CORBA.BAD_QOS):
+            supplier.push_structured_event(wrapped)
+
+    def test_header_timeout_zero_overrides_the_proxy(self, manual_channel: Any,
+                                                     clock: Any) -> None:
+        """Header Timeout 0 means no timeout and overrides the proxy consumer's Timeout."""
+        supplier = entry(manual_channel)
+        supplier.set_qos([N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))])
+        pull, _ = manual_channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        pull.connect_structured_pull_consumer(None)
+        supplier.push_structured_event(structured(
+            fields={"n": 0}, header=[N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT, 0))]))
+        clock.advance(5)
+        event, has_event = pull.try_pull_structured_event()
+        assert has_event and number(event) == 0
+
+
+class TestInterfaces:
+    def test_suspend_only_where_the_idl_has_it(self, channel: Any) -> None:
+        """suspend/resume exist on push proxy suppliers and pull proxy consumers only."""
+        admin = channel._get_default_consumer_admin()
+        assert hasattr(admin.obtain_notification_push_supplier(CA.ANY_EVENT)[0],
+                       "suspend_connection")
+        assert not hasattr(admin.obtain_notification_pull_supplier(CA.ANY_EVENT)[0],
+                           "suspend_connection")
+        supplier_admin = channel._get_default_supplier_admin()
+        assert not hasattr(supplier_admin.obtain_notification_push_consumer(CA.ANY_EVENT)[0],
+                           "suspend_connection")
+
+    def test_event_service_obtain_reports_limits_as_imp_limit(self, factory: Any) -> None:
+        """CosEventChannelAdmin obtain operations declare no exceptions: IMP_LIMIT at limits."""
+        channel, _ = factory.create_channel([], [prop("MaxConsumers", 1, CORBA.TC_long)])
+        admin = channel.for_consumers()
+        admin.obtain_push_supplier()
+        with pytest.raises(CORBA.IMP_LIMIT):
+            admin.obtain_push_supplier()
