@@ -1,13 +1,16 @@
-"""Alarm analytics: TMF-814-style alarms -> channel -> SparkSinkProxy -> Parquet -> counts.
+"""Alarm analytics: TMF-814-style alarms -> channel -> streaming DataFrame -> counts per minute.
 
 Run: ``.venv/bin/python examples/spark_alarm_analytics.py`` (about a minute,
 most of it Spark starting). Needs Java 17.
 
-A supplier raises 2,000 CommunicationsAlarm events over five minutes of
-(synthetic) alarm time. A SparkSinkProxy attached to the channel's default
-consumer admin lands them, batch by batch, in a Parquet directory; then one
-batch query counts the alarms per severity per minute of alarm time. (A
-streaming version of the same query comes with the streaming source.)
+A notification server (``cosnotify serve``, here in-process on a free
+loopback port) carries a channel. A Structured Streaming query reads it with
+the ``cosnotify`` data source (``spark_bridge.register``): Spark's Python
+workers connect over IIOP as a pull consumer, and the constraint
+``$type_name == 'CommunicationsAlarm'`` is attached as a filter, so the
+channel drops the heartbeats before they cross the network. The query counts
+alarms per severity per minute of alarm time, and, with ``tcl_match``
+evaluating a constraint inside Spark, how many of them were urgent.
 
 Each alarm's filterable data holds ``severity`` (an IDL enum), ``ne`` and
 ``probable_cause`` (strings) and ``event_time`` (a ``TimeBase::UtcT``
@@ -19,21 +22,22 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
+import time
 from typing import Any
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-import cosnotify  # noqa: E402
 from cosnotify.channel.clock import seconds_to_timet  # noqa: E402
 from cosnotify.orb import CORBA, tc  # noqa: E402
+from cosnotify.server import NotificationServer, ServerConfig  # noqa: E402
 from cosnotify.stubs import CosNotification as N  # noqa: E402
 from cosnotify.stubs import CosNotifyChannelAdmin as CA  # noqa: E402
 from cosnotify.stubs import TimeBase  # noqa: E402
 
 ALARMS = 2_000
+HEARTBEATS = 500
 START = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 SEVERITIES = ["CRITICAL", "MAJOR", "MINOR", "WARNING", "INDETERMINATE", "CLEARED"]
 CAUSES = ["LOSS_OF_SIGNAL", "LOSS_OF_FRAME", "POWER_PROBLEM", "EQUIPMENT_MALFUNCTION"]
@@ -41,6 +45,7 @@ SEVERITY = tc.enum_tc("IDL:mtnm.tmforum.org/notifications/PerceivedSeverity:1.0"
                       "PerceivedSeverity", SEVERITIES)
 _MIX = [0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 5, 5, 5, 5]  # indexes into SEVERITIES
 _OFFSET_100NS = 12219292800 * 10_000_000  # TimeBase epoch (1582-10-15) to 1970, in 100 ns
+WAIT = 300.0
 
 
 def alarm(i: int) -> Any:
@@ -57,50 +62,88 @@ def alarm(i: int) -> Any:
         CORBA.Any(CORBA.TC_string, f"additional text for alarm {i}"))
 
 
+def heartbeat(i: int) -> Any:
+    return N.StructuredEvent(
+        N.EventHeader(N.FixedEventHeader(N.EventType("Telecom", "Heartbeat"), f"hb-{i}"), []),
+        [], CORBA.Any(CORBA.TC_null, None))
+
+
+def wait_until(condition: Any, what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
 def main() -> None:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from spark_bridge import SparkSinkProxy, property_value
+    import spark_bridge
+    from spark_bridge import property_value, tcl_match
 
     spark = (SparkSession.builder.master("local[2]").appName("alarm-analytics")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2")
              .config("spark.sql.session.timeZone", "UTC").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    factory = cosnotify.EventChannelFactory()
-    channel, _ = factory.create_channel([], [])
-    with tempfile.TemporaryDirectory() as scratch:
-        path = os.path.join(scratch, "alarms")
-        sink = SparkSinkProxy.attach(channel._get_default_consumer_admin(), spark, path=path,
-                                     max_batch_size=500, pacing_interval=0.5)
-        supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
-            CA.STRUCTURED_EVENT)
-        supplier.connect_structured_push_supplier(None)
-        for i in range(ALARMS):
-            supplier.push_structured_event(alarm(i))
-        if not sink.wait(lambda s: s.written >= ALARMS or s.failed, timeout=300):
-            raise SystemExit(f"timed out: {sink.stats()}")
-        sink.close()
-        if sink.failure is not None:
-            raise SystemExit(f"the sink failed: {sink.failure}")
-        stats = sink.stats()
-        print(f"{stats.written} alarms landed in {stats.batches} Parquet batches")
+    spark_bridge.register(spark)
 
-        alarms = spark.read.parquet(path)
-        timet = property_value("event_time", as_type=None)
-        raised = F.timestamp_seconds(
-            (F.variant_get(timet, "$.time", "decimal(20,0)") - F.lit(_OFFSET_100NS)) / 10_000_000)
-        per_minute = (alarms
-                      .select(F.date_trunc("minute", raised).alias("minute"),
-                              property_value("severity", as_type="string").alias("severity"))
-                      .groupBy("minute").pivot("severity", SEVERITIES).count()
-                      .na.fill(0).orderBy("minute"))
-        print("Alarms per severity per minute of alarm time:")
-        per_minute.show(truncate=False)
-        total = per_minute.select(sum(F.col(s) for s in SEVERITIES).alias("n")).agg(F.sum("n"))
-        print(f"total counted: {total.first()[0]}")
-    factory.close()
+    server = NotificationServer(ServerConfig(port=0)).start()
+    channel, channel_id = server.factory.create_channel([], [])
+    print(f"channel {channel_id} at {server.factory_url}")
+
+    alarms = (spark.readStream.format("cosnotify")
+              .option("channel", server.factory_url).option("channel_id", channel_id)
+              .option("constraint", "$type_name == 'CommunicationsAlarm'")
+              .load())
+    timet = property_value("event_time", as_type=None)
+    raised = F.timestamp_seconds(
+        (F.variant_get(timet, "$.time", "decimal(20,0)") - F.lit(_OFFSET_100NS)) / 10_000_000)
+    urgent = "$severity == CRITICAL or $severity == MAJOR"
+    counts = (tcl_match(alarms, urgent, "urgent")
+              .select(F.window(raised, "1 minute").start.alias("minute"),
+                      property_value("severity", as_type="string").alias("severity"),
+                      F.col("urgent").cast("int").alias("urgent"))
+              .groupBy("minute", "severity").agg(F.count("*").alias("alarms"),
+                                                 F.sum("urgent").alias("urgent")))
+    query = (counts.writeStream.outputMode("complete").format("memory")
+             .queryName("alarm_counts").start())
+    try:
+        admin = channel._get_default_consumer_admin()
+        wait_until(lambda: len(admin._get_pull_suppliers()) > 0, "the query's consumer")
+        supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.SEQUENCE_EVENT)
+        supplier.connect_sequence_push_supplier(None)
+        for start in range(0, ALARMS, 250):  # alarms with heartbeats in between
+            supplier.push_structured_events([alarm(i) for i in range(start, start + 250)])
+            supplier.push_structured_events(
+                [heartbeat(i) for i in range(start // 4, start // 4 + 250 * HEARTBEATS // ALARMS)])
+        print(f"pushed {ALARMS} alarms and {HEARTBEATS} heartbeats")
+
+        def counted() -> int:
+            return int(spark.sql("select coalesce(sum(alarms), 0) from alarm_counts").first()[0])
+
+        def done() -> bool:
+            if query.exception() is not None:
+                raise SystemExit(f"the query failed: {query.exception()}")
+            return counted() >= ALARMS
+
+        wait_until(done, "every alarm to be counted")
+    finally:
+        query.stop()
+        server.stop()
+
+    table = spark.table("alarm_counts")
+    per_minute = (table.groupBy("minute")
+                  .agg(*[F.sum(F.when(F.col("severity") == s, F.col("alarms"))).alias(s)
+                         for s in SEVERITIES], F.sum("urgent").alias("urgent"))
+                  .na.fill(0).orderBy("minute"))
+    print("Alarms per severity per minute of alarm time (heartbeats filtered in the channel):")
+    per_minute.show(truncate=False)
+    total = table.agg(F.sum("alarms")).first()[0]
+    print(f"total counted: {total} of {ALARMS} alarms")
     spark.stop()
 
 

@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import decimal as _decimal
 import threading
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from cosnotify.orb import CORBA
 from cosnotify.orb import typecode as T

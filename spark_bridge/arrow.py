@@ -12,7 +12,8 @@ failing the whole batch; the caller decides what to do with it.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 

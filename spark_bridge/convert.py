@@ -13,9 +13,9 @@ objects, tuples in schema order or mappings; VARIANTs as ``VariantVal``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime, timezone
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from pyspark.sql.types import VariantVal
 
@@ -36,7 +36,7 @@ __all__ = [
     "row_to_event",
 ]
 
-_UTC = timezone.utc
+_UTC = UTC
 
 
 # -- Any <-> cell ------------------------------------------------------------------------------

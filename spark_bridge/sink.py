@@ -42,7 +42,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any, Self
 
 import attrs
 
@@ -165,6 +166,7 @@ class SparkSinkProxy:
         self._closed = False
         self._timer: Any = None
         self._proxy: Any = None
+        self._on_close: list[Callable[[], Any]] = []  # run after close (remote servants)
         self._writer = threading.Thread(target=self._run, name="spark-sink-writer", daemon=True)
         self._writer.start()
 
@@ -172,15 +174,17 @@ class SparkSinkProxy:
     @classmethod
     def attach(cls, admin: Any, spark: Any, *, max_batch_size: int = 10_000,
                pacing_interval: float = 1.0, as_reference: Callable[[Any], Any] | None = None,
-               **options: Any) -> SparkSinkProxy:
+               filters: Sequence[Any] = (), **options: Any) -> SparkSinkProxy:
         """A sink connected to a new sequence push proxy of ``admin`` (a ConsumerAdmin).
 
         The proxy gets MaximumBatchSize = ``max_batch_size`` and PacingInterval
-        = ``pacing_interval``, so the channel cuts the micro-batches; the
-        proxy's Priority and Timeout QoS become the defaults for events whose
-        header has none. ``as_reference`` turns the sink into what the proxy
-        accepts as a consumer (an object reference, for a remote channel); by
-        default the sink itself is passed. Other options go to the constructor.
+        = ``pacing_interval``, so the channel cuts the micro-batches, and
+        ``filters`` (added before it connects); the proxy's Priority and Timeout
+        QoS become the defaults for events whose header has none.
+        ``as_reference`` turns the sink into what the proxy accepts as a
+        consumer (an object reference, for a remote channel); by default the
+        sink itself is passed. Other options go to the constructor. For a
+        channel in another process, see :meth:`attach_remote`.
         """
         proxy, _ = admin.obtain_notification_push_supplier(CA.SEQUENCE_EVENT)
         narrow = getattr(CA.SequenceProxyPushSupplier, "_narrow", None)
@@ -190,6 +194,8 @@ class SparkSinkProxy:
                N.Property("PacingInterval", _timet(pacing_interval))]
         sink: SparkSinkProxy | None = None
         try:
+            for flt in filters:
+                proxy.add_filter(flt)
             proxy.set_qos(qos)
             effective = {p.name: p.value.value() for p in proxy.get_qos()}
             options.setdefault("default_priority", effective.get("Priority", 0))
@@ -205,6 +211,25 @@ class SparkSinkProxy:
             else:
                 _quietly(proxy.disconnect_sequence_push_supplier)
             raise
+        return sink
+
+    @classmethod
+    def attach_remote(cls, channel: str, spark: Any, *, orb: Any = None,
+                      channel_id: int | None = None, admin_id: int | None = None,
+                      constraint: str | None = None, **options: Any) -> SparkSinkProxy:
+        """A sink fed by a channel in another process, by URL (``spark_bridge.remote``).
+
+        ``channel`` is an IOR, corbaloc or corbaname URL of an EventChannel, or
+        of an EventChannelFactory with ``channel_id`` (docs/spark.md). The sink
+        is served by ``orb`` (default: the bridge's own ORB, listening on every
+        interface) as a ``SequencePushConsumer``; ``constraint`` becomes an
+        EXTENDED_TCL filter on its proxy. ``close()`` also deactivates the
+        servant and destroys the filter.
+        """
+        from spark_bridge.remote import attach_remote
+
+        sink: SparkSinkProxy = attach_remote(cls, channel, spark, orb=orb, channel_id=channel_id,
+                                             admin_id=admin_id, constraint=constraint, **options)
         return sink
 
     # -- CosNotifyComm::StructuredPushConsumer / SequencePushConsumer -------------------------
@@ -279,8 +304,10 @@ class SparkSinkProxy:
         self._disconnect_proxy()
         if self._own_clock:
             self._clock.close()
+        for release in self._on_close:
+            _quietly(release)
 
-    def __enter__(self) -> SparkSinkProxy:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

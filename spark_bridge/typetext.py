@@ -143,7 +143,7 @@ def decode_typecode(text: str) -> T.TypeCode:
     except ValueError as exc:
         raise TypeTextError(text, "neither a basic kind name nor JSON") from exc
     try:
-        tc = _build(tree)
+        built: T.TypeCode = _build(tree)
     except TypeTextError:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
@@ -153,11 +153,11 @@ def decode_typecode(text: str) -> T.TypeCode:
     with _lock:
         if len(_decoded) >= _CACHE_LIMIT:
             _decoded.clear()
-        _decoded[text] = tc
-    return tc
+        _decoded[text] = built
+    return built
 
 
-def _build(tree: Any) -> T.TypeCode:
+def _build(tree: Any) -> Any:  # the orb.typecode builders are typed Any
     if isinstance(tree, str):
         simple = _SIMPLE_BY_NAME.get(tree)
         if simple is None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

@@ -7,7 +7,7 @@ and ``typecode().equal()`` (the exact TypeCode, ids and names included).
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -165,7 +165,7 @@ class TestAnyRoundTrip:
         (CORBA.TC_wchar, "\u20ac"), (CORBA.TC_wstring, "\u20ac" * 70), (CORBA.TC_string, ""),
         (CORBA.TC_boolean, True), (CORBA.TC_null, None), (CORBA.TC_void, None),
         (tc.fixed_tc(31, 31), Decimal("0.9999999999999999999999999999999")),
-        (tc.fixed_tc(31, 0), Decimal("-9999999999999999999999999999999")),
+        (tc.fixed_tc(31, 0), Decimal(-9999999999999999999999999999999)),
         (tc.sequence_tc(0, CORBA.TC_octet), b"\x00\x01\xff"),
         (tc.sequence_tc(0, CORBA.TC_octet), [0, 1, 255]),
         (tc.sequence_tc(0, CORBA.TC_char), "text"),
@@ -309,7 +309,7 @@ class TestEvents:
         assert row[:3] == ("Telecom", "CommunicationsAlarm", "alarm-7")
         assert [p[0] for p in row[4]] == ["severity", "n", "ne", "counter", "amount", "where"]
         assert [p[1] for p in row[4]][1:4] == ["long", "string", "ulonglong"]
-        assert row[6] == datetime.fromtimestamp(ARRIVAL, timezone.utc)
+        assert row[6] == datetime.fromtimestamp(ARRIVAL, UTC)
         assert row[7:] == (0, None)
 
     def test_property_order_and_repeats_are_kept(self) -> None:

@@ -8,7 +8,8 @@ channel dispatcher's ``wait_idle``); time-based flushing is driven by
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 

@@ -1,0 +1,367 @@
+"""Reaching a notification channel over IIOP from any of Spark's processes.
+
+Strategy: Spark runs the data source in processes of its own (a planner, a
+long-lived streaming "source runner", executor workers), so nothing made in
+the driver can be handed to them except picklable options. Each process
+therefore opens its own client ORB, lazily and once (:func:`client_orb`), and
+resolves the channel from the options by IDL operations only, exactly as a
+TAO or JacORB client would:
+
+- ``channel`` is an object URL (``IOR:``, ``corbaloc:``, ``corbaname:``)
+  naming an ``EventChannel``, or an ``EventChannelFactory`` together with
+  ``channel_id`` (without it, the factory must hold exactly one channel:
+  picking one silently, or creating an empty one, would hide mistakes).
+- ``admin_id`` picks an existing consumer or supplier admin; by default the
+  channel's default admin (id 0) is used, as most clients do.
+
+:class:`PullSubscription` is the consumer side of the data source: a
+sequence pull proxy with the constraint attached as an EXTENDED_TCL filter
+made by the channel's own default filter factory, so the channel filters
+(section 2.3) and only matching events cross the network. It either owns
+a temporary proxy (connected on open, disconnected on close) or uses an
+existing one by ``proxy_id`` (a *subscription* made by
+:func:`create_subscription`), which keeps queueing while no query runs and
+is left connected. :func:`open_push_proxy` is the supplier side (the sink).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from cosnotify.orb import CORBA
+from cosnotify.stubs import CosEventChannelAdmin as ECA
+from cosnotify.stubs import CosNotification as N
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from cosnotify.stubs import CosNotifyFilter as NF
+
+__all__ = [
+    "ChannelAddress",
+    "ChannelError",
+    "PullSubscription",
+    "client_orb",
+    "create_subscription",
+    "drop_subscription",
+    "open_push_proxy",
+    "resolve_channel",
+]
+
+log = logging.getLogger("spark_bridge.connect")
+
+_CHANNEL_ID = CA.EventChannel._NP_RepositoryId
+_FACTORY_ID = CA.EventChannelFactory._NP_RepositoryId
+_orb_lock = threading.Lock()
+_orb: tuple[int, Any] | None = None
+
+
+class ChannelError(ValueError):
+    """The options do not lead to a usable channel, admin or proxy.
+
+    ``url`` is the ``channel`` option and ``detail`` says what went wrong;
+    ``__cause__`` is the CORBA exception, when there was one.
+    """
+
+    def __init__(self, url: str, detail: str) -> None:
+        super().__init__(f"{detail} (channel {_shorten(url)})")
+        self.url = url
+        self.detail = detail
+
+
+def _shorten(url: str) -> str:
+    return url if len(url) <= 60 else url[:57] + "..."
+
+
+def client_orb() -> Any:
+    """This process's client ORB for the bridge, made on first use.
+
+    Spark forks Python workers from a daemon; the ORB is keyed by process id
+    so a forked child never reuses its parent's sockets and threads.
+    """
+    global _orb
+    with _orb_lock:
+        pid = os.getpid()
+        if _orb is None or _orb[0] != pid or _orb[1]._destroyed:
+            _orb = (pid, CORBA.ORB_init([], f"spark-bridge-{pid}"))
+        return _orb[1]
+
+
+def _int_option(options: Mapping[str, Any], name: str, default: int | None) -> int | None:
+    value = options.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"option {name!r} must be an integer, got {value!r}") from None
+
+
+def _float_option(options: Mapping[str, Any], name: str, default: float) -> float:
+    value = options.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"option {name!r} must be a number, got {value!r}") from None
+
+
+@attrs.frozen
+class ChannelAddress:
+    """Where the channel is: ``url`` (channel or factory), ``channel_id``, ``admin_id``."""
+
+    url: str
+    channel_id: int | None = None
+    admin_id: int | None = None
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> ChannelAddress:
+        url = options.get("channel")
+        if not url:
+            raise ValueError('option "channel" is required: the IOR, corbaloc or corbaname URL '
+                             "of an EventChannel or an EventChannelFactory")
+        return cls(str(url), _int_option(options, "channel_id", None),
+                   _int_option(options, "admin_id", None))
+
+
+def resolve_channel(orb: Any, address: ChannelAddress) -> Any:
+    """The ``CosNotifyChannelAdmin::EventChannel`` that ``address`` names."""
+    url = address.url
+    try:
+        obj = orb.string_to_object(url)
+        if obj is None:
+            raise ChannelError(url, "the URL is a nil reference")
+        if obj._is_a(_CHANNEL_ID):
+            if address.channel_id is not None:
+                raise ChannelError(url, "the URL names an EventChannel; channel_id is only "
+                                        "for an EventChannelFactory URL")
+            return CA.EventChannel._narrow(obj)
+        if not obj._is_a(_FACTORY_ID):
+            raise ChannelError(url, "the URL names neither an EventChannel nor an "
+                                    "EventChannelFactory")
+        factory = CA.EventChannelFactory._narrow(obj)
+        channel_id = address.channel_id
+        if channel_id is None:
+            ids = sorted(factory.get_all_channels())
+            if len(ids) != 1:
+                raise ChannelError(url, f"the factory has channels {ids}: "
+                                        'choose one with option "channel_id"')
+            channel_id = ids[0]
+        try:
+            return factory.get_event_channel(channel_id)
+        except CA.ChannelNotFound:
+            raise ChannelError(url, f"the factory has no channel {channel_id}") from None
+    except ChannelError:
+        raise
+    except Exception as exc:  # CORBA system exceptions, CosNaming::NotFound ...
+        raise ChannelError(url, f"cannot resolve: {type(exc).__name__}: {exc}") from exc
+
+
+def _consumer_admin(channel: Any, address: ChannelAddress) -> Any:
+    if address.admin_id is None:
+        return channel._get_default_consumer_admin()
+    try:
+        return channel.get_consumeradmin(address.admin_id)
+    except CA.AdminNotFound:
+        raise ChannelError(address.url, f"no consumer admin {address.admin_id}") from None
+
+
+def _supplier_admin(channel: Any, address: ChannelAddress) -> Any:
+    if address.admin_id is None:
+        return channel._get_default_supplier_admin()
+    try:
+        return channel.get_supplieradmin(address.admin_id)
+    except CA.AdminNotFound:
+        raise ChannelError(address.url, f"no supplier admin {address.admin_id}") from None
+
+
+def _long(value: int) -> Any:
+    return CORBA.Any(CORBA.TC_long, value)
+
+
+def _quietly(operation: Any, *args: Any) -> None:
+    try:
+        operation(*args)
+    except Exception as exc:  # noqa: BLE001 - the object may already be gone
+        log.debug("%s failed: %s", getattr(operation, "__name__", operation), exc)
+
+
+def _new_pull_proxy(channel: Any, admin: Any, constraint: str | None,
+                    pull_size: int) -> tuple[Any, int, Any]:
+    """A connected sequence pull proxy with the constraint as a filter: (proxy, id, filter)."""
+    proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)
+    proxy = CA.SequenceProxyPullSupplier._narrow(proxy)
+    flt = None
+    try:
+        proxy.set_qos([N.Property("MaximumBatchSize", _long(pull_size))])
+        if constraint is not None and constraint.strip():
+            flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+            flt.add_constraints([NF.ConstraintExp([], constraint)])
+            proxy.add_filter(flt)
+        proxy.connect_sequence_pull_consumer(None)
+    except BaseException:
+        _quietly(proxy.disconnect_sequence_pull_supplier)
+        if flt is not None:
+            _quietly(flt.destroy)
+        raise
+    return proxy, proxy_id, flt
+
+
+class PullSubscription:
+    """A sequence pull proxy in a remote channel that the data source pulls from.
+
+    ``owned`` proxies (made by :meth:`open` without ``proxy_id``) are
+    disconnected by :meth:`close`, and their filter destroyed; a proxy named
+    by ``proxy_id`` is left as it was found.
+    """
+
+    def __init__(self, orb: Any, proxy: Any, proxy_id: int, owned: bool, pull_size: int,
+                 flt: Any = None) -> None:
+        self.orb = orb
+        self.proxy = proxy
+        self.proxy_id = proxy_id
+        self.owned = owned
+        self.pull_size = pull_size
+        self._filter = flt
+        self.default_priority = 0
+        self.default_timeout = 0.0
+        try:
+            qos = {p.name: p.value.value() for p in proxy.get_qos()}
+            self.default_priority = int(qos.get("Priority", 0))
+            self.default_timeout = int(qos.get("Timeout", 0)) / 1e7
+        except Exception as exc:  # noqa: BLE001 - defaults are a nicety
+            log.debug("get_qos failed: %s", exc)
+
+    @classmethod
+    def open(cls, address: ChannelAddress, constraint: str | None = None,
+             proxy_id: int | None = None, pull_size: int = 1000,
+             orb: Any = None) -> PullSubscription:
+        """Connect a new proxy (with ``constraint``) or reuse the proxy ``proxy_id``."""
+        orb = client_orb() if orb is None else orb
+        channel = resolve_channel(orb, address)
+        try:
+            admin = _consumer_admin(channel, address)
+            if proxy_id is None:
+                proxy, new_id, flt = _new_pull_proxy(channel, admin, constraint, pull_size)
+                return cls(orb, proxy, new_id, True, pull_size, flt)
+            if constraint is not None and constraint.strip():
+                raise ChannelError(address.url, 'give "constraint" to create_subscription, not '
+                                                'together with "proxy_id"')
+            try:
+                proxy = admin.get_proxy_supplier(proxy_id)
+            except CA.ProxyNotFound:
+                raise ChannelError(address.url, f"no proxy {proxy_id} in the consumer "
+                                                "admin") from None
+            proxy = CA.SequenceProxyPullSupplier._narrow(proxy)
+            if proxy is None or proxy._get_MyType() != CA.PULL_SEQUENCE:
+                raise ChannelError(address.url, f"proxy {proxy_id} is not a "
+                                                "SequenceProxyPullSupplier")
+            try:
+                proxy.connect_sequence_pull_consumer(None)
+            except ECA.AlreadyConnected:
+                pass
+            return cls(orb, proxy, proxy_id, False, pull_size)
+        except ChannelError:
+            raise
+        except Exception as exc:
+            raise ChannelError(address.url, f"{type(exc).__name__}: {exc}") from exc
+
+    def pull(self, limit: int | None = None) -> list[Any]:
+        """What is queued now, up to ``limit`` events (None: until a pull comes back short).
+
+        Never waits: ``try_pull_structured_events`` returns what the proxy holds.
+        """
+        events: list[Any] = []
+        while limit is None or len(events) < limit:
+            ask = self.pull_size if limit is None else min(self.pull_size, limit - len(events))
+            batch, has_event = self.proxy.try_pull_structured_events(ask)
+            if not has_event:
+                break
+            events.extend(batch)
+            if len(batch) < ask:
+                break
+        return events
+
+    def drain(self, limit: int | None = None, idle_timeout: float = 0.0,
+              poll: float = 0.02) -> list[Any]:
+        """Pull until the queue is empty and stays empty for ``idle_timeout`` seconds."""
+        events: list[Any] = []
+        quiet_since = time.monotonic()
+        while limit is None or len(events) < limit:
+            got = self.pull(None if limit is None else limit - len(events))
+            if got:
+                events.extend(got)
+                quiet_since = time.monotonic()
+                continue
+            if time.monotonic() - quiet_since >= idle_timeout:
+                break
+            time.sleep(poll)
+        return events
+
+    def close(self) -> None:
+        """Disconnect an owned proxy and destroy its filter; leave a named one alone."""
+        if self.owned:
+            _quietly(self.proxy.disconnect_sequence_pull_supplier)
+            if self._filter is not None:
+                _quietly(self._filter.destroy)
+        self.proxy = None
+
+
+def create_subscription(channel: str, constraint: str | None = None, *,
+                        channel_id: int | None = None, admin_id: int | None = None,
+                        pull_size: int = 1000, orb: Any = None) -> int:
+    """Create a lasting sequence pull proxy in ``channel`` and return its proxy id.
+
+    The proxy queues the events that pass ``constraint`` (EXTENDED_TCL) from
+    now on, whether or not a query is reading, within the channel's limits
+    (MaxEventsPerConsumer, DiscardPolicy, event lifetimes). Read it with
+    ``.option("proxy_id", id)``; a batch read then drains what it holds.
+    """
+    address = ChannelAddress(channel, channel_id, admin_id)
+    orb = client_orb() if orb is None else orb
+    target = resolve_channel(orb, address)
+    try:
+        admin = _consumer_admin(target, address)
+        _, proxy_id, _ = _new_pull_proxy(target, admin, constraint, pull_size)
+    except ChannelError:
+        raise
+    except Exception as exc:
+        raise ChannelError(channel, f"{type(exc).__name__}: {exc}") from exc
+    return int(proxy_id)
+
+
+def drop_subscription(channel: str, proxy_id: int, *, channel_id: int | None = None,
+                      admin_id: int | None = None, orb: Any = None) -> None:
+    """Disconnect (and so destroy) the subscription proxy ``proxy_id`` and its filters."""
+    address = ChannelAddress(channel, channel_id, admin_id)
+    orb = client_orb() if orb is None else orb
+    admin = _consumer_admin(resolve_channel(orb, address), address)
+    try:
+        proxy = CA.SequenceProxyPullSupplier._narrow(admin.get_proxy_supplier(proxy_id))
+    except CA.ProxyNotFound:
+        raise ChannelError(channel, f"no proxy {proxy_id} in the consumer admin") from None
+    filters = [proxy.get_filter(i) for i in proxy.get_all_filters()]
+    proxy.disconnect_sequence_pull_supplier()
+    for flt in filters:
+        _quietly(flt.destroy)
+
+
+def open_push_proxy(address: ChannelAddress, orb: Any = None) -> Any:
+    """A connected ``SequenceProxyPushConsumer`` of the supplier admin (for the sink)."""
+    orb = client_orb() if orb is None else orb
+    channel = resolve_channel(orb, address)
+    try:
+        proxy, _ = _supplier_admin(channel, address).obtain_notification_push_consumer(
+            CA.SEQUENCE_EVENT)
+        proxy = CA.SequenceProxyPushConsumer._narrow(proxy)
+        proxy.connect_sequence_push_supplier(None)
+    except ChannelError:
+        raise
+    except Exception as exc:
+        raise ChannelError(address.url, f"{type(exc).__name__}: {exc}") from exc
+    return proxy

@@ -1,0 +1,314 @@
+"""The ``cosnotify`` Python data source: channels as Spark streams and tables.
+
+Strategy: Spark's Python Data Source API runs a streaming reader's
+``initialOffset``/``latestOffset``/``partitions``/``commit``/``stop`` in one
+long-lived Python process beside the driver (the *source runner*), and
+``read(partition)`` in executor workers; the reader object is also built and
+pickled by a separate planner process. So the reader connects lazily, in the
+runner only, and drops its connection when pickled.
+
+A notification channel has no replayable log: an event pulled from a proxy is
+gone from the channel. The stream reader is therefore a pull consumer that
+*buffers what it pulled until Spark commits it*:
+
+- ``latestOffset(start, limit)`` pulls up to ``limit.max_rows`` events from
+  the proxy with ``try_pull_structured_events``, converts them at once into
+  an Arrow table (``arrow.py``) and appends it to a backlog. Offsets are
+  ``{"events": n}``: how many events this query's consumer has received.
+- ``partitions(start, end)`` slices the backlog and ships the rows inside
+  the partition (Arrow IPC bytes), so ``read`` in a worker only decodes them
+  and a retried task reads the very same rows.
+- ``commit(end)`` drops the backlog up to ``end``; ``stop()`` disconnects the
+  proxy (if the query made it) and destroys its filter.
+
+A ``DataSourceStreamReader`` was chosen over ``SimpleDataSourceStreamReader``
+(both measured, docs/spark.md): the simple reader's wrapper never forwards
+``stop()``, so the channel's proxy would outlive the query, and it ignores
+Spark's read limits; StructuredEvents cannot be pickled (their value classes
+are made at run time), so rows go to the workers as Arrow either way.
+
+A batch read drains: ``read`` (in a worker) pulls what the proxy holds, then
+waits ``idle_timeout`` seconds for more.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import StructType
+
+from spark_bridge.arrow import events_to_arrow
+from spark_bridge.connect import (
+    ChannelAddress,
+    PullSubscription,
+    _float_option,
+    _int_option,
+)
+from spark_bridge.schema import arrow_schema, event_schema
+
+__all__ = ["BatchReader", "CosNotifyDataSource", "EventPartition", "SourceOptions",
+           "StreamReader", "register"]
+
+log = logging.getLogger("spark_bridge.source")
+
+NAME = "cosnotify"
+
+
+class SourceOptions:
+    """The reader's options, parsed and checked once (in whichever process builds it)."""
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.address = ChannelAddress.from_options(options)
+        constraint = options.get("constraint")
+        self.constraint: str | None = str(constraint) if constraint else None
+        self.proxy_id = _int_option(options, "proxy_id", None)
+        self.max_events_per_batch = _int_option(options, "max_events_per_batch", 10_000)
+        self.pull_size = _int_option(options, "pull_size", 1000) or 1000
+        self.idle_timeout = _float_option(options, "idle_timeout", 0.0)
+        self.max_events = _int_option(options, "max_events", None)
+        if self.pull_size < 1 or (self.max_events_per_batch or 0) < 0:
+            raise ValueError("pull_size must be at least 1 and max_events_per_batch at least 0")
+        if self.constraint is not None:
+            from cosnotify.filter import parse_constraint
+
+            parse_constraint(self.constraint)  # ConstraintSyntaxError now, not in a worker
+        if self.constraint is not None and self.proxy_id is not None:
+            raise ValueError('"constraint" and "proxy_id" do not go together: a subscription '
+                             "has its filter (spark_bridge.create_subscription)")
+
+    def subscribe(self) -> PullSubscription:
+        return PullSubscription.open(self.address, self.constraint, self.proxy_id,
+                                     self.pull_size)
+
+
+def _to_arrow(subscription: PullSubscription, events: list[Any]) -> pa.Table:
+    arrival = time.time()
+    table, rejected = events_to_arrow([(event, arrival) for event in events],
+                                      references=subscription.orb,
+                                      default_priority=subscription.default_priority,
+                                      default_timeout=subscription.default_timeout)
+    for item in rejected:
+        log.warning("dropped: %s", item)
+    return table
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
+
+
+class EventPartition(InputPartition):
+    """Rows ``[first, first + rows)`` of a micro-batch, carried as Arrow IPC bytes."""
+
+    def __init__(self, first: int, rows: int, data: bytes) -> None:
+        super().__init__(first)
+        self.first = first
+        self.rows = rows
+        self.data = data
+
+    def batches(self) -> list[pa.RecordBatch]:
+        if not self.rows:
+            return []
+        batches: list[pa.RecordBatch] = pa.ipc.open_stream(self.data).read_all().to_batches()
+        return batches
+
+    def __repr__(self) -> str:
+        return f"EventPartition(first={self.first}, rows={self.rows})"
+
+
+def _exit_on_sigterm() -> None:
+    """Make SIGTERM unwind the source runner, so its ``finally: reader.stop()`` runs.
+
+    pyspark 4.3.0 stops a query's source runner with ``Process.destroy()``
+    (SIGTERM), and Python's default action would kill it before ``stop()``,
+    leaving the channel's proxy connected. Only the runner's main thread, and
+    only while SIGTERM still has its default action, is changed.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminate)
+
+
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Micro-batches of the events a pull proxy receives (see the module docstring)."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+        self._subscription: PullSubscription | None = None
+        self._backlog: deque[tuple[int, pa.Table]] = deque()  # (first offset, rows)
+        self._next: int | None = None  # offset of the next event to be pulled
+        self._frozen = False  # Trigger.AvailableNow: serve the backlog, pull no more
+
+    # The planner process pickles the reader for the workers, which only call read().
+    def __getstate__(self) -> dict[str, Any]:
+        return {"options": self.options, "_subscription": None, "_backlog": deque(),
+                "_next": None, "_frozen": False}
+
+    def _connected(self) -> PullSubscription:
+        if self._subscription is None:
+            _exit_on_sigterm()
+            self._subscription = self.options.subscribe()
+            log.info("pulling from proxy %d", self._subscription.proxy_id)
+        return self._subscription
+
+    # -- offsets ---------------------------------------------------------------------------
+    def initialOffset(self) -> dict[str, int]:
+        self._connected()  # connect as the query starts, so events from now on queue
+        return {"events": 0}
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        n = self.options.max_events_per_batch
+        return ReadMaxRows(n) if n else ReadAllAvailable()
+
+    def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
+        begin = int(start["events"])
+        if self._next is None or self._next < begin:
+            # A new runner (or a restart from a checkpoint): continue the numbering.
+            self._next = begin
+            self._backlog.clear()
+        most = getattr(limit, "max_rows", None)  # ReadMaxRows; ReadAllAvailable has none
+        held = self._next - begin
+        if not self._frozen and (most is None or held < most):
+            self._pull(None if most is None else most - held)
+        end = self._next if most is None else min(self._next, begin + most)
+        return {"events": end}
+
+    def reportLatestOffset(self) -> dict[str, int] | None:
+        return None if self._next is None else {"events": self._next}
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Take everything queued now into the backlog; later batches serve only that."""
+        if self._next is None:
+            self._next = 0
+        self._pull(None)
+        self._frozen = True
+
+    def _pull(self, limit: int | None) -> None:
+        subscription = self._connected()
+        events = subscription.pull(limit)
+        if not events:
+            return
+        table = _to_arrow(subscription, events)
+        if table.num_rows:
+            assert self._next is not None
+            self._backlog.append((self._next, table))
+            self._next += table.num_rows
+
+    # -- planning and reading --------------------------------------------------------------
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[EventPartition]:
+        first, last = int(start["events"]), int(end["events"])
+        if first >= last:
+            return []
+        pieces = []
+        for offset, table in self._backlog:
+            lo, hi = max(first, offset), min(last, offset + table.num_rows)
+            if lo < hi:
+                pieces.append(table.slice(lo - offset, hi - lo))
+        rows = sum(piece.num_rows for piece in pieces)
+        if rows != last - first:
+            # Only after a restart: the events of an unfinished batch left the channel
+            # with the process that pulled them (at most once, docs/spark.md).
+            log.warning("events %d..%d are not buffered here (query restarted?): %d of %d "
+                        "rows replayed", first, last, rows, last - first)
+        if not rows:
+            return []
+        table = pa.concat_tables(pieces).combine_chunks()
+        return [EventPartition(first, rows, _ipc(table))]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, EventPartition)
+        return iter(partition.batches())
+
+    def commit(self, end: dict[str, int]) -> None:
+        done = int(end["events"])
+        while self._backlog and self._backlog[0][0] + self._backlog[0][1].num_rows <= done:
+            self._backlog.popleft()
+
+    def stop(self) -> None:
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            subscription.close()
+            log.info("stopped; proxy %d %s", subscription.proxy_id,
+                     "disconnected" if subscription.owned else "left connected")
+
+
+class BatchReader(DataSourceReader):
+    """``spark.read``: drain the proxy (see the module docstring)."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+
+    def partitions(self) -> list[InputPartition]:
+        return [InputPartition(0)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        subscription = self.options.subscribe()
+        try:
+            events = subscription.drain(self.options.max_events, self.options.idle_timeout)
+            table = _to_arrow(subscription, events)
+        finally:
+            subscription.close()
+        return iter(table.to_batches())
+
+
+class CosNotifyDataSource(DataSource):
+    """``format("cosnotify")``: read structured events, or write rows as events."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> StructType:
+        SourceOptions(self.options)  # bad options fail at load(), not in a worker later
+        return event_schema()
+
+    def reader(self, schema: StructType) -> BatchReader:
+        return BatchReader(SourceOptions(self.options))
+
+    def streamReader(self, schema: StructType) -> StreamReader:
+        return StreamReader(SourceOptions(self.options))
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        from spark_bridge.writer import EventWriter, SinkOptions
+
+        return EventWriter(SinkOptions(self.options, schema))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        from spark_bridge.writer import EventStreamWriter, SinkOptions
+
+        return EventStreamWriter(SinkOptions(self.options, schema))
+
+
+def register(spark: Any) -> None:
+    """Register the ``cosnotify`` data source with ``spark`` (docs/public-api.md section 5)."""
+    arrow_schema()  # fail here, not in a worker, if pyarrow cannot express the schema
+    spark.dataSource.register(CosNotifyDataSource)

@@ -1,0 +1,236 @@
+"""The ``cosnotify`` data source and the remote sink against a server on loopback.
+
+The server runs in the test process; Spark's Python processes (the planner,
+the streaming source runner, executor workers) reach it over IIOP like any
+remote client. Pushing into the channel goes through the in-process core.
+Waits are on conditions with a generous bound; streaming queries stop after
+the expected rows arrive (a channel always may have more data, so
+``processAllAvailable`` is not used).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import spark_bridge
+from cosnotify.orb import CORBA
+from cosnotify.server import NotificationServer, ServerConfig
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from spark_bridge import ChannelError, connect, event_schema, event_to_row, row_to_event
+from tests.spark.conftest import WAIT, alarm, number
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = WAIT) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[NotificationServer]:
+    srv = NotificationServer(ServerConfig(port=0, call_timeout=30.0)).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def registered(spark: Any) -> Any:
+    spark_bridge.register(spark)
+    return spark
+
+
+class Channel:
+    """A channel of the test server: its id, URLs and an in-process supplier."""
+
+    def __init__(self, server: NotificationServer) -> None:
+        self.server = server
+        self.core, self.id = server.factory.create_channel([], [])
+        self.url = server.factory_url  # with option channel_id
+        self.ior = server.orb.object_to_string(server.servants.to_reference(self.core))
+        entry, _ = self.core._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.SEQUENCE_EVENT)
+        entry.connect_sequence_push_supplier(None)
+        self.entry = entry
+
+    def push(self, events: list[Any]) -> None:
+        self.entry.push_structured_events(events)
+        assert self.server.factory.service.dispatcher.wait_idle()
+
+    def pull_proxies(self) -> list[int]:
+        return list(self.core._get_default_consumer_admin()._get_pull_suppliers())
+
+    def collector(self) -> Any:
+        """An in-process sequence pull proxy, to see what reaches the channel."""
+        proxy, _ = self.core._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.connect_sequence_pull_consumer(None)
+        return proxy
+
+
+@pytest.fixture
+def channel(server: NotificationServer) -> Iterator[Channel]:
+    ch = Channel(server)
+    yield ch
+    ch.core.destroy()
+
+
+def drain(proxy: Any, count: int) -> list[Any]:
+    got: list[Any] = []
+    deadline = time.monotonic() + WAIT
+    while len(got) < count and time.monotonic() < deadline:
+        batch, has = proxy.try_pull_structured_events(1000)
+        got.extend(batch) if has else time.sleep(0.05)
+    return got
+
+
+class TestResolution:
+    def test_channel_and_factory_urls(self, server: NotificationServer,
+                                      channel: Channel) -> None:
+        """A channel IOR, or the factory's corbaname plus channel_id, name the channel;
+        a factory with several channels and no channel_id is refused."""
+        orb = connect.client_orb()
+        by_ior = connect.resolve_channel(
+            orb, connect.ChannelAddress(channel.ior))
+        by_factory = connect.resolve_channel(
+            orb, connect.ChannelAddress(channel.url, channel.id))
+        assert by_ior._is_equivalent(by_factory)
+        assert by_factory._is_equivalent(connect.CA.EventChannelFactory._narrow(
+            orb.string_to_object(channel.url)).get_event_channel(channel.id))
+        other = Channel(server)
+        try:
+            with pytest.raises(ChannelError, match="channel_id"):
+                connect.resolve_channel(
+                    orb, connect.ChannelAddress(channel.url))
+        finally:
+            other.core.destroy()
+        with pytest.raises(ChannelError, match="only"):
+            connect.resolve_channel(
+                orb, connect.ChannelAddress(channel.ior, channel.id + 1))
+
+
+class TestBatchRead:
+    def test_drains_a_subscription(self, registered: Any, channel: Channel) -> None:
+        """spark.read drains the events queued for a subscription, filtered in the channel."""
+        proxy_id = spark_bridge.create_subscription(channel.url, "$n >= 5 and $n < 15",
+                                                    channel_id=channel.id)
+        channel.push([alarm(i) for i in range(20)])
+        reader = registered.read.format("cosnotify").option("channel", channel.ior) \
+            .option("proxy_id", proxy_id)
+        rows = reader.load().collect()
+        assert sorted(number(row_to_event(r)) for r in rows) == list(range(5, 15))
+        assert rows[0]["domain_name"] == "Telecom"
+        assert reader.load().count() == 0  # drained
+        assert proxy_id in channel.pull_proxies()  # a subscription outlives the read
+        spark_bridge.drop_subscription(channel.url, proxy_id, channel_id=channel.id)
+        assert proxy_id not in channel.pull_proxies()
+
+    def test_bad_options_fail_at_load(self, registered: Any, channel: Channel) -> None:
+        """A malformed constraint or a missing channel is reported when the query is built."""
+        with pytest.raises(Exception, match="constraint|unexpected"):
+            registered.read.format("cosnotify").option("channel", channel.ior) \
+                .option("constraint", "$n >>> 1").load()
+        with pytest.raises(Exception, match="channel"):
+            registered.read.format("cosnotify").load()
+
+
+class TestStreamRead:
+    def test_micro_batches_follow_the_channel(self, registered: Any, channel: Channel) -> None:
+        """readStream gets the matching events in batches of at most max_events_per_batch;
+        stopping the query disconnects its proxy."""
+        batches: list[list[int]] = []
+        cond = threading.Condition()
+
+        def collect(df: Any, batch_id: int) -> None:
+            rows = [number(row_to_event(r)) for r in df.collect()]
+            with cond:
+                batches.append(rows)
+                cond.notify_all()
+
+        before = channel.pull_proxies()
+        query = (registered.readStream.format("cosnotify")
+                 .option("channel", channel.url).option("channel_id", channel.id)
+                 .option("constraint", "$n < 3 or $n >= 10")
+                 .option("max_events_per_batch", 4)
+                 .load().writeStream.foreachBatch(collect).start())
+        try:
+            assert wait_until(lambda: len(channel.pull_proxies()) > len(before))
+            channel.push([alarm(i) for i in range(20)])
+            with cond:
+                assert cond.wait_for(lambda: sum(map(len, batches)) >= 13, WAIT), batches
+        finally:
+            query.stop()
+        got = [n for batch in batches for n in batch]
+        assert got == [0, 1, 2, *range(10, 20)]
+        assert max(map(len, batches)) <= 4
+        assert wait_until(lambda: channel.pull_proxies() == before)
+
+    def test_available_now_and_the_sink(self, registered: Any, channel: Channel,
+                                        server: NotificationServer, tmp_path: Any) -> None:
+        """A subscription read with Trigger.AvailableNow, written to another channel
+        with writeStream: the events arrive there unchanged."""
+        proxy_id = spark_bridge.create_subscription(channel.url, channel_id=channel.id)
+        events = [alarm(i, header=[]) for i in range(7)]
+        channel.push(events)
+        target = Channel(server)
+        try:
+            out = target.collector()
+            query = (registered.readStream.format("cosnotify")
+                     .option("channel", channel.ior).option("proxy_id", proxy_id)
+                     .load().writeStream.format("cosnotify")
+                     .option("channel", target.ior).option("batch_size", 3)
+                     .option("checkpointLocation", str(tmp_path / "checkpoint"))
+                     .trigger(availableNow=True).start())
+            assert query.awaitTermination(WAIT * 2)
+            assert query.exception() is None
+            assert drain(out, 7) == events
+        finally:
+            target.core.destroy()
+
+
+class TestWrite:
+    def test_batch_write(self, registered: Any, channel: Channel) -> None:
+        """df.write pushes every row as a StructuredEvent."""
+        out = channel.collector()
+        events = [alarm(i) for i in range(5)]
+        df = registered.createDataFrame([event_to_row(e, arrival=0.0) for e in events],
+                                        event_schema())
+        df.write.format("cosnotify").mode("append").option("channel", channel.ior).save()
+        assert sorted(drain(out, 5), key=number) == events
+
+
+class TestRemoteSink:
+    def test_sink_attached_to_a_remote_channel(self, spark: Any, channel: Channel) -> None:
+        """SparkSinkProxy.attach_remote: the channel pushes to a served consumer over IIOP,
+        filtered by the constraint; close() releases the proxy."""
+        orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:0"], "spark-sink-test")
+        rows: list[Any] = []
+        done = threading.Event()
+
+        def land(df: Any, batch_id: int) -> None:
+            rows.extend(df.collect())
+            if len(rows) >= 4:
+                done.set()
+
+        sink = spark_bridge.SparkSinkProxy.attach_remote(
+            channel.url, spark, orb=orb, channel_id=channel.id, constraint="$n >= 6",
+            callback=land, max_batch_size=2, pacing_interval=0.2)
+        try:
+            assert len(channel.core._get_default_consumer_admin()._get_push_suppliers()) == 1
+            channel.push([alarm(i) for i in range(10)])
+            assert done.wait(WAIT)
+        finally:
+            sink.close()
+            orb.shutdown(True)
+            orb.destroy()
+        assert sorted(number(row_to_event(r)) for r in rows) == [6, 7, 8, 9]
+        assert channel.core._get_default_consumer_admin()._get_push_suppliers() == []
