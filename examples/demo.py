@@ -1,26 +1,48 @@
-"""The main job, end to end: supplier -> channel (filtered) -> consumer -> (Spark).
+"""The main job, end to end, over IIOP: server -> supplier -> filter -> consumer -> Spark.
 
-Run with ``make demo``. Each step prints what actually happened; a step whose
-part of cosnotify is not available yet says so and is skipped, so nothing
-printed here is invented.
+Run with ``make demo`` (or ``.venv/bin/python examples/demo.py``). Every
+number printed is measured in this run.
+
+1. ``cosnotify serve`` starts as a separate process on 127.0.0.1 (a free
+   port) with its embedded NameService.
+2. This process is the client. It resolves the EventChannelFactory by
+   ``corbaname`` through that naming service, creates a channel and a consumer
+   admin, and attaches an EXTENDED_TCL filter made by the server's
+   FilterFactory. The filter runs in the server.
+3. Two consumers join that admin over IIOP: a StructuredPushConsumer served
+   by this process's ORB, and a remote ``spark_bridge.SparkSinkProxy`` that
+   turns each delivered batch into a Spark DataFrame.
+4. A supplier pushes TMF-814-style alarms of five severities. Only critical
+   and major ones pass the filter, and both consumers receive them.
+5. The DataFrame is queried: rows per severity, and ``tcl_filter`` running
+   the constraint language inside Spark.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
+import re
+import signal
+import subprocess
 import sys
 import threading
 import time
 from typing import Any
 
-import cosnotify
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import CosNotifyFilter
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+from cosnotify.orb import CORBA  # noqa: E402
+from cosnotify.stubs import CosNaming  # noqa: E402
+from cosnotify.stubs import CosNotification as N  # noqa: E402
+from cosnotify.stubs import CosNotifyChannelAdmin as CA  # noqa: E402
+from cosnotify.stubs import CosNotifyComm__POA, CosNotifyFilter  # noqa: E402
+
+TOTAL = 1000
 SEVERITIES = ["critical", "major", "minor", "warning", "cleared"]
+CONSTRAINT = "$severity == 'critical' or $severity == 'major'"
+WAIT = 120.0
 
 
 def alarm(i: int) -> Any:
@@ -36,125 +58,182 @@ def alarm(i: int) -> Any:
         CORBA.Any(CORBA.TC_string, f"probable cause {i % 3}"))
 
 
-class Consumer:
-    """A StructuredPushConsumer that counts what it receives."""
+class Consumer(CosNotifyComm__POA.StructuredPushConsumer):
+    """Counts what the server pushes to it; ``done`` once ``expected`` arrived."""
 
     def __init__(self, expected: int) -> None:
-        self.events: list[Any] = []
-        self.done = threading.Event()
         self.expected = expected
+        self.counts: dict[str, int] = {}
+        self.received = 0
+        self.done = threading.Event()
+        self.disconnected = threading.Event()
 
     def push_structured_event(self, event: Any) -> None:
-        self.events.append(event)
-        if len(self.events) >= self.expected:
+        severity = event.filterable_data[0].value.value()
+        self.counts[severity] = self.counts.get(severity, 0) + 1
+        self.received += 1
+        if self.received >= self.expected:
             self.done.set()
 
     def offer_change(self, added: Any, removed: Any) -> None:
         pass
 
     def disconnect_structured_push_consumer(self) -> None:
-        pass
+        self.disconnected.set()
+
+
+class Server:
+    """``python -m cosnotify serve`` in a child process; ``url`` once it serves."""
+
+    _READY = re.compile(r"serving \S+ at (\S+) \(naming (\S+)\)")
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cosnotify", "serve", "--endpoint", "127.0.0.1:0",
+             "--call-timeout", "60"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True)
+        self.url = self.naming = ""
+        self.log: list[str] = []
+        self._ready = threading.Event()
+        threading.Thread(target=self._read, name="server-log", daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.log.append(line.rstrip())
+            found = self._READY.search(line)
+            if found:
+                self.url, self.naming = found.group(1), found.group(2)
+                self._ready.set()
+        self._ready.set()  # the server exited: stop waiting
+
+    def wait_ready(self) -> bool:
+        return self._ready.wait(WAIT) and bool(self.url)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
 
 
 def step(title: str) -> None:
-    print(f"\n== {title}")
+    print(f"\n== {title}", flush=True)
 
 
 def spark_session() -> Any:
     """A local SparkSession on loopback, using this interpreter for the workers."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    return (SparkSession.builder.master("local[2]").appName("cosnotify-demo")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark = (SparkSession.builder.master("local[2]").appName("cosnotify-demo")
+             .config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "2")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
 
 
-def main() -> int:
-    total = 1000
-    step("1. channel server on 127.0.0.1 with embedded naming")
-    if importlib.util.find_spec("cosnotify.server") is None:
-        print("skipped: cosnotify.server is not built yet; using the in-process channel")
-    factory = cosnotify.EventChannelFactory()
+def run(server: Server, orb: Any) -> int:
+    import spark_bridge
+
+    step("2. the client resolves the factory through the embedded NameService")
+    naming = CosNaming.NamingContext._narrow(orb.string_to_object(server.naming))
+    bound = [b.binding_name[0].id for b in naming.list(10)[0]]
+    print(f"NameService at {server.naming} lists: {bound}")
+    factory = CA.EventChannelFactory._narrow(orb.string_to_object(server.url))
     channel, channel_id = factory.create_channel([], [])
-    print(f"created channel {channel_id}")
-
-    step("2. a consumer admin with an EXTENDED_TCL filter, shared by its consumers")
-    constraint = "$severity == 'critical' or $severity == 'major'"
-    expected = sum(1 for i in range(total) if SEVERITIES[i % 5] in ("critical", "major"))
+    print(f"created channel {channel_id} in the server")
     admin, admin_id = channel.new_for_consumers(CA.AND_OP)
     flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
     flt.add_constraints([CosNotifyFilter.ConstraintExp(
-        [N.EventType("Telecom", "CommunicationsAlarm")], constraint)])
+        [N.EventType("Telecom", "CommunicationsAlarm")], CONSTRAINT)])
     admin.add_filter(flt)
-    print(f"consumer admin {admin_id} filters with: {constraint}")
+    print(f"consumer admin {admin_id} filters (in the server) with: {CONSTRAINT}")
+
+    step("3. two consumers join that admin over IIOP")
+    expected = sum(1 for i in range(TOTAL) if SEVERITIES[i % 5] in ("critical", "major"))
+    poa = orb.resolve_initial_references("RootPOA")
+    poa.the_POAManager.activate()
     consumer = Consumer(expected)
     proxy, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-    proxy.connect_structured_push_consumer(consumer)
-    print(f"push consumer connected to proxy supplier {proxy_id}")
-
+    proxy = CA.StructuredProxyPushSupplier._narrow(proxy)
+    proxy.connect_structured_push_consumer(poa.servant_to_reference(consumer))
+    print(f"StructuredPushConsumer (served here) connected to proxy {proxy_id}")
+    print("starting a local SparkSession (this takes a few seconds) ...", flush=True)
+    spark = spark_session()
     frames: list[Any] = []
-    sink = spark = None
-    if importlib.util.find_spec("spark_bridge") is None:
-        print("skipped: spark_bridge is not installed")
-    else:
-        import spark_bridge
+    sink = spark_bridge.SparkSinkProxy.attach_remote(
+        orb.object_to_string(channel), spark, orb=orb, admin_id=admin_id,
+        max_batch_size=100, pacing_interval=0.5,
+        callback=lambda df, batch_id: frames.append(df))
+    print("SparkSinkProxy (served here) connected as a sequence consumer, batches of <= 100")
 
-        print("starting a local SparkSession (this takes a few seconds) ...")
-        spark = spark_session()
-        spark.sparkContext.setLogLevel("ERROR")
-        sink = spark_bridge.SparkSinkProxy.attach(
-            admin, spark, max_batch_size=100, pacing_interval=0.5,
-            callback=lambda df, batch_id: frames.append(df))
-        print("SparkSinkProxy connected as a sequence consumer (batches of up to 100)")
-
-    step("3. supplier pushes alarms")
+    step("4. a supplier pushes alarms of five severities")
     entry, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
         CA.STRUCTURED_EVENT)
+    entry = CA.StructuredProxyPushConsumer._narrow(entry)
     entry.connect_structured_push_supplier(None)
     started = time.perf_counter()
-    for i in range(total):
+    for i in range(TOTAL):
         entry.push_structured_event(alarm(i))
-    print(f"pushed {total} events")
-
-    step("4. delivery to the push consumer")
-    if not consumer.done.wait(30):
-        print(f"ERROR: consumer got {len(consumer.events)} of {expected} events")
-        factory.close()
+    pushed = time.perf_counter() - started
+    print(f"pushed {TOTAL} events in {pushed * 1000:.0f} ms ({TOTAL / pushed:,.0f} events/s, "
+          "one IIOP call each)")
+    if not consumer.done.wait(WAIT):
+        print(f"ERROR: the consumer got {consumer.received} of {expected} events")
         return 1
-    elapsed = time.perf_counter() - started
-    counts: dict[str, int] = {}
-    for event in consumer.events:
-        severity = event.filterable_data[0].value.value()
-        counts[severity] = counts.get(severity, 0) + 1
-    print(f"consumer received {len(consumer.events)} events in {elapsed * 1000:.1f} ms: {counts}")
+    delivered = time.perf_counter() - started
+    print(f"consumer received {consumer.received} events {delivered * 1000:.0f} ms after the first"
+          f" push ({expected} of the {TOTAL} match the constraint): "
+          f"{dict(sorted(consumer.counts.items()))}")
 
     step("5. the same events in a Spark DataFrame")
-    status = 0
-    if sink is not None:
-        import spark_bridge
+    landed = sink.wait(lambda stats: stats.written >= expected, timeout=WAIT)
+    sink.close()
+    if not landed or not frames:
+        print(f"ERROR: the sink wrote {sink.stats().written} of {expected} events")
+        return 1
+    df = frames[0]
+    for more in frames[1:]:
+        df = df.unionByName(more)
+    print(f"{df.count()} rows in {len(frames)} micro-batches; columns: {', '.join(df.columns)}")
+    severity = spark_bridge.property_value("severity", as_type="string")
+    for row in df.groupBy(severity.alias("severity")).count().orderBy("severity").collect():
+        print(f"  severity={row['severity']}: {row['count']} rows")
+    critical = "$severity == 'critical' and $Priority == 4"
+    print(f"tcl_filter(df, \"{critical}\") in Spark: "
+          f"{spark_bridge.tcl_filter(df, critical).count()} rows "
+          f"({spark_bridge.translate(critical).mode})")
+    spark.stop()
+    proxy.disconnect_structured_push_supplier()
+    entry.disconnect_structured_push_consumer()
+    channel.destroy()
+    return 0
 
-        landed = sink.wait(lambda stats: stats.written >= expected, timeout=120)
-        sink.close()
-        if not landed or not frames:
-            print(f"ERROR: the sink wrote {sink.stats().written} of {expected} events")
-            status = 1
-        else:
-            df = frames[0]
-            for more in frames[1:]:
-                df = df.unionByName(more)
-            severity = spark_bridge.property_value("severity", as_type="string")
-            print(f"{df.count()} rows in {len(frames)} micro-batches; schema columns: "
-                  f"{', '.join(df.columns)}")
-            for row in df.groupBy(severity.alias("severity")).count().orderBy("severity").collect():
-                print(f"  severity={row['severity']}: {row['count']} rows")
-        spark.stop()
-    factory.close()
-    return status
+
+def main() -> int:
+    step("1. channel server on 127.0.0.1 with embedded naming")
+    server = Server()
+    if not server.wait_ready():
+        print("ERROR: the server did not start:\n  " + "\n  ".join(server.log))
+        server.stop()
+        return 1
+    print(f"cosnotify serve (pid {server.process.pid}) serves {server.url}")
+    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:0"], "demo")
+    try:
+        status = run(server, orb)
+    finally:
+        orb.shutdown(True)
+        orb.destroy()
+        code = server.stop()
+    step("6. shutdown")
+    print(f"the server stopped on SIGTERM with exit status {code}")
+    return status or (1 if code else 0)
 
 
 if __name__ == "__main__":
