@@ -3,15 +3,17 @@
 The server runs in the test process; Spark's Python processes (the planner,
 the streaming source runner, executor workers) reach it over IIOP like any
 remote client. Pushing into the channel goes through the in-process core.
-Waits are on conditions with a generous bound; streaming queries stop after
-the expected rows arrive (a channel always may have more data, so
-``processAllAvailable`` is not used).
+Waits are on conditions with a generous bound: the test channel's consumer
+admin notifies a condition whenever one of its proxies connects or goes away
+(its ``_connection_changed`` hook), and what reaches a channel is recorded by
+a push consumer under a condition. Streaming queries stop after the expected
+rows arrive (a channel always may have more data, so ``processAllAvailable``
+is not used).
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,15 +27,6 @@ from spark_bridge import ChannelError, connect, event_schema, event_to_row, row_
 from tests.spark.conftest import WAIT, alarm, number
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = WAIT) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +54,26 @@ class Channel:
             CA.SEQUENCE_EVENT)
         entry.connect_sequence_push_supplier(None)
         self.entry = entry
+        self.changed = threading.Condition()
+        admin = self.core._get_default_consumer_admin()
+        hook = admin._connection_changed
+
+        def connection_changed(proxy: Any) -> None:
+            hook(proxy)
+            with self.changed:
+                self.changed.notify_all()
+
+        admin._connection_changed = connection_changed
+
+    def wait_for_pull_proxies(self, predicate: Callable[[list[int]], bool]) -> bool:
+        """Wait until the connected pull proxies' ids satisfy ``predicate``."""
+        with self.changed:
+            return self.changed.wait_for(lambda: predicate(self.connected_pull_proxies()),
+                                         WAIT)
+
+    def connected_pull_proxies(self) -> list[int]:
+        admin = self.core._get_default_consumer_admin()
+        return [i for i in admin._get_pull_suppliers() if admin._lookup(i)._connected]
 
     def push(self, events: list[Any]) -> None:
         self.entry.push_structured_events(events)
@@ -69,12 +82,38 @@ class Channel:
     def pull_proxies(self) -> list[int]:
         return list(self.core._get_default_consumer_admin()._get_pull_suppliers())
 
-    def collector(self) -> Any:
-        """An in-process sequence pull proxy, to see what reaches the channel."""
-        proxy, _ = self.core._get_default_consumer_admin().obtain_notification_pull_supplier(
-            CA.SEQUENCE_EVENT)
-        proxy.connect_sequence_pull_consumer(None)
-        return proxy
+    def collector(self) -> Collector:
+        """An in-process push consumer, to see what reaches the channel."""
+        proxy, _ = self.core._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        collector = Collector()
+        proxy.connect_structured_push_consumer(collector)
+        return collector
+
+
+class Collector:
+    """A StructuredPushConsumer that records events under a condition."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+        self.cond = threading.Condition()
+
+    def push_structured_event(self, event: Any) -> None:
+        with self.cond:
+            self.events.append(event)
+            self.cond.notify_all()
+
+    def offer_change(self, added: Any, removed: Any) -> None:
+        pass
+
+    def disconnect_structured_push_consumer(self) -> None:
+        pass
+
+    def wait(self, count: int) -> list[Any]:
+        """The first ``count`` events, once they arrived (all there are after WAIT)."""
+        with self.cond:
+            self.cond.wait_for(lambda: len(self.events) >= count, WAIT)
+            return list(self.events)
 
 
 @pytest.fixture
@@ -82,15 +121,6 @@ def channel(server: NotificationServer) -> Iterator[Channel]:
     ch = Channel(server)
     yield ch
     ch.core.destroy()
-
-
-def drain(proxy: Any, count: int) -> list[Any]:
-    got: list[Any] = []
-    deadline = time.monotonic() + WAIT
-    while len(got) < count and time.monotonic() < deadline:
-        batch, has = proxy.try_pull_structured_events(1000)
-        got.extend(batch) if has else time.sleep(0.05)
-    return got
 
 
 class TestResolution:
@@ -156,14 +186,14 @@ class TestStreamRead:
                 batches.append(rows)
                 cond.notify_all()
 
-        before = channel.pull_proxies()
+        before = channel.connected_pull_proxies()
         query = (registered.readStream.format("cosnotify")
                  .option("channel", channel.url).option("channel_id", channel.id)
                  .option("constraint", "$n < 3 or $n >= 10")
                  .option("max_events_per_batch", 4)
                  .load().writeStream.foreachBatch(collect).start())
         try:
-            assert wait_until(lambda: len(channel.pull_proxies()) > len(before))
+            assert channel.wait_for_pull_proxies(lambda ids: len(ids) > len(before))
             channel.push([alarm(i) for i in range(20)])
             with cond:
                 assert cond.wait_for(lambda: sum(map(len, batches)) >= 13, WAIT), batches
@@ -172,7 +202,7 @@ class TestStreamRead:
         got = [n for batch in batches for n in batch]
         assert got == [0, 1, 2, *range(10, 20)]
         assert max(map(len, batches)) <= 4
-        assert wait_until(lambda: channel.pull_proxies() == before)
+        assert channel.wait_for_pull_proxies(lambda ids: ids == before)
 
     def test_available_now_and_the_sink(self, registered: Any, channel: Channel,
                                         server: NotificationServer, tmp_path: Any) -> None:
@@ -192,7 +222,7 @@ class TestStreamRead:
                      .trigger(availableNow=True).start())
             assert query.awaitTermination(WAIT * 2)
             assert query.exception() is None
-            assert drain(out, 7) == events
+            assert out.wait(7) == events
         finally:
             target.core.destroy()
 
@@ -205,7 +235,7 @@ class TestWrite:
         df = registered.createDataFrame([event_to_row(e, arrival=0.0) for e in events],
                                         event_schema())
         df.write.format("cosnotify").mode("append").option("channel", channel.ior).save()
-        assert sorted(drain(out, 5), key=number) == events
+        assert sorted(out.wait(5), key=number) == events
 
 
 class TestRemoteSink:
