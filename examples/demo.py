@@ -33,11 +33,14 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-from cosnotify.orb import CORBA  # noqa: E402
-from cosnotify.stubs import CosNaming  # noqa: E402
-from cosnotify.stubs import CosNotification as N  # noqa: E402
-from cosnotify.stubs import CosNotifyChannelAdmin as CA  # noqa: E402
-from cosnotify.stubs import CosNotifyComm__POA, CosNotifyFilter  # noqa: E402
+from cosnotify.orb import CORBA
+from cosnotify.stubs import (
+    CosNaming,
+    CosNotifyComm__POA,
+    CosNotifyFilter,
+)
+from cosnotify.stubs import CosNotification as N
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 TOTAL = 1000
 SEVERITIES = ["critical", "major", "minor", "warning", "cleared"]

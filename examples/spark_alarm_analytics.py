@@ -4,11 +4,13 @@ Run: ``.venv/bin/python examples/spark_alarm_analytics.py`` (about a minute,
 most of it Spark starting). Needs Java 17.
 
 A notification server (``cosnotify serve``, here in-process on a free
-loopback port) carries a channel. A Structured Streaming query reads it with
-the ``cosnotify`` data source (``spark_bridge.register``): Spark's Python
-workers connect over IIOP as a pull consumer, and the constraint
-``$type_name == 'CommunicationsAlarm'`` is attached as a filter, so the
-channel drops the heartbeats before they cross the network. The query counts
+loopback port) carries a channel. A subscription (``create_subscription``)
+is a pull proxy in that channel with the constraint
+``$type_name == 'CommunicationsAlarm'`` as its filter, so the channel drops
+the heartbeats before they cross the network and queues the alarms until
+they are read. A Structured Streaming query reads the subscription with the
+``cosnotify`` data source (``spark_bridge.register``): Spark's Python
+processes connect over IIOP as its pull consumer. The query counts
 alarms per severity per minute of alarm time, and, with ``tcl_match``
 evaluating a constraint inside Spark, how many of them were urgent.
 
@@ -29,12 +31,12 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-from cosnotify.channel.clock import seconds_to_timet  # noqa: E402
-from cosnotify.orb import CORBA, tc  # noqa: E402
-from cosnotify.server import NotificationServer, ServerConfig  # noqa: E402
-from cosnotify.stubs import CosNotification as N  # noqa: E402
-from cosnotify.stubs import CosNotifyChannelAdmin as CA  # noqa: E402
-from cosnotify.stubs import TimeBase  # noqa: E402
+from cosnotify.channel.clock import seconds_to_timet
+from cosnotify.orb import CORBA, tc
+from cosnotify.server import NotificationServer, ServerConfig
+from cosnotify.stubs import CosNotification as N
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from cosnotify.stubs import TimeBase
 
 ALARMS = 2_000
 HEARTBEATS = 500
@@ -94,9 +96,23 @@ def main() -> None:
     channel, channel_id = server.factory.create_channel([], [])
     print(f"channel {channel_id} at {server.factory_url}")
 
+    # A subscription: a pull proxy in the channel with the constraint as its filter,
+    # connected now, so it queues every matching alarm from now on, whether or not
+    # a query is reading yet (docs/spark.md, "Subscriptions").
+    proxy_id = spark_bridge.create_subscription(
+        server.factory_url, "$type_name == 'CommunicationsAlarm'", channel_id=channel_id)
+    supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.SEQUENCE_EVENT)
+    supplier.connect_sequence_push_supplier(None)
+    for start in range(0, ALARMS, 250):  # alarms with heartbeats in between
+        supplier.push_structured_events([alarm(i) for i in range(start, start + 250)])
+        supplier.push_structured_events(
+            [heartbeat(i) for i in range(start // 4, start // 4 + 250 * HEARTBEATS // ALARMS)])
+    print(f"pushed {ALARMS} alarms and {HEARTBEATS} heartbeats")
+
     alarms = (spark.readStream.format("cosnotify")
               .option("channel", server.factory_url).option("channel_id", channel_id)
-              .option("constraint", "$type_name == 'CommunicationsAlarm'")
+              .option("proxy_id", proxy_id)
               .load())
     timet = property_value("event_time", as_type=None)
     raised = F.timestamp_seconds(
@@ -111,17 +127,6 @@ def main() -> None:
     query = (counts.writeStream.outputMode("complete").format("memory")
              .queryName("alarm_counts").start())
     try:
-        admin = channel._get_default_consumer_admin()
-        wait_until(lambda: len(admin._get_pull_suppliers()) > 0, "the query's consumer")
-        supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
-            CA.SEQUENCE_EVENT)
-        supplier.connect_sequence_push_supplier(None)
-        for start in range(0, ALARMS, 250):  # alarms with heartbeats in between
-            supplier.push_structured_events([alarm(i) for i in range(start, start + 250)])
-            supplier.push_structured_events(
-                [heartbeat(i) for i in range(start // 4, start // 4 + 250 * HEARTBEATS // ALARMS)])
-        print(f"pushed {ALARMS} alarms and {HEARTBEATS} heartbeats")
-
         def counted() -> int:
             return int(spark.sql("select coalesce(sum(alarms), 0) from alarm_counts").first()[0])
 
@@ -133,6 +138,7 @@ def main() -> None:
         wait_until(done, "every alarm to be counted")
     finally:
         query.stop()
+        spark_bridge.drop_subscription(server.factory_url, proxy_id, channel_id=channel_id)
         server.stop()
 
     table = spark.table("alarm_counts")
