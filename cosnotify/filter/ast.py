@@ -39,6 +39,7 @@ __all__ = [
     "KEYWORDS",
     "MAX_DEPTH",
     "MAX_INTEGER",
+    "MAX_LENGTH",
     "And",
     "Assoc",
     "BinaryOp",
@@ -76,6 +77,11 @@ MAX_INTEGER = 2 ** 64 - 1
 #: Deepest tree the parser accepts; keeps recursive walkers (``to_text``, the
 #: compiler) far from Python's recursion limit.
 MAX_DEPTH = 200
+
+#: Longest constraint text (in characters) the parser accepts. Parsing and
+#: compiling are linear in the length; this bounds the time and memory one
+#: constraint can cost (about a second to compile the longest).
+MAX_LENGTH = 32768
 
 #: Trading B.2 ``<Ident>``: ``<Leader> <FollowSeq>``, ASCII letters, digits, ``_``.
 IDENT_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

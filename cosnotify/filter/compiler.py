@@ -353,10 +353,20 @@ class _Generator:
             return f"({left} {symbol} {right})"
         if lk != "?" and rk == "?":
             t = self._fresh("_t")
+            if not _is_atom(node.left):
+                # Name the known side once: writing its code twice would double
+                # the source at every nesting level.
+                k = self._fresh("_t")
+                return (f"({k} {symbol} {t} if type(({k} := {left}, {t} := {right})[1]) "
+                        f"is {_PY_TYPE[lk]} else {helper}({k}, {t}))")
             return (f"({left} {symbol} {t} if type({t} := {right}) is {_PY_TYPE[lk]} "
                     f"else {helper}({left}, {t}))")
         if rk != "?" and lk == "?":
             t = self._fresh("_t")
+            if not _is_atom(node.right):
+                k = self._fresh("_t")
+                return (f"({t} {symbol} {k} if type(({t} := {left}, {k} := {right})[0]) "
+                        f"is {_PY_TYPE[rk]} else {helper}({t}, {k}))")
             return (f"({t} {symbol} {right} if type({t} := {left}) is {_PY_TYPE[rk]} "
                     f"else {helper}({t}, {right}))")
         return f"{helper}({left}, {right})"
@@ -387,6 +397,15 @@ def _union_of(component: ast.Component) -> ast.Component:
     if steps and steps[-1] == ast.ImplicitMember(ast.Implicit.DISCRIMINATOR):
         return ast.Component(component.variable, component.escaped, steps[:-1])
     return component
+
+
+_ATOMS: Final = (ast.IntegerLiteral, ast.FloatLiteral, ast.StringLiteral, ast.BooleanLiteral,
+                 ast.Identifier, ast.Component)
+
+
+def _is_atom(node: ast.Expression) -> bool:
+    """Is the generated code of ``node`` short and free of nested subexpressions?"""
+    return isinstance(node, _ATOMS)
 
 
 def _as_float(node: ast.Expression, code: str) -> str:

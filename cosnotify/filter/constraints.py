@@ -39,7 +39,9 @@ __all__ = [
     "InvalidConstraintError",
     "Matcher",
     "TypePair",
+    "as_list",
     "bool_dispatch",
+    "check_ids",
     "compile_entry",
     "copy_expression",
     "entry_dispatch",
@@ -74,6 +76,22 @@ class InvalidConstraintError(CosNotifyFilter.InvalidConstraint):  # type: ignore
     def __str__(self) -> str:
         expr = getattr(self.constr, "constraint_expr", self.constr)
         return f"invalid constraint {expr!r}: {self.detail}"
+
+
+def as_list(items: Any, operation: str) -> list[Any]:
+    """An IDL sequence argument as a list; ``BAD_PARAM`` if it is not a sequence."""
+    try:
+        return list(items)
+    except TypeError:
+        raise BAD_PARAM(0, COMPLETED_NO, f"{operation}: not a sequence: {items!r}") from None
+
+
+def check_ids(ids: Iterable[Any], known: Any) -> None:
+    """``ConstraintNotFound`` for the first of ``ids`` that is not a key of ``known``
+    (a value that is not an integer, even an unhashable one, is never a key)."""
+    for constraint_id in ids:
+        if not isinstance(constraint_id, int) or constraint_id not in known:
+            raise CosNotifyFilter.ConstraintNotFound(constraint_id)
 
 
 def object_not_exist(what: str) -> Exception:
@@ -117,6 +135,10 @@ def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
                         f"not a CosNotifyFilter::ConstraintExp: {expression!r}") from None
     if not isinstance(text, str):
         raise BAD_PARAM(0, COMPLETED_NO, f"constraint_expr must be a string, not {text!r}")
+    if not all(type(getattr(t, "domain_name", None)) is str
+               and type(getattr(t, "type_name", None)) is str for t in raw_types):
+        raise BAD_PARAM(0, COMPLETED_NO, "event_types must be a sequence of EventType "
+                                         f"(two strings): {raw_types!r}")
     copy = _expression(raw_types, text)
     try:
         types = check_event_types(raw_types)
@@ -153,7 +175,7 @@ def structured_type(event: Any) -> TypePair | None:
     try:
         event_type = event.header.fixed_header.event_type
         key = (event_type.domain_name, event_type.type_name)
-    except AttributeError:
+    except Exception:  # noqa: BLE001 - a malformed event has no type; matching says FALSE
         return None
     return key if type(key[0]) is str and type(key[1]) is str else None
 
@@ -169,8 +191,8 @@ def typed_type(properties: Any) -> TypePair:
                     if type(key[0]) is str and type(key[1]) is str:
                         return key
                 break
-    except (AttributeError, TypeError):
-        pass
+    except Exception:  # noqa: BLE001 - malformed properties (even a bad TypeCode): no type
+        return TYPED_EVENT_TYPE
     return TYPED_EVENT_TYPE
 
 
@@ -179,7 +201,10 @@ def holds_structured_event(event: Any) -> Any:
     tc = event._t
     if type(tc) is StructTC:
         return event._v if tc._id == _SE_ID else None
-    found = strip(event._v, tc)
+    try:
+        found = strip(event._v, tc)
+    except Exception:  # noqa: BLE001 - e.g. an unbound recursive TypeCode: not an event
+        return None
     if found is not None and type(found[2]) is StructTC and found[2]._id == _SE_ID:
         return found[0]
     return None
@@ -219,6 +244,8 @@ def _never(event: Any) -> bool:
 _NEVER: Final = CompiledConstraint(_never, _never, _never)
 #: Constraints per combined function: bounds the size (and compile time) of each.
 _CHUNK: Final = 32
+#: Constraint text per combined function (a longer constraint is not combined).
+_CHUNK_CHARS: Final = 8192
 _FORMS: Final = ("structured", "any", "typed")
 
 
@@ -242,14 +269,17 @@ class _Combining:
         self._matchers: tuple[Matcher, ...] = tuple(getattr(c, form) for c in compiled)
         self._calls = 0
         self.match: Matcher = self._each
-        if grammar.combine is None:
+        if len(compiled) == 1:
+            self.match = self._matchers[0]
+        elif grammar.combine is None:
             self.match = any_of(self._matchers)
         elif context.combine_after <= 0:
             self._combine()
 
     def _each(self, event: Any) -> bool:
         self._calls += 1
-        if self._calls == self._context.combine_after:
+        if self._calls >= self._context.combine_after and self.match == self._each:
+            # ``>=``: unlocked increments from several threads may skip a value.
             self._combine()
         for matcher in self._matchers:
             if matcher(event):
@@ -273,13 +303,31 @@ def _merge(chosen: Sequence[Entry], grammar: Grammar,
         return _NEVER
     if len(chosen) == 1:
         return chosen[0].compiled
-    compiled = tuple(e.compiled for e in chosen)
-    chunks = [compiled[i:i + _CHUNK] for i in range(0, len(compiled), _CHUNK)]
+    chunks = _chunks(chosen)
     forms = []
     for form in _FORMS:
         parts = tuple(_Combining(chunk, form, grammar, context) for chunk in chunks)
         forms.append(_or_parts(parts))
     return CompiledConstraint(*forms)
+
+
+def _chunks(entries: Sequence[Entry]) -> list[tuple[CompiledConstraint, ...]]:
+    """Consecutive groups of at most ``_CHUNK`` constraints and (unless one
+    constraint alone is longer) ``_CHUNK_CHARS`` characters of constraint text,
+    so combining one group never compiles more than that in a matching thread."""
+    chunks: list[tuple[CompiledConstraint, ...]] = []
+    current: list[CompiledConstraint] = []
+    size = 0
+    for entry in entries:
+        length = len(entry.expression.constraint_expr)
+        if current and (len(current) == _CHUNK or size + length > _CHUNK_CHARS):
+            chunks.append(tuple(current))
+            current, size = [], 0
+        current.append(entry.compiled)
+        size += length
+    if current:
+        chunks.append(tuple(current))
+    return chunks
 
 
 def _or_parts(parts: tuple[_Combining, ...]) -> Matcher:

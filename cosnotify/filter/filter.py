@@ -32,7 +32,9 @@ from cosnotify.filter.constraints import (
     Entry,
     Matcher,
     TypePair,
+    as_list,
     bool_dispatch,
+    check_ids,
     compile_entry,
     copy_expression,
     object_not_exist,
@@ -114,7 +116,7 @@ class Filter:
         """Add constraints atomically; ``InvalidConstraint`` adds none (§3.2.1.2)."""
         self._check("add_constraints")
         compiled = [compile_entry(self._grammar, self._context, exp)
-                    for exp in list(constraint_list)]
+                    for exp in as_list(constraint_list, "add_constraints")]
         with self._lock:
             self._check("add_constraints")
             added = [attrs.evolve(e, constraint_id=next(self._constraint_ids)) for e in compiled]
@@ -129,21 +131,17 @@ class Filter:
         modified; every new expression must be valid (``InvalidConstraint``).
         """
         self._check("modify_constraints")
-        deletions = list(del_list)
-        modifications = list(modify_list)
+        deletions = as_list(del_list, "modify_constraints")
+        modifications = as_list(modify_list, "modify_constraints")
         with self._lock:
             self._check("modify_constraints")
             current = dict(self._state.by_id)
-            doomed = set()
-            for constraint_id in deletions:
-                if constraint_id not in current:
-                    raise CosNotifyFilter.ConstraintNotFound(constraint_id)
-                doomed.add(constraint_id)
+            check_ids(deletions, current)
+            doomed = set(deletions)
+            modified = [_constraint_id(info) for info in modifications]
+            check_ids(modified, {k: v for k, v in current.items() if k not in doomed})
             replaced: dict[int, Entry] = {}
-            for info in modifications:
-                constraint_id = _constraint_id(info)
-                if constraint_id not in current or constraint_id in doomed:
-                    raise CosNotifyFilter.ConstraintNotFound(constraint_id)
+            for constraint_id, info in zip(modified, modifications):
                 replaced[constraint_id] = compile_entry(
                     self._grammar, self._context, info.constraint_expression, constraint_id)
             for constraint_id in doomed:
@@ -157,7 +155,7 @@ class Filter:
         self._check("get_constraints")
         by_id = self._state.by_id
         result = []
-        for constraint_id in id_list:
+        for constraint_id in as_list(id_list, "get_constraints"):
             entry = by_id.get(constraint_id) if isinstance(constraint_id, int) else None
             if entry is None:
                 raise CosNotifyFilter.ConstraintNotFound(constraint_id)
@@ -204,7 +202,7 @@ class Filter:
         self._check("detach_callback")
         with self._lock:
             self._check("detach_callback")
-            if callback not in self._callbacks:
+            if not isinstance(callback, int) or callback not in self._callbacks:
                 raise CosNotifyFilter.CallbackNotFound()
             self._callbacks = {k: v for k, v in self._callbacks.items() if k != callback}
 

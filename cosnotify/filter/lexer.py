@@ -30,13 +30,14 @@ from ply import lex
 from cosnotify.filter.ast import MAX_INTEGER
 from cosnotify.filter.errors import ConstraintSyntaxError, RaisingLogger
 
-__all__ = ["ConstraintLexer", "Token", "TokenStream", "tokenize"]
+__all__ = ["ConstraintLexer", "Token", "TokenStream", "digits_value", "shorten", "tokenize"]
 
 # IDL escape sequences (CORBA 3.0 §3.2.5.2.2), adopted as <Special> by §2.4.8.
 _SIMPLE_ESCAPES: Final = {"n": "\n", "t": "\t", "v": "\v", "b": "\b", "r": "\r", "f": "\f",
                           "a": "\a", "\\": "\\", "?": "?", "'": "'", '"': '"'}
 _ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|(.))", re.DOTALL)
 _DIGITS = re.compile(r"[0-9]+")
+_MAX_INTEGER_DIGITS: Final = len(str(MAX_INTEGER))
 
 # Friendlier words for characters that are not in the language.
 _CHARACTER_HINTS: Final = {
@@ -130,13 +131,15 @@ class ConstraintLexer:
         elif "." in text or exponent >= 0:
             value = float(text)
             if value in (float("inf"), float("-inf")):
-                raise _error(t.lexer, t.lexpos, f"floating-point literal {text} is out of range")
+                raise _error(t.lexer, t.lexpos,
+                             f"floating-point literal {shorten(text)} is out of range")
             t.type, t.value = "FLOAT", value
         else:
-            t.value = int(text)
-            if t.value > MAX_INTEGER:
+            integer = digits_value(text)
+            if integer is None:
                 raise _error(t.lexer, t.lexpos,
-                             f"integer literal {text} does not fit in 64 bits")
+                             f"integer literal {shorten(text)} does not fit in 64 bits")
+            t.value = integer
         return t
 
     def t_IDENT(self, t: Any) -> Any:
@@ -160,6 +163,26 @@ class ConstraintLexer:
         hint = _CHARACTER_HINTS.get(char)
         message = f"unexpected character {char!r}"
         raise _error(t.lexer, t.lexpos, f"{message}: {hint}" if hint else message)
+
+
+def digits_value(digits: str) -> int | None:
+    """The value of a run of decimal digits, or None if it exceeds ``MAX_INTEGER``.
+
+    The length is checked before converting, so a literal of any size costs
+    linear time and never meets Python's int/str conversion limit.
+    """
+    significant = digits.lstrip("0")
+    if len(significant) > _MAX_INTEGER_DIGITS:
+        return None
+    value = int(significant or "0")
+    return value if value <= MAX_INTEGER else None
+
+
+def shorten(text: str, width: int = 24) -> str:
+    """``text`` for an error message, elided in the middle when it is long."""
+    if len(text) <= width:
+        return text
+    return f"{text[:width // 2]}...{text[-(width // 2):]} ({len(text)} characters)"
 
 
 def _error(lexer: Any, position: int, message: str) -> ConstraintSyntaxError:

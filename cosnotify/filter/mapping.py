@@ -7,12 +7,13 @@ respect to the value"); ``match`` returns ``(TRUE, value)`` for the first
 constraint the event satisfies, else ``(FALSE, default_value)`` — the IDL's
 boolean result followed by its ``out any``.
 
-"Highest" (docs/filters.md decision 33): numbers (integers, floating point,
+"Highest" (docs/filters.md decision 43): numbers (integers, floating point,
 fixed, ``TimeBase::TimeT``) by numeric value, so the highest priority and
 the longest lifetime come first; booleans TRUE before FALSE; strings by
 descending code-point order; enums by descending ordinal. Values of any other
 type cannot be ordered and keep their insertion order. Equal values keep
-insertion (constraint id) order.
+insertion (constraint id) order. When ``value_type`` is ``any``, values of
+different kinds are grouped: numbers, then strings, then enums, then the rest.
 """
 
 from __future__ import annotations
@@ -30,33 +31,44 @@ from cosnotify.filter._idl import CosNotifyFilter
 from cosnotify.filter.constraints import (
     Entry,
     EntryMatcher,
+    as_list,
+    check_ids,
     compile_entry,
     copy_expression,
     entry_dispatch,
     object_not_exist,
 )
 from cosnotify.filter.registry import CompileContext, Grammar
-from cosnotify.filter.runtime import EnumVal, Fail, any_operand
+from cosnotify.filter.runtime import EnumVal, any_operand
 from cosnotify.orb.any import Any as CorbaAny
 from cosnotify.orb.exceptions import BAD_PARAM, COMPLETED_NO
 
 __all__ = ["MappingFilter", "value_rank"]
 
 
+#: Rank classes: keys of different classes never compare their values, so
+#: values of different kinds (possible when ``value_type`` is ``any``) sort
+#: as numbers, then strings, then enums, then unordered values.
+_UNORDERED: Final = (0, 0)
+_ENUM, _STRING, _NUMBER = 1, 2, 3
+
+
 def value_rank(value: Any) -> tuple[int, Any]:
     """A sort key: a larger key is a better value (see the module docstring)."""
     try:
         operand = any_operand(value)
-    except Fail:
-        return (0, 0)
+    except Exception:  # noqa: BLE001 - Fail, or a malformed value: no order
+        return _UNORDERED
     t = type(operand)
     if t is EnumVal:
-        return (1, operand.ordinal)
-    if t is bool or t is int or t is str or t is Decimal or t is float:
+        return (_ENUM, operand.ordinal)
+    if t is str:
+        return (_STRING, operand)
+    if t is bool or t is int or t is Decimal or t is float:
         if t is float and math.isnan(operand) or t is Decimal and operand.is_nan():
-            return (0, 0)
-        return (1, operand)
-    return (0, 0)
+            return _UNORDERED
+        return (_NUMBER, operand)
+    return _UNORDERED
 
 
 @attrs.frozen(eq=False)
@@ -157,21 +169,17 @@ class MappingFilter:
                                    modify_list: Iterable[Any]) -> None:
         """Delete and replace pairs, all or nothing (§3.2.2.5)."""
         self._check("modify_mapping_constraints")
-        deletions = list(del_list)
-        modifications = _items(modify_list, "value")
+        deletions = as_list(del_list, "modify_mapping_constraints")
+        modifications = _items(modify_list, "value", "constraint_id")
         with self._lock:
             self._check("modify_mapping_constraints")
             current = dict(self._state.by_id)
-            doomed = set()
-            for constraint_id in deletions:
-                if constraint_id not in current:
-                    raise CosNotifyFilter.ConstraintNotFound(constraint_id)
-                doomed.add(constraint_id)
+            check_ids(deletions, current)
+            doomed = set(deletions)
+            modified = [info.constraint_id for info in modifications]
+            check_ids(modified, {k: v for k, v in current.items() if k not in doomed})
             replaced: dict[int, Entry] = {}
-            for info in modifications:
-                constraint_id = info.constraint_id
-                if constraint_id not in current or constraint_id in doomed:
-                    raise CosNotifyFilter.ConstraintNotFound(constraint_id)
+            for constraint_id, info in zip(modified, modifications):
                 replaced[constraint_id] = self._compile(info.constraint_expression, info.value,
                                                         constraint_id)
             for constraint_id in doomed:
@@ -185,7 +193,7 @@ class MappingFilter:
         self._check("get_mapping_constraints")
         by_id = self._state.by_id
         result = []
-        for constraint_id in id_list:
+        for constraint_id in as_list(id_list, "get_mapping_constraints"):
             entry = by_id.get(constraint_id) if isinstance(constraint_id, int) else None
             if entry is None:
                 raise CosNotifyFilter.ConstraintNotFound(constraint_id)
@@ -223,10 +231,10 @@ class MappingFilter:
         return attrs.evolve(entry, value=value)
 
 
-def _items(items: Iterable[Any], value_field: str) -> list[Any]:
-    result = list(items)
+def _items(items: Iterable[Any], *fields: str) -> list[Any]:
+    result = as_list(items, "mapping constraints")
     for item in result:
-        if not hasattr(item, "constraint_expression") or not hasattr(item, value_field):
+        if not all(hasattr(item, name) for name in ("constraint_expression", *fields)):
             raise BAD_PARAM(0, COMPLETED_NO, f"malformed mapping constraint: {item!r}")
     return result
 

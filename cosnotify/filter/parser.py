@@ -40,7 +40,7 @@ from ply import yacc
 
 from cosnotify.filter import ast
 from cosnotify.filter.errors import ConstraintSyntaxError, RaisingLogger
-from cosnotify.filter.lexer import ConstraintLexer, TokenStream
+from cosnotify.filter.lexer import ConstraintLexer, TokenStream, digits_value, shorten
 
 __all__ = ["ConstraintParser", "build_parser", "parse_constraint"]
 
@@ -89,17 +89,17 @@ class ConstraintParser:
 
     def p_constraint_expr(self, p: Any) -> None:
         "constraint : expr"
-        p[0] = p[1]
+        p[0] = _node(p[1])
 
     # -- boolean and binary operators -------------------------------------------------
 
     def p_expr_or(self, p: Any) -> None:
         "expr : expr OR expr"
-        p[0] = _deep_check(p, 2, ast.Or(_flat(ast.Or, p[1]) + _flat(ast.Or, p[3])))
+        p[0] = _extend_chain(p, ast.Or)
 
     def p_expr_and(self, p: Any) -> None:
         "expr : expr AND expr"
-        p[0] = _deep_check(p, 2, ast.And(_flat(ast.And, p[1]) + _flat(ast.And, p[3])))
+        p[0] = _extend_chain(p, ast.And)
 
     def p_expr_eq(self, p: Any) -> None:
         "expr : expr EQ expr"
@@ -128,14 +128,14 @@ class ConstraintParser:
     def p_expr_in(self, p: Any) -> None:
         "expr : expr IN expr"
         # Trading B.2: <expr_twiddle> in <Ident>; §2.4.8: ... in $ <Component>.
-        collection = p[3]
+        collection = _node(p[3])
         position = p.lexpos(3)
         if (not isinstance(collection, (ast.Identifier, ast.Component))
                 or p.lexer.text[position] == "("):
             raise ConstraintSyntaxError(
                 "the right operand of 'in' must be an identifier or a $ component "
                 "naming a sequence (Trading B.2 <expr_in>, §2.4.8)", p.lexer.text, position)
-        p[0] = _deep_check(p, 2, ast.In(p[1], collection))
+        p[0] = _deep_check(p, 2, ast.In(_node(p[1]), collection))
 
     def p_expr_twiddle(self, p: Any) -> None:
         "expr : expr TWIDDLE expr"
@@ -171,7 +171,7 @@ class ConstraintParser:
 
     def p_factor_group(self, p: Any) -> None:
         "factor : LPAREN expr RPAREN"
-        p[0] = p[2]
+        p[0] = _node(p[2])
 
     def p_factor_number(self, p: Any) -> None:
         "factor : number"
@@ -261,7 +261,9 @@ class ConstraintParser:
 
     def p_path_empty(self, p: Any) -> None:
         "path :"
-        p[0] = ()
+        # A list, extended in place: linear in the number of steps. The
+        # Component node converts it to a tuple.
+        p[0] = []
 
     def p_path_step(self, p: Any) -> None:
         "path : path step"
@@ -270,7 +272,8 @@ class ConstraintParser:
             raise ConstraintSyntaxError(
                 f"{steps[-1].kind.value} must be the last part of a component (§2.4.8 "
                 "<CompDot>)", p.lexer.text, p.lexpos(2))
-        p[0] = steps + (p[2],)
+        steps.append(p[2])
+        p[0] = steps
 
     def p_step_member(self, p: Any) -> None:
         "step : DOT IDENT"
@@ -342,7 +345,10 @@ class ConstraintParser:
 
 
 def _describe(tok: Any, text: str) -> str:
-    source = text[tok.lexpos:getattr(tok, "end", tok.lexpos + 1)]
+    # Shortened (a string token may be the whole constraint), and with lone
+    # surrogates escaped so the message always encodes as UTF-8.
+    source = shorten(text[tok.lexpos:getattr(tok, "end", tok.lexpos + 1)], 40)
+    source = source.encode("utf-8", "backslashreplace").decode("utf-8")
     if tok.type in ConstraintLexer.reserved.values():
         return f"keyword {source!r}"
     if tok.type in ("IDENT", "ESCAPED_IDENT"):
@@ -376,12 +382,60 @@ def _hint(token: str, previous: str | None, before_previous: str | None) -> str 
     return None
 
 
-def _flat(kind: type[ast.Or | ast.And], node: ast.Expression) -> tuple[Any, ...]:
-    return node.operands if isinstance(node, kind) else (node,)
+class _Chain:
+    """An ``or``/``and`` chain while it is being parsed.
+
+    ``a or b or c`` reduces left to right; building a new n-ary node at each
+    step would copy (and validate) the operands so far every time, quadratic
+    in the chain length. The chain collects operands in a list instead and
+    becomes one node when another production uses it (``_node``).
+    """
+
+    __slots__ = ("depth", "kind", "node", "operands")
+
+    def __init__(self, kind: type[ast.Or | ast.And], first: ast.Expression) -> None:
+        self.kind = kind
+        self.operands: list[ast.Expression] = []
+        self.depth = 0  # of the deepest operand
+        self.node: ast.Or | ast.And | None = None
+        self.add(first)
+
+    def add(self, operand: ast.Expression) -> None:
+        if isinstance(operand, self.kind):
+            self.operands.extend(operand.operands)
+        else:
+            self.operands.append(operand)
+        self.depth = max(self.depth, operand.depth)
+
+    def finish(self) -> ast.Or | ast.And:
+        if self.node is None:
+            self.node = self.kind(self.operands)
+        return self.node
+
+
+def _node(value: Any) -> ast.Expression:
+    """The AST node for a parsed ``expr`` (a finished chain, or the node itself)."""
+    if type(value) is _Chain:
+        return value.finish()
+    node: ast.Expression = value
+    return node
+
+
+def _extend_chain(p: Any, kind: type[ast.Or | ast.And]) -> _Chain:
+    """``p[1] <kind> p[3]``: extend the chain ``p[1]`` is, or start one (linear time)."""
+    left = p[1]
+    if type(left) is not _Chain or left.kind is not kind or left.node is not None:
+        left = _Chain(kind, _node(left))
+    left.add(_node(p[3]))
+    if left.depth + 1 > ast.MAX_DEPTH:
+        raise ConstraintSyntaxError(
+            f"constraint nests more than {ast.MAX_DEPTH} levels deep", p.lexer.text,
+            p.lexpos(2))
+    return left
 
 
 def _binary(p: Any, operator: ast.BinaryOperator) -> ast.BinaryOp:
-    return _deep_check(p, 2, ast.BinaryOp(operator, p[1], p[3]))
+    return _deep_check(p, 2, ast.BinaryOp(operator, _node(p[1]), _node(p[3])))
 
 
 _N = TypeVar("_N", bound=ast.Node)
@@ -397,9 +451,9 @@ def _deep_check(p: Any, index: int, node: _N) -> _N:
 
 
 def _unsigned(p: Any, index: int, digits: str) -> int:
-    value = int(digits)
-    if value > ast.MAX_INTEGER:
-        raise ConstraintSyntaxError(f"position {digits} does not fit in 64 bits",
+    value = digits_value(digits)
+    if value is None:
+        raise ConstraintSyntaxError(f"position {shorten(digits)} does not fit in 64 bits",
                                     p.lexer.text, p.lexpos(index))
     return value
 
@@ -446,8 +500,13 @@ def parse_constraint(text: str) -> ast.Expression:
 
     The empty (or all-whitespace) constraint parses to ``BooleanLiteral(True)``.
     Raises ConstraintSyntaxError, with position, line, column and a caret
-    excerpt, for any text that is not a valid constraint.
+    excerpt, for any text that is not a valid constraint or is longer than
+    ``ast.MAX_LENGTH`` characters.
     """
     if not isinstance(text, str):
         raise TypeError(f"constraint must be str, not {type(text).__name__}")
+    if len(text) > ast.MAX_LENGTH:
+        raise ConstraintSyntaxError(
+            f"constraint is {len(text)} characters long; the limit is {ast.MAX_LENGTH}",
+            text, ast.MAX_LENGTH)
     return _default_parser().parse(text)

@@ -155,7 +155,13 @@ def lookup_grammar(name: str) -> Grammar | None:
 def compile_extended_tcl(text: str, context: CompileContext) -> CompiledConstraint:
     """EXTENDED_TCL (§2.4): parse once, generate Python for each event form."""
     tree = parse_constraint(text)
-    structured, any_form, typed = compile_tree(tree, context.clock)
+    try:
+        structured, any_form, typed = compile_tree(tree, context.clock)
+    except RecursionError:
+        # The compiler recurses once per tree level (at most ast.MAX_DEPTH); only a
+        # caller already deep in the stack, or a lowered recursion limit, gets here.
+        raise ValueError(f"constraint nests too deeply ({tree.depth} levels) to compile "
+                         "within Python's recursion limit here") from None
     return CompiledConstraint(structured, any_form, typed, tree)
 
 

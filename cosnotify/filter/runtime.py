@@ -360,6 +360,9 @@ def contains(element: Any, view: SequenceView) -> bool:
             return element in seq
     elif te is int:
         if kind in INTEGER_KINDS:
+            if isinstance(seq, (bytes, bytearray)):
+                # A sequence<octet>: ``300 in b"..."`` would raise, not be FALSE.
+                return 0 <= element <= 0xFF and element in seq
             return element in seq
     elif te not in _ELEMENT_TYPES:
         raise Fail
