@@ -27,6 +27,7 @@ values, None for nil, and stubs whose ``_NP_delegate`` has an ``ior``).
 
 from __future__ import annotations
 
+import logging
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -75,9 +76,10 @@ __all__ = [
     "encode_encapsulation",
 ]
 
+log = logging.getLogger("cosnotify.orb")
+
 DEFAULT_CODEC = Codec()
 _BAD_VALUE_MINOR = OMGVMCID | 41
-_DECODE_ERRORS = (CDRError, struct.error, IndexError, UnicodeDecodeError, RecursionError)
 
 
 def default_objref_factory(ior: Any, repo_id: str) -> Any:
@@ -106,14 +108,23 @@ def _nil_aware(factory: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
 
 
 def translate_decode_error(exc: BaseException, offset: int = -1) -> SystemException:
-    """The ``MARSHAL`` for an error raised while decoding (see the module docstring)."""
+    """The ``MARSHAL`` for an error raised while decoding (see the module docstring).
+
+    Received data must never raise anything but a CORBA exception, so an
+    exception of an unexpected type (a bug) becomes ``MARSHAL`` too, logged.
+    """
     if isinstance(exc, CDRError):
         return exc.to_system()
+    if isinstance(exc, SystemException):
+        return exc
     if isinstance(exc, (struct.error, IndexError)):
         return MARSHAL(Minor.PASS_END, COMPLETED_NO, f"data ended early (reading from offset {offset})")
     if isinstance(exc, UnicodeDecodeError):
         return MARSHAL(Minor.INVALID_CHAR_DATA, COMPLETED_NO, f"invalid text: {exc.reason}")
-    return MARSHAL(Minor.TOO_DEEP, COMPLETED_NO, "data nests too deeply")
+    if isinstance(exc, RecursionError):
+        return MARSHAL(Minor.TOO_DEEP, COMPLETED_NO, "data nests too deeply")
+    log.warning("unexpected %s decoding CDR at offset %d", type(exc).__name__, offset, exc_info=exc)
+    return MARSHAL(Minor.UNEXPECTED, COMPLETED_NO, f"undecodable data: {type(exc).__name__}: {exc}")
 
 
 def translate_encode_error(tc: T.TypeCode, value: Any, exc: BaseException) -> SystemException:
@@ -396,9 +407,13 @@ class Decoder:
         start = self._pos
         try:
             value, self._pos = cdr_compile.decoder_for(tc, self.codec)(self._data, start, self._state)
-        except _DECODE_ERRORS as exc:
+        except Exception as exc:
             self._state.depth = 0
-            raise translate_decode_error(exc, start - self._shift) from exc
+            self._state.empty = DecodeState.EMPTY_LIMIT
+            error = translate_decode_error(exc, start - self._shift)
+            if error is exc:
+                raise
+            raise error from exc
         return value
 
     def read_any(self) -> CorbaAny:

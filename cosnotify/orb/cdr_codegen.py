@@ -75,10 +75,25 @@ def _python_class(tc: Any) -> type:
     return cls
 
 
-def _attribute(var: str, name: str, const: Callable[[Any], str]) -> str:
-    if name.isidentifier() and not keyword.iskeyword(name):
+def plain_name(name: str) -> bool:
+    """True if ``name`` can be written into generated source as an attribute name.
+
+    Only ASCII identifiers: Python folds other identifiers to NFKC when it
+    parses them, so ``v.\ufb01eld`` would assign ``v.field``.
+    """
+    return name.isascii() and name.isidentifier() and not keyword.iskeyword(name)
+
+
+def _attribute(var: str, index: int, name: str, safe: str, const: Callable[[Any], str]) -> str:
+    """An expression for member ``index`` of a struct value.
+
+    ``name`` comes from the TypeCode (possibly from the wire); when it is not
+    the attribute a dynamic class would use (``safe``), the member is found
+    by position instead (``_member``), never by an arbitrary attribute name.
+    """
+    if name == safe and plain_name(name):
         return f"{var}.{name}"
-    return f"getattr({var}, {const(name)})"
+    return f"_member({var}, {int(index)}, {const(name)})"
 
 
 class Source:
@@ -179,8 +194,9 @@ class Source:
             self.line(indent, f"{name} = CHARS[{name}]")
         elif kind == T.K_ENUM:
             items = tc.enum_items()  # type: ignore[attr-defined]
+            what = self.const(f"enum ordinal %d of {tc.id()}")  # never spliced into source
             self.line(indent, f"if {name} >= {len(items)}: raise _E({Minor.INVALID_ENUM}, "
-                              f"'enum ordinal %d of {tc.id()}' % {name}, pos)")
+                              f"{what} % {name}, pos)")
             self.line(indent, f"{name} = {self.const(items)}[{name}]")
 
     # -- decoding --------------------------------------------------------------------------
@@ -219,12 +235,11 @@ class Source:
     def construct(self, tc: T.TypeCode, var: str, members: list[str], ind: int) -> None:
         """Build a struct value; dynamic classes skip their generic ``__init__``."""
         cls = _python_class(tc)
-        attrs_: tuple[str, ...] = tc._attrs  # type: ignore[attr-defined]
-        if (getattr(cls, "__init__", None) is StructBase.__init__
-                and tuple(getattr(cls, "__slots__", ())) == attrs_
-                and all(a.isidentifier() and not keyword.iskeyword(a) for a in attrs_)):
+        slots = tuple(getattr(cls, "__slots__", ()))
+        if (getattr(cls, "__init__", None) is StructBase.__init__ and len(slots) == len(members)
+                and all(plain_name(a) for a in slots)):
             self.line(ind, f"{var} = _new({self.const(cls)})")
-            for attr, member in zip(attrs_, members):
+            for attr, member in zip(slots, members):
                 self.line(ind, f"{var}.{attr} = {member}")
         else:
             self.line(ind, f"{var} = {self.const(cls)}({', '.join(members)})")
@@ -236,17 +251,21 @@ class Source:
         self.line(ind, "e = pos + n")
         self.line(ind, "if not n or data[e - 1:e] != Z: raise _strerr(data, pos, n)")
         self.line(ind, f"{var} = data[pos:e - 1].decode({self.codec.char_encoding!r})")
+        # NUL only ends a string (15.3.2.7); one inside could never be sent on.
+        self.line(ind, f"if NUL in {var}: raise _E({Minor.INVALID_CHAR_DATA}, "
+                       "'string contains NUL', pos)")
         self.line(ind, "pos = e")
-        if tc.length():
-            self.line(ind, f"if len({var}) > {tc.length()}: raise _E({Minor.STRING_TOO_LONG}, "
-                           f"'string longer than its bound {tc.length()}', pos)")
+        bound = int(tc.length())
+        if bound:
+            self.line(ind, f"if len({var}) > {bound}: raise _E({Minor.STRING_TOO_LONG}, "
+                           f"'string longer than its bound {bound}', pos)")
         self.unknown()
 
     def dec_sequence(self, tc: T.TypeCode, var: str, ind: int) -> None:
         content = T.resolve(tc.content_type())
         ck = content.unalias()._k
-        bound = tc.length()
-        size = min_size(content, self.codec)
+        bound = int(tc.length())
+        size = int(min_size(content, self.codec))
         if tc._k == T.K_SEQUENCE:
             self.align(ind, 4)
             self.line(ind, "n = UL(data, pos)[0]")
@@ -257,7 +276,10 @@ class Source:
             number = "n"
         else:
             number = str(bound)
-        self.line(ind, f"_chk({number}, len(data) - pos, {size}, pos)")
+        if size:
+            self.line(ind, f"_chk({number}, len(data) - pos, {size}, pos)")
+        else:
+            self.line(ind, f"_chk0({number}, st, pos)")
         self.unknown()
         if ck == T.K_OCTET:
             raw = f"data[pos:pos + {number}]"
@@ -298,7 +320,8 @@ class Source:
             self.dec(tc.discriminator_type(), disc, ind)
             self.flush(ind)
             index = self.tmp("i")
-            self.line(ind, f"{index} = {self.const(dict(tc._index))}.get({disc}, {tc._default})")
+            labels, default = self.const(dict(tc._index)), int(tc._default)
+            self.line(ind, f"{index} = {labels}.get({disc}, {default})")
             self.line(ind, f"if {index} < 0: {var} = None")
             self.line(ind, "else:")
             members = tuple(self.compiler.get(t) for t in tc._types)
@@ -307,7 +330,7 @@ class Source:
         elif k == T.K_WSTRING:
             self.line(ind, f"{var}, pos = dec_wstring(data, pos, st)")
             if tc.length():
-                self.line(ind, f"if len({var}) > {tc.length()}: raise _E("
+                self.line(ind, f"if len({var}) > {int(tc.length())}: raise _E("
                                f"{Minor.WSTRING_TOO_LONG}, 'wstring longer than its bound', pos)")
         elif k == T.K_WCHAR:
             self.line(ind, f"{var}, pos = dec_wchar(data, pos, st)")
@@ -316,7 +339,7 @@ class Source:
             self.line(ind, f"{var} = _unpack_ld(data, pos, LITTLE)")
             self.line(ind, "pos += 16")
         elif k == T.K_FIXED:
-            digits, scale = tc.fixed_digits(), tc.fixed_scale()
+            digits, scale = int(tc.fixed_digits()), int(tc.fixed_scale())
             size = C.fixed_size(digits)
             self.line(ind, f"r = data[pos:pos + {size}]")
             self.line(ind, f"if len(r) != {size}: raise _E({Minor.PASS_END}, 'fixed runs past the end', pos)")
@@ -332,7 +355,7 @@ class Source:
                                f"{Minor.INVALID_DISCRIMINATOR}, 'abstract interface holds a value', pos)")
                 self.line(ind, "pos += 1")
             self.line(ind, f"{var}, pos = _read_ior(data, pos, {codec})")
-            self.line(ind, f"{var} = st.objref_factory({var}, {tc.id()!r})")
+            self.line(ind, f"{var} = st.objref_factory({var}, {self.const(tc.id())})")
         elif k == T.K_PRINCIPAL:
             self.dec(T.sequence_tc(0, T.TC_octet), var, ind)
         else:
@@ -357,8 +380,9 @@ class Source:
             self.chain.add(id(tc))
             value = self.tmp()
             self.line(ind, f"{value} = {expr}")
-            for attr, member_tc in zip(tc._attrs, tc._types):  # type: ignore[attr-defined]
-                self.enc(member_tc, _attribute(value, attr, self.const), ind)
+            fields = zip(tc._attrs, tc._safe, tc._types)  # type: ignore[attr-defined]
+            for index, (attr, safe, member_tc) in enumerate(fields):
+                self.enc(member_tc, _attribute(value, index, attr, safe, self.const), ind)
             self.chain.discard(id(tc))
         elif k in (T.K_SEQUENCE, T.K_ARRAY) and (top or self.can_inline(tc)):
             self.chain.add(id(tc))
@@ -384,13 +408,14 @@ class Source:
             value = self.tmp()
             count = len(tc.enum_items())  # type: ignore[attr-defined]
             self.line(ind, f"{value} = {expr}")
-            self.line(ind, f"if {value}._parent_id != {tc.id()!r} or not 0 <= {value}._v < {count}: "
-                           f"raise _V('not an item of enum {tc.id()}')")
+            rid = self.const(tc.id())  # never spliced into source
+            self.line(ind, f"if {value}._parent_id != {rid} or not 0 <= {value}._v < {count}: "
+                           f"raise _V('not an item of enum ' + {rid})")
             expr = f"{value}._v"
         self.run.append((k, expr, tc))
 
     def enc_string(self, tc: T.TypeCode, expr: str, ind: int) -> None:
-        bound = tc.length()
+        bound = int(tc.length())
         if bound:
             value = self.tmp()
             self.line(ind, f"{value} = {expr}")
@@ -407,7 +432,7 @@ class Source:
     def enc_sequence(self, tc: T.TypeCode, expr: str, ind: int) -> None:
         content = T.resolve(tc.content_type())
         ck = content.unalias()._k
-        bound = tc.length()
+        bound = int(tc.length())
         value = self.tmp()
         self.line(ind, f"{value} = {expr}")
         if ck == T.K_CHAR:
@@ -451,12 +476,14 @@ class Source:
             self.enc(tc.discriminator_type(), disc, ind)
             self.flush(ind)
             index = self.tmp("i")
-            self.line(ind, f"{index} = {self.const(dict(tc._index))}.get({disc}, {tc._default})")
+            labels, default = self.const(dict(tc._index)), int(tc._default)
+            self.line(ind, f"{index} = {labels}.get({disc}, {default})")
             members = tuple(self.compiler.get(t) for t in tc._types)
             self.line(ind, f"if {index} >= 0: {self.const(members)}[{index}](buf, {expr}._v, st)")
         elif k == T.K_WSTRING:
             if tc.length():
-                self.line(ind, f"if len({expr}) > {tc.length()}: raise _V('wstring longer than its bound')")
+                self.line(ind, f"if len({expr}) > {int(tc.length())}: "
+                               "raise _V('wstring longer than its bound')")
             self.line(ind, f"enc_wstring(buf, {expr}, st)")
         elif k == T.K_WCHAR:
             self.line(ind, f"enc_wchar(buf, {expr}, st)")
@@ -464,7 +491,8 @@ class Source:
             self.line(ind, "buf += PAD8[len(buf) & 7]")
             self.line(ind, f"buf += _pack_ld({expr}, LITTLE)")
         elif k == T.K_FIXED:
-            self.line(ind, f"buf += _to_bcd({expr}, {tc.fixed_digits()}, {tc.fixed_scale()})")
+            digits, scale = int(tc.fixed_digits()), int(tc.fixed_scale())
+            self.line(ind, f"buf += _to_bcd({expr}, {digits}, {scale})")
         elif k in (T.K_OBJREF, T.K_ABSTRACT_INTERFACE):
             from cosnotify.orb import ior
 

@@ -46,14 +46,15 @@ from cosnotify.orb.exceptions import (
     OMGVMCID,
     SystemException,
 )
+from cosnotify.orb.values import member_value
 
 __all__ = ["EncodeMismatch", "decoder_for", "encoder_for", "min_size"]
 
 Decoder = Callable[[bytes, int, Any], tuple[Any, int]]
 Encoder = Callable[[bytearray, Any, Any], None]
 
-#: Elements of zero minimum size (empty structs) a sequence may claim.
-EMPTY_ELEMENT_LIMIT = 65536
+#: Elements of zero minimum size (empty structs) one message may claim.
+EMPTY_ELEMENT_LIMIT = C.DecodeState.EMPTY_LIMIT
 _CACHE_LIMIT = 4096
 
 
@@ -91,7 +92,6 @@ def _helpers(codec: Codec) -> dict[str, Any]:
     ulong = C.packer(little, "I")
     ushort = C.packer(little, "H")
     stream_utf16 = "utf-16-le" if little else "utf-16-be"
-    max_empty = EMPTY_ELEMENT_LIMIT
 
     def wide_check() -> None:
         if codec.giop < (1, 1):
@@ -178,21 +178,26 @@ def _helpers(codec: Codec) -> dict[str, Any]:
                         f"sequence of {n} elements cannot fit in {left} octets", pos - 4)
 
     def check_count(n: int, left: int, size: int, pos: int) -> None:
-        if size:
-            if n * size > left:
-                raise count_error(n, left, size, pos)
-        elif n > max_empty:
+        if n * size > left:
             raise count_error(n, left, size, pos)
+
+    def check_empty(n: int, st: Any, pos: int) -> None:
+        """Elements of no size: charge them to the message's allowance (DecodeState.empty)."""
+        st.empty -= n
+        if st.empty < 0:
+            raise CDRError(Minor.TOO_MANY_ELEMENTS, f"{n} elements of no size: more than "
+                           f"{C.DecodeState.EMPTY_LIMIT} in one message", pos - 4)
 
     return {
         "_E": CDRError, "_V": EncodeMismatch, "_DC": _data_conversion, "_strerr": _string_error,
-        "_chk": check_count, "CHARS": C.CHARS, "PAD2": C.PAD[2], "PAD4": C.PAD[4],
-        "PAD8": C.PAD[8], "UL": ulong.unpack_from, "PUL": ulong.pack, "Z": b"\0",
-        "_unpack_from": struct.unpack_from, "_pack": struct.pack,
+        "_chk": check_count, "_chk0": check_empty, "CHARS": C.CHARS, "PAD2": C.PAD[2],
+        "PAD4": C.PAD[4], "PAD8": C.PAD[8], "UL": ulong.unpack_from, "PUL": ulong.pack, "Z": b"\0",
+        "_unpack_from": struct.unpack_from, "_pack": struct.pack, "NUL": "\0",
         "dec_wchar": dec_wchar, "enc_wchar": enc_wchar, "dec_wstring": dec_wstring,
         "enc_wstring": enc_wstring, "LITTLE": little,
         "_pack_ld": C.pack_longdouble, "_unpack_ld": C.unpack_longdouble,
         "_to_bcd": C.fixed_to_bcd, "_from_bcd": C.bcd_to_fixed, "_new": object.__new__,
+        "_member": member_value,
     }
 
 
@@ -232,7 +237,7 @@ class Compiler:
             function = self.by_value.get(tc) if not self.building else None
             if function is None:
                 cell: list[Any] = []
-                self.building[id(tc)] = _trampoline(cell, self.encode)
+                self.building[id(tc)] = _trampoline(cell, self.encode, lambda: self.get(tc))
                 try:
                     function = self._compile(tc)
                 finally:
@@ -261,7 +266,9 @@ class Compiler:
             footer = "    return v, pos"
         text = "\n".join([header, *source.lines, footer]) + "\n"
         namespace = source.ns
-        code = compile(text, f"<cdr {'enc' if self.encode else 'dec'} {tc!r}>", "exec")
+        # The file name is for tracebacks only; TypeCode ids from the wire stay out of it.
+        label = repr(tc).encode("ascii", "backslashreplace").decode("ascii").replace("\0", "?")
+        code = compile(text, f"<cdr {'enc' if self.encode else 'dec'} {label[:200]}>", "exec")
         exec(code, namespace)  # noqa: S102 - compiling generated marshallers is the point
         function = namespace["f"]
         function.__cdr_source__ = text
@@ -339,9 +346,12 @@ class Compiler:
                 end = pos + length
                 if not length or data[end - 1:end] != b"\0":
                     raise _string_error(data, pos, length)
+                text = data[pos:end - 1].decode(encoding)
+                if "\0" in text:
+                    raise CDRError(Minor.INVALID_CHAR_DATA, "string contains NUL", pos)
                 result = new(CorbaAny)
                 result._t = string_tc
-                result._v = data[pos:end - 1].decode(encoding)
+                result._v = text
                 return result, end
             tc, pos = decode_typecode(data, pos, codec, st.max_depth)
             hit = cache.get(id(tc))
@@ -373,14 +383,28 @@ class Compiler:
         return dec_tc
 
 
-def _trampoline(cell: list[Any], encode: bool) -> Any:
-    """A recursion point: counts nesting, then calls the function once compiled."""
+def _trampoline(cell: list[Any], encode: bool, late: Callable[[], Any]) -> Any:
+    """A recursion point: counts nesting, then calls the function once compiled.
+
+    Functions compiled while the recursive type was being built refer to it
+    through here and may be cached (and called, by another thread) before
+    that build ends, or after it failed (a RecursionError met while compiling
+    deep inside received data). The cell is then empty: ``late`` waits for
+    the build (or compiles the type again) and fills it.
+    """
+    def target() -> Any:
+        if not cell:
+            function = late()
+            if not cell:
+                cell.append(function)
+        return cell[0]
+
     if encode:
         def enc_again(buf: bytearray, value: Any, st: Any) -> None:
             st.depth += 1
             if st.depth > st.max_depth:
                 raise EncodeMismatch(f"values nested deeper than {st.max_depth}")
-            cell[0](buf, value, st)
+            (cell[0] if cell else target())(buf, value, st)
             st.depth -= 1
         return enc_again
 
@@ -388,7 +412,7 @@ def _trampoline(cell: list[Any], encode: bool) -> Any:
         st.depth += 1
         if st.depth > st.max_depth:
             raise CDRError(Minor.TOO_DEEP, f"values nested deeper than {st.max_depth}", pos)
-        result: tuple[Any, int] = cell[0](data, pos, st)
+        result: tuple[Any, int] = (cell[0] if cell else target())(data, pos, st)
         st.depth -= 1
         return result
     return dec_again

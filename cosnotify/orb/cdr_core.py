@@ -77,6 +77,8 @@ class Minor:
     INVALID_BYTE_ORDER = COSNOTIFY_VMCID | 5  # an encapsulation's first octet is not 0 or 1
     INVALID_TYPECODE = COSNOTIFY_VMCID | 6    # TypeCode parameters that do not make a TypeCode
     TRAILING_DATA = COSNOTIFY_VMCID | 7
+    UNEXPECTED = COSNOTIFY_VMCID | 8          # decoding failed in a way nobody foresaw (a bug)
+    TOO_MANY_ELEMENTS = COSNOTIFY_VMCID | 9   # more empty-element items than one message may hold
 
 
 class CDRError(ValueError):
@@ -152,14 +154,22 @@ class EncodeState:
 
 
 class DecodeState:
-    """Per-call state threaded through compiled decoders."""
+    """Per-call state threaded through compiled decoders.
 
-    __slots__ = ("depth", "max_depth", "objref_factory")
+    ``empty`` is what is left of the allowance for elements that occupy no
+    octets (empty structs, null): the data cannot bound how many of those a
+    sequence claims, and nested sequences would multiply them, so one
+    message may hold :attr:`EMPTY_LIMIT` in all.
+    """
+
+    __slots__ = ("depth", "empty", "max_depth", "objref_factory")
+    EMPTY_LIMIT = 65536
 
     def __init__(self, objref_factory: Callable[[Any, str], Any], max_depth: int) -> None:
         self.depth = 0
         self.max_depth = max_depth
         self.objref_factory = objref_factory
+        self.empty = self.EMPTY_LIMIT
 
 
 # -- primitive layouts ------------------------------------------------------------------

@@ -357,7 +357,10 @@ class _Reader:
         if kind in (T.K_STRUCT, T.K_EXCEPT):
             members = [(self.string(), self.typecode(depth + 1)) for _ in range(self.count(end))]
             return _build(T.struct_tc if kind == T.K_STRUCT else T.exception_tc, rid, name, members)
+        at = self.pos
         disc = self.typecode(depth + 1)
+        if isinstance(disc, T.RecursiveTC) and disc._target is None:
+            raise CDRError(Minor.INVALID_TYPECODE, "a union discriminator refers to its union", at)
         default_index = self.get("i", 4)
         base = T.resolve(disc).unalias()
         entries = []

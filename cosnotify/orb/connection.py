@@ -337,7 +337,7 @@ class ClientConnection:
             reply = parse_reply(raw)
             if reply is not None:
                 request_id = reply.request_id
-                if giop.outstanding.pop(request_id, None) is not None:
+                if giop.reply_arrived(request_id):
                     self._deliver(request_id, reply)
                 continue  # else the reply to a call that timed out: dropped
             giop.receive_data(raw)

@@ -51,8 +51,9 @@ BAD_SCHEME, BAD_ADDRESS, BAD_SPECIFIC = OMGVMCID | 7, OMGVMCID | 8, OMGVMCID | 9
 #: Characters a URL may carry unescaped (13.6.10.1).
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                   ";/:?@&=+$,-_.!~*'()")
-_ADDRESS = re.compile(r"^(?:(?P<major>\d+)\.(?P<minor>\d+)@)?"
-                      r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^:\[\]@/]*)(?::(?P<port>\d*))?$")
+# ASCII digits, and few of them: int() of a 5000-digit port is a ValueError.
+_ADDRESS = re.compile(r"^(?:(?P<major>[0-9]{1,3})\.(?P<minor>[0-9]{1,3})@)?"
+                      r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^:\[\]@/]*)(?::(?P<port>[0-9]{0,5}))?$")
 
 
 @attrs.frozen
@@ -152,6 +153,8 @@ def _address(text: str, url: str) -> Address:
     if not 0 < port < 65536:
         raise _bad(BAD_ADDRESS, f"bad port in {text!r}")
     version = (int(match["major"]), int(match["minor"])) if match["major"] else (1, 0)
+    if version[0] != 1:
+        raise _bad(BAD_ADDRESS, f"IIOP version {version[0]}.{version[1]} in {text!r}")
     return IIOPAddress(host or "localhost", port, version)
 
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from cosnotify.orb import cdr_compile
 from cosnotify.orb.cdr import translate_decode_error, translate_encode_error
-from cosnotify.orb.cdr_core import CDRError, Codec, DecodeState, EncodeState
+from cosnotify.orb.cdr_core import Codec, DecodeState, EncodeState
 from cosnotify.orb.giop_messages import KeyAddr, Request, encode_message
 from cosnotify.orb.interface import Operation
 from cosnotify.orb.typecode import K_VOID, TypeCode
@@ -89,6 +89,10 @@ class Framer:
     def take_rest(self) -> bytes:
         rest, self._buffer = self._buffer, b""
         return rest
+
+    def pending(self) -> bool:
+        """True while part of a message is buffered."""
+        return bool(self._buffer)
 
     def next(self) -> bytes | _Stop | None:
         """The next whole message, None if more data is needed, or STOP."""
@@ -362,8 +366,11 @@ class OperationPlan:
             for decode in decoders:
                 value, pos = decode(data, pos, state)
                 values.append(value)
-        except (CDRError, struct.error, IndexError, UnicodeDecodeError, RecursionError) as exc:
-            raise translate_decode_error(exc, pos) from exc
+        except Exception as exc:  # anything but a CORBA exception becomes MARSHAL
+            error = translate_decode_error(exc, pos)
+            if error is exc:
+                raise
+            raise error from exc
         return values, pos
 
     def pack(self, values: list[Any]) -> Any:

@@ -54,6 +54,8 @@ __all__ = [
     "CAN_RECEIVE",
     "CAN_SEND",
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "MAX_CANCELLED",
+    "MAX_FRAGMENT_CHAINS",
     "NEED_DATA",
     "TRANSITIONS",
     "ConnState",
@@ -67,6 +69,10 @@ __all__ = [
 ]
 
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
+#: GIOP 1.2 fragmented messages one connection may have under way at once.
+MAX_FRAGMENT_CHAINS = 64
+#: Cancelled requests whose late replies a client connection remembers to drop.
+MAX_CANCELLED = 4096
 
 
 class Sentinel(enum.Enum):
@@ -163,13 +169,12 @@ class LocalProtocolError(GIOPError):
 
 @attrs.define
 class _Chain:
-    """A message arriving in fragments."""
+    """A message arriving in fragments (the body so far in one buffer, no per-fragment cost)."""
 
     version: tuple[int, int]
     little: bool
     kind: int
-    parts: list[bytes]
-    size: int
+    body: bytearray
 
 
 class GIOPConnection:
@@ -187,10 +192,12 @@ class GIOPConnection:
         self._error: RemoteProtocolError | None = None
         self._chain11: _Chain | None = None
         self._chains12: dict[int, _Chain] = {}
+        self._held = 0  # octets held by unfinished fragment chains, all together
         #: Client: request id -> GIOP version of each request awaiting a reply.
         #: Server: the same for each received request we still owe a reply.
         self.outstanding: dict[int, tuple[int, int]] = {}
-        self._cancelled: set[int] = set()
+        #: Client: ids of cancelled requests whose late replies are dropped (oldest first).
+        self._cancelled: dict[int, None] = {}
         self._next_id = first_request_id
 
     # -- state -----------------------------------------------------------------------------
@@ -221,7 +228,9 @@ class GIOPConnection:
             self._claim(message.request_id, message.version)  # type: ignore[union-attr]
         elif kind is CancelRequest:
             if self.outstanding.pop(message.request_id, None) is not None:  # type: ignore[union-attr]
-                self._cancelled.add(message.request_id)  # type: ignore[union-attr]
+                self._cancelled[message.request_id] = None  # type: ignore[union-attr]
+                if len(self._cancelled) > MAX_CANCELLED:  # a late reply to the oldest: unknown
+                    del self._cancelled[next(iter(self._cancelled))]
         elif kind in _REPLIES:
             request_id = message.request_id  # type: ignore[union-attr]
             version = self.outstanding.get(request_id)
@@ -244,11 +253,22 @@ class GIOPConnection:
             return b"".join(fragment_message(data, self.fragment_size))
         return data
 
+    def reply_arrived(self, request_id: int) -> bool:
+        """A reply read outside this state machine (the hot path): True if it was awaited.
+
+        False for the late reply to a cancelled request, or any other stray
+        reply; the hot path drops those.
+        """
+        if self.outstanding.pop(request_id, None) is not None:
+            return True
+        self._cancelled.pop(request_id, None)
+        return False
+
     def _claim(self, request_id: int, version: tuple[int, int]) -> None:
         if request_id in self.outstanding:
             raise LocalProtocolError(f"request id {request_id} is already in use")
         self.outstanding[request_id] = version
-        self._cancelled.discard(request_id)
+        self._cancelled.pop(request_id, None)
 
     # -- receiving -------------------------------------------------------------------------
     def receive_data(self, data: bytes) -> None:
@@ -257,6 +277,10 @@ class GIOPConnection:
             self._buffer += data
         else:
             self._eof = True
+
+    def pending(self) -> bool:
+        """True while part of a message (or of a fragment chain) is buffered."""
+        return bool(self._buffer) or self._chain11 is not None or bool(self._chains12)
 
     def next_event(self) -> Event:
         """The next complete message, ``NEED_DATA``, or ``ConnectionClosed()``."""
@@ -327,7 +351,8 @@ class GIOPConnection:
         if kind not in FRAGMENTABLE[version[1]]:
             raise MessageFormatError(FormatMinor.BAD_FRAGMENT,
                                      f"{MsgType(kind).name} cannot be fragmented in GIOP {version}", 6)
-        chain = _Chain(version, little, kind, [raw[HEADER_SIZE:]], len(raw) - HEADER_SIZE)
+        chain = _Chain(version, little, kind, bytearray(raw[HEADER_SIZE:]))
+        self._hold(len(chain.body))
         if version == (1, 1):
             if self._chain11 is not None:
                 raise MessageFormatError(FormatMinor.BAD_FRAGMENT, "a GIOP 1.1 message started "
@@ -338,6 +363,9 @@ class GIOPConnection:
             if request_id in self._chains12:
                 raise MessageFormatError(FormatMinor.BAD_FRAGMENT,
                                          f"two fragmented messages with request id {request_id}", 12)
+            if len(self._chains12) >= MAX_FRAGMENT_CHAINS:
+                raise MessageFormatError(FormatMinor.TOO_LARGE, f"more than {MAX_FRAGMENT_CHAINS} "
+                                         "fragmented messages under way at once", 12)
             self._chains12[request_id] = chain
 
     def _fragment(self, raw: bytes, version: tuple[int, int], little: bool, more: bool) -> Event | None:
@@ -352,16 +380,26 @@ class GIOPConnection:
                 self._chains12.pop(request_id, None)
         if chain is None or chain.version != version:
             raise MessageFormatError(FormatMinor.BAD_FRAGMENT, "a Fragment continues no message", 7)
-        chain.parts.append(payload)
-        chain.size += len(payload)
-        if chain.size > self.max_message_size:
-            raise MessageFormatError(FormatMinor.TOO_LARGE, "reassembled message exceeds the limit", 8)
+        self._hold(len(payload))
+        chain.body += payload
         if more:
             return None
+        self._held -= len(chain.body)
         order = "<I" if chain.little else ">I"
         header = MAGIC + bytes((1, version[1], 1 if chain.little else 0, chain.kind))
-        return self._deliver(decode_message(header + struct.pack(order, chain.size)
-                                            + b"".join(chain.parts)))
+        return self._deliver(decode_message(header + struct.pack(order, len(chain.body))
+                                            + chain.body))
+
+    def _hold(self, size: int) -> None:
+        """Count ``size`` more octets of unfinished fragment chains against the limit.
+
+        All chains of a connection together may hold ``max_message_size``
+        octets, so neither many chains nor endless fragments grow memory.
+        """
+        self._held += size
+        if self._held > self.max_message_size:
+            raise MessageFormatError(FormatMinor.TOO_LARGE, "fragments under way exceed the "
+                                     f"limit of {self.max_message_size} octets", 8)
 
     @staticmethod
     def _request_id(raw: bytes, little: bool) -> int:
@@ -380,12 +418,15 @@ class GIOPConnection:
             request_id = message.request_id  # type: ignore[union-attr]
             if self.outstanding.pop(request_id, None) is None:
                 if request_id in self._cancelled:
-                    self._cancelled.discard(request_id)
+                    del self._cancelled[request_id]
                     return None  # the reply to a request we cancelled: drop it
                 raise MessageFormatError(FormatMinor.UNKNOWN_REQUEST,
                                          f"{kind.__name__} for unknown request id {request_id}", 12)
         elif kind is CancelRequest:
-            self._chains12.pop(message.request_id, None)  # type: ignore[union-attr]  # 15.4.9
+            # 15.4.9: a cancelled request's fragments are not sent on
+            dropped = self._chains12.pop(message.request_id, None)  # type: ignore[union-attr]
+            if dropped is not None:
+                self._held -= len(dropped.body)
         elif kind is LocateRequest or (kind is Request and message.response_expected):  # type: ignore[union-attr]
             request_id = message.request_id  # type: ignore[union-attr]
             if request_id in self.outstanding:

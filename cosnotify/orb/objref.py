@@ -103,7 +103,7 @@ class Target:
         self.host = host
         self.port = port
         self.key = profile.object_key
-        self.version = min(profile.version, (1, 2))
+        self.version = max(min(profile.version, (1, 2)), (1, 0))
         self.code_sets = profile.code_sets()
 
 
@@ -215,6 +215,7 @@ class ObjectRef:
     # -- invocation -------------------------------------------------------------------------
     def invoke(self, operation: Operation, args: tuple[Any, ...]) -> Any:
         bound = self._bound.get(id(operation))
+        forwards = 0
         if bound is not None and not bound[0].closed:
             try:
                 return self._send_bound(bound, operation, args)
@@ -222,13 +223,15 @@ class ObjectRef:
                 if not getattr(exc, "retryable", False):
                     raise
                 self._bound.clear()  # certainly not processed: the full path retries it
+            except _Forwarded as forwarded:  # not processed either: follow it below
+                forwards = 1
+                self._follow(forwarded)
         if len(args) != len(operation.in_params):
             raise BAD_PARAM(OMGVMCID | 41, COMPLETED_NO,
                             f"{operation.name} takes {len(operation.in_params)} arguments, "
                             f"got {len(args)}")
         core = self._core
         timeout = self.timeout if self.timeout is not None else core.call_timeout
-        forwards = 0
         while True:
             target_ior = self._forward or self.ior
             local = self._local_key(target_ior)
@@ -240,17 +243,21 @@ class ObjectRef:
                 forwards += 1
                 if forwards > MAX_FORWARDS:
                     raise TRANSIENT(OMGVMCID | 1, COMPLETED_NO, "too many LOCATION_FORWARDs") from None
-                self._bound.clear()
-                if forwarded.permanent:
-                    self.ior = forwarded.ior
-                    self._forward = None
-                else:
-                    self._forward = forwarded.ior
-            except (TRANSIENT, COMM_FAILURE, OBJECT_NOT_EXIST) as exc:
+                self._follow(forwarded)
+            except (TRANSIENT, COMM_FAILURE, OBJECT_NOT_EXIST, INV_OBJREF) as exc:
                 if self._forward is None or exc.completed is not COMPLETED_NO:
                     raise
                 self._bound.clear()
                 self._forward = None  # the forwarded target failed: back to the original
+
+    def _follow(self, forwarded: _Forwarded) -> None:
+        """Send later calls where a LOCATION_FORWARD(_PERM) reply says."""
+        self._bound.clear()
+        if forwarded.permanent:
+            self.ior = forwarded.ior
+            self._forward = None
+        else:
+            self._forward = forwarded.ior
 
     def _local_key(self, ior: IOR) -> bytes | None:
         cached = self._local

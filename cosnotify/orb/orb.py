@@ -126,7 +126,11 @@ class ORB(TypeCodeFactory):
             return None if ior.is_nil() else self._core.objref_factory(ior, ior.type_id)
         if scheme not in ("corbaloc", "corbaname"):
             raise BAD_PARAM(OMGVMCID | 7, COMPLETED_NO, f"unknown object URL scheme in {text[:30]!r}")
-        url = corbaloc.parse(text)
+        try:
+            url = corbaloc.parse(text)
+        except corbaloc.StringNameError as exc:  # the name of a corbaname URL
+            raise BAD_PARAM(OMGVMCID | 9, COMPLETED_NO,
+                            f"bad name in {text[:60]!r}: {exc}") from None
         if url.is_rir:
             key = url.key.decode("utf-8", "replace")
             target = self.resolve_initial_references(key or "NameService")

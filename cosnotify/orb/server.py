@@ -25,6 +25,14 @@ docs/orb.md for the measurements behind the default):
 Transports without a file descriptor (the mock) cannot be watched; their
 reader keeps the role and hands every request to the pool instead.
 
+Idle and stalled connections must not starve the others. A thread blocks
+reading a connection only while the pool keeps ``reserve`` threads free, and
+gives up after ``idle_timeout`` seconds of silence, handing the connection
+to the watcher; so however many connections sit idle (or send half a header
+and stop), some threads always serve the pool model. The watcher closes a
+connection that has been silent for ``stall_timeout`` seconds in the middle
+of a message, so a stalled peer does not hold its buffer for ever.
+
 Errors: a peer that breaks GIOP is sent MessageError and disconnected; a
 request's failures become replies in :mod:`cosnotify.orb.dispatch`. Nothing
 on one connection affects another.
@@ -36,6 +44,7 @@ import contextlib
 import logging
 import select
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +69,7 @@ from cosnotify.orb.giop_messages import (
 from cosnotify.orb.transport import (
     READ_SIZE,
     ReadError,
+    ReadTimeout,
     TCPListener,
     Transport,
     WriteError,
@@ -69,6 +79,12 @@ from cosnotify.orb.workers import Watcher, WorkerPool
 __all__ = ["Server", "ServerConnection", "Watcher", "WorkerPool"]
 
 log = logging.getLogger("cosnotify.orb")
+
+#: Seconds a thread waits on a silent connection (thread per connection) before
+#: handing it to the watcher.
+IDLE_TIMEOUT = 10.0
+#: Seconds of silence in the middle of a message after which the connection is closed.
+STALL_TIMEOUT = 60.0
 
 
 class ServerConnection:
@@ -87,6 +103,9 @@ class ServerConnection:
         self.closed = False
         self.ending = False
         self.version: tuple[int, int] = (1, 0)
+        self.idle = False  # the last read timed out with nothing received
+        #: When the peer last sent something while a message was incomplete (None: none is).
+        self.stalled_since: float | None = None
         self.tcs: CodeSetContext | None = None
         self._tcs_raw: bytes | None = None
         self._codecs: dict[tuple[bool, tuple[int, int]], Any] = {}
@@ -97,9 +116,11 @@ class ServerConnection:
         return f"<ServerConnection {getattr(self.transport, 'peer', '?')}>"
 
     # -- reading -------------------------------------------------------------------------------
-    def read_messages(self, block: bool = True) -> list[Any] | None:
+    def read_messages(self, timeout: float | None = None) -> list[Any] | None:
         """Complete messages from one read (maybe none); None once the connection is over.
 
+        Waits for data at most ``timeout`` seconds (None: as long as it
+        takes); when none came, returns ``[]`` with :attr:`idle` set.
         Common requests come back as :class:`FastRequest`, everything else as
         the GIOP message values. Messages that arrived before the peer closed
         are still returned (a client may send a oneway request and hang up);
@@ -111,11 +132,15 @@ class ServerConnection:
             self.close()
             return None
         try:
-            data = self.transport.read(READ_SIZE, None if block else 0.0)
+            data = self.transport.read(READ_SIZE, timeout)
+        except ReadTimeout:
+            self.idle = True
+            return []
         except ReadError:
             data = b""
         except OSError:
-            return []  # ReadTimeout when not blocking: nothing there after all
+            return []
+        self.idle = False
         messages: list[Any] = []
         last_words = b""
         with self.lock:
@@ -147,6 +172,10 @@ class ServerConnection:
                         self._drain(messages)
                         if self.ending:
                             break
+                if framer.pending() or giop.pending():
+                    self.stalled_since = time.monotonic()
+                else:
+                    self.stalled_since = None
             except RemoteProtocolError as exc:
                 log.info("closing %r: %s", self, exc)
                 with contextlib.suppress(LocalProtocolError):
@@ -284,9 +313,13 @@ class Server:
         self.max_message_size = max_message_size
         self.thread_per_connection = thread_per_connection
         self.pool = WorkerPool(max_workers, name="orb-server")
+        #: Threads never given to blocking readers (see the module docstring).
+        self.reserve = max(1, self.pool.max_workers // 8)
+        self.idle_timeout = IDLE_TIMEOUT
+        self.stall_timeout = STALL_TIMEOUT
         self._watcher: Watcher | None = None
         if hasattr(select, "epoll"):
-            self._watcher = Watcher(self._readable)
+            self._watcher = Watcher(self._readable, self._scan)
         self._listeners: list[TCPListener] = []
         self._connections: set[ServerConnection] = set()
         self._lock = threading.Lock()
@@ -349,10 +382,20 @@ class Server:
         it meanwhile.
         """
         watcher = self._watcher if connection.fileno >= 0 else None
-        block = self.thread_per_connection or watcher is None
+        pool = self.pool
         while True:
-            messages = connection.read_messages(block)
+            if watcher is None:
+                timeout: float | None = None  # cannot be watched: the reader keeps it
+            elif self.thread_per_connection and pool.busy() <= pool.max_workers - self.reserve:
+                timeout = self.idle_timeout
+            else:
+                timeout = 0.0  # the pool model, or threads are short: read what is there
+            block = timeout != 0.0
+            messages = connection.read_messages(timeout)
             if messages is None:
+                return
+            if connection.idle and watcher is not None:  # silence: let the watcher wait
+                self._release(connection, watcher)
                 return
             last = len(messages) - 1
             reclaimed = True
@@ -381,6 +424,19 @@ class Server:
             closed = connection.closed
         if watcher is not None and not closed:
             watcher.watch(connection)
+
+    def _scan(self, connections: list[ServerConnection]) -> None:
+        """Watcher callback, now and then: close connections stalled inside a message."""
+        limit = time.monotonic() - self.stall_timeout
+        for connection in connections:
+            with connection.lock:
+                since = connection.stalled_since
+                if connection.reading or connection.closed or since is None or since > limit:
+                    continue
+                connection.reading = True  # nobody else may read it now
+            log.info("closing %r: silent for %.0f s inside a message", connection,
+                     self.stall_timeout)
+            connection.close()
 
     def _reclaim(self, connection: ServerConnection, watcher: Watcher) -> bool:
         with connection.lock:

@@ -84,7 +84,8 @@ def _struct_like(kind: int, repo_id: str, name: str,
     _check_name(repo_id, "repository id")
     names = tuple(m[0] for m in members)
     types = tuple(m[1] for m in members)
-    if len(set(names)) != len(names):
+    named = [n for n in names if n]  # compact TypeCodes leave names empty (10.7.1)
+    if len(set(named)) != len(named):
         raise BAD_PARAM(17 | 0x4F4D0000, COMPLETED_NO, f"{name}: duplicate member names {names}")
     for member_type in types:
         if not isinstance(member_type, TypeCode):

@@ -43,6 +43,11 @@ __all__ = [
 ]
 
 READ_SIZE = 65536
+#: A TCP write that makes no progress for this many seconds fails (SO_SNDTIMEO) ...
+SEND_TIMEOUT = 30.0
+#: ... and one message may take SEND_TIMEOUT plus its size at this many octets a second.
+#: A peer that stops reading therefore cannot hold the writing thread for ever.
+MIN_SEND_RATE = 16384
 
 
 class TransportError(OSError):
@@ -121,6 +126,10 @@ class TCPTransport:
         self._closed = False
         self._rcvtimeo = 0.0
         sock.settimeout(None)
+        with contextlib.suppress(OSError):
+            whole = int(SEND_TIMEOUT)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                            struct.pack("@ll", whole, int((SEND_TIMEOUT - whole) * 1e6)))
         self._poller = select.poll()
         self._poller.register(sock, select.POLLIN | select.POLLPRI)
         with contextlib.suppress(OSError):
@@ -172,9 +181,20 @@ class TCPTransport:
 
     def write(self, data: bytes | bytearray) -> None:
         try:
-            self._sock.sendall(data)
+            sent = self._sock.send(data)
+            if sent < len(data):
+                self._write_rest(data, sent)
         except OSError as exc:  # map_exceptions spelled out: this is the hot path
             raise WriteError(str(exc)) from exc
+
+    def _write_rest(self, data: bytes | bytearray, sent: int) -> None:
+        """The rest of a write the peer is slow to take, within SEND_TIMEOUT/MIN_SEND_RATE."""
+        view = memoryview(data)
+        deadline = time.monotonic() + SEND_TIMEOUT + len(view) / MIN_SEND_RATE
+        while sent < len(view):
+            if time.monotonic() > deadline:
+                raise WriteError(f"{self.peer} takes {len(view)} octets too slowly")
+            sent += self._sock.send(view[sent:])
 
     def readable(self) -> bool:
         """Optional extension: is there something to read (data or end of stream) now?"""
@@ -199,7 +219,10 @@ def connect_tcp(host: str, port: int, timeout: float | None = None) -> TCPTransp
         sock = socket.create_connection((host, port), timeout=timeout)
     except TimeoutError as exc:
         raise ConnectTimeout(f"connecting to {host}:{port} timed out") from exc
-    except OSError as exc:
+    except (OSError, ValueError, OverflowError) as exc:
+        # ValueError: a host name IDNA cannot encode (a label over 63 octets, an
+        # empty label, a NUL); OverflowError: a port outside 0-65535. Both can
+        # come from a received IOR or a corbaloc URL.
         raise ConnectError(f"cannot connect to {host}:{port}: {exc}") from exc
     return TCPTransport(sock)
 

@@ -19,14 +19,13 @@ Hashing uses (kind, id) for named kinds, so hashes terminate on cyclic graphs
 
 from __future__ import annotations
 
-from decimal import Context, Decimal
 from typing import Any, ClassVar, Iterable
 
 import attrs
 
 from cosnotify.orb import registry
 from cosnotify.orb.exceptions import BAD_TYPECODE, COMPLETED_NO, UserException
-from cosnotify.orb.values import Enum, EnumItem, attr_name, make_struct_class, make_union_class
+from cosnotify.orb.values import STRUCT_ATTRIBUTES, Enum, EnumItem, attr_name, safe_attributes
 
 # -- TCKind (CORBA 2.6 section 10.7.1) -----------------------------------------
 
@@ -53,6 +52,9 @@ K_CHAR, K_OCTET, K_ANY, K_TYPECODE, K_PRINCIPAL, K_OBJREF, K_STRUCT, K_UNION, K_
 K_STRING, K_SEQUENCE, K_ARRAY, K_ALIAS, K_EXCEPT, K_LONGLONG, K_ULONGLONG = range(18, 25)
 K_LONGDOUBLE, K_WCHAR, K_WSTRING, K_FIXED = range(25, 29)
 K_NATIVE, K_ABSTRACT_INTERFACE, K_LOCAL_INTERFACE = 31, 32, 33
+
+#: Attributes of exception values a member of a dynamic exception must not shadow.
+_EXCEPTION_ATTRIBUTES = frozenset(dir(UserException)) | {"_NP_fields"}
 
 _NAMED_KINDS = frozenset({K_OBJREF, K_STRUCT, K_UNION, K_ENUM, K_ALIAS, K_EXCEPT, K_NATIVE,
                           K_ABSTRACT_INTERFACE, K_LOCAL_INTERFACE})
@@ -246,10 +248,14 @@ class StructTC(TypeCode):
     _names: tuple[str, ...]
     _types: tuple[TypeCode, ...]
     _attrs: tuple[str, ...] = attrs.field(init=False)
+    #: The attribute names of a dynamic class for this type (``safe_attributes``).
+    _safe: tuple[str, ...] = attrs.field(init=False)
     _cls: list[tuple[type, int | None] | None] = attrs.field(init=False, factory=lambda: [None])
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_attrs", tuple(attr_name(n) for n in self._names))
+        object.__setattr__(self, "_safe", safe_attributes(
+            self._attrs, _EXCEPTION_ATTRIBUTES if self._k == K_EXCEPT else STRUCT_ATTRIBUTES))
 
     def id(self) -> str:
         return self._id
@@ -277,17 +283,9 @@ class StructTC(TypeCode):
         cached = self._cls[0]
         if cached is not None and (cached[1] is None or cached[1] == registry.generation):
             return cached[0]
-        found = registry.lookup_type(self._id) if self._id else None
-        if isinstance(found, type):
-            self._cls[0] = (found, None)
-            return found
-        attrs_ = _identifiers(self._attrs)
-        if self._k == K_EXCEPT:
-            cls = make_exception_class(self._id, self._name, attrs_)
-        else:
-            cls = make_struct_class(self._id, self._name, attrs_)
-        self._cls[0] = (cls, registry.generation)
-        return cls
+        from cosnotify.orb.typecode_classes import struct_class
+
+        return struct_class(self)
 
     def __repr__(self) -> str:
         return f"{'struct' if self._k == K_STRUCT else 'exception'}({self._id or self._name})"
@@ -362,35 +360,15 @@ class UnionTC(TypeCode):
         cached = self._cls[0]
         if cached is not None and (cached[1] is None or cached[1] == registry.generation):
             return cached[0]
-        found = registry.lookup_type(self._id) if self._id else None
-        if isinstance(found, type):
-            self._cls[0] = (found, None)
-            return found
-        names = _identifiers(tuple(attr_name(n) for n in self._names))
-        pairs = tuple((n, label) for n, label in zip(names, self._labels)
-                      if label is not DEFAULT_LABEL)
-        def_m = names[self._default] if self._default >= 0 else None
-        cls = make_union_class(self._id, self._name, pairs, def_m, self.implicit_default())
-        self._cls[0] = (cls, registry.generation)
-        return cls
+        from cosnotify.orb.typecode_classes import union_class
+
+        return union_class(self)
 
     def implicit_default(self) -> Any:
         """A discriminator value no explicit label uses, or None if labels cover all."""
-        used = {label for label in self._labels if label is not DEFAULT_LABEL}
-        disc = self._disc.unalias()
-        if disc._k == K_BOOLEAN:
-            candidates: Iterable[Any] = (False, True)
-        elif disc._k == K_ENUM:
-            candidates = disc.enum_items()  # type: ignore[attr-defined]
-        elif disc._k in (K_CHAR, K_WCHAR):
-            candidates = (chr(i) for i in range(0x10000 if disc._k == K_WCHAR else 256))
-        else:
-            lo, hi = INTEGER_RANGES[disc._k]
-            candidates = (lo + i for i in range(min(hi - lo + 1, len(used) + 1)))
-        for value in candidates:
-            if value not in used:
-                return value
-        return None
+        from cosnotify.orb.typecode_classes import implicit_default
+
+        return implicit_default(self)
 
     def __repr__(self) -> str:
         return f"union({self._id or self._name})"
@@ -644,39 +622,3 @@ def _bind_recursion(owner: TypeCode, repo_id: str, members: Iterable[TypeCode]) 
             stack.append(tc._content)
         elif isinstance(tc, (StructTC, UnionTC)):
             stack.extend(tc._types)
-
-
-def _identifiers(names: tuple[str, ...]) -> tuple[str, ...]:
-    """Usable attribute names: a compact TypeCode has empty member names, and names
-    from the wire need not be identifiers; such members become ``_0``, ``_1``..."""
-    out = []
-    for index, name in enumerate(names):
-        if not name.isidentifier() or name in out:
-            name = f"_{index}"
-        out.append(name)
-    return tuple(out)
-
-
-def make_exception_class(repo_id: str, name: str, fields: tuple[str, ...]) -> type:
-    """A UserException subclass for an exception known only by its TypeCode."""
-
-    def __init__(self: UserException, *args: Any) -> None:
-        UserException.__init__(self, *args)
-        for field, value in zip(fields, args):
-            setattr(self, field, value)
-
-    return type(name or "AnonymousException", (UserException,),
-                {"_NP_RepositoryId": repo_id, "__init__": __init__})
-
-
-_FIXED_CONTEXT = Context(prec=64)  # fixed<31,s> needs more than the default 28 digits
-
-
-def fixed_value_fits(tc: FixedTC, value: Decimal) -> bool:
-    """True when ``value`` has at most digits-scale integer digits (after rounding)."""
-    if value.adjusted() > 40:  # far too large for any fixed<31,s>
-        return False
-    quantized = value.quantize(Decimal(1).scaleb(-tc._scale), context=_FIXED_CONTEXT)
-    sign, digits, exponent = quantized.as_tuple()
-    integer_digits = len(digits) + int(exponent) if quantized != 0 else 0
-    return integer_digits <= tc._digits - tc._scale

@@ -11,13 +11,13 @@ arrays, ``decimal.Decimal`` for fixed, ``CORBA.Any`` for any.
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 from cosnotify.orb import typecode as T
 from cosnotify.orb.any import Any as CorbaAny
 from cosnotify.orb.exceptions import BAD_PARAM, COMPLETED_NO, OMGVMCID, UserException
-from cosnotify.orb.values import EnumItem, StructBase, Union
+from cosnotify.orb.values import EnumItem, StructBase, Union, member_value
 
 __all__ = ["check", "MAX_DEPTH"]
 
@@ -132,9 +132,10 @@ def _check_struct(tc: T.TypeCode, value: Any, path: str, depth: int) -> None:
     rid = tc.id()
     if not isinstance(value, base) or (rid and value._NP_RepositoryId and value._NP_RepositoryId != rid):
         raise _fail(path, f"{expected} {rid or tc.name()}", value)
-    for attr, member_tc in zip(tc._attrs, tc._types):  # type: ignore[attr-defined]
+    fields = zip(tc._attrs, tc._safe, tc._types)  # type: ignore[attr-defined]
+    for index, (attr, safe, member_tc) in enumerate(fields):
         try:
-            member = getattr(value, attr)
+            member = getattr(value, attr) if attr == safe else member_value(value, index, attr)
         except AttributeError:
             raise BAD_PARAM(_BAD_VALUE_MINOR, COMPLETED_NO,
                             f"{path}.{attr}: member is missing") from None
@@ -181,5 +182,18 @@ def _check_fixed(tc: T.TypeCode, value: Any, path: str) -> None:
     if isinstance(value, Decimal) and not value.is_finite():
         raise _fail(path, "a finite fixed value", value)
     assert isinstance(tc, T.FixedTC)
-    if not T.fixed_value_fits(tc, Decimal(value)):
+    if not fixed_value_fits(tc, Decimal(value)):
         raise _fail(path, f"fixed<{tc.fixed_digits()},{tc.fixed_scale()}>", value)
+
+
+_FIXED_CONTEXT = Context(prec=64)  # fixed<31,s> needs more than the default 28 digits
+
+
+def fixed_value_fits(tc: T.FixedTC, value: Decimal) -> bool:
+    """True when ``value`` has at most digits-scale integer digits (after rounding)."""
+    if value.adjusted() > 40:  # far too large for any fixed<31,s>
+        return False
+    quantized = value.quantize(Decimal(1).scaleb(-tc._scale), context=_FIXED_CONTEXT)
+    _, digits, exponent = quantized.as_tuple()
+    integer_digits = len(digits) + int(exponent) if quantized != 0 else 0
+    return integer_digits <= tc._digits - tc._scale

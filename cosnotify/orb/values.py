@@ -16,15 +16,24 @@ import keyword
 from typing import Any, ClassVar, Iterator
 
 __all__ = [
+    "STRUCT_ATTRIBUTES",
+    "UNION_ATTRIBUTES",
     "Alias",
     "Enum",
     "EnumItem",
     "StructBase",
     "Union",
     "attr_name",
+    "make_exception_class",
     "make_struct_class",
     "make_union_class",
+    "member_value",
+    "safe_attributes",
 ]
+
+#: How many dynamic struct and union classes are kept (each distinct TypeCode
+#: received makes one; the caches are emptied when they grow past this).
+DYNAMIC_CLASS_LIMIT = 4096
 
 
 def attr_name(idl_name: str) -> str:
@@ -32,6 +41,48 @@ def attr_name(idl_name: str) -> str:
     if keyword.iskeyword(idl_name) or idl_name in ("None", "True", "False"):
         return "_" + idl_name
     return idl_name
+
+
+def _usable(name: str, reserved: frozenset[str]) -> bool:
+    """Can ``name`` (an :func:`attr_name` result, maybe from the wire) be an attribute?
+
+    ASCII identifiers only (Python folds other identifiers to NFKC), never a
+    keyword, never a dunder, and never an attribute the value's class already
+    has (``reserved``): a peer cannot name a member ``__class__``,
+    ``__init__``, ``_tuple`` or ``args``.
+    """
+    return (name.isascii() and name.isidentifier() and not keyword.iskeyword(name)
+            and not name.startswith("__") and name not in reserved)
+
+
+def safe_attributes(names: tuple[str, ...], reserved: frozenset[str]) -> tuple[str, ...]:
+    """Attribute names for the members of a dynamic class.
+
+    A name that is not :func:`_usable` (a compact TypeCode's empty names, or
+    hostile names from the wire) becomes ``_<index>``; so does a repeat.
+    """
+    out: list[str] = []
+    for index, name in enumerate(names):
+        if not _usable(name, reserved) or name in out:
+            name = f"_{index}"
+        out.append(name)
+    return tuple(out)
+
+
+def member_value(value: Any, index: int, name: str) -> Any:
+    """Member ``index`` of a struct or exception value, found by position.
+
+    Used when the TypeCode's member name is not the attribute name (a compact
+    TypeCode, or a name :func:`safe_attributes` replaced).
+    """
+    cls = type(value)
+    found: Any = getattr(cls, "_NP_fields", None) or getattr(cls, "__slots__", ())
+    fields: tuple[str, ...] = tuple(found)
+    if 0 <= index < len(fields):
+        return getattr(value, fields[index])
+    if _usable(name, frozenset(dir(cls))):
+        return getattr(value, name)
+    raise AttributeError(f"{cls.__name__} has no member {index} ({name!r})")
 
 
 class StructBase:
@@ -123,6 +174,8 @@ def make_struct_class(repo_id: str, name: str, fields: tuple[str, ...]) -> type[
     if cls is None:
         ns = {"__slots__": tuple(fields), "_NP_RepositoryId": repo_id, "_NP_dynamic": True}
         cls = type(name or "AnonymousStruct", (StructBase,), ns)
+        if len(_dynamic_structs) >= DYNAMIC_CLASS_LIMIT:
+            _dynamic_structs.clear()
         _dynamic_structs[key] = cls
     return cls
 
@@ -332,5 +385,28 @@ def make_union_class(repo_id: str, name: str, labels: tuple[tuple[str, Any], ...
         ns = {"_NP_RepositoryId": repo_id, "_m_to_d": m_to_d, "_d_to_m": d_to_m,
               "_def_m": def_m, "_def_d": def_d, "_NP_dynamic": True}
         cls = type(name or "AnonymousUnion", (Union,), ns)
+        if len(_dynamic_unions) >= DYNAMIC_CLASS_LIMIT:
+            _dynamic_unions.clear()
         _dynamic_unions[key] = cls
     return cls
+
+
+def make_exception_class(repo_id: str, name: str, fields: tuple[str, ...]) -> type:
+    """A UserException subclass for an exception known only by its TypeCode.
+
+    ``fields`` must come from :func:`safe_attributes`.
+    """
+    from cosnotify.orb.exceptions import UserException
+
+    def __init__(self: UserException, *args: Any) -> None:
+        UserException.__init__(self, *args)
+        for field, value in zip(fields, args):
+            setattr(self, field, value)
+
+    return type(name or "AnonymousException", (UserException,),
+                {"_NP_RepositoryId": repo_id, "_NP_fields": tuple(fields), "__init__": __init__})
+
+
+#: Attributes the members of dynamic struct and union classes must not shadow.
+STRUCT_ATTRIBUTES = frozenset(dir(StructBase)) | {"_NP_dynamic"}
+UNION_ATTRIBUTES = frozenset(dir(Union)) | {"_d", "_v", "_NP_dynamic"}

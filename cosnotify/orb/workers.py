@@ -15,6 +15,7 @@ import os
 import queue
 import select
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,10 @@ class WorkerPool:
     """Threads that run submitted tasks: started on demand up to ``max_workers``.
 
     A task is queued when every worker is busy and the pool is full. Extra
-    workers retire after ``idle_timeout`` seconds without work.
+    workers retire after ``idle_timeout`` seconds without work. The counts
+    are exact: ``_waiting`` workers wait for a task, ``_queued`` tasks wait
+    for a worker; a new worker starts when the queued tasks outnumber the
+    waiting workers (and the pool is not full).
     """
 
     def __init__(self, max_workers: int, idle_timeout: float = 30.0, name: str = "orb") -> None:
@@ -41,7 +45,8 @@ class WorkerPool:
             queue.SimpleQueue())
         self._lock = threading.Lock()
         self._workers = 0
-        self._idle = 0
+        self._waiting = 0
+        self._queued = 0
         self._stopped = False
         self._threads: set[threading.Thread] = set()
 
@@ -50,26 +55,37 @@ class WorkerPool:
             if self._stopped:
                 return
             self._tasks.put((fn, args))
-            if self._idle > 0 or self._workers >= self.max_workers:
-                self._idle -= 1 if self._idle > 0 else 0
+            self._queued += 1
+            if self._queued <= self._waiting or self._workers >= self.max_workers:
                 return
             self._workers += 1
             thread = threading.Thread(target=self._run, name=f"{self._name}-worker", daemon=True)
             self._threads.add(thread)
         thread.start()
 
+    def busy(self) -> int:
+        """Workers with a task, plus tasks no worker is free for (a racy read, for heuristics)."""
+        return self._workers - self._waiting + self._queued
+
     def _run(self) -> None:
+        lock = self._lock
         try:
             while True:
+                with lock:
+                    self._waiting += 1
                 try:
                     task = self._tasks.get(timeout=self.idle_timeout)
                 except queue.Empty:
-                    with self._lock:
-                        if self._idle > 0 and self._tasks.empty():
-                            self._idle -= 1
+                    with lock:
+                        self._waiting -= 1
+                        if not self._queued:
                             self._workers -= 1
                             return
                     continue
+                with lock:
+                    self._waiting -= 1
+                    if task is not None:
+                        self._queued -= 1
                 if task is None:
                     return
                 fn, args = task
@@ -77,10 +93,8 @@ class WorkerPool:
                     fn(*args)
                 except Exception:
                     log.exception("ORB worker task failed")
-                with self._lock:
-                    self._idle += 1
         finally:
-            with self._lock:
+            with lock:
                 self._threads.discard(threading.current_thread())
 
     def stop(self) -> None:
@@ -101,12 +115,17 @@ class Watcher:
 
     Each connection is registered once, disarmed; ``watch`` arms it for one
     event (EPOLLONESHOT) and ``unwatch`` disarms it again: one ``epoll_ctl``
-    each, no bookkeeping.
+    each, no bookkeeping. Every ``scan_interval`` seconds it also passes the
+    connections to ``on_scan`` (the server closes stalled ones there).
     """
 
-    def __init__(self, on_readable: Callable[[ServerConnection], None]) -> None:
+    def __init__(self, on_readable: Callable[[ServerConnection], None],
+                 on_scan: Callable[[list[ServerConnection]], None] | None = None,
+                 scan_interval: float = 5.0) -> None:
         self._epoll = select.epoll()
         self._on_readable = on_readable
+        self._on_scan = on_scan
+        self._scan_interval = scan_interval
         self._connections: dict[int, ServerConnection] = {}
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()
@@ -114,6 +133,18 @@ class Watcher:
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="orb-watcher", daemon=True)
         self._thread.start()
+
+    @property
+    def scan_interval(self) -> float:
+        return self._scan_interval
+
+    @scan_interval.setter
+    def scan_interval(self, seconds: float) -> None:
+        """Change the scan period; takes effect at once (the thread is woken)."""
+        self._scan_interval = seconds
+        with self._lock:
+            if not self._stopped:
+                os.write(self._wake_w, b"s")
 
     def add(self, connection: ServerConnection) -> None:
         with self._lock:
@@ -144,19 +175,35 @@ class Watcher:
             pass
 
     def _run(self) -> None:
+        next_scan = time.monotonic() + self._scan_interval
         while True:
             try:
-                ready = self._epoll.poll()
+                ready = self._epoll.poll(self._scan_interval if self._on_scan else -1)
             except InterruptedError:
                 continue
             except (OSError, ValueError):
                 return
             for fd, _ in ready:
                 if fd == self._wake_r:
-                    return
+                    if self._stopped:
+                        return
+                    os.read(self._wake_r, 64)  # the scan interval changed
+                    next_scan = time.monotonic() + self._scan_interval
+                    continue
                 connection = self._connections.get(fd)
                 if connection is not None:
-                    self._on_readable(connection)
+                    try:
+                        self._on_readable(connection)
+                    except Exception:  # the watcher thread must survive whatever happens
+                        log.exception("ORB watcher callback failed")
+            if self._on_scan is not None and time.monotonic() >= next_scan:
+                next_scan = time.monotonic() + self._scan_interval
+                with self._lock:
+                    connections = list(self._connections.values())
+                try:
+                    self._on_scan(connections)
+                except Exception:
+                    log.exception("ORB watcher scan failed")
 
     def stop(self) -> None:
         with self._lock:
