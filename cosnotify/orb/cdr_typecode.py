@@ -188,6 +188,8 @@ class _Writer:
 
 _ULONG = {True: packer(True, "I").unpack_from, False: packer(False, "I").unpack_from}
 _bounded: dict[tuple[int, int], T.TypeCode] = {}
+_FIXED_PARAMS = {True: packer(True, "Hh").unpack_from, False: packer(False, "Hh").unpack_from}
+_fixed: dict[tuple[int, int], T.TypeCode] = {}
 
 
 def decode_typecode(data: bytes, pos: int, codec: Codec, max_depth: int) -> tuple[T.TypeCode, int]:
@@ -206,6 +208,17 @@ def decode_typecode(data: bytes, pos: int, codec: Codec, max_depth: int) -> tupl
             if len(_bounded) >= _CACHE_LIMIT:
                 _bounded.clear()
             found = _bounded[(kind, bound)] = T.StringTC(kind, bound)
+        return found, pos + 8
+    if kind == T.K_FIXED:  # parameters inline: cached like bounded strings
+        if pos + 8 > len(data):
+            raise CDRError(Minor.PASS_END, "fixed TypeCode runs past the end", pos + 4)
+        digits_scale = _FIXED_PARAMS[codec.little_endian](data, pos + 4)
+        found = _fixed.get(digits_scale)
+        if found is None:
+            found = _build(T.fixed_tc, *digits_scale)
+            if len(_fixed) >= _CACHE_LIMIT:
+                _fixed.clear()
+            _fixed[digits_scale] = found
         return found, pos + 8
     key = None
     cache: dict[tuple[int, bytes], T.TypeCode] = {}

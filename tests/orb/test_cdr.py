@@ -317,6 +317,23 @@ class TestAny:
         first, second = cdr.decode(CORBA.TC_any, data), cdr.decode(CORBA.TC_any, data)
         assert first.typecode() is second.typecode()
 
+    def test_any_of_fixed_reuses_one_typecode(self) -> None:
+        """A fixed TypeCode (parameters inline, no encapsulation) is reused too, so its
+        compiled decoder is found by identity; the value is exact."""
+        fixed = tc.fixed_tc(8, 2)
+        data = cdr.encode(CORBA.TC_any, CORBA.Any(fixed, Decimal("-123456.78")))
+        first, second = cdr.decode(CORBA.TC_any, data), cdr.decode(CORBA.TC_any, data)
+        assert first.typecode() is second.typecode()
+        assert first.typecode().equal(fixed)
+        assert first.value() == Decimal("-123456.78")
+
+    def test_truncated_fixed_typecode_is_marshal(self) -> None:
+        """A fixed TypeCode cut inside its digits/scale parameters is MARSHAL."""
+        data = cdr.encode(CORBA.TC_any, CORBA.Any(tc.fixed_tc(8, 2), Decimal("1.25")), LE)
+        assert marshal_error(CORBA.TC_any, data[:6]) == Minor.PASS_END
+        bad_scale = data[:6] + struct.pack("<h", 9) + data[8:]  # scale 9 > digits 8
+        assert marshal_error(CORBA.TC_any, bad_scale) == Minor.INVALID_TYPECODE
+
 
 def _nested_any_bytes(depth: int) -> bytes:
     return b"\x0b\0\0\0" * depth + b"\x03\0\0\0\x01\0\0\0"
