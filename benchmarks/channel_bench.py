@@ -127,7 +127,7 @@ def run(consumers: int, events: int, filtered: bool, sequence: bool) -> tuple[fl
 def main() -> None:
     quick = "--quick" in sys.argv
     if "--all-cores" not in sys.argv and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"channel_bench on {machine()}, pinned to {cores} CPU(s)")
     runs = 3 if quick else 5

@@ -32,16 +32,17 @@ import platform
 import subprocess
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-import cosnotify  # noqa: E402
-from cosnotify.orb import CORBA, tc  # noqa: E402
-from cosnotify.stubs import CosNotification as N  # noqa: E402
-from cosnotify.stubs import CosNotifyChannelAdmin as CA  # noqa: E402
+import cosnotify
+from cosnotify.orb import CORBA, tc
+from cosnotify.stubs import CosNotification as N
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 SEVERITY = tc.enum_tc("IDL:bench/Severity:1.0", "Severity",
                       ["CLEARED", "WARNING", "MINOR", "MAJOR", "CRITICAL"])

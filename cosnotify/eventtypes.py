@@ -13,7 +13,8 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from cosnotify.stubs import CosNotifyComm
 

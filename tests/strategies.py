@@ -268,9 +268,9 @@ idl_near_misses = st.tuples(
 
 # -- cosnotify.orb CDR and GIOP: codecs and messages --------------------------------------
 
-from cosnotify.orb import cdr as _cdr  # noqa: E402
-from cosnotify.orb import giop_messages as _gm  # noqa: E402
-from cosnotify.orb import ior as _ior  # noqa: E402
+from cosnotify.orb import cdr as _cdr
+from cosnotify.orb import giop_messages as _gm
+from cosnotify.orb import ior as _ior
 
 #: Stream settings: byte order, char code set, GIOP minor version (wchar rules).
 codecs: st.SearchStrategy[_cdr.Codec] = st.builds(

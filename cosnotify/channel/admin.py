@@ -16,14 +16,15 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel import push_supplier as pss
 from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
 from cosnotify.channel.subscriptions import SubscriptionContributor, TypeSet
-from cosnotify.eventtypes import ALL, check_event_types
+from cosnotify.eventtypes import check_event_types
 from cosnotify.orb import CORBA
 from cosnotify.qos.negotiation import Target
 from cosnotify.qos.properties import Level
@@ -72,13 +73,13 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
         self._init_filters()
 
     # -- IDL attributes ---------------------------------------------------------------
-    def _get_MyID(self) -> int | None:  # noqa: N802
+    def _get_MyID(self) -> int | None:
         return self._id
 
-    def _get_MyChannel(self) -> Any:  # noqa: N802
+    def _get_MyChannel(self) -> Any:
         return self._channel
 
-    def _get_MyOperator(self) -> Any:  # noqa: N802
+    def _get_MyOperator(self) -> Any:
         return self._operator
 
     # -- QoS ----------------------------------------------------------------------------

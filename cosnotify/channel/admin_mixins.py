@@ -15,7 +15,8 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from cosnotify.orb import CORBA
 from cosnotify.qos.negotiation import Target, additional_qos, check_qos, to_property_seq
@@ -62,8 +63,8 @@ class QoSAdminMixin:
         with self._qos_lock:
             level = self._qos_level
             visible = {n: v for n, v in self._qos.items()
-                       if QOS_PROPERTIES[n].levels & level and not (QOS_PROPERTIES[n].levels
-                                                                    == Level.MESSAGE)}
+                       if QOS_PROPERTIES[n].levels & level
+                       and QOS_PROPERTIES[n].levels != Level.MESSAGE}
         return to_property_seq(visible, QOS_PROPERTIES)
 
     def set_qos(self, qos: list[Any]) -> None:
@@ -110,7 +111,7 @@ class FilterAdminMixin:
         self._filter_added(filter_id, new_filter)
         return filter_id
 
-    def remove_filter(self, filter: int) -> None:  # noqa: A002 - the IDL's name
+    def remove_filter(self, filter: int) -> None:
         with self._filter_lock:
             kept = tuple(pair for pair in self._filters if pair[0] != filter)
             if len(kept) == len(self._filters):
@@ -119,7 +120,7 @@ class FilterAdminMixin:
             self._filters = kept
         self._filter_removed(filter, removed)
 
-    def get_filter(self, filter: int) -> Any:  # noqa: A002
+    def get_filter(self, filter: int) -> Any:
         for filter_id, found in self._filters:
             if filter_id == filter:
                 return found

@@ -31,7 +31,7 @@ from cosnotify.channel.admin import (
     SupplierAdmin,
 )
 from cosnotify.channel.admin_mixins import QoSAdminMixin, initial_qos
-from cosnotify.channel.queue import LIFO_ORDER, PRIORITY_ORDER, DEADLINE_ORDER
+from cosnotify.channel.queue import DEADLINE_ORDER, LIFO_ORDER, PRIORITY_ORDER
 from cosnotify.channel.subscriptions import SubscriptionHub
 from cosnotify.orb import CORBA
 from cosnotify.qos.negotiation import Target, check_admin, to_property_seq
@@ -177,7 +177,7 @@ class EventChannel(QoSAdminMixin):
         self._apply_admin_props()
 
     # -- attributes ---------------------------------------------------------------------------
-    def _get_MyFactory(self) -> Any:  # noqa: N802
+    def _get_MyFactory(self) -> Any:
         return self._factory
 
     def _get_default_consumer_admin(self) -> ConsumerAdmin:
@@ -226,7 +226,7 @@ class EventChannel(QoSAdminMixin):
             self._rebuild_routes()
         return admin, admin_id
 
-    def get_consumeradmin(self, id: int) -> ConsumerAdmin:  # noqa: A002
+    def get_consumeradmin(self, id: int) -> ConsumerAdmin:
         if id == 0:
             return self._get_default_consumer_admin()
         admin = self._consumer_admins.get(id)
@@ -234,7 +234,7 @@ class EventChannel(QoSAdminMixin):
             raise CA.AdminNotFound()
         return admin
 
-    def get_supplieradmin(self, id: int) -> SupplierAdmin:  # noqa: A002
+    def get_supplieradmin(self, id: int) -> SupplierAdmin:
         if id == 0:
             return self._get_default_supplier_admin()
         admin = self._supplier_admins.get(id)

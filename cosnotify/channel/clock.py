@@ -14,13 +14,14 @@ import heapq
 import itertools
 import threading
 import time
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 __all__ = [
+    "TIMET_EPOCH_OFFSET",
     "Clock",
     "ManualClock",
     "SystemClock",
-    "TIMET_EPOCH_OFFSET",
     "Timer",
     "seconds_to_timet",
     "timet_to_seconds",
@@ -33,7 +34,7 @@ TIMET_EPOCH_OFFSET = 12219292800
 
 def seconds_to_timet(seconds: float) -> int:
     """Unix seconds -> TimeBase::TimeT (100 ns units since 1582-10-15)."""
-    return int(round((seconds + TIMET_EPOCH_OFFSET) * 10_000_000))
+    return round((seconds + TIMET_EPOCH_OFFSET) * 10_000_000)
 
 
 def timet_to_seconds(timet: int) -> float:
@@ -41,18 +42,18 @@ def timet_to_seconds(timet: int) -> float:
     return timet / 10_000_000 - TIMET_EPOCH_OFFSET
 
 
-def utc_to_seconds(utc: object) -> float:
+def utc_to_seconds(utc: Any) -> float:
     """A TimeBase::UtcT value (``time`` member, 100 ns since 1582) -> Unix seconds.
 
     The ``tdf`` member is a display offset and does not change the instant.
     """
-    return timet_to_seconds(getattr(utc, "time"))
+    return timet_to_seconds(utc.time)
 
 
 class Timer:
     """A scheduled callback; ``cancel()`` before it fires to drop it."""
 
-    __slots__ = ("when", "callback", "cancelled")
+    __slots__ = ("callback", "cancelled", "when")
 
     def __init__(self, when: float, callback: Callable[[], None]) -> None:
         self.when = when

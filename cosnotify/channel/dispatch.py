@@ -21,7 +21,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["Dispatcher"]
 

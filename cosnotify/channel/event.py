@@ -31,8 +31,8 @@ from cosnotify.stubs import CosNotification
 
 __all__ = [
     "ANY_TYPE_NAME",
-    "Event",
     "TYPED_TYPE_NAME",
+    "Event",
     "empty_structured_event",
     "from_any",
     "from_structured",
@@ -56,9 +56,25 @@ class Event:
     its own copy (see ``queue.Entry``).
     """
 
-    __slots__ = ("structured", "any", "is_structured", "domain_name", "type_name", "arrival",
-                 "qos_header", "priority", "priority_source", "lifetime", "lifetime_source",
-                 "stop_time", "deadline", "start", "seq", "refs", "holders")
+    __slots__ = (
+        "any",
+        "arrival",
+        "deadline",
+        "domain_name",
+        "holders",
+        "is_structured",
+        "lifetime",
+        "lifetime_source",
+        "priority",
+        "priority_source",
+        "qos_header",
+        "refs",
+        "seq",
+        "start",
+        "stop_time",
+        "structured",
+        "type_name",
+    )
 
     def __init__(self, structured: Any, any_value: Any, arrival: float) -> None:
         self.structured = structured

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Any
+from typing import Any, Self
 
 from cosnotify.channel.channel import EventChannel
 from cosnotify.channel.clock import Clock
@@ -59,7 +59,7 @@ class EventChannelFactory:
         with self._lock:
             return sorted(self._channels)
 
-    def get_event_channel(self, id: int) -> EventChannel:  # noqa: A002
+    def get_event_channel(self, id: int) -> EventChannel:
         with self._lock:
             channel = self._channels.get(id)
         if channel is None:
@@ -86,7 +86,7 @@ class EventChannelFactory:
             channel.destroy()
         self._service.close(wait=wait)
 
-    def __enter__(self) -> EventChannelFactory:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
 from cosnotify.eventtypes import check_event_types
@@ -63,10 +64,10 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
         self._init_filters()
 
     # -- IDL attributes ------------------------------------------------------------
-    def _get_MyType(self) -> Any:  # noqa: N802 - mapping name
+    def _get_MyType(self) -> Any:
         return self.proxy_type
 
-    def _get_MyAdmin(self) -> Any:  # noqa: N802
+    def _get_MyAdmin(self) -> Any:
         return self._admin
 
     @property

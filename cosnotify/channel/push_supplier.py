@@ -26,8 +26,8 @@ import logging
 from typing import Any
 
 from cosnotify.channel.event import Event
-from cosnotify.channel.queue import Entry
 from cosnotify.channel.proxy import Suspendable
+from cosnotify.channel.queue import Entry
 from cosnotify.channel.supplier_proxy import ProxySupplier
 from cosnotify.orb import CORBA
 from cosnotify.qos.properties import Level
@@ -71,7 +71,7 @@ def _one_by_one(proxy: Any, push: Any, batch: list[Entry], convert: Any) -> None
                 raise _Stopped()
             push(convert(entry.event))
             sent += 1
-    except Exception as exc:  # noqa: BLE001 - classified by the failure policy
+    except Exception as exc:
         raise _Undelivered(sent, exc) from exc
 
 
@@ -382,7 +382,7 @@ class SequenceProxyPushSupplier(_PushSupplier):
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
         try:
             consumer.push_structured_events([entry.event.as_structured() for entry in batch])
-        except Exception as exc:  # noqa: BLE001 - the whole sequence is retried
+        except Exception as exc:
             raise _Undelivered(0, exc) from exc
 
 

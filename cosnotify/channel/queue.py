@@ -18,12 +18,20 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from cosnotify.channel.event import Event
 
-__all__ = ["Entry", "EventQueue", "ANY_ORDER", "FIFO_ORDER", "PRIORITY_ORDER", "DEADLINE_ORDER",
-           "LIFO_ORDER"]
+__all__ = [
+    "ANY_ORDER",
+    "DEADLINE_ORDER",
+    "FIFO_ORDER",
+    "LIFO_ORDER",
+    "PRIORITY_ORDER",
+    "Entry",
+    "EventQueue",
+]
 
 # The policy constants of CosNotification (section 3.1.3), repeated so this
 # module does not depend on the stubs.
@@ -35,7 +43,7 @@ _INF = math.inf
 class Entry:
     """One proxy supplier's copy of an event, with its own priority and deadline."""
 
-    __slots__ = ("event", "priority", "deadline", "alive", "held", "owner")
+    __slots__ = ("alive", "deadline", "event", "held", "owner", "priority")
 
     def __init__(self, event: Event, priority: int, deadline: float | None) -> None:
         self.event = event

@@ -18,7 +18,7 @@ from cosnotify.channel.clock import Clock, SystemClock
 from cosnotify.channel.dispatch import Dispatcher
 from cosnotify.qos.negotiation import Capabilities
 
-__all__ = ["ServiceConfig", "Service"]
+__all__ = ["Service", "ServiceConfig"]
 
 log = logging.getLogger("cosnotify.channel")
 

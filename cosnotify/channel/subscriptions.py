@@ -21,7 +21,8 @@ from __future__ import annotations
 import collections
 import logging
 import threading
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from cosnotify.eventtypes import ALL, check_event_types, normalize, type_matches
 from cosnotify.orb import CORBA, registry

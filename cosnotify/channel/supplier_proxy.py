@@ -19,7 +19,8 @@ header StopTime is an absolute limit on top.
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from cosnotify.channel.admin_mixins import match_any
 from cosnotify.channel.proxy import ProxyBase

@@ -12,37 +12,38 @@ class) and answers ``_is_a`` locally.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from cosnotify.orb.exceptions import UserException
 from cosnotify.orb.interface import Operation
 from cosnotify.orb.values import Enum, EnumItem
 
 __all__ = [
-    "ForwardRequest",
     "IMPLICIT_ACTIVATION",
     "MAIN_THREAD_MODEL",
     "MULTIPLE_ID",
     "NON_RETAIN",
     "NO_IMPLICIT_ACTIVATION",
     "ORB_CTRL_MODEL",
-    "ObjectId_to_string",
-    "ObjectId_to_wstring",
     "PERSISTENT",
-    "Policy",
     "RETAIN",
     "SINGLE_THREAD_MODEL",
     "SYSTEM_ID",
-    "Servant",
-    "ServantActivator",
-    "ServantLocator",
-    "ServantManager",
     "TRANSIENT",
     "UNIQUE_ID",
     "USER_ID",
     "USE_ACTIVE_OBJECT_MAP_ONLY",
     "USE_DEFAULT_SERVANT",
     "USE_SERVANT_MANAGER",
+    "ForwardRequest",
+    "ObjectId_to_string",
+    "ObjectId_to_wstring",
+    "Policy",
+    "Servant",
+    "ServantActivator",
+    "ServantLocator",
+    "ServantManager",
     "string_to_ObjectId",
     "wstring_to_ObjectId",
 ]
@@ -62,7 +63,7 @@ class Servant:
     def _non_existent(self) -> bool:
         return False
 
-    def _default_POA(self) -> Any:  # noqa: N802 - the mapping's name
+    def _default_POA(self) -> Any:
         """The RootPOA of the ORB (what ``_this`` activates in)."""
         from cosnotify.orb import poa
 
@@ -186,19 +187,19 @@ class ServantLocator(ServantManager):
 # -- ObjectId conversions (the mapping's helpers) ------------------------------------------------
 
 
-def ObjectId_to_string(oid: bytes) -> str:  # noqa: N802
+def ObjectId_to_string(oid: bytes) -> str:
     return oid.decode("latin-1")
 
 
-def string_to_ObjectId(text: str) -> bytes:  # noqa: N802
+def string_to_ObjectId(text: str) -> bytes:
     return text.encode("latin-1")
 
 
-def ObjectId_to_wstring(oid: bytes) -> str:  # noqa: N802
+def ObjectId_to_wstring(oid: bytes) -> str:
     return oid.decode("utf-8")
 
 
-def wstring_to_ObjectId(text: str) -> bytes:  # noqa: N802
+def wstring_to_ObjectId(text: str) -> bytes:
     return text.encode("utf-8")
 
 

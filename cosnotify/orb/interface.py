@@ -12,7 +12,8 @@ the same descriptors to demarshal requests, so the two sides cannot drift.
 from __future__ import annotations
 
 import enum
-from typing import Any, ClassVar, Iterable, Mapping, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Protocol
 
 import attrs
 
@@ -20,11 +21,11 @@ from cosnotify.orb import registry
 from cosnotify.orb.typecode import K_VOID, TypeCode
 
 __all__ = [
-    "Delegate",
     "IN",
     "INOUT",
-    "Object",
     "OUT",
+    "Delegate",
+    "Object",
     "Operation",
     "Param",
     "ParamMode",

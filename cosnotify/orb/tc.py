@@ -9,7 +9,8 @@ with the OMG minor codes), builds the frozen TypeCode of
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from cosnotify.orb.exceptions import BAD_PARAM, BAD_TYPECODE, COMPLETED_NO
 from cosnotify.orb.typecode import (
@@ -28,8 +29,6 @@ from cosnotify.orb.typecode import (
     K_STRUCT,
     K_WCHAR,
     K_WSTRING,
-    TC_string,
-    TC_wstring,
     AliasTC,
     EnumTC,
     FixedTC,
@@ -38,6 +37,8 @@ from cosnotify.orb.typecode import (
     SequenceTC,
     StringTC,
     StructTC,
+    TC_string,
+    TC_wstring,
     TypeCode,
     UnionTC,
     _bind_recursion,

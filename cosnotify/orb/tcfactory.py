@@ -8,7 +8,8 @@ works unchanged.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from cosnotify.orb import tc as builders
 from cosnotify.orb import typecode as T
@@ -23,7 +24,7 @@ class StructMember(StructBase):
     _NP_RepositoryId = "IDL:omg.org/CORBA/StructMember:1.0"
     __slots__ = ("name", "type", "type_def")
 
-    def __init__(self, name: str, type: T.TypeCode, type_def: Any = None) -> None:  # noqa: A002
+    def __init__(self, name: str, type: T.TypeCode, type_def: Any = None) -> None:
         self.name = name
         self.type = type
         self.type_def = type_def
@@ -33,9 +34,9 @@ class UnionMember(StructBase):
     """``CORBA::UnionMember {Identifier name; any label; TypeCode type; IDLType type_def;}``"""
 
     _NP_RepositoryId = "IDL:omg.org/CORBA/UnionMember:1.0"
-    __slots__ = ("name", "label", "type", "type_def")
+    __slots__ = ("label", "name", "type", "type_def")
 
-    def __init__(self, name: str, label: Any, type: T.TypeCode,  # noqa: A002
+    def __init__(self, name: str, label: Any, type: T.TypeCode,
                  type_def: Any = None) -> None:
         self.name = name
         self.label = label
@@ -46,14 +47,14 @@ class UnionMember(StructBase):
 class TypeCodeFactory:
     """``create_*_tc`` operations, mixed into the ORB."""
 
-    def create_struct_tc(self, id: str, name: str, members: Sequence[StructMember]) -> T.TypeCode:  # noqa: A002
+    def create_struct_tc(self, id: str, name: str, members: Sequence[StructMember]) -> T.TypeCode:
         return builders.struct_tc(id, name, [(m.name, m.type) for m in members])
 
-    def create_exception_tc(self, id: str, name: str,  # noqa: A002
+    def create_exception_tc(self, id: str, name: str,
                             members: Sequence[StructMember]) -> T.TypeCode:
         return builders.exception_tc(id, name, [(m.name, m.type) for m in members])
 
-    def create_union_tc(self, id: str, name: str, discriminator_type: T.TypeCode,  # noqa: A002
+    def create_union_tc(self, id: str, name: str, discriminator_type: T.TypeCode,
                         members: Sequence[UnionMember]) -> T.TypeCode:
         entries = []
         default_index = -1
@@ -67,22 +68,22 @@ class TypeCodeFactory:
                 entries.append((label.value(), member.name, member.type))
         return builders.union_tc(id, name, discriminator_type, entries, default_index)
 
-    def create_enum_tc(self, id: str, name: str, members: Sequence[str]) -> T.TypeCode:  # noqa: A002
+    def create_enum_tc(self, id: str, name: str, members: Sequence[str]) -> T.TypeCode:
         return builders.enum_tc(id, name, members)
 
-    def create_alias_tc(self, id: str, name: str, original_type: T.TypeCode) -> T.TypeCode:  # noqa: A002
+    def create_alias_tc(self, id: str, name: str, original_type: T.TypeCode) -> T.TypeCode:
         return builders.alias_tc(id, name, original_type)
 
-    def create_interface_tc(self, id: str, name: str) -> T.TypeCode:  # noqa: A002
+    def create_interface_tc(self, id: str, name: str) -> T.TypeCode:
         return builders.objref_tc(id, name)
 
-    def create_abstract_interface_tc(self, id: str, name: str) -> T.TypeCode:  # noqa: A002
+    def create_abstract_interface_tc(self, id: str, name: str) -> T.TypeCode:
         return builders.abstract_interface_tc(id, name)
 
-    def create_local_interface_tc(self, id: str, name: str) -> T.TypeCode:  # noqa: A002
+    def create_local_interface_tc(self, id: str, name: str) -> T.TypeCode:
         return builders.local_interface_tc(id, name)
 
-    def create_native_tc(self, id: str, name: str) -> T.TypeCode:  # noqa: A002
+    def create_native_tc(self, id: str, name: str) -> T.TypeCode:
         return T.ObjrefTC(T.K_NATIVE, id, name)
 
     def create_string_tc(self, bound: int) -> T.TypeCode:
@@ -100,7 +101,7 @@ class TypeCodeFactory:
     def create_array_tc(self, length: int, element_type: T.TypeCode) -> T.TypeCode:
         return builders.array_tc(length, element_type)
 
-    def create_recursive_tc(self, id: str) -> T.TypeCode:  # noqa: A002
+    def create_recursive_tc(self, id: str) -> T.TypeCode:
         return builders.recursive_tc(id)
 
     def get_primitive_tc(self, kind: Any) -> T.TypeCode:

@@ -19,7 +19,8 @@ Hashing uses (kind, id) for named kinds, so hashes terminate on cyclic graphs
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterable
+from collections.abc import Iterable
+from typing import Any, ClassVar
 
 import attrs
 
@@ -29,13 +30,7 @@ from cosnotify.orb.values import STRUCT_ATTRIBUTES, Enum, EnumItem, attr_name, s
 
 # -- TCKind (CORBA 2.6 section 10.7.1) -----------------------------------------
 
-_KIND_NAMES = (
-    "tk_null tk_void tk_short tk_long tk_ushort tk_ulong tk_float tk_double tk_boolean "
-    "tk_char tk_octet tk_any tk_TypeCode tk_Principal tk_objref tk_struct tk_union tk_enum "
-    "tk_string tk_sequence tk_array tk_alias tk_except tk_longlong tk_ulonglong "
-    "tk_longdouble tk_wchar tk_wstring tk_fixed tk_value tk_value_box tk_native "
-    "tk_abstract_interface tk_local_interface tk_component tk_home tk_event"
-).split()
+_KIND_NAMES = ["tk_null", "tk_void", "tk_short", "tk_long", "tk_ushort", "tk_ulong", "tk_float", "tk_double", "tk_boolean", "tk_char", "tk_octet", "tk_any", "tk_TypeCode", "tk_Principal", "tk_objref", "tk_struct", "tk_union", "tk_enum", "tk_string", "tk_sequence", "tk_array", "tk_alias", "tk_except", "tk_longlong", "tk_ulonglong", "tk_longdouble", "tk_wchar", "tk_wstring", "tk_fixed", "tk_value", "tk_value_box", "tk_native", "tk_abstract_interface", "tk_local_interface", "tk_component", "tk_home", "tk_event"]
 _KIND_ITEMS = tuple(EnumItem(name, i) for i, name in enumerate(_KIND_NAMES))
 TCKind = Enum("IDL:omg.org/CORBA/TCKind:1.0", _KIND_ITEMS)
 registry.register_type(TCKind._NP_RepositoryId, TCKind)
@@ -65,7 +60,7 @@ class _DefaultLabel:
 
     _instance: ClassVar[_DefaultLabel | None] = None
 
-    def __new__(cls) -> _DefaultLabel:
+    def __new__(cls) -> _DefaultLabel:  # noqa: PYI034 - a singleton: always the one instance
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -436,7 +431,7 @@ class SequenceTC(TypeCode):
     def __repr__(self) -> str:
         if self._k == K_ARRAY:
             return f"array({self._content!r}, {self._bound})"
-        return f"sequence<{self._content!r}{', %d' % self._bound if self._bound else ''}>"
+        return f"sequence<{self._content!r}{f', {self._bound}' if self._bound else ''}>"
 
     def __hash__(self) -> int:
         return hash((self._k, self._bound, hash(self._content)))

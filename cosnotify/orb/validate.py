@@ -19,7 +19,7 @@ from cosnotify.orb.any import Any as CorbaAny
 from cosnotify.orb.exceptions import BAD_PARAM, COMPLETED_NO, OMGVMCID, UserException
 from cosnotify.orb.values import EnumItem, StructBase, Union, member_value
 
-__all__ = ["check", "MAX_DEPTH"]
+__all__ = ["MAX_DEPTH", "check"]
 
 #: Maximum nesting of values (and of Anys within Anys) that ``check`` follows.
 MAX_DEPTH = 64

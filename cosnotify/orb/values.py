@@ -13,7 +13,8 @@ section 1.2); :func:`attr_name` is the one place that rule lives.
 from __future__ import annotations
 
 import keyword
-from typing import Any, ClassVar, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 __all__ = [
     "STRUCT_ATTRIBUTES",
@@ -183,7 +184,7 @@ def make_struct_class(repo_id: str, name: str, fields: tuple[str, ...]) -> type[
 class EnumItem:
     """One enumerator: ``_n`` is its name, ``_v`` its ordinal."""
 
-    __slots__ = ("_n", "_v", "_parent_id")
+    __slots__ = ("_n", "_parent_id", "_v")
 
     def __init__(self, name: str, value: int) -> None:
         self._n = name

@@ -21,9 +21,9 @@ import attrs
 __all__ = [
     "ADMIN_PROPERTIES",
     "ENABLE_TRANSACTION",
+    "QOS_PROPERTIES",
     "Level",
     "PropertyDef",
-    "QOS_PROPERTIES",
     "ValueType",
     "levels_of",
 ]

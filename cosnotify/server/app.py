@@ -17,7 +17,7 @@ import itertools
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import attrs
 
@@ -71,7 +71,7 @@ class NotificationServer:
         self._stopped = threading.Event()
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> NotificationServer:
+    def start(self) -> Self:
         """Serve: bind the factory in naming and write the IOR file, if asked."""
         config = self.config
         if config.naming_url is None:
@@ -105,7 +105,7 @@ class NotificationServer:
         finally:
             self.orb.destroy()
 
-    def __enter__(self) -> NotificationServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

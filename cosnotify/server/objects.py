@@ -26,9 +26,11 @@ client holds (filters made by the FilterFactory), which are kept until their
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cosnotify.channel.admin import ConsumerAdmin, SupplierAdmin
 from cosnotify.channel.channel import EventChannel
@@ -39,6 +41,8 @@ from cosnotify.orb import CORBA
 from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 __all__ = ["ObjectMap"]
+
+log = logging.getLogger("cosnotify.server.objects")
 
 
 class ObjectMap:
@@ -121,8 +125,8 @@ class ObjectMap:
         """Deactivate the servant of a destroyed object."""
         try:
             self._poa.deactivate_object(oid)
-        except Exception:  # noqa: BLE001 - already gone
-            pass
+        except Exception as exc:  # noqa: BLE001 - already gone
+            log.debug("deactivate %r: %s", oid, exc)
 
 
 def _spec_path(core: Any, factory: EventChannelFactory) -> str | None:

@@ -15,7 +15,8 @@ answers ``OBJECT_NOT_EXIST`` and its servant is deactivated.
 from __future__ import annotations
 
 import keyword
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cosnotify.channel import admin as admins
 from cosnotify.channel import consumer_proxy as cp
@@ -37,7 +38,7 @@ from cosnotify.stubs import (
     CosNotifyFilter__POA,
 )
 
-__all__ = ["ServantFactory", "SKELETONS"]
+__all__ = ["SKELETONS", "ServantFactory"]
 
 NCA = CosNotifyChannelAdmin__POA
 ECA = CosEventChannelAdmin__POA
@@ -129,7 +130,7 @@ class ServantFactory:
         cls = self._servant_class(type(core))
         if cls is None:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"no interface serves {core!r}")
-        return str(getattr(cls, "_NP_RepositoryId"))
+        return str(cls._NP_RepositoryId)  # type: ignore[attr-defined]
 
     # -- reference translation -------------------------------------------------------------
     def to_reference(self, value: Any) -> Any:

@@ -7,7 +7,8 @@ Clients record what they receive and signal with ``threading.Event`` /
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 

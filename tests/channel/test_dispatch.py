@@ -6,10 +6,9 @@ import threading
 from typing import Any
 
 from cosnotify.orb import CORBA
-from cosnotify.stubs import CosEventComm
+from cosnotify.stubs import CosEventComm, TimeBase
 from cosnotify.stubs import CosNotification as N
 from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import TimeBase
 from tests.channel.conftest import WAIT, StructuredPushConsumer, number, structured
 
 

@@ -9,7 +9,7 @@ import pytest
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.orb import CORBA
 from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from tests.channel.conftest import StructuredPushConsumer, PushSupplier, WAIT
+from tests.channel.conftest import WAIT, PushSupplier, StructuredPushConsumer
 
 
 class TestFactory:
@@ -136,7 +136,7 @@ class TestDestroy:
         consumer = StructuredPushConsumer()
         supplier = PushSupplier()
         admin, _ = channel.new_for_consumers(CA.AND_OP)
-        proxy, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
         proxy.connect_structured_push_consumer(consumer)
         pc, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
             CA.STRUCTURED_EVENT)

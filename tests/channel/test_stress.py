@@ -51,7 +51,7 @@ class TestStress:
         def churn() -> None:
             rng = random.Random(1)
             while not stop.is_set():
-                admin, admin_id = channel.new_for_consumers(rng.choice([CA.AND_OP, CA.OR_OP]))
+                admin, _ = channel.new_for_consumers(rng.choice([CA.AND_OP, CA.OR_OP]))
                 proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
                 proxy.connect_structured_push_consumer(StructuredPushConsumer())
                 filter_id = proxy.add_filter(CountingFilter(lambda e: number(e) % 3 == 0))

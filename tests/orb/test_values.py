@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 from decimal import Decimal
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -32,8 +33,8 @@ TC_POINT = tc.struct_tc(Point._NP_RepositoryId, "Point", [("x", CORBA.TC_long), 
 
 class Shape(values.Union):
     _NP_RepositoryId = "IDL:test/Shape:1.0"
-    _m_to_d = {"p": RED}
-    _d_to_m = {RED: "p"}
+    _m_to_d: ClassVar[dict[str, Any]] = {"p": RED}  # the mapping's class attributes
+    _d_to_m: ClassVar[dict[Any, str]] = {RED: "p"}
     _def_m = "label"
     _def_d = GREEN
 

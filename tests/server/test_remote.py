@@ -9,12 +9,14 @@ import pytest
 
 from cosnotify.orb import CORBA
 from cosnotify.stubs import CosEventChannelAdmin as ECA
-from cosnotify.stubs import CosEventComm, CosEventComm__POA
+from cosnotify.stubs import (
+    CosEventComm,
+    CosNotifyComm__POA,
+    CosNotifyFilter__POA,
+)
 from cosnotify.stubs import CosNotification as N
 from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import CosNotifyComm__POA
 from cosnotify.stubs import CosNotifyFilter as F
-from cosnotify.stubs import CosNotifyFilter__POA
 from tests.channel.conftest import WAIT, number, structured
 from tests.server.conftest import reference
 
@@ -193,7 +195,7 @@ class TestProxyKinds:
         assert consumer.wait_for(1)
         assert consumer.items[0] == CORBA.Any(CORBA.TC_string, "hello")
         assert pull_proxy.pull() == CORBA.Any(CORBA.TC_string, "hello")
-        value, has_event = pull_proxy.try_pull()
+        _, has_event = pull_proxy.try_pull()
         assert has_event is False
 
     def test_structured_and_sequence_pull(self, remote_channel: Any) -> None:
