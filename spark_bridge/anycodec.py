@@ -46,6 +46,7 @@ from typing import Any, Protocol
 
 from cosnotify.orb import CORBA
 from cosnotify.orb import typecode as T
+from cosnotify.orb.validate import fixed_value_fits
 from spark_bridge import variant as V
 from spark_bridge.typetext import decode_typecode, encode_typecode
 
@@ -99,15 +100,23 @@ def encode_any(value: Any, references: References | None = None) -> Raw:
 
 def decode_any(type_text: str, data: bytes, metadata: bytes,
                references: References | None = None) -> Any:
-    """The CORBA Any of a TypeCode text and VARIANT bytes."""
+    """The CORBA Any of a TypeCode text and VARIANT bytes.
+
+    The value must fit the TypeCode (the VARIANT type its kind is written as,
+    integer ranges, bounds, one-character chars, fixed digits): a VARIANT made
+    by other means than this bridge (``parse_json`` in SQL, another writer) is
+    checked, not coerced, so a row never turns into an event it does not describe.
+    """
     tc = decode_typecode(type_text)
     try:
-        return CORBA.Any(tc, _decoder(tc)(V.read(data, metadata), references))
+        value = _decoder(tc)(V.read(data, metadata), references)
     except ConversionError:
         raise
-    except (V.VariantError, KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+    except (V.VariantError, KeyError, IndexError, TypeError, ValueError, AttributeError,
+            ArithmeticError) as exc:
         raise ConversionError(f"the VARIANT does not hold a value of this type: {exc!r}",
                               tc) from exc
+    return CORBA.Any(tc, value)
 
 
 # -- compiled encoders -------------------------------------------------------------------------
@@ -360,20 +369,98 @@ def _union_encoder(tc: T.UnionTC) -> Encoder:
 
 # -- compiled decoders -------------------------------------------------------------------------
 
+# The scalar decoders take the VARIANT types this bridge writes and the ones Spark
+# makes for the same JSON (decimals for numbers), and refuse the rest: no coercion.
+
+def _mismatch(plain: Any, expected: str) -> ValueError:
+    return ValueError(f"{expected} expected, the VARIANT holds {type(plain).__name__} "
+                      f"{plain!r:.60}")
+
+
 def _dec_int(plain: Any, refs: References | None) -> int:
-    return int(plain)
+    if type(plain) is int:
+        return plain
+    if isinstance(plain, Decimal) and plain.is_finite() and plain == plain.to_integral_value():
+        return int(plain)
+    raise _mismatch(plain, "an integer")
 
 
 def _dec_float(plain: Any, refs: References | None) -> float:
-    return float(plain)
+    if type(plain) is float or type(plain) is int or isinstance(plain, Decimal):
+        return float(plain)
+    raise _mismatch(plain, "a number")
 
 
 def _dec_bool(plain: Any, refs: References | None) -> bool:
-    return bool(plain)
+    if type(plain) is bool:
+        return plain
+    raise _mismatch(plain, "a boolean")
 
 
 def _dec_str(plain: Any, refs: References | None) -> str:
-    return str(plain)
+    if type(plain) is str:
+        return plain
+    raise _mismatch(plain, "a string")
+
+
+def _ranged(lo: int, hi: int) -> Decoder:
+    def decode(plain: Any, refs: References | None) -> int:
+        value = _dec_int(plain, refs)
+        if not lo <= value <= hi:
+            raise ValueError(f"{value} is outside [{lo}, {hi}]")
+        return value
+    return decode
+
+
+def _chars(limit: int) -> Decoder:
+    def decode(plain: Any, refs: References | None) -> str:
+        value = _dec_str(plain, refs)
+        if len(value) != 1 or ord(value) >= limit:
+            raise ValueError(f"{value!r:.60} is not one character below U+{limit:04X}")
+        return value
+    return decode
+
+
+def _bounded(bound: int) -> Decoder:
+    def decode(plain: Any, refs: References | None) -> str:
+        value = _dec_str(plain, refs)
+        if "\0" in value or (bound and len(value) > bound):
+            raise ValueError(f"{value!r:.60} is longer than {bound} or holds NUL")
+        return value
+    return decode
+
+
+def _fixed(tc: T.FixedTC) -> Decoder:
+    def decode(plain: Any, refs: References | None) -> Decimal:
+        if type(plain) is int:
+            plain = Decimal(plain)
+        if not isinstance(plain, Decimal) or not plain.is_finite() \
+                or not fixed_value_fits(tc, plain):
+            raise _mismatch(plain, f"a decimal fitting fixed<{tc._digits},{tc._scale}>")
+        return plain
+    return decode
+
+
+def _sequence(tc: T.SequenceTC) -> Decoder:
+    element = _lazy(_decoder, tc._content)
+    exact = tc._k == T.K_ARRAY
+    bound = tc.length()
+    content = T.resolve(tc._content).unalias()._k
+    raw = (bytes,) if content == T.K_OCTET else (str,) if content in (T.K_CHAR, T.K_WCHAR) \
+        else ()
+
+    def decode(plain: Any, refs: References | None) -> Any:
+        value: Any
+        if isinstance(plain, raw):
+            value = plain
+        elif isinstance(plain, list):
+            value = [element()(item, refs) for item in plain]
+        else:
+            raise _mismatch(plain, "an array")
+        if (exact and len(value) != bound) or (bound and len(value) > bound):
+            raise ValueError(f"{len(value)} elements do not fit {tc!r}")
+        return value
+    return decode
 
 
 def _dec_none(plain: Any, refs: References | None) -> None:
@@ -381,11 +468,13 @@ def _dec_none(plain: Any, refs: References | None) -> None:
 
 
 def _dec_bytes(plain: Any, refs: References | None) -> bytes:
-    return bytes(plain)
+    if isinstance(plain, (bytes, bytearray)):
+        return bytes(plain)
+    raise _mismatch(plain, "binary")
 
 
 def _dec_typecode(plain: Any, refs: References | None) -> T.TypeCode:
-    return decode_typecode(plain)
+    return decode_typecode(_dec_str(plain, refs))
 
 
 def _dec_any(plain: Any, refs: References | None) -> Any:
@@ -398,7 +487,12 @@ def _dec_objref(plain: Any, refs: References | None) -> Any:
         return None
     if refs is None:
         raise ConversionError("an object reference needs an ORB (pass references=orb) to be read")
-    return refs.string_to_object(plain)
+    try:
+        return refs.string_to_object(_dec_str(plain, refs))
+    except ValueError:
+        raise
+    except Exception as exc:  # BAD_PARAM and kin from the ORB's parser
+        raise ValueError(f"not an object reference: {type(exc).__name__}: {exc}") from exc
 
 
 _SIMPLE_DECODERS: dict[int, Decoder] = {
@@ -414,19 +508,24 @@ _SIMPLE_DECODERS: dict[int, Decoder] = {
 
 def _build_decoder(tc: T.TypeCode) -> Decoder:
     tc = T.resolve(tc)
-    simple = _SIMPLE_DECODERS.get(tc._k)
+    k = tc._k
+    if k in T.INTEGER_RANGES:
+        return _ranged(*T.INTEGER_RANGES[k])
+    if k in (T.K_CHAR, T.K_WCHAR):
+        return _chars(0x100 if k == T.K_CHAR else 0x10000)
+    if k in (T.K_STRING, T.K_WSTRING):
+        return _bounded(tc.length())
+    simple = _SIMPLE_DECODERS.get(k)
     if simple is not None:
         return simple
     if isinstance(tc, T.AliasTC):
         return _decoder(tc._content)
     if isinstance(tc, T.FixedTC):
-        return lambda plain, refs: plain if isinstance(plain, Decimal) else Decimal(plain)
+        return _fixed(tc)
     if isinstance(tc, T.EnumTC):
         return _enum_decoder(tc)
     if isinstance(tc, T.SequenceTC):
-        element = _lazy(_decoder, tc._content)
-        return lambda plain, refs: (plain if isinstance(plain, (bytes, str))
-                                    else [element()(item, refs) for item in plain])
+        return _sequence(tc)
     if isinstance(tc, T.StructTC):
         return _struct_decoder(tc)
     if isinstance(tc, T.UnionTC):
@@ -439,7 +538,7 @@ def _enum_decoder(tc: T.EnumTC) -> Decoder:
 
     def decode(plain: Any, refs: References | None) -> Any:
         items = tc.enum_items()
-        ordinal = index.get(plain) if isinstance(plain, str) else int(plain)
+        ordinal = index.get(plain) if isinstance(plain, str) else _dec_int(plain, refs)
         if ordinal is None or not 0 <= ordinal < len(items):
             raise ConversionError(f"{plain!r} is not an item of enum {tc._id}")
         return items[ordinal]
@@ -454,6 +553,8 @@ def _struct_decoder(tc: T.StructTC) -> Decoder:
         cls = tc.python_class()
         if isinstance(plain, dict):
             plain = [plain[name] for name in names]
+        if not isinstance(plain, list) or len(plain) != len(members):
+            raise _mismatch(plain, f"{len(members)} members")
         return cls(*[get()(item, refs) for get, item in zip(members, plain)])
     return decode
 
@@ -467,6 +568,7 @@ def _union_decoder(tc: T.UnionTC) -> Decoder:
         d = disc()(plain["_d"], refs)
         index = tc.select(d)
         rest = [v for key, v in plain.items() if key != "_d"]
-        value = members[index]()(rest[0], refs) if index is not None and rest else None
-        return cls(d, value)
+        if len(rest) != (index is not None):
+            raise _mismatch(plain, "the discriminator and the member it selects")
+        return cls(d, None if index is None else members[index]()(rest[0], refs))
     return decode

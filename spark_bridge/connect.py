@@ -35,6 +35,7 @@ from typing import Any
 
 import attrs
 
+from cosnotify.filter import parse_constraint
 from cosnotify.orb import CORBA
 from cosnotify.stubs import CosEventChannelAdmin as ECA
 from cosnotify.stubs import CosNotification as N
@@ -45,6 +46,8 @@ __all__ = [
     "ChannelAddress",
     "ChannelError",
     "PullSubscription",
+    "check_channel",
+    "check_option_names",
     "client_orb",
     "create_subscription",
     "drop_subscription",
@@ -91,24 +94,48 @@ def client_orb() -> Any:
         return _orb[1]
 
 
-def _int_option(options: Mapping[str, Any], name: str, default: int | None) -> int | None:
+_LONG_MIN, _LONG_MAX = -(2**31), 2**31 - 1  # ids and sizes travel as IDL longs
+#: Options Spark itself hands a data source (lower-cased, as Spark passes them).
+_SPARK_OPTIONS = frozenset({"checkpointlocation"})
+
+
+def _int_option(options: Mapping[str, Any], name: str, default: int | None,
+                lo: int = _LONG_MIN, hi: int = _LONG_MAX) -> int | None:
     value = options.get(name)
     if value is None or value == "":
         return default
     try:
-        return int(value)
+        number = int(value)
     except (TypeError, ValueError):
         raise ValueError(f"option {name!r} must be an integer, got {value!r}") from None
+    if not lo <= number <= hi:
+        raise ValueError(f"option {name!r} must be an integer in [{lo}, {hi}], got {value!r}")
+    return number
 
 
 def _float_option(options: Mapping[str, Any], name: str, default: float) -> float:
+    """A finite, non-negative number of seconds."""
     value = options.get(name)
     if value is None or value == "":
         return default
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"option {name!r} must be a number, got {value!r}") from None
+    if not 0 <= number < float("inf"):  # also refuses NaN, which would wait forever
+        raise ValueError(f"option {name!r} must be a finite number >= 0, got {value!r}")
+    return number
+
+
+def check_option_names(options: Mapping[str, Any], known: frozenset[str], what: str) -> None:
+    """Refuse options this side does not know: a misspelt ``constraint`` read unfiltered."""
+    unknown = sorted(str(k) for k in options
+                     if str(k).lower() not in known and str(k).lower() not in _SPARK_OPTIONS)
+    if unknown:
+        hint = ' (the channel goes in option "channel", not in a path)' \
+            if "path" in unknown else ""
+        raise ValueError(f"unknown option(s) {unknown} for {what}{hint}; the options are "
+                         f"{sorted(known)}")
 
 
 @attrs.frozen
@@ -127,6 +154,39 @@ class ChannelAddress:
                              "of an EventChannel or an EventChannelFactory")
         return cls(str(url), _int_option(options, "channel_id", None),
                    _int_option(options, "admin_id", None))
+
+
+def check_channel(address: ChannelAddress, *, consumer: bool, proxy_id: int | None = None,
+                  orb: Any = None) -> None:
+    """Resolve the channel, its admin and the subscription ``proxy_id``, or raise ChannelError.
+
+    The data source calls this when a query is built, so a wrong URL, id or
+    unreachable channel fails ``load()`` / ``save()`` rather than a task later.
+    """
+    orb = client_orb() if orb is None else orb
+    channel = resolve_channel(orb, address)
+    try:
+        admin = _consumer_admin(channel, address) if consumer \
+            else _supplier_admin(channel, address)
+        if proxy_id is not None:
+            _subscription_proxy(admin, address, proxy_id)
+    except ChannelError:
+        raise
+    except Exception as exc:
+        raise ChannelError(address.url, f"{type(exc).__name__}: {exc}") from exc
+
+
+def _subscription_proxy(admin: Any, address: ChannelAddress, proxy_id: int) -> Any:
+    """The SequenceProxyPullSupplier ``proxy_id`` of a consumer admin, or ChannelError."""
+    try:
+        proxy = admin.get_proxy_supplier(proxy_id)
+    except CA.ProxyNotFound:
+        raise ChannelError(address.url, f"no proxy {proxy_id} in the consumer admin") from None
+    proxy = CA.SequenceProxyPullSupplier._narrow(proxy)
+    if proxy is None or proxy._get_MyType() != CA.PULL_SEQUENCE:
+        raise ChannelError(address.url, f"proxy {proxy_id} is not a SequenceProxyPullSupplier "
+                                        "(a subscription made by create_subscription)")
+    return proxy
 
 
 def resolve_channel(orb: Any, address: ChannelAddress) -> Any:
@@ -221,8 +281,9 @@ class PullSubscription:
     """
 
     def __init__(self, orb: Any, proxy: Any, proxy_id: int, owned: bool, pull_size: int,
-                 flt: Any = None) -> None:
+                 flt: Any = None, url: str = "") -> None:
         self.orb = orb
+        self.url = url
         self.proxy = proxy
         self.proxy_id = proxy_id
         self.owned = owned
@@ -234,6 +295,12 @@ class PullSubscription:
             qos = {p.name: p.value.value() for p in proxy.get_qos()}
             self.default_priority = int(qos.get("Priority", 0))
             self.default_timeout = int(qos.get("Timeout", 0)) / 1e7
+            # A pull returns at most the proxy's MaximumBatchSize, and a short pull is
+            # taken to mean "empty": a subscription made with a smaller batch size than
+            # this reader's pull_size must not look empty after its first pull.
+            most = int(qos.get("MaximumBatchSize", 0))
+            if most > 0:
+                self.pull_size = min(pull_size, most)
         except Exception as exc:  # noqa: BLE001 - defaults are a nicety
             log.debug("get_qos failed: %s", exc)
 
@@ -248,24 +315,22 @@ class PullSubscription:
             admin = _consumer_admin(channel, address)
             if proxy_id is None:
                 proxy, new_id, flt = _new_pull_proxy(channel, admin, constraint, pull_size)
-                return cls(orb, proxy, new_id, True, pull_size, flt)
+                try:
+                    return cls(orb, proxy, new_id, True, pull_size, flt, address.url)
+                except BaseException:  # SIGTERM (SystemExit) while reading its QoS
+                    _quietly(proxy.disconnect_sequence_pull_supplier)
+                    if flt is not None:
+                        _quietly(flt.destroy)
+                    raise
             if constraint is not None and constraint.strip():
                 raise ChannelError(address.url, 'give "constraint" to create_subscription, not '
                                                 'together with "proxy_id"')
-            try:
-                proxy = admin.get_proxy_supplier(proxy_id)
-            except CA.ProxyNotFound:
-                raise ChannelError(address.url, f"no proxy {proxy_id} in the consumer "
-                                                "admin") from None
-            proxy = CA.SequenceProxyPullSupplier._narrow(proxy)
-            if proxy is None or proxy._get_MyType() != CA.PULL_SEQUENCE:
-                raise ChannelError(address.url, f"proxy {proxy_id} is not a "
-                                                "SequenceProxyPullSupplier")
+            proxy = _subscription_proxy(admin, address, proxy_id)
             try:
                 proxy.connect_sequence_pull_consumer(None)
             except ECA.AlreadyConnected:
                 pass
-            return cls(orb, proxy, proxy_id, False, pull_size)
+            return cls(orb, proxy, proxy_id, False, pull_size, url=address.url)
         except ChannelError:
             raise
         except Exception as exc:
@@ -279,7 +344,13 @@ class PullSubscription:
         events: list[Any] = []
         while limit is None or len(events) < limit:
             ask = self.pull_size if limit is None else min(self.pull_size, limit - len(events))
-            batch, has_event = self.proxy.try_pull_structured_events(ask)
+            try:
+                batch, has_event = self.proxy.try_pull_structured_events(ask)
+            except CORBA.OBJECT_NOT_EXIST as exc:
+                raise ChannelError(self.url, f"proxy {self.proxy_id} no longer exists (the "
+                                             "channel, its admin or the subscription was "
+                                             f"destroyed); {len(events)} events pulled "
+                                             "by this call are lost") from exc
             if not has_event:
                 break
             events.extend(batch)
@@ -322,6 +393,10 @@ def create_subscription(channel: str, constraint: str | None = None, *,
     (MaxEventsPerConsumer, DiscardPolicy, event lifetimes). Read it with
     ``.option("proxy_id", id)``; a batch read then drains what it holds.
     """
+    if not 1 <= pull_size <= _LONG_MAX:
+        raise ValueError(f"pull_size must be in [1, {_LONG_MAX}], got {pull_size!r}")
+    if constraint is not None and constraint.strip():
+        parse_constraint(constraint)  # ConstraintSyntaxError here, with a caret excerpt
     address = ChannelAddress(channel, channel_id, admin_id)
     orb = client_orb() if orb is None else orb
     target = resolve_channel(orb, address)
@@ -340,13 +415,15 @@ def drop_subscription(channel: str, proxy_id: int, *, channel_id: int | None = N
     """Disconnect (and so destroy) the subscription proxy ``proxy_id`` and its filters."""
     address = ChannelAddress(channel, channel_id, admin_id)
     orb = client_orb() if orb is None else orb
-    admin = _consumer_admin(resolve_channel(orb, address), address)
+    target = resolve_channel(orb, address)
     try:
-        proxy = CA.SequenceProxyPullSupplier._narrow(admin.get_proxy_supplier(proxy_id))
-    except CA.ProxyNotFound:
-        raise ChannelError(channel, f"no proxy {proxy_id} in the consumer admin") from None
-    filters = [proxy.get_filter(i) for i in proxy.get_all_filters()]
-    proxy.disconnect_sequence_pull_supplier()
+        proxy = _subscription_proxy(_consumer_admin(target, address), address, proxy_id)
+        filters = [proxy.get_filter(i) for i in proxy.get_all_filters()]
+        proxy.disconnect_sequence_pull_supplier()
+    except ChannelError:
+        raise
+    except Exception as exc:
+        raise ChannelError(channel, f"{type(exc).__name__}: {exc}") from exc
     for flt in filters:
         _quietly(flt.destroy)
 
@@ -355,13 +432,16 @@ def open_push_proxy(address: ChannelAddress, orb: Any = None) -> Any:
     """A connected ``SequenceProxyPushConsumer`` of the supplier admin (for the sink)."""
     orb = client_orb() if orb is None else orb
     channel = resolve_channel(orb, address)
+    proxy = None
     try:
         proxy, _ = _supplier_admin(channel, address).obtain_notification_push_consumer(
             CA.SEQUENCE_EVENT)
         proxy = CA.SequenceProxyPushConsumer._narrow(proxy)
         proxy.connect_sequence_push_supplier(None)
-    except ChannelError:
-        raise
-    except Exception as exc:
+    except BaseException as exc:
+        if proxy is not None:  # obtained but not connected: do not leave it in the admin
+            _quietly(proxy.disconnect_sequence_push_consumer)
+        if isinstance(exc, ChannelError) or not isinstance(exc, Exception):
+            raise
         raise ChannelError(address.url, f"{type(exc).__name__}: {exc}") from exc
     return proxy

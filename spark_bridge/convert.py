@@ -141,14 +141,65 @@ def event_to_row(event: Any, arrival: float, priority: int | None = None,
 
 
 def row_to_event(row: Any, references: References | None = None) -> Any:
-    """The StructuredEvent of a row (a pyspark Row, a tuple in schema order or a mapping)."""
+    """The StructuredEvent of a row (a pyspark Row, a tuple in schema order or a mapping).
+
+    A row that describes no event (a NULL name, type or value; a VARIANT that
+    does not fit its type text) raises ConversionError naming the column.
+    """
     get = _getter(row)
+    try:
+        names = [_text(get(i, column), column) for i, column in enumerate(_NAMES)]
+        header = _properties_of(get(3, "variable_header"), "variable_header", references)
+        data = _properties_of(get(4, "filterable_data"), "filterable_data", references)
+        body = _cell(get(5, "remainder_of_body"), "remainder_of_body", references)
+    except (KeyError, IndexError) as exc:
+        raise ConversionError(f"the row lacks a column of event_schema(): {exc}") from exc
     return N.StructuredEvent(
-        N.EventHeader(N.FixedEventHeader(N.EventType(get(0, "domain_name"), get(1, "type_name")),
-                                         get(2, "event_name")),
-                      [_property(p, references) for p in get(3, "variable_header")]),
-        [_property(p, references) for p in get(4, "filterable_data")],
-        _body(get(5, "remainder_of_body"), references))
+        N.EventHeader(N.FixedEventHeader(N.EventType(names[0], names[1]), names[2]), header),
+        data, body)
+
+
+_NAMES = ("domain_name", "type_name", "event_name")
+
+
+def _text(value: Any, column: str) -> str:
+    if not isinstance(value, str) or "\0" in value:
+        raise ConversionError(f"{column} must be a string without NUL, not {value!r:.60}")
+    return value
+
+
+def _properties_of(items: Any, column: str, references: References | None) -> list[Any]:
+    if items is None or isinstance(items, (str, bytes, Mapping)):
+        raise ConversionError(f"{column} must be an array of properties, not {items!r:.60}")
+    out = []
+    for index, item in enumerate(items):
+        where = f"{column}[{index}]"
+        if item is None:
+            raise ConversionError(f"{where} is NULL")
+        name = item["name"] if isinstance(item, Mapping) else item[0]
+        out.append(N.Property(_text(name, f"{where}.name"),
+                              _cell(item, where, references, first=1)))
+    return out
+
+
+def _cell(item: Any, where: str, references: References | None, first: int = 0) -> Any:
+    """The Any of a ``struct<type, value>`` cell (or of a property's type and value)."""
+    if item is None:
+        raise ConversionError(f"{where} is NULL")
+    if isinstance(item, Mapping):
+        type_text, variant = item["type"], item["value"]
+    else:
+        type_text, variant = item[first], item[first + 1]
+    if not isinstance(type_text, str):
+        raise ConversionError(f"{where}.type must be a TypeCode text, not {type_text!r:.60}")
+    if variant is None:
+        raise ConversionError(f"{where}.value is NULL (a null value is a VARIANT null)")
+    try:
+        return cell_to_any(type_text, variant, references)
+    except ConversionError as exc:
+        raise ConversionError(f"{where}: {exc}") from exc
+    except (ValueError, TypeError) as exc:  # a bad type text or VARIANT form
+        raise ConversionError(f"{where}: {exc}") from exc
 
 
 def row_qos(row: Any) -> tuple[float, int, float | None]:
@@ -172,15 +223,3 @@ def _getter(row: Any) -> Callable[[int, str], Any]:
     if hasattr(row, "__fields__"):  # pyspark Row: by name, whatever the column order
         return lambda index, name: row[name]
     return lambda index, name: row[index]
-
-
-def _property(item: Any, references: References | None) -> Any:
-    if isinstance(item, Mapping):
-        return N.Property(item["name"], cell_to_any(item["type"], item["value"], references))
-    return N.Property(item[0], cell_to_any(item[1], item[2], references))
-
-
-def _body(item: Any, references: References | None) -> Any:
-    if isinstance(item, Mapping):
-        return cell_to_any(item["type"], item["value"], references)
-    return cell_to_any(item[0], item[1], references)

@@ -20,9 +20,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from cosnotify.filter import parse_constraint
 from cosnotify.stubs import CosNotifyComm__POA
 from cosnotify.stubs import CosNotifyFilter as NF
-from spark_bridge.connect import ChannelAddress, _consumer_admin, client_orb, resolve_channel
+from spark_bridge.connect import (
+    ChannelAddress,
+    _consumer_admin,
+    _quietly,
+    client_orb,
+    resolve_channel,
+)
 
 __all__ = ["SinkConsumer", "attach_remote"]
 
@@ -47,6 +54,8 @@ def attach_remote(cls: Any, channel: str, spark: Any, *, orb: Any = None,
                   channel_id: int | None = None, admin_id: int | None = None,
                   constraint: str | None = None, **options: Any) -> Any:
     """``cls.attach`` on the consumer admin of a remote channel, with a served consumer."""
+    if constraint is not None and constraint.strip():
+        parse_constraint(constraint)  # ConstraintSyntaxError before anything is made
     orb = client_orb() if orb is None else orb
     address = ChannelAddress(channel, channel_id, admin_id)
     target = resolve_channel(orb, address)
@@ -56,7 +65,11 @@ def attach_remote(cls: Any, channel: str, spark: Any, *, orb: Any = None,
     filters = []
     if constraint is not None and constraint.strip():
         flt = target._get_default_filter_factory().create_filter("EXTENDED_TCL")
-        flt.add_constraints([NF.ConstraintExp([], constraint)])
+        try:
+            flt.add_constraints([NF.ConstraintExp([], constraint)])
+        except BaseException:
+            _quietly(flt.destroy)  # the channel holds a filter until it is destroyed
+            raise
         filters.append(flt)
     servants: list[SinkConsumer] = []
 
@@ -70,9 +83,9 @@ def attach_remote(cls: Any, channel: str, spark: Any, *, orb: Any = None,
         sink = cls.attach(admin, spark, as_reference=as_reference, filters=filters, **options)
     except BaseException:
         for flt in filters:
-            flt.destroy()
+            _quietly(flt.destroy)
         for servant in servants:
-            poa.deactivate_object(poa.servant_to_id(servant))
+            _quietly(poa.deactivate_object, poa.servant_to_id(servant))
         raise
     for servant in servants:
         sink._on_close.append(lambda s=servant: poa.deactivate_object(poa.servant_to_id(s)))

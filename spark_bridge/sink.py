@@ -186,6 +186,8 @@ class SparkSinkProxy:
         sink itself is passed. Other options go to the constructor. For a
         channel in another process, see :meth:`attach_remote`.
         """
+        if max_batch_size < 1 or pacing_interval < 0:  # before the channel makes a proxy
+            raise ValueError("max_batch_size must be at least 1 and pacing_interval >= 0")
         proxy, _ = admin.obtain_notification_push_supplier(CA.SEQUENCE_EVENT)
         narrow = getattr(CA.SequenceProxyPushSupplier, "_narrow", None)
         if narrow is not None and isinstance(proxy, CORBA.Object):

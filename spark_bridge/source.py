@@ -64,6 +64,8 @@ from spark_bridge.connect import (
     PullSubscription,
     _float_option,
     _int_option,
+    check_channel,
+    check_option_names,
 )
 from spark_bridge.schema import arrow_schema, event_schema
 
@@ -73,22 +75,24 @@ __all__ = ["BatchReader", "CosNotifyDataSource", "EventPartition", "SourceOption
 log = logging.getLogger("spark_bridge.source")
 
 NAME = "cosnotify"
+#: The options a read takes (docs/spark.md, Options).
+READ_OPTIONS = frozenset({"channel", "channel_id", "admin_id", "constraint", "proxy_id",
+                          "max_events_per_batch", "pull_size", "idle_timeout", "max_events"})
 
 
 class SourceOptions:
     """The reader's options, parsed and checked once (in whichever process builds it)."""
 
     def __init__(self, options: Mapping[str, Any]) -> None:
+        check_option_names(options, READ_OPTIONS, 'format("cosnotify") reads')
         self.address = ChannelAddress.from_options(options)
         constraint = options.get("constraint")
         self.constraint: str | None = str(constraint) if constraint else None
         self.proxy_id = _int_option(options, "proxy_id", None)
-        self.max_events_per_batch = _int_option(options, "max_events_per_batch", 10_000)
-        self.pull_size = _int_option(options, "pull_size", 1000) or 1000
+        self.max_events_per_batch = _int_option(options, "max_events_per_batch", 10_000, 0)
+        self.pull_size: int = _int_option(options, "pull_size", 1000, 1) or 1000
         self.idle_timeout = _float_option(options, "idle_timeout", 0.0)
-        self.max_events = _int_option(options, "max_events", None)
-        if self.pull_size < 1 or (self.max_events_per_batch or 0) < 0:
-            raise ValueError("pull_size must be at least 1 and max_events_per_batch at least 0")
+        self.max_events = _int_option(options, "max_events", None, 1)
         if self.constraint is not None:
             from cosnotify.filter import parse_constraint
 
@@ -96,6 +100,10 @@ class SourceOptions:
         if self.constraint is not None and self.proxy_id is not None:
             raise ValueError('"constraint" and "proxy_id" do not go together: a subscription '
                              "has its filter (spark_bridge.create_subscription)")
+
+    def check_channel(self) -> None:
+        """Reach the channel, its consumer admin and the subscription now (ChannelError)."""
+        check_channel(self.address, consumer=True, proxy_id=self.proxy_id)
 
     def subscribe(self) -> PullSubscription:
         return PullSubscription.open(self.address, self.constraint, self.proxy_id,
@@ -166,12 +174,13 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._subscription: PullSubscription | None = None
         self._backlog: deque[tuple[int, pa.Table]] = deque()  # (first offset, rows)
         self._next: int | None = None  # offset of the next event to be pulled
+        self._unnumbered: list[pa.Table] = []  # pulled before the start offset was known
         self._frozen = False  # Trigger.AvailableNow: serve the backlog, pull no more
 
     # The planner process pickles the reader for the workers, which only call read().
     def __getstate__(self) -> dict[str, Any]:
         return {"options": self.options, "_subscription": None, "_backlog": deque(),
-                "_next": None, "_frozen": False}
+                "_next": None, "_unnumbered": [], "_frozen": False}
 
     def _connected(self) -> PullSubscription:
         if self._subscription is None:
@@ -192,9 +201,14 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
         begin = int(start["events"])
         if self._next is None or self._next < begin:
-            # A new runner (or a restart from a checkpoint): continue the numbering.
+            # A new runner (or a restart from a checkpoint): continue the numbering, and
+            # number what Trigger.AvailableNow pulled before the start was known.
             self._next = begin
             self._backlog.clear()
+            for table in self._unnumbered:
+                self._backlog.append((self._next, table))
+                self._next += table.num_rows
+            self._unnumbered.clear()
         most = getattr(limit, "max_rows", None)  # ReadMaxRows; ReadAllAvailable has none
         held = self._next - begin
         if not self._frozen and (most is None or held < most):
@@ -206,9 +220,13 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return None if self._next is None else {"events": self._next}
 
     def prepareForTriggerAvailableNow(self) -> None:
-        """Take everything queued now into the backlog; later batches serve only that."""
-        if self._next is None:
-            self._next = 0
+        """Take everything queued now into the backlog; later batches serve only that.
+
+        Spark calls this before it knows the start offset (a restart from a
+        checkpoint starts past 0), so these events are numbered by the first
+        ``latestOffset``; a batch replayed from the checkpoint before that
+        cannot take them.
+        """
         self._pull(None)
         self._frozen = True
 
@@ -218,8 +236,11 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if not events:
             return
         table = _to_arrow(subscription, events)
-        if table.num_rows:
-            assert self._next is not None
+        if not table.num_rows:
+            return
+        if self._next is None:
+            self._unnumbered.append(table)
+        else:
             self._backlog.append((self._next, table))
             self._next += table.num_rows
 
@@ -288,7 +309,8 @@ class CosNotifyDataSource(DataSource):
         return NAME
 
     def schema(self) -> StructType:
-        SourceOptions(self.options)  # bad options fail at load(), not in a worker later
+        # Bad options, URLs, ids or an unreachable channel fail load(), not a worker later.
+        SourceOptions(self.options).check_channel()
         return event_schema()
 
     def reader(self, schema: StructType) -> BatchReader:
@@ -300,12 +322,12 @@ class CosNotifyDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from spark_bridge.writer import EventWriter, SinkOptions
 
-        return EventWriter(SinkOptions(self.options, schema))
+        return EventWriter(SinkOptions(self.options, schema).checked())
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         from spark_bridge.writer import EventStreamWriter, SinkOptions
 
-        return EventStreamWriter(SinkOptions(self.options, schema))
+        return EventStreamWriter(SinkOptions(self.options, schema).checked())
 
 
 def register(spark: Any) -> None:

@@ -38,14 +38,12 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType
 
 from cosnotify.filter import ast, parse_constraint
 from cosnotify.filter.paths import CURTIME, SE_TC, STRUCTURED_HEADER, static_path
@@ -99,6 +97,7 @@ from spark_bridge.tclsql import (
     _Unsupported,
     _Val,
 )
+from spark_bridge.tcludf import UDF_NAME, _register
 
 _BOUND_NAME = re.compile(r"`(__tcl\d+_\d+)`")
 
@@ -476,46 +475,7 @@ class _Translator:
 
 
 
-# -- the UDF: our own evaluator ----------------------------------------------------------------
-
-_matchers: dict[str, Callable[[Any], bool]] = {}
-_matchers_lock = threading.Lock()
-
-
-def _matcher(constraint: str) -> Callable[[Any], bool]:
-    with _matchers_lock:
-        match = _matchers.get(constraint)
-        if match is None:
-            from cosnotify.filter import FilterFactory
-            from cosnotify.stubs import CosNotifyFilter
-
-            flt = FilterFactory().create_filter("EXTENDED_TCL")
-            flt.add_constraints([CosNotifyFilter.ConstraintExp([], constraint)])
-            match = flt.match_structured
-            _matchers[constraint] = match
-        return match
-
-
-def _evaluate(constraint, row):  # type: ignore[no-untyped-def]  # no hints: see _udf
-    """The UDF body: ``Filter.match_structured`` on the event rebuilt from the row."""
-    if row is None:
-        return None
-    from spark_bridge.convert import row_to_event
-
-    return bool(_matcher(constraint)(row_to_event(row)))
-
-
-#: The SQL name of the UDF (registered per SparkSession by :func:`_register`).
-UDF_NAME = "cosnotify_tcl_match"
-_registered: set[int] = set()
-
-
-def _register(spark: Any) -> None:
-    """Register the UDF with ``spark`` (once per session)."""
-    key = id(spark._jsparkSession)
-    if key not in _registered:
-        spark.udf.register(UDF_NAME, _evaluate, BooleanType())
-        _registered.add(key)
+# -- the UDF: our own evaluator (tcludf.py) -----------------------------------------------------
 
 
 def _session() -> Any:

@@ -35,7 +35,10 @@ _DEC = "DECIMAL(38,0)"
 _FIELDS = {"c": "STRING", "i": _DEC, "f": "DOUBLE", "s": "STRING", "b": "BOOLEAN",
            "eo": "BIGINT", "el": "ARRAY<STRING>"}
 _ALL = frozenset("ifsbexu")  # what a property value may turn out to be
-_SAFE = re.compile(r"[A-Za-z0-9 _.,:;!?#%&()*+/<=>@^|{}\[\]$-]*\Z")
+# No quote, backslash or backtick, and no "$": Spark substitutes ``${name}`` (a SQL
+# conf, ``env:``, ``system:`` ...) in SQL text before parsing it, literals included
+# (spark.sql.variable.substitute), so a "$" goes hex-encoded like any other risky text.
+_SAFE = re.compile(r"[A-Za-z0-9 _.,:;!?#%&()*+/<=>@^|{}\[\]-]*\Z")
 
 Sql = str  # a Spark SQL expression, as text
 

@@ -11,7 +11,8 @@ channel has accepted the sequence; nothing can take it back. So ``abort``
 cannot undo the sequences a failed task pushed before failing, and Spark's
 retry of that task (or of the whole micro-batch after a driver restart)
 pushes them again. ``commit`` has nothing left to do; the commit messages
-only count what was pushed.
+only count what was pushed. A row that is not an event fails its task before
+the sequence holding it is pushed (``row_to_event`` checks, never coerces).
 """
 
 from __future__ import annotations
@@ -24,8 +25,16 @@ import attrs
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from spark_bridge.connect import ChannelAddress, _int_option, _quietly, client_orb, open_push_proxy
-from spark_bridge.convert import row_to_event
+from spark_bridge.connect import (
+    ChannelAddress,
+    _int_option,
+    _quietly,
+    check_channel,
+    check_option_names,
+    client_orb,
+    open_push_proxy,
+)
+from spark_bridge.convert import ConversionError, row_to_event
 
 __all__ = ["EventStreamWriter", "EventWriter", "Pushed", "SinkOptions", "push_rows"]
 
@@ -34,21 +43,27 @@ log = logging.getLogger("spark_bridge.writer")
 #: Columns a DataFrame needs to be written as events (``event_schema()``'s first six).
 REQUIRED = ("domain_name", "type_name", "event_name", "variable_header", "filterable_data",
             "remainder_of_body")
+#: The options a write takes (docs/spark.md, Options).
+WRITE_OPTIONS = frozenset({"channel", "channel_id", "admin_id", "batch_size"})
 
 
 class SinkOptions:
     """The writer's options, checked against the DataFrame's schema."""
 
     def __init__(self, options: Mapping[str, Any], schema: StructType) -> None:
+        check_option_names(options, WRITE_OPTIONS, 'format("cosnotify") writes')
         self.address = ChannelAddress.from_options(options)
-        self.batch_size = _int_option(options, "batch_size", 1000) or 1000
-        if self.batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
+        self.batch_size: int = _int_option(options, "batch_size", 1000, 1) or 1000
         names = set(schema.fieldNames())
         missing = [name for name in REQUIRED if name not in names]
         if missing:
             raise ValueError(f"cannot write events without columns {missing}: write rows of "
                              "spark_bridge.event_schema()")
+
+    def checked(self) -> SinkOptions:
+        """These options, once the channel and its supplier admin were reached (ChannelError)."""
+        check_channel(self.address, consumer=False)
+        return self
 
 
 @attrs.frozen
@@ -66,8 +81,13 @@ def push_rows(options: SinkOptions, rows: Iterator[Any]) -> Pushed:
     events = sequences = 0
     try:
         batch: list[Any] = []
-        for row in rows:
-            batch.append(row_to_event(row, references=orb))
+        for index, row in enumerate(rows):
+            try:
+                batch.append(row_to_event(row, references=orb))
+            except ConversionError as exc:
+                raise ConversionError(f"row {index} of this task is not an event ({exc}); "
+                                      f"{events} events of the task were pushed before it, "
+                                      f"{len(batch)} after them were not") from exc
             if len(batch) >= options.batch_size:
                 proxy.push_structured_events(batch)
                 events += len(batch)

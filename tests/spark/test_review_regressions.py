@@ -1,0 +1,292 @@
+"""Regressions found by reviewing the data source, the writer, the remote sink and tcl.
+
+Each test names the input that went wrong. The data source tests run against
+a ``NotificationServer`` on loopback, like ``test_source.py``; the rest need
+no channel, and several no JVM. Nothing sleeps: waits are on conditions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pyspark.sql.streaming.datasource import ReadAllAvailable
+from pyspark.sql.types import VariantVal
+
+import spark_bridge
+from cosnotify.filter import ConstraintSyntaxError
+from cosnotify.orb import CORBA
+from cosnotify.server import NotificationServer, ServerConfig
+from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from spark_bridge import ChannelError, ConversionError, connect, event_schema, event_to_row
+from spark_bridge.source import SourceOptions, StreamReader
+from tests.spark.conftest import WAIT, alarm, number
+from tests.spark.test_source import Channel
+from tests.spark.test_tcl import POINT, a, assert_same, ev
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[NotificationServer]:
+    srv = NotificationServer(ServerConfig(port=0, call_timeout=30.0)).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def channel(server: NotificationServer) -> Iterator[Channel]:
+    ch = Channel(server)
+    yield ch
+    ch.core.destroy()
+
+
+@pytest.fixture(scope="module")
+def registered(spark: Any) -> Any:
+    spark_bridge.register(spark)
+    return spark
+
+
+def error_text(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """An exception and its causes, as one text (Spark wraps Python errors)."""
+    parts, exc = [], excinfo.value
+    while exc is not None:
+        parts.append(str(exc))
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return "\n".join(parts)
+
+
+class TestTclSqlText:
+    def test_dollar_brace_in_a_literal_is_not_substituted(self, spark: Any) -> None:
+        """'${spark.sql.session.timeZone}' in a constraint is text, not the conf's value:
+        Spark substitutes ${...} in SQL text, so the literal must not reach it raw."""
+        events = [ev(ne=a(CORBA.TC_string, "UTC")),
+                  ev(ne=a(CORBA.TC_string, "${spark.sql.session.timeZone}")),
+                  ev(ne=a(CORBA.TC_string, "${env:HOME}"))]
+        assert_same(spark, ["$ne == '${spark.sql.session.timeZone}'", "$ne == '${env:HOME}'",
+                            "$ne ~ '${spark.sql.session.timeZone}!'",
+                            "$.filterable_data(ne) != '${spark.sql.session.timeZone}'"], events)
+
+    def test_udf_rebuilds_events_holding_object_references(self, spark: Any) -> None:
+        """A constraint left to the UDF over a row holding an object reference: the UDF
+        rebuilt the event without an ORB and failed the whole query."""
+        orb = connect.client_orb()
+        ref = orb.string_to_object("corbaloc::127.0.0.1:1/Anything")
+        events = [ev(r=a(CORBA.TC_Object, ref), n=a(CORBA.TC_long, 5)),
+                  ev(r=a(CORBA.TC_Object, None), n=a(CORBA.TC_long, 6))]
+        df = spark.createDataFrame([event_to_row(e, 0.0, references=orb) for e in events],
+                                   event_schema())
+        constraint = "$curtime.time > 0 and $n == 5 and exist $r"
+        assert spark_bridge.translate(constraint).mode == "udf"
+        matched = spark_bridge.tcl_filter(df, constraint).collect()
+        assert [number_of(row) for row in matched] == [5]
+
+
+def number_of(row: Any) -> int:
+    event = spark_bridge.row_to_event(row, references=connect.client_orb())
+    return int(next(p.value.value() for p in event.filterable_data if p.name == "n"))
+
+
+class FakeProxy:
+    """A SequenceProxyPullSupplier holding ``events`` that hands out at most ``batch``."""
+
+    def __init__(self, events: list[Any], batch: int) -> None:
+        self.events = list(events)
+        self.batch = batch
+
+    def get_qos(self) -> list[Any]:
+        from cosnotify.stubs import CosNotification as N
+
+        return [N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, self.batch))]
+
+    def try_pull_structured_events(self, most: int) -> tuple[list[Any], bool]:
+        n = min(most, self.batch)
+        taken, self.events = self.events[:n], self.events[n:]
+        return taken, bool(taken)
+
+
+def fake_reader(proxy: FakeProxy, pull_size: int = 1000) -> StreamReader:
+    reader = StreamReader(SourceOptions({"channel": "IOR:", "pull_size": str(pull_size)}))
+    reader._subscription = connect.PullSubscription(None, proxy, 7, False, pull_size)
+    return reader
+
+
+class TestStreamOffsets:
+    def test_available_now_restart_numbers_from_the_checkpoint(self) -> None:
+        """Trigger.AvailableNow restarted from a checkpoint at offset 5: the events pulled
+        before Spark gave the start offset were numbered from 0 and then dropped."""
+        reader = fake_reader(FakeProxy([alarm(i) for i in range(3)], batch=1000))
+        reader.prepareForTriggerAvailableNow()
+        # Spark replays the unfinished batch [3, 5) first: nothing of it is buffered here.
+        assert reader.partitions({"events": 3}, {"events": 5}) == []
+        reader.commit({"events": 5})
+        end = reader.latestOffset({"events": 5}, ReadAllAvailable())
+        assert end == {"events": 8}
+        (part,) = reader.partitions({"events": 5}, end)
+        rows = [r for batch in reader.read(part) for r in batch.to_pylist()]
+        assert [r["event_name"] for r in rows] == ["alarm-0", "alarm-1", "alarm-2"]
+
+    def test_a_subscription_with_a_smaller_batch_is_drained(self) -> None:
+        """pull_size 100 on a subscription whose MaximumBatchSize is 2: the first short
+        pull looked like an empty queue, so AvailableNow served 2 of 5 events."""
+        proxy = FakeProxy([alarm(i) for i in range(5)], batch=2)
+        reader = fake_reader(proxy, pull_size=100)
+        reader.prepareForTriggerAvailableNow()
+        assert reader.latestOffset({"events": 0}, ReadAllAvailable()) == {"events": 5}
+        assert proxy.events == []
+
+    def test_restarted_query_reads_what_the_subscription_queued(
+            self, registered: Any, channel: Channel, tmp_path: Any) -> None:
+        """The same, end to end: two AvailableNow runs on one checkpoint get every event."""
+        proxy_id = spark_bridge.create_subscription(channel.url, channel_id=channel.id,
+                                                    pull_size=2)
+        got: list[int] = []
+
+        def collect(df: Any, batch_id: int) -> None:
+            got.extend(number(spark_bridge.row_to_event(r)) for r in df.collect())
+
+        def run() -> None:
+            query = (registered.readStream.format("cosnotify").option("channel", channel.ior)
+                     .option("proxy_id", proxy_id).option("pull_size", 100).load()
+                     .writeStream.foreachBatch(collect)
+                     .option("checkpointLocation", str(tmp_path / "checkpoint"))
+                     .trigger(availableNow=True).start())
+            assert query.awaitTermination(WAIT * 2)
+            assert query.exception() is None
+
+        channel.push([alarm(i) for i in range(5)])
+        run()
+        assert sorted(got) == list(range(5))
+        channel.push([alarm(i) for i in range(5, 9)])
+        run()
+        assert sorted(got) == list(range(9))
+        spark_bridge.drop_subscription(channel.url, proxy_id, channel_id=channel.id)
+
+
+class TestOptions:
+    @pytest.mark.parametrize(("options", "message"), [
+        ({"constriant": "$n == 1"}, "unknown option"),
+        ({"path": "/tmp/x"}, "not in a path"),
+        ({"idle_timeout": "nan"}, "finite"),
+        ({"idle_timeout": "inf"}, "finite"),
+        ({"idle_timeout": "-1"}, "finite"),
+        ({"pull_size": "0"}, "pull_size"),
+        ({"pull_size": str(2**31)}, "pull_size"),
+        ({"max_events": "0"}, "max_events"),
+        ({"max_events_per_batch": "-1"}, "max_events_per_batch"),
+        ({"channel_id": "x"}, "integer"),
+    ])
+    def test_bad_read_options(self, options: dict[str, str], message: str) -> None:
+        """Each was accepted: a typo read unfiltered, NaN made a batch read wait forever,
+        0 silently became the default."""
+        with pytest.raises(ValueError, match=message):
+            SourceOptions({"channel": "IOR:", **options})
+
+    def test_channel_problems_fail_at_load(self, registered: Any, channel: Channel) -> None:
+        """An unreachable channel or a missing subscription failed a task or the running
+        query later; an unknown option was ignored."""
+        reader = registered.read.format("cosnotify")
+        with pytest.raises(Exception) as excinfo:
+            reader.option("channel", "corbaloc::127.0.0.1:1/NotifyEventChannelFactory").load()
+        assert "cannot resolve" in error_text(excinfo)
+        with pytest.raises(Exception) as excinfo:
+            reader.option("channel", channel.ior).option("proxy_id", 4242).load()
+        assert "no proxy 4242" in error_text(excinfo)
+        with pytest.raises(Exception) as excinfo:
+            registered.readStream.format("cosnotify").option("channel", channel.ior) \
+                .option("constriant", "$n == 1").load()
+        assert "constriant" in error_text(excinfo)
+        df = registered.createDataFrame([event_to_row(alarm(0), 0.0)], event_schema())
+        with pytest.raises(Exception) as excinfo:
+            df.write.format("cosnotify").mode("append").option("channel", channel.ior) \
+                .option("constraint", "$n == 1").save()
+        assert "unknown option" in error_text(excinfo)
+        assert channel.pull_proxies() == []
+
+
+class TestWrite:
+    def test_rows_that_are_not_events_are_refused(self) -> None:
+        """NULLs and VARIANTs that do not fit their type: some became odd errors, others
+        (5 as a string, true as a long, 100000 as a short) were coerced or pushed."""
+        good = event_to_row(alarm(1), 0.0)
+
+        def with_property(type_text: str, json: str) -> tuple[Any, ...]:
+            row = list(good)
+            row[4] = [("n", type_text, VariantVal.parseJson(json))]
+            return tuple(row)
+
+        def with_column(index: int, value: Any) -> tuple[Any, ...]:
+            row = list(good)
+            row[index] = value
+            return tuple(row)
+
+        bad = {
+            "domain_name": with_column(0, None),
+            "variable_header": with_column(3, None),
+            "remainder_of_body": with_column(5, None),
+            "filterable_data\\[0\\].value is NULL": with_column(4, [("n", "long", None)]),
+            "filterable_data\\[0\\].name": with_column(
+                4, [(None, "long", VariantVal.parseJson("1"))]),
+            "a string expected": with_property("string", "5"),
+            "an integer expected": with_property("long", "true"),
+            "a boolean expected": with_property("boolean", "1"),
+            "outside": with_property("short", "100000"),
+            "one character": with_property("char", '"AB"'),
+            "longer than 3": with_property('{"kind":"string","bound":3}', '"abcd"'),
+            "2 members": with_property(spark_bridge.encode_typecode(POINT), "[1]"),
+        }
+        for message, row in bad.items():
+            with pytest.raises(ConversionError, match=message):
+                spark_bridge.row_to_event(row)
+        assert spark_bridge.row_to_event(with_property("double", "1.5")).filterable_data[0] \
+            .value.value() == 1.5  # Spark's own JSON numbers still read as doubles
+
+    def test_write_fails_on_a_bad_row_before_pushing_it(self, registered: Any,
+                                                        channel: Channel) -> None:
+        """df.write of a row whose VARIANT does not fit: it was pushed, coerced."""
+        out = channel.collector()
+        row = list(event_to_row(alarm(1), 0.0))
+        row[4] = [("n", "string", VariantVal.parseJson("5"))]
+        df = registered.createDataFrame([tuple(row)], event_schema())
+        with pytest.raises(Exception) as excinfo:
+            df.write.format("cosnotify").mode("append").option("channel", channel.ior).save()
+        assert "row 0 of this task is not an event" in error_text(excinfo)
+        assert channel.server.factory.service.dispatcher.wait_idle()
+        assert out.events == []
+
+
+class TestReleases:
+    def test_remote_sink_with_a_bad_constraint_leaves_no_filter(
+            self, server: NotificationServer, channel: Channel) -> None:
+        """attach_remote with a malformed constraint left a filter in the channel per try."""
+        kept = len(server.objects._kept)
+        with pytest.raises(ConstraintSyntaxError):
+            spark_bridge.SparkSinkProxy.attach_remote(
+                channel.url, object(), channel_id=channel.id, constraint="$n >>> 1",
+                callback=lambda df, batch_id: None)
+        with pytest.raises(ValueError, match="pacing_interval"):
+            spark_bridge.SparkSinkProxy.attach_remote(
+                channel.url, object(), channel_id=channel.id, constraint="$n > 1",
+                callback=lambda df, batch_id: None, pacing_interval=-1)
+        assert len(server.objects._kept) == kept
+        assert channel.core._get_default_consumer_admin()._get_push_suppliers() == []
+
+    def test_drop_subscription_of_another_proxy(self, channel: Channel) -> None:
+        """drop_subscription with the id of a push proxy raised AttributeError."""
+        admin = channel.core._get_default_consumer_admin()
+        _, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        with pytest.raises(ChannelError, match="not a SequenceProxyPullSupplier"):
+            spark_bridge.drop_subscription(channel.url, proxy_id, channel_id=channel.id)
+
+    def test_pull_from_a_destroyed_channel(self, server: NotificationServer) -> None:
+        """A channel destroyed under a reader: a bare OBJECT_NOT_EXIST; now it says why."""
+        doomed = Channel(server)
+        subscription = connect.PullSubscription.open(
+            connect.ChannelAddress(doomed.url, doomed.id))
+        doomed.core.destroy()
+        try:
+            with pytest.raises(ChannelError, match="no longer exists"):
+                subscription.pull()
+        finally:
+            subscription.close()
