@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import signal
 import sys
 from collections.abc import Sequence
@@ -34,6 +35,16 @@ def _endpoint(text: str) -> tuple[str, int]:
     return host.strip("[]"), number
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cosnotify",
                                      description="An OMG CORBA Notification Service 1.1.")
@@ -51,8 +62,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="write the factory's IOR to PATH")
     serve.add_argument("--db", type=Path, metavar="PATH",
                        help="the persistent store, for Persistent reliability")
-    serve.add_argument("--call-timeout", type=float, default=10.0, metavar="SECONDS",
+    serve.add_argument("--call-timeout", type=_seconds, default=10.0, metavar="SECONDS",
                        help="timeout of each call to a remote consumer or supplier (default 10)")
+    serve.add_argument("--filter-timeout", type=_seconds, default=1.0, metavar="SECONDS",
+                       help="timeout of each call to a filter a client implements (default 1)")
     serve.add_argument("-v", "--verbose", action="count", default=0,
                        help="log more (once: info, twice: debug)")
     return parser
@@ -66,9 +79,10 @@ def serve(args: argparse.Namespace) -> int:
               "version; Persistent reliability is refused (docs/qos.md)", file=sys.stderr)
         return 2
     host, port = args.endpoint
-    config = ServerConfig(host=host, port=port, naming_url=args.naming, name=args.name,
-                          ior_file=args.ior_file, call_timeout=args.call_timeout)
     try:
+        config = ServerConfig(host=host, port=port, naming_url=args.naming, name=args.name,
+                              ior_file=args.ior_file, call_timeout=args.call_timeout,
+                              filter_timeout=args.filter_timeout)
         server = NotificationServer(config).start()
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback
         print(f"cosnotify serve: cannot start: {exc}", file=sys.stderr)

@@ -177,6 +177,7 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
             proxy._destroy()
         self._on_destroy()
         self._channel._admin_destroyed(self)
+        self._service.object_destroyed(self)
 
     def _on_destroy(self) -> None:
         pass

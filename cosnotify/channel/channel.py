@@ -408,6 +408,7 @@ class EventChannel(QoSAdminMixin):
         for admin in admins:
             admin.destroy()
         self._factory._channel_destroyed(self)
+        self._service.object_destroyed(self)
 
     def __repr__(self) -> str:
         return f"<EventChannel id={self._id}>"

@@ -23,7 +23,7 @@ from typing import Any
 
 from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
 from cosnotify.eventtypes import check_event_types
-from cosnotify.orb import CORBA
+from cosnotify.orb import CORBA, registry
 from cosnotify.qos.negotiation import Target, additional_qos, check_qos
 from cosnotify.qos.properties import Level
 from cosnotify.stubs import CosEventChannelAdmin, CosEventComm, CosNotification
@@ -166,6 +166,7 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
             self._on_teardown()
         finally:
             self._admin._proxy_gone(self)
+            self._service.object_destroyed(self)
         if notify_client and client is not None and self.client_disconnect:
             self._service.call_soon(_tell_client, client, self.client_disconnect)
 
@@ -221,12 +222,22 @@ def _tell_client(client: Any, operation: str) -> None:
 
 
 def _implements(client: Any, repo_id: str | None, method: str) -> bool:
-    """Does ``client`` offer ``method``? References are asked ``_is_a(repo_id)``."""
+    """Does ``client`` offer ``method``? References are checked against ``repo_id``.
+
+    A reference arrives as a stub of the parameter's static type, so the stub's
+    own ``_is_a`` would say yes to that type whatever the object is. The type id
+    in the reference's IOR answers when it names ``repo_id`` or an interface
+    derived from it; otherwise the object itself is asked (``_is_a`` remotely).
+    """
     if isinstance(client, CORBA.Object):
         if repo_id is None:
             return True
         try:
-            return bool(client._is_a(repo_id))
+            declared = registry.lookup_stub(client._repository_id())
+            if declared is not None and any(
+                    getattr(c, "_NP_RepositoryId", None) == repo_id for c in declared.__mro__):
+                return True
+            return bool(client._NP_delegate.is_a(repo_id))
         except CORBA.SystemException:
             return False
     return callable(getattr(client, method, None))

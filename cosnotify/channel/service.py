@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -57,6 +58,18 @@ class Service:
         self.dispatcher = Dispatcher(self.config.min_workers, self.config.max_workers)
         self._lock = threading.Lock()
         self._closed = False
+        #: Called with each channel, admin and proxy once it is destroyed (the server
+        #: layer deactivates its servant); None when nothing needs to know.
+        self.destroyed_hook: Callable[[Any], None] | None = None
+
+    def object_destroyed(self, obj: Any) -> None:
+        """Report that ``obj`` was destroyed to the hook, if any (never raises)."""
+        hook = self.destroyed_hook
+        if hook is not None:
+            try:
+                hook(obj)
+            except Exception:
+                log.exception("destroyed hook failed for %r", obj)
 
     def submit(self, task: Any) -> None:
         """Run a task on the worker pool (see ``dispatch.Dispatcher.submit``)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import threading
 from pathlib import Path
 from typing import Any, Self
@@ -35,6 +36,11 @@ log = logging.getLogger("cosnotify.server")
 _orb_ids = itertools.count(1)
 
 
+def _positive(instance: Any, attribute: Any, value: float) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name} must be a positive number of seconds, not {value!r}")
+
+
 @attrs.frozen
 class ServerConfig:
     """How ``cosnotify serve`` runs (see docs/public-api.md section 4)."""
@@ -44,7 +50,11 @@ class ServerConfig:
     naming_url: str | None = None          # None: the embedded NameService
     name: str = "NotifyEventChannelFactory"
     ior_file: Path | None = None
-    call_timeout: float = 10.0             # seconds, for calls to remote clients
+    #: Seconds each call to a remote consumer or supplier may take (connecting
+    #: included, at most 5 s of it).
+    call_timeout: float = attrs.field(default=10.0, validator=_positive)
+    #: Seconds each call to a filter a client implements may take (remote.py).
+    filter_timeout: float = attrs.field(default=1.0, validator=_positive)
     service: ServiceConfig = attrs.Factory(ServiceConfig)
 
 
@@ -54,16 +64,20 @@ class NotificationServer:
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config = config or ServerConfig()
         argv = ["-ORBendPoint", f"giop:tcp:{config.host}:{config.port}",
-                "-ORBclientCallTimeOutPeriod", str(int(config.call_timeout * 1000))]
+                "-ORBclientCallTimeOutPeriod", str(max(1, round(config.call_timeout * 1000))),
+                "-ORBclientConnectTimeOutPeriod",
+                str(max(1, round(min(config.call_timeout, 5.0) * 1000)))]
         self.orb = CORBA.ORB_init(argv, f"cosnotify-server-{next(_orb_ids)}")
         root = self.orb.resolve_initial_references("RootPOA")
         self._poa = root.create_POA("cosnotify", root.the_POAManager, [
             root.create_lifespan_policy(PortableServer.PERSISTENT),
             root.create_id_assignment_policy(PortableServer.USER_ID)])
         self.factory = EventChannelFactory(config.service)
-        self.servants = ServantFactory()
+        self.servants = ServantFactory(config.filter_timeout, self.factory.service.submit)
         self.objects = ObjectMap(self.factory, self._poa, self.servants.servant_for)
         self.servants.objects = self.objects
+        # Servants of destroyed channels, admins and proxies are deactivated at once.
+        self.factory.service.destroyed_hook = self.objects.forget_core
         root.the_POAManager.activate()
         self.factory_ref = self.servants.to_reference(self.factory)
         self.naming: Any = None
@@ -72,7 +86,17 @@ class NotificationServer:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Self:
-        """Serve: bind the factory in naming and write the IOR file, if asked."""
+        """Serve: bind the factory in naming and write the IOR file, if asked.
+
+        If that fails, the server is stopped (its port released) and the error raised.
+        """
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> Self:
         config = self.config
         if config.naming_url is None:
             self.naming = embedded_naming.serve(self.orb)

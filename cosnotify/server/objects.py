@@ -20,7 +20,10 @@ after a restart once the store restores the topology:
 Anonymous objects are held weakly -- once the core drops one, its id stops
 resolving and requests get ``OBJECT_NOT_EXIST`` -- except those only a remote
 client holds (filters made by the FilterFactory), which are kept until their
-``destroy``.
+``destroy``. A destroyed object's id stops resolving at once, and the core
+reports each destroyed channel, admin and proxy (``Service.destroyed_hook``)
+so that its servant is deactivated: servants do not pile up as clients
+create and destroy objects.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from cosnotify.channel.supplier_proxy import ProxySupplier
 from cosnotify.orb import CORBA
 from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
-__all__ = ["ObjectMap"]
+__all__ = ["ObjectMap", "destroyed"]
 
 log = logging.getLogger("cosnotify.server.objects")
 
@@ -83,6 +86,20 @@ class ObjectMap:
         """An object reference for ``core``; nothing is activated until it is used."""
         return self._poa.create_reference_with_id(self.oid(core, keep), repo_id)
 
+    def existing_oid(self, core: Any) -> bytes | None:
+        """The id ``core`` has, without assigning one to an anonymous object."""
+        path = _spec_path(core, self._factory)
+        if path is not None:
+            return path.encode()
+        with self._lock:
+            return self._anonymous_ids.get(core)
+
+    def forget_core(self, core: Any) -> None:
+        """``core`` was destroyed: deactivate its servant, if it has one."""
+        oid = self.existing_oid(core)
+        if oid is not None:
+            self.forget(oid)
+
     def release(self, oid: bytes) -> None:
         """``destroy`` was called on the object: stop holding it and its servant."""
         with self._lock:
@@ -100,20 +117,24 @@ class ObjectMap:
             return reference
         core = self.lookup(oid)
         if core is None:
-            raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, f"no object {oid!r}")
+            # A parameter, not the target: OBJECT_NOT_EXIST would say the target is gone.
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
+                                  f"the object {oid.decode('utf-8', 'replace')!r} passed "
+                                  "no longer exists")
         return core
 
     def lookup(self, oid: bytes) -> Any:
         """The live core object with this id, or None."""
         text = oid.decode("utf-8", "replace")
         if text.startswith("obj/"):
-            return self._anonymous.get(oid)
+            core = self._anonymous.get(oid)
+            return None if core is None or destroyed(core) else core
         try:
             core = _resolve_path(self._factory, text.split("/"))
         except (CA.ChannelNotFound, CA.AdminNotFound, CA.ProxyNotFound, ValueError,
                 CORBA.OBJECT_NOT_EXIST):
             return None
-        if core is None or getattr(core, "_destroyed", False):
+        if core is None or destroyed(core):
             return None
         return core
 
@@ -125,8 +146,16 @@ class ObjectMap:
         """Deactivate the servant of a destroyed object."""
         try:
             self._poa.deactivate_object(oid)
-        except Exception as exc:  # noqa: BLE001 - already gone
+        except Exception as exc:  # noqa: BLE001 - never activated, or already gone
             log.debug("deactivate %r: %s", oid, exc)
+
+
+def destroyed(core: Any) -> bool:
+    """Has ``core`` been destroyed? (proxies, admins, channels; filters; callbacks)"""
+    if getattr(core, "_destroyed", False) or getattr(core, "_is_destroyed", False):
+        return True
+    owner = getattr(core, "_owner", None)  # a FilterCallback lives as long as its proxy
+    return owner is not None and bool(getattr(owner, "_destroyed", False))
 
 
 def _spec_path(core: Any, factory: EventChannelFactory) -> str | None:

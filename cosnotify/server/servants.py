@@ -10,6 +10,12 @@ of our own filters becomes the local filter object, so it is never called
 remotely: spec footnote 2 of section 2.3) and core objects on the way out
 (into references made by the :class:`ObjectMap`). A destroyed core object
 answers ``OBJECT_NOT_EXIST`` and its servant is deactivated.
+
+Reference parameters are checked against their IDL type: one of our own
+objects of the wrong interface is ``BAD_PARAM`` (``TypeError`` where the
+operation declares it, the connect operations). A filter or mapping filter
+that lives in a client's process is verified to be one and wrapped in a
+guard (``remote.py``) so it cannot stall the event path.
 """
 
 from __future__ import annotations
@@ -28,10 +34,13 @@ from cosnotify.channel.subscriptions import FilterCallback
 from cosnotify.filter.factory import FilterFactory
 from cosnotify.filter.filter import Filter
 from cosnotify.filter.mapping import MappingFilter
-from cosnotify.orb import CORBA
+from cosnotify.orb import CORBA, registry, with_timeout
 from cosnotify.orb import typecode as T
 from cosnotify.orb.interface import Operation
+from cosnotify.server import remote
+from cosnotify.server.objects import destroyed
 from cosnotify.stubs import (
+    CosEventChannelAdmin,
     CosEventChannelAdmin__POA,
     CosNotifyChannelAdmin__POA,
     CosNotifyComm__POA,
@@ -74,9 +83,26 @@ SKELETONS: list[tuple[type, type]] = [
 ]
 
 
+_FILTER = "IDL:omg.org/CosNotifyFilter/Filter:1.0"
+_MAPPING_FILTER = "IDL:omg.org/CosNotifyFilter/MappingFilter:1.0"
+_ANY_OBJECT = "IDL:omg.org/CORBA/Object:1.0"
+#: What a client's mapping filter may answer, by the attribute it is set as.
+_MAPPED_RANGE = {"_set_priority_filter": remote.PRIORITY_RANGE,
+                 "_set_lifetime_filter": remote.LIFETIME_RANGE}
+
+
 def _is_objref(tc: Any) -> bool:
     tc = T.resolve(tc).unalias()
     return bool(tc._k == T.K_OBJREF)
+
+
+def _objref_id(tc: Any) -> str:
+    return str(T.resolve(tc).unalias().id())
+
+
+def _class_is_a(cls: type, repo_id: str) -> bool:
+    return repo_id == _ANY_OBJECT or any(
+        getattr(c, "_NP_RepositoryId", None) == repo_id for c in cls.__mro__)
 
 
 class _Forwarder:
@@ -101,12 +127,19 @@ class _Forwarder:
         self.__dict__[name] = method  # built once per servant and operation
         return method
 
+    def _non_existent(self) -> bool:
+        return destroyed(self._core)
+
 
 class ServantFactory:
     """Makes servants for core objects and translates references across them."""
 
-    def __init__(self) -> None:
+    def __init__(self, filter_timeout: float = 1.0,
+                 submit: Callable[[Callable[[], Any]], None] | None = None) -> None:
         self.objects: Any = None  # the ObjectMap, set once both exist
+        self.filter_timeout = filter_timeout
+        #: Runs background work (filter probes, detach_callback): the worker pool.
+        self.submit: Callable[[Callable[[], Any]], None] = submit or _run_now
         self._classes: dict[type, type] = {}
 
     def servant_for(self, core: Any, oid: bytes) -> Any:
@@ -137,6 +170,8 @@ class ServantFactory:
         """A core object as a reference; references and None pass unchanged."""
         if value is None or isinstance(value, CORBA.Object):
             return value
+        if isinstance(value, remote.GuardedFilter):
+            return value.reference  # a client's own filter: its own reference
         # A filter made for a remote client is held by nothing else until destroy().
         keep = isinstance(value, (Filter, MappingFilter))
         return self.objects.reference(value, self.repo_id(value), keep=keep)
@@ -145,10 +180,46 @@ class ServantFactory:
         """A reference to one of our objects as that object; others pass unchanged."""
         return self.objects.core_of(value)
 
+    def checked_core(self, value: Any, repo_id: str, operation: Operation) -> Any:
+        """``value``, an in parameter of IDL type ``repo_id``, as the core will use it.
+
+        Our own objects become core objects and must be of that type; a client's
+        filter or mapping filter is checked and guarded (remote.py); other
+        references (consumers, suppliers) pass unchanged.
+        """
+        core = self.to_core(value)
+        if core is None:
+            return None
+        if not isinstance(core, CORBA.Object):
+            cls = self._servant_class(type(core))
+            if cls is None or not _class_is_a(cls, repo_id):
+                raise _wrong_type(operation, f"{type(core).__name__} is not a {repo_id}")
+            return core
+        if repo_id not in (_FILTER, _MAPPING_FILTER):
+            return core
+        try:
+            declared = registry.lookup_stub(core._repository_id())
+            verified = declared is not None and _class_is_a(declared, repo_id)
+            if not verified:
+                verified = bool(with_timeout(core, self.filter_timeout)._NP_delegate.is_a(repo_id))
+        except CORBA.SystemException as exc:
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
+                                  f"cannot verify the filter: {type(exc).__name__}") from exc
+        if not verified:
+            raise _wrong_type(operation, f"the object is not a {repo_id}")
+        if repo_id == _FILTER:
+            return remote.RemoteFilter(core, self.filter_timeout, self.submit,
+                                       self.to_reference, self.objects.forget_core)
+        value_range = _MAPPED_RANGE.get(operation.name, remote.PRIORITY_RANGE)
+        return remote.RemoteMappingFilter(core, self.filter_timeout, self.submit,
+                                          self.to_reference, self.objects.forget_core,
+                                          value_range)
+
     def forwarding(self, operation: Operation, core: Any, oid: bytes) -> Callable[..., Any]:
         """The function a servant runs for ``operation`` on ``core``."""
         target = getattr(core, _python_name(operation.name))
-        in_refs = [i for i, p in enumerate(operation.in_params) if _is_objref(p.tc)]
+        in_refs = {i: _objref_id(p.tc) for i, p in enumerate(operation.in_params)
+                   if _is_objref(p.tc)}
         result_ref = _is_objref(operation.result)
         out_refs = [i for i, p in enumerate(operation.out_params) if _is_objref(p.tc)]
         destroyable = hasattr(core, "_destroyed")
@@ -162,14 +233,15 @@ class ServantFactory:
             return destroy
         if not (in_refs or result_ref or out_refs or destroyable):
             return target  # type: ignore[no-any-return]
-        to_core, to_reference = self.to_core, self.to_reference
+        checked_core, to_reference = self.checked_core, self.to_reference
 
         def forward(*args: Any) -> Any:
             if destroyable and core._destroyed:
                 objects.forget(oid)
                 raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, "the object was destroyed")
             if in_refs:
-                args = tuple(to_core(a) if i in in_refs else a for i, a in enumerate(args))
+                args = tuple(checked_core(a, in_refs[i], operation) if i in in_refs else a
+                             for i, a in enumerate(args))
             value = target(*args)
             if not (result_ref or out_refs):
                 return value
@@ -181,6 +253,17 @@ class ServantFactory:
             return operation.pack_result(result, outs)
 
         return forward
+
+
+def _wrong_type(operation: Operation, detail: str) -> Exception:
+    """TypeError where the operation declares it (the connect operations), else BAD_PARAM."""
+    if CosEventChannelAdmin.TypeError in operation.raises:
+        return CosEventChannelAdmin.TypeError()
+    return CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"{operation.name}: {detail}")
+
+
+def _run_now(task: Callable[[], Any]) -> None:
+    task()
 
 
 def _python_name(operation: str) -> str:
