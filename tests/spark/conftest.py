@@ -74,3 +74,32 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     yield session
     session.stop()
 
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Any]:
+    """A notification server on a free loopback port (per test module)."""
+    from cosnotify.server import NotificationServer, ServerConfig
+
+    srv = NotificationServer(ServerConfig(port=0, call_timeout=30.0)).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def registered(spark: Any) -> Any:
+    """The shared SparkSession with the ``cosnotify`` data source registered."""
+    import spark_bridge
+
+    spark_bridge.register(spark)
+    return spark
+
+
+@pytest.fixture
+def channel(server: Any) -> Iterator[Any]:
+    """A new channel of ``server`` (a ``tests.spark.channels.Channel``), destroyed after."""
+    from tests.spark.channels import Channel
+
+    ch = Channel(server)
+    yield ch
+    ch.core.destroy()

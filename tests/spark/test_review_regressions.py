@@ -7,7 +7,6 @@ no channel, and several no JVM. Nothing sleeps: waits are on conditions.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,35 +16,15 @@ from pyspark.sql.types import VariantVal
 import spark_bridge
 from cosnotify.filter import ConstraintSyntaxError
 from cosnotify.orb import CORBA
-from cosnotify.server import NotificationServer, ServerConfig
+from cosnotify.server import NotificationServer
 from cosnotify.stubs import CosNotifyChannelAdmin as CA
 from spark_bridge import ChannelError, ConversionError, connect, event_schema, event_to_row
 from spark_bridge.source import SourceOptions, StreamReader
+from tests.spark.channels import Channel
 from tests.spark.conftest import WAIT, alarm, number
-from tests.spark.test_source import Channel
 from tests.spark.test_tcl import POINT, a, assert_same, ev
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[NotificationServer]:
-    srv = NotificationServer(ServerConfig(port=0, call_timeout=30.0)).start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def channel(server: NotificationServer) -> Iterator[Channel]:
-    ch = Channel(server)
-    yield ch
-    ch.core.destroy()
-
-
-@pytest.fixture(scope="module")
-def registered(spark: Any) -> Any:
-    spark_bridge.register(spark)
-    return spark
 
 
 def error_text(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
