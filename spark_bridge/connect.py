@@ -374,12 +374,30 @@ class PullSubscription:
             time.sleep(poll)
         return events
 
-    def close(self) -> None:
-        """Disconnect an owned proxy and destroy its filter; leave a named one alone."""
-        if self.owned:
-            _quietly(self.proxy.disconnect_sequence_pull_supplier)
-            if self._filter is not None:
-                _quietly(self._filter.destroy)
+    def close(self, fresh_connection: bool = False) -> None:
+        """Disconnect an owned proxy and destroy its filter; leave a named one alone.
+
+        ``fresh_connection``: make these calls through a new, short-lived ORB. A
+        signal can interrupt this process's ORB in the middle of a call (the source
+        runner on SIGTERM), leaving its connection unusable; the references, turned
+        to strings locally, still name the same objects.
+        """
+        if self.owned and self.proxy is not None:
+            orb, proxy, flt = self.orb, self.proxy, self._filter
+            spare = None
+            if fresh_connection:
+                spare = CORBA.ORB_init([], f"spark-bridge-close-{os.getpid()}-{id(self)}")
+                proxy = CA.SequenceProxyPullSupplier._narrow(
+                    spare.string_to_object(orb.object_to_string(proxy)))
+                if flt is not None:
+                    flt = NF.Filter._narrow(spare.string_to_object(orb.object_to_string(flt)))
+            try:
+                _quietly(proxy.disconnect_sequence_pull_supplier)
+                if flt is not None:
+                    _quietly(flt.destroy)
+            finally:
+                if spare is not None:
+                    _quietly(spare.destroy)
         self.proxy = None
 
 

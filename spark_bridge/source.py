@@ -147,6 +147,10 @@ class EventPartition(InputPartition):
         return f"EventPartition(first={self.first}, rows={self.rows})"
 
 
+#: Set by the SIGTERM handler: the ORB may have been interrupted mid-call.
+_terminating = threading.Event()
+
+
 def _exit_on_sigterm() -> None:
     """Make SIGTERM unwind the source runner, so its ``finally: reader.stop()`` runs.
 
@@ -161,6 +165,7 @@ def _exit_on_sigterm() -> None:
         return
 
     def terminate(signum: int, frame: Any) -> None:
+        _terminating.set()
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, terminate)
@@ -277,7 +282,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def stop(self) -> None:
         subscription, self._subscription = self._subscription, None
         if subscription is not None:
-            subscription.close()
+            subscription.close(fresh_connection=_terminating.is_set())
             log.info("stopped; proxy %d %s", subscription.proxy_id,
                      "disconnected" if subscription.owned else "left connected")
 

@@ -236,6 +236,17 @@ class TestWrite:
 
 
 class TestReleases:
+    def test_close_through_a_fresh_connection(self, channel: Channel) -> None:
+        """After SIGTERM the source runner closes its subscription through a new ORB:
+        the proxy is disconnected and its filter destroyed all the same."""
+        subscription = connect.PullSubscription.open(connect.ChannelAddress(channel.ior),
+                                                     "$n > 1")
+        flt = subscription._filter
+        assert subscription.proxy_id in channel.connected_pull_proxies()
+        subscription.close(fresh_connection=True)
+        assert subscription.proxy_id not in channel.pull_proxies()
+        assert flt._non_existent()
+
     def test_remote_sink_with_a_bad_constraint_leaves_no_filter(
             self, server: NotificationServer, channel: Channel) -> None:
         """attach_remote with a malformed constraint left a filter in the channel per try."""
