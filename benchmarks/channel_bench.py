@@ -21,6 +21,8 @@ import threading
 import time
 from typing import Any
 
+from machine import cpu_model  # benchmarks/machine.py, beside this script
+
 import cosnotify
 from cosnotify.orb import CORBA
 from cosnotify.stubs import CosNotification as N
@@ -29,14 +31,7 @@ from cosnotify.stubs import CosNotifyFilter as F
 
 
 def machine() -> str:
-    model = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as info:
-            model = next(line.split(":", 1)[1].strip() for line in info
-                         if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{model}, Python {platform.python_version()}"
+    return f"{cpu_model()}, Python {platform.python_version()}"
 
 
 class Sink:

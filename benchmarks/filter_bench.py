@@ -29,6 +29,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from machine import cpu_model  # benchmarks/machine.py, beside this script
+
 from cosnotify.filter.factory import FilterFactory
 from cosnotify.orb import CORBA, tc
 from cosnotify.stubs import CosNotification as N
@@ -107,15 +109,7 @@ def rate(match: Callable[[Any], bool], event: Any, seconds: float) -> float:
 
 
 def machine() -> str:
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}; Python {platform.python_version()} ({platform.python_implementation()})"
+    return f"{cpu_model()}; Python {platform.python_version()} ({platform.python_implementation()})"
 
 
 def main(argv: list[str] | None = None) -> int:

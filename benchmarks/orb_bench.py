@@ -31,6 +31,8 @@ from collections.abc import Callable
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from machine import cpu_model  # benchmarks/machine.py, beside this script
+
 from tests.interop import peers
 
 PY_TPC = "Python -> Python (thread per connection)"
@@ -39,14 +41,7 @@ CXX = "C++ -> C++ (omniORB)"
 
 
 def machine_info() -> list[str]:
-    cpu = "?"
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     omniorb = "not installed"
     try:
         omniorb = subprocess.run(["pkg-config", "--modversion", "omniORB4"], capture_output=True,

@@ -19,6 +19,8 @@ import threading
 import time
 from typing import Any
 
+from machine import cpu_model  # benchmarks/machine.py, beside this script
+
 import cosnotify
 from cosnotify.orb import CORBA
 from cosnotify.stubs import CosNotification as N
@@ -34,16 +36,7 @@ def rss_mib() -> float:
 
 
 def machine() -> str:
-    model = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    return f"{cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
 class Stuck:

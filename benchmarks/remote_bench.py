@@ -50,6 +50,8 @@ from collections.abc import Callable
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from machine import cpu_model  # benchmarks/machine.py, beside this script
+
 from tests.interop.notify import harness
 
 CASES = {
@@ -62,14 +64,7 @@ CASES = {
 
 
 def machine_info() -> list[str]:
-    cpu = "?"
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
 
     def version(command: list[str]) -> str:
         try:

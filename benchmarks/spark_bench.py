@@ -39,6 +39,8 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+from machine import cpu_model  # benchmarks/machine.py, beside this script
+
 import cosnotify
 from cosnotify.orb import CORBA, tc
 from cosnotify.stubs import CosNotification as N
@@ -64,12 +66,7 @@ def alarm(i: int) -> Any:
 
 
 def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     import pyarrow
     import pyspark
 

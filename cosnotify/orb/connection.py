@@ -159,15 +159,7 @@ class ClientConnection:
                 expects = isinstance(message, LocateRequest) or message.response_expected
                 if expects:
                     self._waiters[request_id] = call
-            try:
-                self._transport.write(data)
-            except WriteError as exc:
-                error = _retryable(TRANSIENT(Minor.WRITE_FAILED, COMPLETED_NO,
-                                             f"cannot send to {self._peer()}: {exc}"))
-                with self._lock:
-                    self._waiters.pop(request_id, None)
-                    self._fail(error, error)
-                raise error from exc
+            self._write(data, request_id, reader=False)
         if not expects:
             return None
         return self._wait(call, request_id, timeout)
@@ -197,17 +189,7 @@ class ClientConnection:
                     self._waiters[request_id] = call
                     if not self._reading:  # nobody reads: this caller will (no hand-off)
                         self._reading = reader = True
-            try:
-                self._transport.write(buffer)
-            except WriteError as exc:
-                error = _retryable(TRANSIENT(Minor.WRITE_FAILED, COMPLETED_NO,
-                                             f"cannot send to {self._peer()}: {exc}"))
-                with self._lock:
-                    self._waiters.pop(request_id, None)
-                    self._fail(error, error)
-                    if reader:
-                        self._reading = False
-                raise error from exc
+            self._write(buffer, request_id, reader)
         if not expects:
             return None
         if reader:
@@ -217,6 +199,21 @@ class ClientConnection:
             if call.error is None:
                 return call.reply
         return self._wait(call, request_id, timeout)
+
+    def _write(self, data: bytes | bytearray, request_id: int, reader: bool) -> None:
+        """Send a request (with ``_write_lock`` held); on failure the connection fails,
+        the request is forgotten and the caller gets a retryable TRANSIENT."""
+        try:
+            self._transport.write(data)
+        except WriteError as exc:
+            error = _retryable(TRANSIENT(Minor.WRITE_FAILED, COMPLETED_NO,
+                                         f"cannot send to {self._peer()}: {exc}"))
+            with self._lock:
+                self._waiters.pop(request_id, None)
+                self._fail(error, error)
+                if reader:
+                    self._reading = False
+            raise error from exc
 
     def _check_idle(self) -> None:
         """Notice a close that arrived while nobody was reading (called with ``_lock``)."""

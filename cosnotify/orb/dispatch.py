@@ -220,11 +220,7 @@ class Dispatcher:
         stack = upcalls.stack
         stack.append((poa, oid, servant))
         try:
-            if poa.serialized:
-                with poa.upcall_lock:
-                    value = method(*args)
-            else:
-                value = method(*args)
+            value = poa.run_upcall(method, args)
         except UserException as exc:
             if isinstance(exc, ForwardRequest):
                 raise

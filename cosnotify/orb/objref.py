@@ -452,11 +452,7 @@ class ObjectRef:
             args = core.copy_values([p.tc for p in operation.in_params], args)
         poa_module.push_upcall(poa, oid, servant)
         try:
-            if poa.serialized:
-                with poa.upcall_lock:
-                    value = method(*args)
-            else:
-                value = method(*args)
+            value = poa.run_upcall(method, args)
         except ForwardRequest as forward:
             raise _Forwarded(core.objref_encoder(forward.forward_reference), False) from None
         except UserException as exc:

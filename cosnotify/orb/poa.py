@@ -161,6 +161,13 @@ class POA:
         else:
             self.prefix = TRANSIENT_MAGIC + self.uid
 
+    def run_upcall(self, method: Callable[..., Any], args: Any) -> Any:
+        """Call ``method(*args)``; one at a time when the thread policy says so (11.3.7.1)."""
+        if self.serialized:
+            with self.upcall_lock:
+                return method(*args)
+        return method(*args)
+
     # -- identity ---------------------------------------------------------------------------
     @property
     def the_name(self) -> str:
