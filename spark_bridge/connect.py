@@ -289,6 +289,9 @@ class PullSubscription:
         self.owned = owned
         self.pull_size = pull_size
         self._filter = flt
+        # Kept as strings now: close(fresh_connection=True) must not need this ORB.
+        self._iors = (None, None) if not owned else (
+            orb.object_to_string(proxy), None if flt is None else orb.object_to_string(flt))
         self.default_priority = 0
         self.default_timeout = 0.0
         try:
@@ -383,16 +386,22 @@ class PullSubscription:
         to strings locally, still name the same objects.
         """
         if self.owned and self.proxy is not None:
-            orb, proxy, flt = self.orb, self.proxy, self._filter
+            proxy, flt = self.proxy, self._filter
             spare = None
             if fresh_connection:
                 spare = CORBA.ORB_init([], f"spark-bridge-close-{os.getpid()}-{id(self)}")
-                proxy = CA.SequenceProxyPullSupplier._narrow(
-                    spare.string_to_object(orb.object_to_string(proxy)))
-                if flt is not None:
-                    flt = NF.Filter._narrow(spare.string_to_object(orb.object_to_string(flt)))
+                proxy_ior, filter_ior = self._iors
+                proxy = CA.SequenceProxyPullSupplier._narrow(spare.string_to_object(proxy_ior))
+                if filter_ior is not None:
+                    flt = NF.Filter._narrow(spare.string_to_object(filter_ior))
             try:
-                _quietly(proxy.disconnect_sequence_pull_supplier)
+                try:
+                    proxy.disconnect_sequence_pull_supplier()
+                except CORBA.OBJECT_NOT_EXIST:
+                    pass  # the channel, its admin or the proxy is gone already
+                except Exception as exc:  # noqa: BLE001 - close never raises
+                    log.warning("could not disconnect proxy %d of %s: %s", self.proxy_id,
+                                self.url, exc)
                 if flt is not None:
                     _quietly(flt.destroy)
             finally:

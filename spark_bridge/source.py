@@ -149,6 +149,8 @@ class EventPartition(InputPartition):
 
 #: Set by the SIGTERM handler: the ORB may have been interrupted mid-call.
 _terminating = threading.Event()
+#: Set while ``StreamReader.stop`` closes its subscription: SIGTERM then waits.
+_closing = threading.Event()
 
 
 def _exit_on_sigterm() -> None:
@@ -156,8 +158,11 @@ def _exit_on_sigterm() -> None:
 
     pyspark 4.3.0 stops a query's source runner with ``Process.destroy()``
     (SIGTERM), and Python's default action would kill it before ``stop()``,
-    leaving the channel's proxy connected. Only the runner's main thread, and
-    only while SIGTERM still has its default action, is changed.
+    leaving the channel's proxy connected. The JVM sends SIGTERM more than once
+    (the worker, then its factory), so only the first one unwinds, and none
+    interrupts ``stop()`` while it disconnects the proxy: a signal received
+    then is acted on when ``stop()`` is done. Only the runner's main thread,
+    and only while SIGTERM still has its default action, is changed.
     """
     if threading.current_thread() is not threading.main_thread():
         return
@@ -165,8 +170,10 @@ def _exit_on_sigterm() -> None:
         return
 
     def terminate(signum: int, frame: Any) -> None:
+        first = not _terminating.is_set()
         _terminating.set()
-        raise SystemExit(128 + signum)
+        if first and not _closing.is_set():
+            raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, terminate)
 
@@ -280,11 +287,20 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._backlog.popleft()
 
     def stop(self) -> None:
-        subscription, self._subscription = self._subscription, None
-        if subscription is not None:
-            subscription.close(fresh_connection=_terminating.is_set())
-            log.info("stopped; proxy %d %s", subscription.proxy_id,
-                     "disconnected" if subscription.owned else "left connected")
+        _closing.set()  # before anything else: a SIGTERM from here on waits for the end
+        terminated = _terminating.is_set()  # then the ORB may be broken mid-call
+        try:
+            subscription, self._subscription = self._subscription, None
+            if subscription is not None:
+                subscription.close(fresh_connection=terminated)
+        finally:
+            _closing.clear()
+        if subscription is None:
+            return
+        log.info("stopped; proxy %d %s", subscription.proxy_id,
+                 "disconnected" if subscription.owned else "left connected")
+        if _terminating.is_set() and not terminated:
+            raise SystemExit(128 + signal.SIGTERM)  # the SIGTERM that arrived meanwhile
 
 
 class BatchReader(DataSourceReader):

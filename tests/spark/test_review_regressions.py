@@ -7,6 +7,9 @@ no channel, and several no JVM. Nothing sleeps: waits are on conditions.
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -25,6 +28,35 @@ from tests.spark.conftest import WAIT, alarm, number
 from tests.spark.test_tcl import POINT, a, assert_same, ev
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+#: A source runner's life in brief: connect, then a SIGTERM while it waits for the
+#: JVM, then another while stop() disconnects (argv[1]: the channel's IOR).
+SIGTERM_TWICE = """
+import os, signal, sys
+from spark_bridge import connect
+from spark_bridge.source import SourceOptions, StreamReader
+
+real_close = connect.PullSubscription.close
+
+def close(self, fresh_connection=False):
+    os.kill(os.getpid(), signal.SIGTERM)  # the factory's SIGTERM, mid-stop
+    real_close(self, fresh_connection)
+    print("closed", flush=True)
+
+connect.PullSubscription.close = close
+reader = StreamReader(SourceOptions({"channel": sys.argv[1], "constraint": "$n > 1"}))
+reader.initialOffset()
+print(reader._subscription.proxy_id, flush=True)
+try:
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)  # the worker's SIGTERM
+        signal.pause()
+    except SystemExit:
+        print("unwound", flush=True)
+        raise
+finally:
+    reader.stop()
+"""
 
 
 def error_text(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
@@ -246,6 +278,19 @@ class TestReleases:
         subscription.close(fresh_connection=True)
         assert subscription.proxy_id not in channel.pull_proxies()
         assert flt._non_existent()
+
+    def test_a_second_sigterm_does_not_interrupt_stop(self, channel: Channel) -> None:
+        """pyspark stops a source runner with two SIGTERMs (worker, then factory); the
+        second one raised SystemExit inside stop() and left the proxy connected."""
+        before = channel.connected_pull_proxies()
+        result = subprocess.run([sys.executable, "-c", SIGTERM_TWICE, channel.ior],
+                                check=False, capture_output=True, text=True, timeout=WAIT)
+        assert result.returncode == 128 + signal.SIGTERM, result.stderr
+        proxy_id = int(result.stdout.split()[0])
+        assert proxy_id not in before
+        assert result.stdout.split()[1:] == ["unwound", "closed"]
+        assert channel.wait_for_pull_proxies(lambda ids: ids == before)
+        assert proxy_id not in channel.pull_proxies()
 
     def test_remote_sink_with_a_bad_constraint_leaves_no_filter(
             self, server: NotificationServer, channel: Channel) -> None:
