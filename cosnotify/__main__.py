@@ -45,6 +45,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cosnotify",
                                      description="An OMG CORBA Notification Service 1.1.")
@@ -66,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="timeout of each call to a remote consumer or supplier (default 10)")
     serve.add_argument("--filter-timeout", type=_seconds, default=1.0, metavar="SECONDS",
                        help="timeout of each call to a filter a client implements (default 1)")
+    serve.add_argument("--max-connections", type=_count, metavar="N",
+                       help="client connections served at once; at the limit the idlest is "
+                            "closed (default: half the soft open-files limit)")
     serve.add_argument("-v", "--verbose", action="count", default=0,
                        help="log more (once: info, twice: debug)")
     return parser
@@ -82,7 +95,8 @@ def serve(args: argparse.Namespace) -> int:
     try:
         config = ServerConfig(host=host, port=port, naming_url=args.naming, name=args.name,
                               ior_file=args.ior_file, call_timeout=args.call_timeout,
-                              filter_timeout=args.filter_timeout)
+                              filter_timeout=args.filter_timeout,
+                              max_connections=args.max_connections)
         server = NotificationServer(config).start()
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback
         print(f"cosnotify serve: cannot start: {exc}", file=sys.stderr)

@@ -23,6 +23,8 @@ Options (omniORB's names where omniORB has one):
 ``-ORBmaxNestingDepth N``            TypeCode/Any/value nesting limit      64
 ``-ORBthreadPerConnectionPolicy B``  1: thread per connection, 0: pool     1
 ``-ORBmaxServerThreadPoolSize N``    server worker threads at most         100
+``-ORBmaxServerConnections N``       inbound connections at once (JacORB's half the soft
+                                     ``max_server_connections``)           RLIMIT_NOFILE
 =================================== ==================================== =========
 """
 
@@ -127,6 +129,7 @@ class Settings:
     max_depth: int = DEFAULT_MAX_DEPTH
     thread_per_connection: bool = True
     max_threads: int = 100
+    max_connections: int | None = None  # None: server.default_max_connections()
 
     @classmethod
     def from_options(cls, endpoints: Sequence[str], extra: Sequence[tuple[str, str]]) -> Settings:
@@ -145,6 +148,8 @@ class Settings:
                 values["thread_per_connection"] = value.strip().lower() not in ("0", "false", "no")
             elif key == "maxserverthreadpoolsize":
                 values["max_threads"] = max(1, _int(value, name))
+            elif key == "maxserverconnections":
+                values["max_connections"] = max(1, _int(value, name))
         return cls(**values)
 
 
@@ -188,7 +193,8 @@ class ORBCore:
             settings = self.settings
             server = Server(self.dispatcher, self.codec, max_message_size=settings.max_message_size,
                             max_workers=settings.max_threads,
-                            thread_per_connection=settings.thread_per_connection)
+                            thread_per_connection=settings.thread_per_connection,
+                            max_connections=settings.max_connections)
             endpoints = settings.endpoints or (parse_endpoint("giop:tcp::0"),)
             addresses: list[tuple[str, int]] = []
             local: set[tuple[str, int]] = set()

@@ -87,6 +87,19 @@ IDLE_TIMEOUT = 10.0
 STALL_TIMEOUT = 60.0
 
 
+def default_max_connections() -> int:
+    """Half the process's soft file-descriptor limit (the rest is for outbound calls)."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return 512
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return 4096
+    return max(16, min(4096, soft // 2))
+
+
 class ServerConnection:
     """One accepted GIOP connection."""
 
@@ -99,7 +112,8 @@ class ServerConnection:
         self.lock = threading.Lock()
         self.write_lock = threading.Lock()
         self.reading = True  # the creator serves it first
-        self.running = 0
+        self.running = 0  # requests read and not yet run to the end (guarded by Server._lock)
+        self.last_active = time.monotonic()  # when the peer last sent something
         self.closed = False
         self.ending = False
         self.version: tuple[int, int] = (1, 0)
@@ -141,6 +155,7 @@ class ServerConnection:
         except OSError:
             return []
         self.idle = False
+        self.last_active = time.monotonic()
         messages: list[Any] = []
         last_words = b""
         with self.lock:
@@ -307,10 +322,14 @@ class Server:
     """Listening endpoints and the connections accepted on them."""
 
     def __init__(self, dispatcher: Any, codec: Callable[[Any, bool, tuple[int, int]], Any], *,
-                 max_message_size: int, max_workers: int, thread_per_connection: bool) -> None:
+                 max_message_size: int, max_workers: int, thread_per_connection: bool,
+                 max_connections: int | None = None) -> None:
         self.dispatcher = dispatcher
         self.codec = codec
         self.max_message_size = max_message_size
+        #: Connections served at once; see :meth:`add_connection`.
+        self.max_connections = (default_max_connections() if max_connections is None
+                                else max(1, max_connections))
         self.thread_per_connection = thread_per_connection
         self.pool = WorkerPool(max_workers, name="orb-server")
         #: Threads never given to blocking readers (see the module docstring).
@@ -331,6 +350,7 @@ class Server:
     def listen(self, host: str, port: int) -> int:
         """Start accepting on ``host:port``; returns the real port."""
         listener = TCPListener(host, port)
+        listener.on_exhausted = log.warning
         self._listeners.append(listener)
         threading.Thread(target=self._accept, args=(listener,), name="orb-accept",
                          daemon=True).start()
@@ -344,17 +364,51 @@ class Server:
             self.add_connection(transport)
 
     def add_connection(self, transport: Transport) -> ServerConnection:
-        """Serve an accepted (or mock) transport."""
+        """Serve an accepted (or mock) transport.
+
+        At ``max_connections`` the idlest connection -- no request running,
+        no message half read, nobody reading it -- is closed with
+        CloseConnection, which clients answer by reconnecting (the JacORB
+        policy); if every connection is busy, the new one is closed at once.
+        """
         connection = ServerConnection(transport, self)
-        with self._lock:
-            if self._stopped:
+        while True:
+            with self._lock:
+                if self._stopped:
+                    transport.close()
+                    return connection
+                if len(self._connections) < self.max_connections:
+                    self._connections.add(connection)
+                    break
+                candidates = sorted((c for c in self._connections if not c.running),
+                                    key=lambda c: c.last_active)
+            if not self._close_idlest(candidates):
+                log.warning("refusing a connection from %s: all %d connections are busy "
+                            "(-ORBmaxServerConnections)", getattr(transport, "peer", "?"),
+                            self.max_connections)
+                connection.closed = True
                 transport.close()
                 return connection
-            self._connections.add(connection)
         if self._watcher is not None and connection.fileno >= 0:
             self._watcher.add(connection)
         self.pool.submit(self._serve, connection)
         return connection
+
+    def _close_idlest(self, candidates: list[ServerConnection]) -> bool:
+        """Close the first of ``candidates`` that is idle now; False if none is."""
+        for victim in candidates:
+            with victim.lock:  # running is counted before the reader role is given up
+                if (victim.reading or victim.closed or victim.running
+                        or victim.stalled_since is not None):
+                    continue
+                victim.reading = True  # the reader role: no request is read from it now
+            if self._watcher is not None and victim.fileno >= 0:
+                self._watcher.unwatch(victim)
+            log.info("closing %r, idle for %.0f s, to make room (-ORBmaxServerConnections %d)",
+                     victim, time.monotonic() - victim.last_active, self.max_connections)
+            victim.close_politely()
+            return True
+        return False
 
     def forget(self, connection: ServerConnection) -> None:
         with self._lock:
@@ -398,6 +452,11 @@ class Server:
                 self._release(connection, watcher)
                 return
             last = len(messages) - 1
+            if last >= 0:
+                # Counted while this thread still reads the connection (see _close_idlest).
+                with self._lock:
+                    self._running += last + 1
+                    connection.running += last + 1
             reclaimed = True
             for index, message in enumerate(messages):
                 if not getattr(message, "response_expected", True):
@@ -449,9 +508,6 @@ class Server:
     def _run_and_reclaim(self, connection: ServerConnection, message: Any, watcher: Watcher
                          ) -> bool:
         """Run a two-way request; take the reader role back before replying (the hot path)."""
-        lock = self._lock
-        with lock:
-            self._running += 1
         try:
             if type(message) is not FastRequest:
                 outcome = [False]  # per call: requests on one connection run concurrently
@@ -476,25 +532,26 @@ class Server:
                 connection.write(reply)
             return reclaimed
         finally:
-            with lock:
-                self._running -= 1
-                if self._running == 0 and self._idle_waiters:
-                    self._idle.notify_all()
+            self._done(connection)
 
     def _run_async(self, connection: ServerConnection, message: Message) -> None:
-        self.pool.submit(self._run, connection, message)
+        if not self.pool.submit(self._run, connection, message):
+            self._done(connection)  # the server is closing: the request is dropped
 
     def _run(self, connection: ServerConnection, message: Any,
              before_reply: Callable[[], object] | None = None) -> None:
-        with self._lock:
-            self._running += 1
         try:
             connection.handle(message, before_reply)
         finally:
-            with self._lock:
-                self._running -= 1
-                if self._running == 0 and self._idle_waiters:
-                    self._idle.notify_all()
+            self._done(connection)
+
+    def _done(self, connection: ServerConnection) -> None:
+        """A request counted by _serve has been run."""
+        with self._lock:
+            connection.running -= 1
+            self._running -= 1
+            if self._running == 0 and self._idle_waiters:
+                self._idle.notify_all()
 
     # -- shutting down ------------------------------------------------------------------------
     def stop_listening(self) -> None:

@@ -18,13 +18,14 @@ End of stream is not an error: ``read`` returns ``b""``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import select
 import socket
 import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Protocol
 
 __all__ = [
@@ -227,6 +228,10 @@ def connect_tcp(host: str, port: int, timeout: float | None = None) -> TCPTransp
     return TCPTransport(sock)
 
 
+#: accept() errors that mean "out of resources": retrying at once would spin.
+_EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+
 class TCPListener:
     """A listening TCP socket; ``port`` is the real port (also for port 0)."""
 
@@ -236,21 +241,40 @@ class TCPListener:
         self.host = host
         self.port = int(self._sock.getsockname()[1])
         self._closed = False
+        self._closing = threading.Event()  # set by close(): ends a back-off at once
+        #: Called with a message when accepting fails for want of resources.
+        self.on_exhausted: Callable[[str], object] | None = None
 
     def accept(self) -> TCPTransport | None:
-        """The next connection, or None once the listener is closed."""
+        """The next connection, or None once the listener is closed.
+
+        Out of file descriptors (EMFILE, ENFILE) or buffers, ``accept`` would
+        fail at once for as long as the connection waits in the backlog: the
+        listener then backs off (10 ms doubling to 1 s) instead of spinning,
+        and reports the first failure of each episode to ``on_exhausted``.
+        """
+        delay = 0.0
         while True:
             try:
                 sock, _ = self._sock.accept()
-            except OSError:
+            except OSError as exc:
                 if self._closed:
                     return None
-                continue  # e.g. ECONNABORTED: the client gave up before we accepted
+                if exc.errno not in _EXHAUSTED:
+                    continue  # e.g. ECONNABORTED: the client gave up before we accepted
+                if not delay and self.on_exhausted is not None:
+                    self.on_exhausted(f"cannot accept on port {self.port}: {exc.strerror}; "
+                                      "backing off")
+                delay = min(1.0, delay * 2 or 0.01)
+                if self._closing.wait(delay):
+                    return None
+                continue
             return TCPTransport(sock)
 
     def close(self) -> None:
         """Stop listening; a thread blocked in ``accept`` returns None."""
         self._closed = True
+        self._closing.set()
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)  # wakes accept() on Linux
         with contextlib.suppress(OSError):

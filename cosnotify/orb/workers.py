@@ -50,18 +50,20 @@ class WorkerPool:
         self._stopped = False
         self._threads: set[threading.Thread] = set()
 
-    def submit(self, fn: Callable[..., None], *args: Any) -> None:
+    def submit(self, fn: Callable[..., None], *args: Any) -> bool:
+        """Run ``fn(*args)`` on a worker; False if the pool is stopped (nothing will run)."""
         with self._lock:
             if self._stopped:
-                return
+                return False
             self._tasks.put((fn, args))
             self._queued += 1
             if self._queued <= self._waiting or self._workers >= self.max_workers:
-                return
+                return True
             self._workers += 1
             thread = threading.Thread(target=self._run, name=f"{self._name}-worker", daemon=True)
             self._threads.add(thread)
         thread.start()
+        return True
 
     def busy(self) -> int:
         """Workers with a task, plus tasks no worker is free for (a racy read, for heuristics)."""

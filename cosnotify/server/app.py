@@ -41,6 +41,11 @@ def _positive(instance: Any, attribute: Any, value: float) -> None:
         raise ValueError(f"{attribute.name} must be a positive number of seconds, not {value!r}")
 
 
+def _optional_count(instance: Any, attribute: Any, value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"{attribute.name} must be a positive integer or None, not {value!r}")
+
+
 @attrs.frozen
 class ServerConfig:
     """How ``cosnotify serve`` runs (see docs/public-api.md section 4)."""
@@ -55,6 +60,9 @@ class ServerConfig:
     call_timeout: float = attrs.field(default=10.0, validator=_positive)
     #: Seconds each call to a filter a client implements may take (remote.py).
     filter_timeout: float = attrs.field(default=1.0, validator=_positive)
+    #: Client connections served at once (None: half the soft RLIMIT_NOFILE); at
+    #: the limit the idlest is closed with CloseConnection (docs/orb.md).
+    max_connections: int | None = attrs.field(default=None, validator=_optional_count)
     service: ServiceConfig = attrs.Factory(ServiceConfig)
 
 
@@ -67,6 +75,8 @@ class NotificationServer:
                 "-ORBclientCallTimeOutPeriod", str(max(1, round(config.call_timeout * 1000))),
                 "-ORBclientConnectTimeOutPeriod",
                 str(max(1, round(min(config.call_timeout, 5.0) * 1000)))]
+        if config.max_connections is not None:
+            argv += ["-ORBmaxServerConnections", str(config.max_connections)]
         self.orb = CORBA.ORB_init(argv, f"cosnotify-server-{next(_orb_ids)}")
         root = self.orb.resolve_initial_references("RootPOA")
         self._poa = root.create_POA("cosnotify", root.the_POAManager, [

@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   try {
     orb = CORBA::ORB_init(argc, argv);
     if (argc < 2) {
-      std::cerr << "usage: interop_client IOR [bench N]" << std::endl;
+      std::cerr << "usage: interop_client IOR [bench N | relay]" << std::endl;
       return 2;
     }
     CORBA::Object_var obj = orb->string_to_object(argv[1]);
@@ -202,6 +202,21 @@ int main(int argc, char** argv) {
       for (long i = 0; i < calls; ++i) Interop::Small_var r = thing->echo_small(small);
       double elapsed = now() - start;
       std::cout << "calls_per_second=" << calls / elapsed << std::endl;
+    } else if (argc >= 3 && std::string(argv[2]) == "relay") {
+      // One echo_small per line of stdin, its answer (or exception) per line of stdout.
+      std::string line;
+      while (std::getline(std::cin, line)) {
+        Interop::Small small;
+        small.a = 1;
+        small.b = 2.0;
+        small.c = CORBA::string_dup(line.c_str());
+        try {
+          Interop::Small_var r = thing->echo_small(small);
+          std::cout << "echo=" << (const char*)r->c << std::endl;
+        } catch (CORBA::Exception& ex) {
+          std::cout << "FAIL " << ex._name() << std::endl;
+        }
+      }
     } else {
       run_all(thing, poa);
     }
