@@ -219,9 +219,10 @@ class _PullConsumer(Suspendable, ProxyConsumer):
                 return
             self._polling = True
         if delay <= 0:
-            self._service.submit(self._poll)
+            self._service.submit(self._poll, self._lane)
         else:
-            self._service.clock.call_later(delay, lambda: self._service.submit(self._poll))
+            self._service.clock.call_later(
+                delay, lambda: self._service.submit(self._poll, self._lane))
 
     def _poll(self) -> bool:
         interval = self._service.config.pull_interval

@@ -11,9 +11,16 @@ Threads are bounded: the pool starts with ``min_workers`` and adds a worker
 whenever work is queued and no worker is idle, up to ``max_workers``; idle
 extra workers retire after ``idle_timeout``. A consumer that blocks (a slow
 in-process consumer, or a remote one until its call timeout) holds one
-worker; the others keep serving everyone else. Only when more than
-``max_workers`` consumers block at once can delivery to the rest wait, and
-docs/architecture.md says so.
+worker; the others keep serving everyone else.
+
+*Lanes* bound how many workers one kind of trouble can hold. A task may be
+submitted in a :class:`Lane`, which runs at most ``limit`` of its tasks at
+once; a task whose lane is full is parked there, holding no worker, until
+one of the lane's running tasks ends. The server puts each remote client
+(one process: one host and port) in a lane of its own, and every consumer
+whose last delivery failed in the shared ``failing`` lane, so a client that
+hangs with many consumers, or many dead consumers, hold a bounded share of
+the workers and the rest keep flowing (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -21,27 +28,50 @@ from __future__ import annotations
 import collections
 import logging
 import threading
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Hashable
 
-__all__ = ["Dispatcher"]
+__all__ = ["Dispatcher", "Lane"]
 
 log = logging.getLogger("cosnotify.channel")
 
 Task = Callable[[], bool]  # returns True to be run again (more work remains)
 
 
+class Lane:
+    """Tasks that hold at most ``limit`` workers at once (guarded by the dispatcher)."""
+
+    __slots__ = ("__weakref__", "key", "limit", "parked", "running")
+
+    def __init__(self, key: Hashable, limit: int) -> None:
+        self.key = key
+        self.limit = limit
+        self.running = 0
+        self.parked: collections.deque[Task] = collections.deque()
+
+    def __repr__(self) -> str:
+        return f"<Lane {self.key!r} {self.running}/{self.limit}, {len(self.parked)} parked>"
+
+
 class Dispatcher:
     """A run queue of tasks served by an elastic pool of worker threads."""
 
     def __init__(self, min_workers: int = 2, max_workers: int = 32,
-                 idle_timeout: float = 30.0, name: str = "cosnotify") -> None:
+                 idle_timeout: float = 30.0, name: str = "cosnotify", *,
+                 lane_limit: int | None = None, failing_limit: int | None = None) -> None:
         if not 1 <= min_workers <= max_workers:
             raise ValueError("need 1 <= min_workers <= max_workers")
         self.min_workers = min_workers
         self.max_workers = max_workers
         self.idle_timeout = idle_timeout
+        #: Workers one client's lane may hold (see :meth:`lane`).
+        self.lane_limit = lane_limit or max(1, max_workers // 4)
+        #: The lane of tasks whose last attempt failed.
+        self.failing = Lane("failing", failing_limit or max(1, max_workers // 4))
+        self._lanes: weakref.WeakValueDictionary[Hashable, Lane] = (
+            weakref.WeakValueDictionary())
         self._name = name
-        self._queue: collections.deque[Task] = collections.deque()
+        self._queue: collections.deque[tuple[Task, Lane | None]] = collections.deque()
         self._cond = threading.Condition(threading.Lock())
         self._workers: set[threading.Thread] = set()
         self._idle = 0
@@ -50,12 +80,24 @@ class Dispatcher:
         self._serial = 0
 
     # -- submitting ---------------------------------------------------------------
-    def submit(self, task: Task) -> None:
-        """Queue ``task``; it runs on a worker, and again while it returns True."""
+    def lane(self, key: Hashable) -> Lane:
+        """The lane for ``key`` (one per key while anyone holds it), ``lane_limit`` wide."""
+        with self._cond:
+            found = self._lanes.get(key)
+            if found is None:
+                found = self._lanes[key] = Lane(key, self.lane_limit)
+            return found
+
+    def submit(self, task: Task, lane: Lane | None = None) -> None:
+        """Queue ``task``; it runs on a worker, and again while it returns True.
+
+        In a ``lane``, it waits (parked, holding no worker) while the lane's
+        limit of tasks is running.
+        """
         with self._cond:
             if self._closed:
                 return
-            self._queue.append(task)
+            self._queue.append((task, lane))
             if self._idle > len(self._queue) - 1:
                 self._cond.notify()
             elif len(self._workers) < self.max_workers:
@@ -75,18 +117,26 @@ class Dispatcher:
         me = threading.current_thread()
         while True:
             with self._cond:
-                while not self._queue:
-                    if self._closed:
-                        self._workers.discard(me)
-                        self._cond.notify_all()
-                        return
-                    self._idle += 1
-                    woke = self._cond.wait(self.idle_timeout)
-                    self._idle -= 1
-                    if not woke and not self._queue and len(self._workers) > self.min_workers:
-                        self._workers.discard(me)
-                        return
-                task = self._queue.popleft()
+                while True:
+                    while not self._queue:
+                        if self._closed:
+                            self._workers.discard(me)
+                            self._cond.notify_all()
+                            return
+                        self._idle += 1
+                        woke = self._cond.wait(self.idle_timeout)
+                        self._idle -= 1
+                        if (not woke and not self._queue
+                                and len(self._workers) > self.min_workers):
+                            self._workers.discard(me)
+                            return
+                    task, lane = self._queue.popleft()
+                    if lane is None:
+                        break
+                    if lane.running < lane.limit:
+                        lane.running += 1
+                        break
+                    lane.parked.append(task)  # runs when one of the lane's tasks ends
                 self._busy += 1
             try:
                 again = task()
@@ -95,8 +145,12 @@ class Dispatcher:
                 again = False
             with self._cond:
                 self._busy -= 1
+                if lane is not None:
+                    lane.running -= 1
+                    if lane.parked:
+                        self._queue.append((lane.parked.popleft(), lane))
                 if again and not self._closed:
-                    self._queue.append(task)
+                    self._queue.append((task, lane))
                 elif not self._queue and not self._busy:
                     self._cond.notify_all()  # wake wait_idle()
 

@@ -54,6 +54,8 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._client: Any = None
+        #: The client's lane in the worker pool (Service.lane_for), set on connect.
+        self._lane: Any = None
         self._connected = False
         self._suspended = False
         self._destroyed = False
@@ -126,6 +128,7 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
                 raise CosEventChannelAdmin.AlreadyConnected()
             self._admin._check_connect_limit(self)
             self._client = client
+            self._lane = self._service.lane_for(client)
             self._connected = True
         self._admin._connection_changed(self)
         self._on_connected()
@@ -168,7 +171,8 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
             self._admin._proxy_gone(self)
             self._service.object_destroyed(self)
         if notify_client and client is not None and self.client_disconnect:
-            self._service.call_soon(_tell_client, client, self.client_disconnect)
+            self._service.call_soon(_tell_client, client, self.client_disconnect,
+                                    lane=self._lane)
 
     def _on_teardown(self) -> None:
         """Hook: release queues, timers, subscriptions."""

@@ -138,7 +138,11 @@ class _PushSupplier(Suspendable, ProxySupplier):
     def _enqueued(self) -> None:
         if not self._scheduled and not self._suspended:
             self._scheduled = True
-            self._service.submit(self._deliver)
+            self._service.submit(self._deliver, self._delivery_lane())
+
+    def _delivery_lane(self) -> Any:
+        """Failing consumers share one lane; the others run in their client's lane."""
+        return self._service.dispatcher.failing if self._failures else self._lane
 
     def _kick(self) -> None:
         """Schedule delivery if there is anything to deliver."""
@@ -147,7 +151,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
                     or not (self._retry or len(self._queue) or self._inbox)):
                 return
             self._scheduled = True
-        self._service.submit(self._deliver)
+        self._service.submit(self._deliver, self._delivery_lane())
 
     def _wake_at(self, when: float) -> None:
         """Kick delivery at ``when`` (StartTime, pacing); lock held."""
@@ -263,7 +267,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
         with self._lock:
             if self._destroyed:
                 return
-        self._service.submit(self._deliver)
+        self._service.submit(self._deliver, self._delivery_lane())
 
     def _on_teardown(self) -> None:
         with self._lock:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import attrs
 
 from cosnotify.channel.clock import Clock, SystemClock
-from cosnotify.channel.dispatch import Dispatcher
+from cosnotify.channel.dispatch import Dispatcher, Lane
 from cosnotify.qos.negotiation import Capabilities
 
 __all__ = ["Service", "ServiceConfig"]
@@ -40,10 +40,17 @@ class ServiceConfig:
     delivery_slice: int = 256
     #: Upper bound on the retry backoff for failing consumers and suppliers.
     max_backoff: float = 30.0
+    #: Workers the consumers and suppliers of one remote client may hold at once
+    #: (0: a quarter of max_workers); see dispatch.Lane.
+    max_workers_per_client: int = 0
+    #: Workers consumers whose last delivery failed may hold at once (0: a quarter).
+    max_workers_failing: int = 0
 
     def __attrs_post_init__(self) -> None:
         if self.consumer_queue_cap < 1 or self.delivery_slice < 1:
             raise ValueError("consumer_queue_cap and delivery_slice must be positive")
+        if self.max_workers_per_client < 0 or self.max_workers_failing < 0:
+            raise ValueError("max_workers_per_client and max_workers_failing must be >= 0")
 
 
 class Service:
@@ -55,7 +62,14 @@ class Service:
         self.clock: Clock = clock or SystemClock()
         self._owns_clock = clock is None
         self.capabilities = capabilities or Capabilities()
-        self.dispatcher = Dispatcher(self.config.min_workers, self.config.max_workers)
+        config = self.config
+        self.dispatcher = Dispatcher(config.min_workers, config.max_workers,
+                                     lane_limit=config.max_workers_per_client or None,
+                                     failing_limit=config.max_workers_failing or None)
+        #: ``client_key(reference)``: which remote client (process) a consumer or
+        #: supplier reference belongs to, or None (in-process); set by the server
+        #: layer. Each client's tasks share a lane (see dispatch.Lane).
+        self.client_key: Callable[[Any], Hashable | None] | None = None
         self._lock = threading.Lock()
         self._closed = False
         #: Called with each channel, admin and proxy once it is destroyed (the server
@@ -71,11 +85,23 @@ class Service:
             except Exception:
                 log.exception("destroyed hook failed for %r", obj)
 
-    def submit(self, task: Any) -> None:
+    def submit(self, task: Any, lane: Lane | None = None) -> None:
         """Run a task on the worker pool (see ``dispatch.Dispatcher.submit``)."""
-        self.dispatcher.submit(task)
+        self.dispatcher.submit(task, lane)
 
-    def call_soon(self, fn: Any, *args: Any) -> None:
+    def lane_for(self, client: Any) -> Lane | None:
+        """The lane of the remote client behind ``client`` (None: in-process, no lane)."""
+        key_of = self.client_key
+        if key_of is None or client is None:
+            return None
+        try:
+            key = key_of(client)
+        except Exception:  # an odd reference just gets no lane
+            log.exception("client_key failed for %r", client)
+            return None
+        return None if key is None else self.dispatcher.lane(key)
+
+    def call_soon(self, fn: Any, *args: Any, lane: Lane | None = None) -> None:
         """Run ``fn(*args)`` once on a worker, logging (never raising) failures."""
 
         def task() -> bool:
@@ -85,7 +111,7 @@ class Service:
                 log.exception("background call %s failed", getattr(fn, "__qualname__", fn))
             return False
 
-        self.dispatcher.submit(task)
+        self.dispatcher.submit(task, lane)
 
     def close(self, wait: bool = True) -> None:
         with self._lock:

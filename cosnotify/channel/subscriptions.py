@@ -104,7 +104,7 @@ class Relay:
                     self._removed.add(pair)
             if (self._added or self._removed) and not self._scheduled:
                 self._scheduled = True
-                self._service.submit(self._send)
+                self._service.submit(self._send, self._service.lane_for(self._client))
 
     def _send(self) -> bool:
         with self._lock:

@@ -26,6 +26,7 @@ from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
 from cosnotify.orb import CORBA, PortableServer
 from cosnotify.orb import naming as embedded_naming
+from cosnotify.orb.objref import targets_of
 from cosnotify.server.objects import ObjectMap
 from cosnotify.server.servants import ServantFactory
 from cosnotify.stubs import CosNaming
@@ -66,6 +67,15 @@ class ServerConfig:
     service: ServiceConfig = attrs.Factory(ServiceConfig)
 
 
+def client_key(reference: Any) -> tuple[str, int] | None:
+    """The remote client behind a reference: its first IIOP address (one process)."""
+    ior = getattr(getattr(reference, "_NP_delegate", None), "ior", None)
+    if ior is None:
+        return None  # an in-process object
+    found = targets_of(ior)
+    return (found[0].host, found[0].port) if found else None
+
+
 class NotificationServer:
     """One ORB, one POA, one EventChannelFactory, bound in a naming service."""
 
@@ -88,6 +98,8 @@ class NotificationServer:
         self.servants.objects = self.objects
         # Servants of destroyed channels, admins and proxies are deactivated at once.
         self.factory.service.destroyed_hook = self.objects.forget_core
+        # A client process's consumers and suppliers share a bounded lane of workers.
+        self.factory.service.client_key = client_key
         root.the_POAManager.activate()
         self.factory_ref = self.servants.to_reference(self.factory)
         self.naming: Any = None

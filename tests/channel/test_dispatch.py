@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 from typing import Any
 
+from cosnotify.channel.dispatch import Dispatcher
 from cosnotify.orb import CORBA
 from cosnotify.stubs import CosEventComm, TimeBase
 from cosnotify.stubs import CosNotification as N
@@ -159,3 +161,129 @@ class TestConsumerErrors:
         for i in range(20):
             supplier.push_structured_event(structured(fields={"n": i}))
         assert good.wait_for(20)
+
+
+class GatedTask:
+    """A dispatcher task that blocks until the gate opens, counting how many run at once."""
+
+    def __init__(self, gate: threading.Event, state: dict[str, int],
+                 lock: threading.Lock) -> None:
+        self.gate, self.state, self.lock = gate, state, lock
+
+    def __call__(self) -> bool:
+        with self.lock:
+            self.state["now"] += 1
+            self.state["most"] = max(self.state["most"], self.state["now"])
+        assert self.gate.wait(WAIT)
+        with self.lock:
+            self.state["now"] -= 1
+            self.state["done"] += 1
+        return False
+
+
+class TestLanes:
+    """A lane runs at most ``limit`` of its tasks; the rest wait without holding a worker."""
+
+    def test_a_lane_holds_at_most_its_limit(self) -> None:
+        dispatcher = Dispatcher(2, 8, lane_limit=2)
+        try:
+            lane = dispatcher.lane(("10.0.0.1", 4000))
+            gate, lock = threading.Event(), threading.Lock()
+            state = {"now": 0, "most": 0, "done": 0}
+            for _ in range(6):
+                dispatcher.submit(GatedTask(gate, state, lock), lane)
+            seen: list[tuple[int, int]] = []
+            free = threading.Event()
+
+            def unlaned() -> bool:
+                # Submitted last: the queue is FIFO, so every lane task was taken by now.
+                seen.append((lane.running, len(lane.parked)))
+                free.set()
+                return False
+
+            dispatcher.submit(unlaned)
+            assert free.wait(WAIT)  # ran while the lane's tasks were stuck
+            assert seen == [(2, 4)]
+            gate.set()
+            assert dispatcher.wait_idle(WAIT)
+            assert state == {"now": 0, "most": 2, "done": 6}
+            assert lane.running == 0 and not lane.parked
+        finally:
+            dispatcher.close()
+
+    def test_a_lane_lives_while_someone_holds_it(self) -> None:
+        dispatcher = Dispatcher(1, 4)
+        try:
+            lane = dispatcher.lane("client")
+            assert dispatcher.lane("client") is lane
+            assert lane.limit == 1  # a quarter of max_workers, at least one
+            del lane
+            gc.collect()
+            assert "client" not in dispatcher._lanes
+        finally:
+            dispatcher.close()
+
+    def test_a_hanging_client_holds_only_its_lane(self, channel: Any) -> None:
+        """More consumers of one client hang than there are workers: another client's
+        consumer still gets every event (before, 33 hanging consumers stalled the rest)."""
+        service = channel._service
+        service.client_key = lambda consumer: getattr(consumer, "client", None)
+        frozen = [GatedConsumer() for _ in range(service.config.max_workers + 8)]
+        for consumer in frozen:
+            consumer.client = "frozen"  # type: ignore[attr-defined]
+            connect(channel, consumer)
+        healthy = StructuredPushConsumer()
+        healthy.client = "healthy"  # type: ignore[attr-defined]
+        connect(channel, healthy)
+        supplier = entry(channel)
+        for i in range(5):
+            supplier.push_structured_event(structured(fields={"n": i}))
+        assert healthy.wait_for(5)
+        assert sum(c.entered.is_set() for c in frozen) <= service.dispatcher.lane_limit
+        for consumer in frozen:
+            consumer.gate.set()
+        assert all(c.wait_for(5) for c in frozen)
+
+    def test_failing_consumers_share_one_lane(self, manual_channel: Any, clock: Any) -> None:
+        """Consumers whose push failed retry in the shared ``failing`` lane: however many
+        then hang, they hold at most its limit of workers."""
+        service = manual_channel._service
+        failing = service.dispatcher.failing
+        service.client_key = lambda consumer: id(consumer)  # every consumer its own client
+        doomed = [FailingThenGated() for _ in range(failing.limit + 4)]
+        proxies = [connect(manual_channel, consumer) for consumer in doomed]
+        supplier = entry(manual_channel)
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        assert service.dispatcher.wait_idle(WAIT)
+        assert all(c.attempts == 1 for c in doomed)
+        assert all(p._delivery_lane() is failing for p in proxies)
+        clock.advance(1.0)  # every retry is due: all go to the failing lane
+        seen: list[tuple[int, int]] = []
+        probe = threading.Event()
+
+        def after_the_retries() -> bool:
+            seen.append((failing.running, len(failing.parked)))
+            probe.set()
+            return False
+
+        service.submit(after_the_retries)
+        assert probe.wait(WAIT)
+        assert seen == [(failing.limit, 4)]
+        for consumer in doomed:
+            consumer.gate.set()
+        assert all(c.wait_for(1) for c in doomed)
+        assert all(p._delivery_lane() is p._lane for p in proxies)  # healthy again
+
+
+class FailingThenGated(GatedConsumer):
+    """Fails its first push with TRANSIENT, then blocks in the next until the gate opens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attempts = 0
+
+    def push_structured_event(self, event: Any) -> None:
+        self.attempts += 1
+        if self.attempts == 1:
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+        super().push_structured_event(event)

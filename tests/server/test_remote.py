@@ -311,3 +311,59 @@ class TestRemoteClients:
         push_entry(remote_channel).push_structured_event(structured())
         assert server.factory.service.dispatcher.wait_idle()
         assert proxy_id not in admin._get_push_suppliers()
+
+
+class GatedConsumer(StructuredConsumer):
+    """A remote consumer that hangs in push until the test opens the gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def push_structured_event(self, event: Any) -> None:
+        self.entered.set()
+        assert self.gate.wait(WAIT)
+        self.add(event)
+
+
+class TestClientLanes:
+    def test_a_client_hanging_with_many_consumers_does_not_stall_another(
+            self, client_orb: Any) -> None:
+        """One client process hangs in every push of more consumers than the server has
+        workers; another client's consumer is served all the while."""
+        from cosnotify.channel.service import ServiceConfig
+        from cosnotify.server import NotificationServer, ServerConfig
+
+        server = NotificationServer(ServerConfig(
+            port=0, call_timeout=120.0, service=ServiceConfig(max_workers=4))).start()
+        healthy_orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:0"], "test-healthy")
+        healthy_orb.resolve_initial_references("RootPOA").the_POAManager.activate()
+        frozen = [GatedConsumer() for _ in range(6)]
+        try:
+            channel, _ = CA.EventChannelFactory._narrow(
+                client_orb.string_to_object(server.factory_url)).create_channel([], [])
+            admin = channel._get_default_consumer_admin()
+            for consumer in frozen:
+                proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+                CA.StructuredProxyPushSupplier._narrow(proxy).connect_structured_push_consumer(
+                    reference(client_orb, consumer))
+            healthy = StructuredConsumer()
+            proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+            CA.StructuredProxyPushSupplier._narrow(proxy).connect_structured_push_consumer(
+                reference(healthy_orb, healthy))
+            entry = push_entry(channel)
+            for n in range(5):
+                entry.push_structured_event(structured(fields={"n": n}))
+            assert healthy.wait_for(5)  # a hung push would hold its worker for 120 s
+            assert [number(e) for e in healthy.items] == list(range(5))
+            assert sum(c.entered.is_set() for c in frozen) <= 1  # the client's lane: 4 // 4
+        finally:
+            for consumer in frozen:
+                consumer.gate.set()
+        try:
+            assert all(c.wait_for(5) for c in frozen)
+        finally:
+            healthy_orb.shutdown(True)
+            healthy_orb.destroy()
+            server.stop()
