@@ -372,6 +372,7 @@ class Server:
         policy); if every connection is busy, the new one is closed at once.
         """
         connection = ServerConnection(transport, self)
+        closed_one = True
         while True:
             with self._lock:
                 if self._stopped:
@@ -382,13 +383,14 @@ class Server:
                     break
                 candidates = sorted((c for c in self._connections if not c.running),
                                     key=lambda c: c.last_active)
-            if not self._close_idlest(candidates):
+            if not closed_one:  # none could go, and no room was made meanwhile
                 log.warning("refusing a connection from %s: all %d connections are busy "
                             "(-ORBmaxServerConnections)", getattr(transport, "peer", "?"),
                             self.max_connections)
                 connection.closed = True
                 transport.close()
                 return connection
+            closed_one = self._close_idlest(candidates)
         if self._watcher is not None and connection.fileno >= 0:
             self._watcher.add(connection)
         self.pool.submit(self._serve, connection)
