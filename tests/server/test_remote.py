@@ -17,6 +17,7 @@ from cosnotify.stubs import (
 from cosnotify.stubs import CosNotification as N
 from cosnotify.stubs import CosNotifyChannelAdmin as CA
 from cosnotify.stubs import CosNotifyFilter as F
+from tests.channel import test_dispatch
 from tests.channel.conftest import WAIT, number, structured
 from tests.server.conftest import reference
 
@@ -313,18 +314,8 @@ class TestRemoteClients:
         assert proxy_id not in admin._get_push_suppliers()
 
 
-class GatedConsumer(StructuredConsumer):
-    """A remote consumer that hangs in push until the test opens the gate."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate = threading.Event()
-        self.entered = threading.Event()
-
-    def push_structured_event(self, event: Any) -> None:
-        self.entered.set()
-        assert self.gate.wait(WAIT)
-        self.add(event)
+class GatedConsumer(test_dispatch.GatedConsumer, CosNotifyComm__POA.StructuredPushConsumer):
+    """tests/channel's consumer that hangs in push until the gate opens, as a servant."""
 
 
 class TestClientLanes:
