@@ -45,6 +45,12 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _seconds_or_zero(text: str) -> float:
+    if text.strip() in ("0", "0.0"):
+        return 0.0
+    return _seconds(text)
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -76,6 +82,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="timeout of each call to a remote consumer or supplier (default 10)")
     serve.add_argument("--filter-timeout", type=_seconds, default=1.0, metavar="SECONDS",
                        help="timeout of each call to a filter a client implements (default 1)")
+    serve.add_argument("--idle-pull-timeout", type=_seconds_or_zero, default=0.0,
+                       metavar="SECONDS",
+                       help="destroy a pull consumer's proxy after this long without a pull "
+                            "(default 0: never)")
     serve.add_argument("--max-connections", type=_count, metavar="N",
                        help="client connections served at once; at the limit the idlest is "
                             "closed (default: half the soft open-files limit)")
@@ -85,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from cosnotify.channel.service import ServiceConfig
     from cosnotify.server import NotificationServer, ServerConfig
 
     if args.db is not None:
@@ -96,7 +107,9 @@ def serve(args: argparse.Namespace) -> int:
         config = ServerConfig(host=host, port=port, naming_url=args.naming, name=args.name,
                               ior_file=args.ior_file, call_timeout=args.call_timeout,
                               filter_timeout=args.filter_timeout,
-                              max_connections=args.max_connections)
+                              max_connections=args.max_connections,
+                              service=ServiceConfig(
+                                  idle_pull_consumer_timeout=args.idle_pull_timeout))
         server = NotificationServer(config).start()
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback
         print(f"cosnotify serve: cannot start: {exc}", file=sys.stderr)

@@ -11,10 +11,19 @@ which then raises ``Disconnected`` (sections 3.3.9.1 and 3.3.13.1).
 min(max, MaximumBatchSize) events; no short batch before PacingInterval has
 passed since the request arrived (never, with a PacingInterval of 0); and
 after an empty interval, the first event to arrive is returned.
+
+A consumer that stops pulling without disconnecting (a killed process) would
+keep its proxy, and the events queued for it, for ever. With
+``ServiceConfig.idle_pull_consumer_timeout`` set (omniNotify's
+``DeadConProxyInterval``, for pull consumers), a connected proxy that has
+seen no pull for that long, and has none waiting, is disconnected and
+destroyed. It is off by default: a subscription may rightly wait long
+between readers.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from cosnotify.channel.event import empty_structured_event
@@ -33,6 +42,8 @@ __all__ = [
 
 _NO_ANY = CORBA.Any(CORBA.TC_null, None)
 
+log = logging.getLogger("cosnotify.channel")
+
 
 class _PullSupplier(ProxySupplier):
     """Blocking and non-blocking takes from the queue."""
@@ -41,9 +52,41 @@ class _PullSupplier(ProxySupplier):
         # A pull consumer may be nil: it only loses disconnect callbacks (section 2.6.2).
         self._connect(consumer, required=None, interface=None, allow_nil=True)
 
+    _pulling = 0  # pulls in progress (under the lock)
+    _idle_timer: Any = None
+
     def _on_connected(self) -> None:
         self._update_contribution()
         self._start_offer_relay()
+        timeout = self._service.config.idle_pull_consumer_timeout
+        if timeout > 0:
+            with self._lock:
+                self._last_pull = self._service.clock.now()
+                self._idle_timer = self._service.clock.call_later(timeout, self._idle_check)
+
+    def _idle_check(self) -> None:
+        """Timer: destroy the proxy if its consumer has stopped pulling (module docstring)."""
+        timeout = self._service.config.idle_pull_consumer_timeout
+        clock = self._service.clock
+        with self._lock:
+            self._idle_timer = None
+            if self._destroyed or not self._connected:
+                return
+            now = clock.now()
+            due = now + timeout if self._pulling else self._last_pull + timeout
+            if due > now:
+                self._idle_timer = clock.call_at(due, self._idle_check)
+                return
+        log.warning("%r: no pull for %.0f s; destroying the proxy (idle_pull_consumer_timeout)",
+                    self, timeout)
+        self._teardown(notify_client=True)
+
+    def _on_teardown(self) -> None:
+        with self._lock:
+            timer, self._idle_timer = self._idle_timer, None
+        if timer is not None:
+            timer.cancel()
+        super()._on_teardown()
 
     def _enqueued(self) -> None:
         self._cond.notify_all()
@@ -64,39 +107,50 @@ class _PullSupplier(ProxySupplier):
         """Up to ``limit`` entries; blocks (if asked) per the pacing rule above."""
         clock = self._service.clock
         expired: list[Entry] = []
-        armed_start: float | None = None
         deadline = clock.now() + pacing if pacing > 0 else None
-        deadline_armed = False
         timers: list[Any] = []
         try:
             with self._cond:
-                while True:
-                    self._require_connected()
-                    now = clock.now()
-                    queue = self._queue
-                    queue.release_held(now)
-                    ready = queue.ready()
-                    due = deadline is not None and now >= deadline
-                    if ready and (not block or ready >= limit or due):
-                        batch = queue.get_batch(limit, now, expired)
-                        if not block or len(batch) >= limit or (batch and due):
-                            return batch
-                        queue.unget(batch)  # expired entries made it short: wait for more
-                        continue
-                    if not block:
-                        return []
-                    start = queue.next_start()
-                    if start is not None and start != armed_start:
-                        armed_start = start
-                        timers.append(self._wake_at(start))
-                    if deadline is not None and not deadline_armed and now < deadline:
-                        deadline_armed = True
-                        timers.append(self._wake_at(deadline))
-                    self._cond.wait()
+                self._pulling += 1
+                try:
+                    return self._wait_and_take(limit, block, deadline, expired, timers)
+                finally:
+                    self._pulling -= 1
+                    self._last_pull = clock.now()
         finally:
             for timer in timers:
                 timer.cancel()
             self._channel._released(expired)
+
+    def _wait_and_take(self, limit: int, block: bool, deadline: float | None,
+                       expired: list[Entry], timers: list[Any]) -> list[Entry]:
+        """The body of :meth:`_take` (lock held)."""
+        clock = self._service.clock
+        armed_start: float | None = None
+        deadline_armed = False
+        while True:
+            self._require_connected()
+            now = clock.now()
+            queue = self._queue
+            queue.release_held(now)
+            ready = queue.ready()
+            due = deadline is not None and now >= deadline
+            if ready and (not block or ready >= limit or due):
+                batch = queue.get_batch(limit, now, expired)
+                if not block or len(batch) >= limit or (batch and due):
+                    return batch
+                queue.unget(batch)  # expired entries made it short: wait for more
+                continue
+            if not block:
+                return []
+            start = queue.next_start()
+            if start is not None and start != armed_start:
+                armed_start = start
+                timers.append(self._wake_at(start))
+            if deadline is not None and not deadline_armed and now < deadline:
+                deadline_armed = True
+                timers.append(self._wake_at(deadline))
+            self._cond.wait()
 
     def _taken(self, batch: list[Entry]) -> None:
         self._channel._released(batch)

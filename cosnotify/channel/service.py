@@ -45,12 +45,17 @@ class ServiceConfig:
     max_workers_per_client: int = 0
     #: Workers consumers whose last delivery failed may hold at once (0: a quarter).
     max_workers_failing: int = 0
+    #: Seconds a connected pull consumer may go without pulling before its proxy is
+    #: destroyed (omniNotify's DeadConProxyInterval); 0: never (pull_supplier.py).
+    idle_pull_consumer_timeout: float = 0.0
 
     def __attrs_post_init__(self) -> None:
         if self.consumer_queue_cap < 1 or self.delivery_slice < 1:
             raise ValueError("consumer_queue_cap and delivery_slice must be positive")
         if self.max_workers_per_client < 0 or self.max_workers_failing < 0:
             raise ValueError("max_workers_per_client and max_workers_failing must be >= 0")
+        if not 0 <= self.idle_pull_consumer_timeout < float("inf"):
+            raise ValueError("idle_pull_consumer_timeout must be a finite number >= 0 (0: never)")
 
 
 class Service:
