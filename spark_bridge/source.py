@@ -147,10 +147,12 @@ class EventPartition(InputPartition):
         return f"EventPartition(first={self.first}, rows={self.rows})"
 
 
-#: Set by the SIGTERM handler: the ORB may have been interrupted mid-call.
-_terminating = threading.Event()
-#: Set while ``StreamReader.stop`` closes its subscription: SIGTERM then waits.
-_closing = threading.Event()
+#: Set by the SIGTERM handler: the ORB may have been interrupted mid-call. Plain
+#: flags, not threading.Events: a second signal may run the handler inside the
+#: first, and an Event's lock cannot be taken twice.
+_terminating = False
+#: A SIGTERM arrived while ``StreamReader.stop`` ran: acted on when it returns.
+_deferred = False
 
 
 def _exit_on_sigterm() -> None:
@@ -160,9 +162,10 @@ def _exit_on_sigterm() -> None:
     (SIGTERM), and Python's default action would kill it before ``stop()``,
     leaving the channel's proxy connected. The JVM sends SIGTERM more than once
     (the worker, then its factory), so only the first one unwinds, and none
-    interrupts ``stop()`` while it disconnects the proxy: a signal received
-    then is acted on when ``stop()`` is done. Only the runner's main thread,
-    and only while SIGTERM still has its default action, is changed.
+    interrupts ``stop()`` while it disconnects the proxy: a signal that finds
+    ``stop()`` on the stack is acted on when ``stop()`` returns. Only the
+    runner's main thread, and only while SIGTERM still has its default action,
+    is changed.
     """
     if threading.current_thread() is not threading.main_thread():
         return
@@ -170,12 +173,25 @@ def _exit_on_sigterm() -> None:
         return
 
     def terminate(signum: int, frame: Any) -> None:
-        first = not _terminating.is_set()
-        _terminating.set()
-        if first and not _closing.is_set():
+        global _terminating, _deferred
+        first = not _terminating
+        _terminating = True
+        if _in_stop(frame):
+            _deferred = True
+        elif first:
             raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, terminate)
+
+
+def _in_stop(frame: Any) -> bool:
+    """Whether ``StreamReader.stop`` is on the stack of ``frame`` (from its first line)."""
+    stop = StreamReader.stop.__code__
+    while frame is not None:
+        if frame.f_code is stop:
+            return True
+        frame = frame.f_back
+    return False
 
 
 class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -287,19 +303,15 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._backlog.popleft()
 
     def stop(self) -> None:
-        _closing.set()  # before anything else: a SIGTERM from here on waits for the end
-        terminated = _terminating.is_set()  # then the ORB may be broken mid-call
-        try:
-            subscription, self._subscription = self._subscription, None
-            if subscription is not None:
-                subscription.close(fresh_connection=terminated)
-        finally:
-            _closing.clear()
-        if subscription is None:
-            return
-        log.info("stopped; proxy %d %s", subscription.proxy_id,
-                 "disconnected" if subscription.owned else "left connected")
-        if _terminating.is_set() and not terminated:
+        global _deferred
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            # After a SIGTERM that unwound a call, the ORB may be broken mid-call.
+            subscription.close(fresh_connection=_terminating)
+            log.info("stopped; proxy %d %s", subscription.proxy_id,
+                     "disconnected" if subscription.owned else "left connected")
+        if _deferred:
+            _deferred = False
             raise SystemExit(128 + signal.SIGTERM)  # the SIGTERM that arrived meanwhile
 
 

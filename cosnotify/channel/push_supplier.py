@@ -171,6 +171,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
     def _deliver(self) -> bool:
         budget = self._service.config.delivery_slice
         clock = self._service.clock
+        failing = self._failures > 0  # then this task runs in the failing lane
         while budget > 0:
             expired: list[Entry] = []
             with self._lock:
@@ -216,6 +217,11 @@ class _PushSupplier(Suspendable, ProxySupplier):
             self._channel._released(batch)
             self._channel._delivered(len(batch))
             budget -= len(batch)
+            if failing:
+                # Recovered: carry on in the client's own lane, not behind dead consumers
+                # (_scheduled stays True: the new task is this proxy's one task in flight).
+                self._service.submit(self._deliver, self._delivery_lane())
+                return False
         return True
 
     def _take(self, now: float, expired: list[Entry]) -> list[Entry]:

@@ -41,6 +41,7 @@ on one connection affects another.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import logging
 import select
 import threading
@@ -85,6 +86,10 @@ log = logging.getLogger("cosnotify.orb")
 IDLE_TIMEOUT = 10.0
 #: Seconds of silence in the middle of a message after which the connection is closed.
 STALL_TIMEOUT = 60.0
+#: At the connection limit: the idlest connections considered for closing.
+_CANDIDATES = 8
+#: Seconds between warnings about refused connections (each warning counts them).
+_REFUSAL_LOG_INTERVAL = 10.0
 
 
 def default_max_connections() -> int:
@@ -346,6 +351,8 @@ class Server:
         self._running = 0
         self._idle_waiters = 0
         self._stopped = False
+        self._refused = 0  # connections refused since the last warning
+        self._refusal_logged = -_REFUSAL_LOG_INTERVAL
 
     def listen(self, host: str, port: int) -> int:
         """Start accepting on ``host:port``; returns the real port."""
@@ -381,14 +388,11 @@ class Server:
                 if len(self._connections) < self.max_connections:
                     self._connections.add(connection)
                     break
-                candidates = sorted((c for c in self._connections if not c.running),
-                                    key=lambda c: c.last_active)
+                candidates = heapq.nsmallest(
+                    _CANDIDATES, (c for c in self._connections if not c.running),
+                    key=lambda c: c.last_active)
             if not closed_one:  # none could go, and no room was made meanwhile
-                log.warning("refusing a connection from %s: all %d connections are busy "
-                            "(-ORBmaxServerConnections)", getattr(transport, "peer", "?"),
-                            self.max_connections)
-                connection.closed = True
-                transport.close()
+                self._refuse(connection)
                 return connection
             closed_one = self._close_idlest(candidates)
         if self._watcher is not None and connection.fileno >= 0:
@@ -397,20 +401,38 @@ class Server:
         return connection
 
     def _close_idlest(self, candidates: list[ServerConnection]) -> bool:
-        """Close the first of ``candidates`` that is idle now; False if none is."""
+        """Close the first of ``candidates`` that is idle now; False if none is.
+
+        The victim leaves the count at once; its CloseConnection is written
+        by a worker, since a peer that reads nothing could block the write
+        (and this is the accept thread).
+        """
         for victim in candidates:
             with victim.lock:  # running is counted before the reader role is given up
                 if (victim.reading or victim.closed or victim.running
                         or victim.stalled_since is not None):
                     continue
                 victim.reading = True  # the reader role: no request is read from it now
-            if self._watcher is not None and victim.fileno >= 0:
-                self._watcher.unwatch(victim)
+            self.forget(victim)
             log.info("closing %r, idle for %.0f s, to make room (-ORBmaxServerConnections %d)",
                      victim, time.monotonic() - victim.last_active, self.max_connections)
-            victim.close_politely()
+            if not self.pool.submit(victim.close_politely):
+                victim.close_politely()
             return True
         return False
+
+    def _refuse(self, connection: ServerConnection) -> None:
+        """Turn a newcomer away with CloseConnection: nothing was processed, so its
+        client may retry (TRANSIENT), unlike after a bare close (COMM_FAILURE)."""
+        now = time.monotonic()
+        self._refused += 1
+        if now - self._refusal_logged >= _REFUSAL_LOG_INTERVAL:
+            log.warning("refused %d connection(s) in the last %.0f s, the latest from %s: all "
+                        "%d connections are busy (-ORBmaxServerConnections)", self._refused,
+                        min(now - self._refusal_logged, _REFUSAL_LOG_INTERVAL),
+                        getattr(connection.transport, "peer", "?"), self.max_connections)
+            self._refused, self._refusal_logged = 0, now
+        connection.close_politely()  # a new socket's buffer is empty: this does not block
 
     def forget(self, connection: ServerConnection) -> None:
         with self._lock:

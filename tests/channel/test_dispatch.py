@@ -275,15 +275,52 @@ class TestLanes:
         assert all(p._delivery_lane() is p._lane for p in proxies)  # healthy again
 
 
-class FailingThenGated(GatedConsumer):
-    """Fails its first push with TRANSIENT, then blocks in the next until the gate opens."""
+class TestRecovery:
+    def test_a_recovered_consumer_leaves_the_failing_lane(self, manual_channel: Any,
+                                                          clock: Any) -> None:
+        """After one good push the proxy delivers in its client's lane again, so its
+        backlog does not queue behind other clients' dead consumers."""
+        service = manual_channel._service
+        failing = service.dispatcher.failing
+        consumer = FailingThenGated(good=1)
+        proxy = connect(manual_channel, consumer)
+        lanes: list[Any] = []
+        submit = service.submit
 
-    def __init__(self) -> None:
+        def recording(task: Any, lane: Any = None) -> None:
+            if getattr(task, "__self__", None) is proxy:
+                lanes.append(lane)
+            submit(task, lane)
+
+        service.submit = recording
+        supplier = entry(manual_channel)
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        assert service.dispatcher.wait_idle(WAIT)
+        assert consumer.attempts == 1  # TRANSIENT: a retry is due in RetryInterval
+        for n in (1, 2):  # queued behind the retry
+            supplier.push_structured_event(structured(fields={"n": n}))
+        clock.advance(1.0)
+        assert consumer.entered.wait(WAIT)  # the push of 1: after the good retry of 0
+        assert lanes == [None, failing, None]  # first try, retry, the rest
+        consumer.gate.set()
+        assert consumer.wait_for(3)
+        assert [number(e) for e in consumer.received] == [0, 1, 2]
+
+
+class FailingThenGated(GatedConsumer):
+    """Fails its first push with TRANSIENT, accepts ``good`` more, then blocks in the
+    next until the gate opens."""
+
+    def __init__(self, good: int = 0) -> None:
         super().__init__()
         self.attempts = 0
+        self.good = good
 
     def push_structured_event(self, event: Any) -> None:
         self.attempts += 1
         if self.attempts == 1:
             raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+        if self.attempts <= 1 + self.good:
+            StructuredPushConsumer.push_structured_event(self, event)
+            return
         super().push_structured_event(event)

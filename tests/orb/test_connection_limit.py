@@ -4,7 +4,8 @@ At the limit the server closes its idlest connection with CloseConnection --
 GIOP 15.4.7 says the peer's outstanding requests were not processed, and
 clients reconnect -- the policy of JacORB's ``max_server_connections``. A
 connection with a request running, a message half read or a thread reading
-it is never chosen; if no connection can go, the new one is refused. Raw
+it is never chosen; if no connection can go, the new one is refused, also
+with CloseConnection (so its client may retry: TRANSIENT, COMPLETED_NO). Raw
 sockets stand in for peers so that every byte the server sends is seen.
 Nothing sleeps: the tests wait on ``Server.wait_idle`` and on events.
 """
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from cosnotify.orb import CORBA
 from cosnotify.orb import giop_messages as gm
 from cosnotify.orb.runtime import Settings
 from cosnotify.orb.server import default_max_connections
@@ -106,8 +108,14 @@ class TestConnectionLimit:
         caller.start()
         try:
             assert entered.wait(WAIT)
-            with connect(orb) as newcomer:
-                assert newcomer.recv(1) == b""  # refused: the only connection is busy
+            with connect(orb) as newcomer:  # refused: the only connection is busy
+                assert message_type(newcomer) == CLOSE_CONNECTION
+                assert newcomer.recv(1) == b""
+            other = interop.Thing._narrow(make_orb().string_to_object(
+                orb.object_to_string(thing)))
+            with pytest.raises(CORBA.TRANSIENT) as refused:  # retryable: nothing was run
+                other.echo_small(interop.Small(2, 2.0, "refused"))
+            assert refused.value.completed == CORBA.COMPLETED_NO
         finally:
             release.set()
             caller.join(WAIT)
@@ -123,6 +131,7 @@ class TestConnectionLimit:
         with connect(orb) as first:
             assert locate(orb, first) == LOCATE_REPLY
             with connect(orb) as second:
+                assert message_type(second) == CLOSE_CONNECTION
                 assert second.recv(1) == b""
             assert locate(orb, first, 2) == LOCATE_REPLY
 
@@ -147,6 +156,7 @@ class TestConnectionLimit:
                     c.stalled_since is not None and not c.reading
                     for c in list(server._connections)), WAIT)
             with connect(orb) as second:
+                assert message_type(second) == CLOSE_CONNECTION
                 assert second.recv(1) == b""
             first.sendall(data[10:])
             assert message_type(first) == LOCATE_REPLY

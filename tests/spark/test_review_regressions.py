@@ -29,8 +29,9 @@ from tests.spark.test_tcl import POINT, a, assert_same, ev
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
-#: A source runner's life in brief: connect, then a SIGTERM while it waits for the
-#: JVM, then another while stop() disconnects (argv[1]: the channel's IOR).
+#: A source runner's life in brief (argv[1]: the channel's IOR; argv[2]: "worker"
+#: for a SIGTERM while it waits for the JVM, then another while stop() disconnects;
+#: "eof" for stop() after the JVM closed the socket, with a SIGTERM mid-stop).
 SIGTERM_TWICE = """
 import signal, sys
 from spark_bridge import connect
@@ -47,6 +48,9 @@ connect.PullSubscription.close = close
 reader = StreamReader(SourceOptions({"channel": sys.argv[1], "constraint": "$n > 1"}))
 reader.initialOffset()
 print(reader._subscription.proxy_id, flush=True)
+if sys.argv[2] == "eof":
+    reader.stop()
+    print("not deferred", flush=True)
 try:
     try:
         signal.raise_signal(signal.SIGTERM)  # the worker's SIGTERM: the handler runs now
@@ -283,12 +287,24 @@ class TestReleases:
         """pyspark stops a source runner with two SIGTERMs (worker, then factory); the
         second one raised SystemExit inside stop() and left the proxy connected."""
         before = channel.connected_pull_proxies()
-        result = subprocess.run([sys.executable, "-c", SIGTERM_TWICE, channel.ior],
+        result = subprocess.run([sys.executable, "-c", SIGTERM_TWICE, channel.ior, "worker"],
                                 check=False, capture_output=True, text=True, timeout=WAIT)
         assert result.returncode == 128 + signal.SIGTERM, result.stderr
         proxy_id = int(result.stdout.split()[0])
         assert proxy_id not in before
         assert result.stdout.split()[1:] == ["unwound", "closed"]
+        assert channel.wait_for_pull_proxies(lambda ids: ids == before)
+        assert proxy_id not in channel.pull_proxies()
+
+    def test_a_sigterm_during_an_ordinary_stop_waits_for_it(self, channel: Channel) -> None:
+        """stop() after end of stream, SIGTERM mid-stop: the proxy is disconnected first,
+        then the signal ends the process."""
+        before = channel.connected_pull_proxies()
+        result = subprocess.run([sys.executable, "-c", SIGTERM_TWICE, channel.ior, "eof"],
+                                check=False, capture_output=True, text=True, timeout=WAIT)
+        assert result.returncode == 128 + signal.SIGTERM, result.stderr
+        proxy_id = int(result.stdout.split()[0])
+        assert result.stdout.split()[1:] == ["closed"]
         assert channel.wait_for_pull_proxies(lambda ids: ids == before)
         assert proxy_id not in channel.pull_proxies()
 
