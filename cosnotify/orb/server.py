@@ -427,10 +427,10 @@ class Server:
         now = time.monotonic()
         self._refused += 1
         if now - self._refusal_logged >= _REFUSAL_LOG_INTERVAL:
-            log.warning("refused %d connection(s) in the last %.0f s, the latest from %s: all "
-                        "%d connections are busy (-ORBmaxServerConnections)", self._refused,
-                        min(now - self._refusal_logged, _REFUSAL_LOG_INTERVAL),
-                        getattr(connection.transport, "peer", "?"), self.max_connections)
+            log.warning("refused %d connection(s) since the last such warning, the latest "
+                        "from %s: all %d connections are busy (-ORBmaxServerConnections)",
+                        self._refused, getattr(connection.transport, "peer", "?"),
+                        self.max_connections)
             self._refused, self._refusal_logged = 0, now
         connection.close_politely()  # a new socket's buffer is empty: this does not block
 
