@@ -16,6 +16,7 @@ demo: $(STAMP) java
 
 test: $(STAMP) debian-packages
 	$(PY) -m cosnotify.idl --check
+	$(PY) -m cosnotify.corba.stubgen --check
 	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(PY)) \
 	    $(PY) -m pytest -n $(WORKERS) --dist loadgroup -q -p no:cacheprovider
 
@@ -40,6 +41,7 @@ java:
 
 check-stubs: $(STAMP)
 	$(PY) -m cosnotify.idl --check
+	$(PY) -m cosnotify.corba.stubgen --check
 
 bench: $(STAMP)
 	for b in benchmarks/*_bench.py; do $(PY) $$b; done
