@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["EXTERN", "MODULES", "ROOT", "check", "generate"]
+__all__ = ["EXTERN", "MODULES", "ROOT", "StaleStubs", "check", "generate", "omniidl"]
 
 #: The repository root: omniidl runs there with relative paths, so the
 #: generated files record ``idl/...`` and do not depend on the checkout's path.
@@ -47,24 +47,27 @@ class StaleStubs(Exception):
         self.differences = list(differences)
 
 
-def _omniidl() -> list[str]:
-    """The wheel's omniidl (with its Python back end), run by this interpreter."""
+def omniidl(arguments: Sequence[str], cwd: Path | None = None) -> None:
+    """Run the wheel's omniidl (with its Python back end) under this interpreter.
+
+    Debian's ``/usr/bin/omniidl`` has no Python back end, so the one on PATH
+    will not do; the wheel's omnicpp, which omniidl runs, is put first on PATH.
+    Raises RuntimeError with omniidl's message if it fails.
+    """
     program = "import sys; from omniidl.main import main; sys.argv[0] = 'omniidl'; sys.exit(main())"
-    return [sys.executable, "-c", program]
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run([sys.executable, "-c", program, *arguments], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"omniidl failed ({done.returncode}): {done.stderr.strip()}")
 
 
 def generate(out: Path) -> None:
     """Run omniidl on :data:`MODULES` into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
-    # omniidl runs omnicpp, which the wheel installs beside this interpreter.
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    command = [*_omniidl(), "-bpython", "-Iidl", *(f"-Wbextern={e}" for e in EXTERN),
-               "-C", str(out), *(f"idl/{m}.idl" for m in MODULES)]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                          check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"omniidl failed ({done.returncode}): {done.stderr.strip()}")
+    omniidl(["-bpython", "-Iidl", *(f"-Wbextern={e}" for e in EXTERN), "-C", str(out),
+             *(f"idl/{m}.idl" for m in MODULES)], cwd=ROOT)
 
 
 def _files(top: Path) -> set[str]:

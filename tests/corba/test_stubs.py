@@ -65,8 +65,9 @@ class TestImportNames:
 
     def test_bundled_modules_are_omniorbs(self) -> None:
         """The standard COS modules are omniORB's bundled stubs, one copy each."""
-        import CosNotification
         import omniORB
+
+        import CosNotification
 
         assert Path(CosNotification.__file__).parent.parent.name == "COS"
         descriptor = omniORB.findType("IDL:omg.org/CosNotification/StructuredEvent:1.0")

@@ -1,0 +1,18 @@
+"""Fixtures for the whole suite: the process's omniORB ORB."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import cosnotify.corba  # noqa: F401 - omniORB first, then the COS and Ack modules
+from omniORB import CORBA
+
+
+@pytest.fixture(scope="session")
+def omniorb() -> Any:
+    """This process's ORB (omniORB allows one), on a loopback endpoint, RootPOA active."""
+    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:"], CORBA.ORB_ID)
+    orb.resolve_initial_references("RootPOA")._get_the_POAManager().activate()
+    return orb
