@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from omniORB import CORBA
 
 import cosnotify.corba  # noqa: F401 - omniORB first, then the COS and Ack modules
-from omniORB import CORBA
 
 
 @pytest.fixture(scope="session")
