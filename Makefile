@@ -15,7 +15,6 @@ demo: $(STAMP) java
 	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(PY)) $(PY) examples/demo.py
 
 test: $(STAMP) debian-packages
-	$(PY) -m cosnotify.idl --check
 	$(PY) -m cosnotify.corba.stubgen --check
 	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(PY)) \
 	    $(PY) -m pytest -n $(WORKERS) --dist loadgroup -q -p no:cacheprovider
@@ -40,7 +39,6 @@ java:
 	@./.ci/install-debian-packages --java-only
 
 check-stubs: $(STAMP)
-	$(PY) -m cosnotify.idl --check
 	$(PY) -m cosnotify.corba.stubgen --check
 
 bench: $(STAMP)

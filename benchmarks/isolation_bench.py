@@ -1,9 +1,11 @@
 """Isolation: how late a healthy consumer's events are while another client hangs.
 
 A ``NotificationServer`` (call timeout 1 s, default worker pool of 32) serves
-one channel. Client A, one ORB in this process, connects ``--hanging``
-structured push consumers (default 64) that never return from ``push``; client
-B, another ORB, connects one healthy consumer. A supplier pushes an event
+one channel. Client A, a relay peer process (tests/peers: omniORB allows one
+ORB per process, so each client is a process of its own whose objects relay
+to servants here), connects ``--hanging`` structured push consumers (default
+64) that never return from ``push``; client B, another peer process, connects
+one healthy consumer. A supplier pushes an event
 every 50 ms for ``--seconds`` (default 10); each carries its send time, and
 the healthy consumer records how late it arrived. The script prints the
 median, 99th percentile and maximum lateness, and the seconds during which
@@ -22,21 +24,28 @@ from __future__ import annotations
 
 import argparse
 import os
+import pathlib
 import platform
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from typing import Any
 
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
 from machine import cpu_model  # benchmarks/machine.py, beside this script
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyComm__POA
 
 from cosnotify.channel.service import ServiceConfig
-from cosnotify.orb import CORBA
 from cosnotify.server import NotificationServer, ServerConfig
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import CosNotifyComm__POA
+from tests.peers.harness import Peer, compile_relay_idl
 
 STOP = threading.Event()
 
@@ -61,18 +70,11 @@ class Healthy(Hanging):
         self.late.append((sent, time.monotonic() - sent))
 
 
-def client(name: str) -> Any:
-    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:0",
-                          "-ORBmaxServerThreadPoolSize", "200"], name)
-    orb.resolve_initial_references("RootPOA").the_POAManager.activate()
-    return orb
-
-
-def connect(orb: Any, channel: Any, servant: Any) -> None:
+def connect(peer: Peer, channel: Any, servant: Any) -> None:
     proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
         CA.STRUCTURED_EVENT)
-    ref = orb.resolve_initial_references("RootPOA").servant_to_reference(servant)
-    CA.StructuredProxyPushSupplier._narrow(proxy).connect_structured_push_consumer(ref)
+    proxy._narrow(CA.StructuredProxyPushSupplier).connect_structured_push_consumer(
+        peer.remote(servant))
 
 
 def main() -> int:
@@ -87,17 +89,19 @@ def main() -> int:
     server = NotificationServer(ServerConfig(
         port=0, call_timeout=1.0,
         service=ServiceConfig(max_workers_per_client=args.per_client))).start()
-    frozen, fine = client("bench-frozen"), client("bench-healthy")
+    stubs = pathlib.Path(tempfile.mkdtemp(prefix="isolation-"))
+    compile_relay_idl(stubs)
+    frozen, fine = Peer(server.orb, stubs), Peer(server.orb, stubs)
     try:
-        channel, _ = CA.EventChannelFactory._narrow(
-            fine.string_to_object(server.factory_url)).create_channel([], [])
+        channel, _ = server.orb.string_to_object(server.factory_url)._narrow(
+            CA.EventChannelFactory).create_channel([], [])
         for _ in range(args.hanging):
             connect(frozen, channel, Hanging())
         healthy = Healthy()
         connect(fine, channel, healthy)
         proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
             CA.STRUCTURED_EVENT)
-        entry = CA.StructuredProxyPushConsumer._narrow(proxy)
+        entry = proxy._narrow(CA.StructuredProxyPushConsumer)
         entry.connect_structured_push_supplier(None)
         header = N.EventHeader(N.FixedEventHeader(N.EventType("bench", "tick"), ""), [])
         start = time.monotonic()
@@ -121,10 +125,9 @@ def main() -> int:
               f"{len(slow)}")
     finally:
         STOP.set()
+        for peer in (frozen, fine):
+            peer.close()
         server.stop()
-        for orb in (frozen, fine):
-            orb.shutdown(False)
-            orb.destroy()
     return 0
 
 

@@ -20,11 +20,12 @@ import time
 from typing import Any
 
 from machine import cpu_model  # benchmarks/machine.py, beside this script
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
 
 import cosnotify
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 
 def rss_mib() -> float:

@@ -21,7 +21,10 @@ Cases, each on a new channel with default QoS:
 * the anchor, the same C++ CosEventComm Any push supplier and push consumer
   through omniEvents (channel made by ``eventc`` with MaxQueueLength N+100, so
   it never discards) and through cosnotify (``for_suppliers`` /
-  ``for_consumers`` of a notification channel, i.e. CosEventChannelAdmin).
+  ``for_consumers`` of a notification channel, i.e. CosEventChannelAdmin);
+* the floor: the same C++ supplier pushing straight to the same C++ consumer,
+  no channel between them (structured events, and Any events), so each
+  relay is also reported as a fraction of what the clients alone achieve.
 
 Cases are measured round-robin, ``--runs`` times each after one warm-up
 round, so drift on a shared machine hits all of them alike; medians are
@@ -60,7 +63,12 @@ CASES = {
     "sequence": "sequence push -> push, batches of 100",
     "anchor": "CosEvent Any push -> push via cosnotify",
     "omniEvents": "CosEvent Any push -> push via omniEvents",
+    "floor": "floor: structured push straight to consumer",
+    "floor-any": "floor: CosEvent Any push straight to consumer",
 }
+#: Which floor each relayed case is reported against.
+FLOOR_OF = {"structured": "floor", "filter": "floor", "anchor": "floor-any",
+            "omniEvents": "floor-any"}
 
 
 def machine_info() -> list[str]:
@@ -108,13 +116,19 @@ class Bench:
         """Run consumer then supplier; events/s relayed (first push to last receipt) and
         accepted (first push to the supplier's last push returning)."""
         wait = str(max(60, count // 200))
-        with harness.Program([self.cxx["notify_consumer"], *consumer_args, "--quiet", "--destroy",
+        direct = "--direct" in consumer_args
+        extra = [] if direct else ["--destroy"]
+        with harness.Program([self.cxx["notify_consumer"], *consumer_args, "--quiet", *extra,
                               "--wait", wait, "--timeout", str(int(wait) + 60)]) as consumer:
             consumer.wait_for("ready", 60)
-            channel = consumer.wait_for("channel", 1) if "--factory" in consumer_args else \
-                consumer_args[consumer_args.index("--channel") + 1]
-            supplied = harness.run([self.cxx["notify_supplier"], *supplier_args,
-                                    "--channel", channel, "--count", str(count),
+            if direct:
+                target = ["--consumer", consumer.wait_for("consumer", 1)]
+            else:
+                channel = consumer.wait_for("channel", 1) if "--factory" in consumer_args else \
+                    consumer_args[consumer_args.index("--channel") + 1]
+                target = ["--channel", channel]
+            supplied = harness.run([self.cxx["notify_supplier"], *supplier_args, *target,
+                                    "--count", str(count),
                                     "--timeout", str(int(wait) + 60)], timeout=int(wait) + 90)
             got = consumer.finish(int(wait) + 90)
         if int(got["received"]) != count or got["in_order"] != "1":
@@ -138,6 +152,10 @@ class Bench:
                               count)
         if case == "anchor":
             return self._pair(["cos-push", *factory], ["cos-push"], count)
+        if case == "floor":
+            return self._pair(["structured-push", "--direct"], ["structured"], count)
+        if case == "floor-any":
+            return self._pair(["cos-push", "--direct"], ["cos-push"], count)
         if case == "omniEvents":
             assert self.omnievents is not None
             channel = self.omnievents.create_channel("-q", str(count + 100))
@@ -231,6 +249,11 @@ def main() -> int:
               f"{statistics.median(accepted[case]):>9,.0f}")
     print("(relayed: first push to last receipt; accepted: the supplier's own push rate, "
           "median)")
+    print("\nrelay as a fraction of the floor (the same clients, no channel), medians:")
+    for case, floor in FLOOR_OF.items():
+        if case in rates and floor in rates:
+            share = statistics.median(rates[case]) / statistics.median(rates[floor])
+            print(f"  {CASES[case]:<44} {100 * share:5.1f}% of {CASES[floor]}")
     if ratios:
         median = statistics.median(rates["anchor"]) / statistics.median(rates["omniEvents"])
         print(f"\ncosnotify / omniEvents (CosEvent anchor): {100 * median:.0f}% of medians; "

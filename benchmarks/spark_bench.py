@@ -40,18 +40,20 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from machine import cpu_model  # benchmarks/machine.py, beside this script
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
 
 import cosnotify
-from cosnotify.orb import CORBA, tc
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from cosnotify.corba import descriptors
 
-SEVERITY = tc.enum_tc("IDL:bench/Severity:1.0", "Severity",
-                      ["CLEARED", "WARNING", "MINOR", "MAJOR", "CRITICAL"])
+SEVERITY = descriptors.enum_tc("IDL:bench/Severity:1.0", "Severity",
+                               ["CLEARED", "WARNING", "MINOR", "MAJOR", "CRITICAL"])
 
 
 def alarm(i: int) -> Any:
-    severity = SEVERITY.enum_items()[i % 5]
+    severity = SEVERITY._d[3][i % 5]
     return N.StructuredEvent(
         N.EventHeader(N.FixedEventHeader(N.EventType("Telecom", "CommunicationsAlarm"),
                                          f"alarm-{i}"),

@@ -1,25 +1,32 @@
 """cosnotify: an OMG CORBA Notification Service 1.1 for Python.
 
-Strategy: the package is layered. ``cosnotify.orb`` is the CORBA runtime
-(TypeCodes, Any, CDR, GIOP, POA), ``cosnotify.idl`` compiles IDL into
-``cosnotify.stubs``, and the service itself (filters, channel, QoS, server)
-builds on those. Top-level names here are the public entry points of
-docs/public-api.md section 3.
+Strategy: the ORB is omniORBpy. Importing the package imports ``omniORB``
+first (``cosnotify.corba``), so omniORB's bundled COS stubs and the generated
+Ack stubs import by their IDL names everywhere below. The service itself
+(filters, channel, QoS) uses omniORB's values, Anys and exceptions but no ORB
+calls; the server layer puts it behind omniORB's POA. Top-level names here
+are the public entry points of docs/public-api.md section 3.
 """
 
 __version__ = "0.1.0"
 
 from typing import Any
 
-__all__ = ["EventChannelFactory", "ServiceConfig", "__version__"]
+import cosnotify.corba  # noqa: F401 - omniORB before any COS stub module
+
+__all__ = ["EventChannelFactory", "ServiceConfig", "__version__", "host"]
 
 
 def __getattr__(name: str) -> Any:
-    # Imported lazily so `import cosnotify.orb` does not pull in the channel.
+    # Imported lazily so `import cosnotify.corba` does not pull in the channel.
     if name == "EventChannelFactory":
         from cosnotify.channel.factory import EventChannelFactory
 
         return EventChannelFactory
+    if name == "host":
+        from cosnotify.server import host
+
+        return host
     if name == "ServiceConfig":
         from cosnotify.channel.service import ServiceConfig
 

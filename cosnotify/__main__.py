@@ -87,8 +87,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="destroy a pull consumer's proxy after this long without a pull "
                             "(default 0: never)")
     serve.add_argument("--max-connections", type=_count, metavar="N",
-                       help="client connections served at once; at the limit the idlest is "
-                            "closed (default: half the soft open-files limit)")
+                       help="connections past which omniORB serves connections from its "
+                            "thread pool instead of a thread each (default 10000)")
     serve.add_argument("-v", "--verbose", action="count", default=0,
                        help="log more (once: info, twice: debug)")
     return parser
@@ -117,13 +117,16 @@ def serve(args: argparse.Namespace) -> int:
 
     def stop(signum: int, frame: Any) -> None:
         log.info("signal %d: shutting down", signum)
-        server.stop()
+        server.request_stop()  # run() returns; the main thread stops the server
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     log.warning("serving %s at %s (naming %s)", config.name, server.factory_url,
                 server.naming_url)
-    server.run()
+    try:
+        server.run()
+    finally:
+        server.stop()
     log.warning("stopped")
     return 0
 

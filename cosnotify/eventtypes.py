@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from cosnotify.stubs import CosNotifyComm
+import CosNotifyComm  # omniORB's bundled stub (``import cosnotify`` imported omniORB)
 
 __all__ = ["ALL", "check_event_types", "normalize", "type_matches", "types_match"]
 

@@ -33,14 +33,13 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-from cosnotify.orb import CORBA
-from cosnotify.stubs import (
-    CosNaming,
-    CosNotifyComm__POA,
-    CosNotifyFilter,
-)
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from omniORB import CORBA
+
+import CosNaming
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyComm__POA
+import CosNotifyFilter
 
 TOTAL = 1000
 SEVERITIES = ["critical", "major", "minor", "warning", "cleared"]
@@ -145,10 +144,10 @@ def run(server: Server, orb: Any) -> int:
     import spark_bridge
 
     step("2. the client resolves the factory through the embedded NameService")
-    naming = CosNaming.NamingContext._narrow(orb.string_to_object(server.naming))
+    naming = orb.string_to_object(server.naming)._narrow(CosNaming.NamingContext)
     bound = [b.binding_name[0].id for b in naming.list(10)[0]]
     print(f"NameService at {server.naming} lists: {bound}")
-    factory = CA.EventChannelFactory._narrow(orb.string_to_object(server.url))
+    factory = orb.string_to_object(server.url)._narrow(CA.EventChannelFactory)
     channel, channel_id = factory.create_channel([], [])
     print(f"created channel {channel_id} in the server")
     admin, admin_id = channel.new_for_consumers(CA.AND_OP)
@@ -161,10 +160,10 @@ def run(server: Server, orb: Any) -> int:
     step("3. two consumers join that admin over IIOP")
     expected = sum(1 for i in range(TOTAL) if SEVERITIES[i % 5] in ("critical", "major"))
     poa = orb.resolve_initial_references("RootPOA")
-    poa.the_POAManager.activate()
+    poa._get_the_POAManager().activate()
     consumer = Consumer(expected)
     proxy, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-    proxy = CA.StructuredProxyPushSupplier._narrow(proxy)
+    proxy = proxy._narrow(CA.StructuredProxyPushSupplier)
     proxy.connect_structured_push_consumer(poa.servant_to_reference(consumer))
     print(f"StructuredPushConsumer (served here) connected to proxy {proxy_id}")
     print("starting a local SparkSession (this takes a few seconds) ...", flush=True)
@@ -179,7 +178,7 @@ def run(server: Server, orb: Any) -> int:
     step("4. a supplier pushes alarms of five severities")
     entry, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
         CA.STRUCTURED_EVENT)
-    entry = CA.StructuredProxyPushConsumer._narrow(entry)
+    entry = entry._narrow(CA.StructuredProxyPushConsumer)
     entry.connect_structured_push_supplier(None)
     started = time.perf_counter()
     for i in range(TOTAL):
@@ -227,7 +226,7 @@ def main() -> int:
         server.stop()
         return 1
     print(f"cosnotify serve (pid {server.process.pid}) serves {server.url}")
-    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:0"], "demo")
+    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:"], CORBA.ORB_ID)
     try:
         status = run(server, orb)
     finally:

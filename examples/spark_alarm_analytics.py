@@ -4,7 +4,7 @@ Run: ``.venv/bin/python examples/spark_alarm_analytics.py`` (about a minute,
 most of it Spark starting). Needs Java 17.
 
 A notification server (``cosnotify serve``, here in-process on a free
-loopback port) carries a channel. A subscription (``create_subscription``)
+loopback port, on this process's omniORB ORB) carries a channel. A subscription (``create_subscription``)
 is a pull proxy in that channel with the constraint
 ``$type_name == 'CommunicationsAlarm'`` as its filter, so the channel drops
 the heartbeats before they cross the network and queues the alarms until
@@ -31,20 +31,23 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import TimeBase
+
 from cosnotify.channel.clock import seconds_to_timet
-from cosnotify.orb import CORBA, tc
+from cosnotify.corba import descriptors
 from cosnotify.server import NotificationServer, ServerConfig
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import TimeBase
 
 ALARMS = 2_000
 HEARTBEATS = 500
 START = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 SEVERITIES = ["CRITICAL", "MAJOR", "MINOR", "WARNING", "INDETERMINATE", "CLEARED"]
 CAUSES = ["LOSS_OF_SIGNAL", "LOSS_OF_FRAME", "POWER_PROBLEM", "EQUIPMENT_MALFUNCTION"]
-SEVERITY = tc.enum_tc("IDL:mtnm.tmforum.org/notifications/PerceivedSeverity:1.0",
-                      "PerceivedSeverity", SEVERITIES)
+SEVERITY = descriptors.enum_tc("IDL:mtnm.tmforum.org/notifications/PerceivedSeverity:1.0",
+                               "PerceivedSeverity", SEVERITIES)
 _MIX = [0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 5, 5, 5, 5]  # indexes into SEVERITIES
 _OFFSET_100NS = 12219292800 * 10_000_000  # TimeBase epoch (1582-10-15) to 1970, in 100 ns
 WAIT = 300.0
@@ -52,7 +55,7 @@ WAIT = 300.0
 
 def alarm(i: int) -> Any:
     """Alarm ``i``: raised ``i * 0.15`` s after START; critical alarms are the rarest."""
-    severity = SEVERITY.enum_items()[_MIX[(i * 7 + i // 13 + (i // 400) ** 2) % len(_MIX)]]
+    severity = SEVERITY._d[3][_MIX[(i * 7 + i // 13 + (i // 400) ** 2) % len(_MIX)]]
     raised = TimeBase.UtcT(seconds_to_timet(START + i * 0.15), 0, 0, 0)
     return N.StructuredEvent(
         N.EventHeader(N.FixedEventHeader(N.EventType("Telecom", "CommunicationsAlarm"),

@@ -22,6 +22,19 @@ a temporary proxy (connected on open, disconnected on close) or uses an
 existing one by ``proxy_id`` (a *subscription* made by
 :func:`create_subscription`), which keeps queueing while no query runs and
 is left connected. :func:`open_push_proxy` is the supplier side (the sink).
+
+The ORB is omniORBpy's, and omniORB allows one per process: a process that
+already has one (the driver of an application that made its own, a test
+process hosting the server) is served by it, and otherwise the bridge makes
+it on first use, publishing a loopback endpoint unless the environment names
+one (omniORB's ``ORBendPoint`` variable). Spark's executor workers are forked
+from a daemon, and an ORB that exists when a process forks is broken in the
+child (docs/spark.md): so nothing here initialises an ORB at import, only
+when a call needs one, in the process that makes the call, and a child that
+inherited an ORB gets an error instead of a broken one. Every reference the
+bridge obtains gets a call timeout of its own (``omniORB.setClientCallTimeout``,
+option ``call_timeout``), so a channel that hangs fails a task instead of
+holding it forever.
 """
 
 from __future__ import annotations
@@ -34,17 +47,21 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+import omniORB
+from omniORB import CORBA
+
+import CosEventChannelAdmin as ECA
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter as NF
 
 from cosnotify.filter import parse_constraint
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosEventChannelAdmin as ECA
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import CosNotifyFilter as NF
 
 __all__ = [
+    "CALL_TIMEOUT",
     "ChannelAddress",
     "ChannelError",
+    "InheritedORBError",
     "PullSubscription",
     "check_channel",
     "check_option_names",
@@ -52,15 +69,23 @@ __all__ = [
     "create_subscription",
     "drop_subscription",
     "open_push_proxy",
+    "orb_arguments",
+    "release_client_orb",
     "resolve_channel",
+    "timed",
 ]
 
 log = logging.getLogger("spark_bridge.connect")
 
 _CHANNEL_ID = CA.EventChannel._NP_RepositoryId
 _FACTORY_ID = CA.EventChannelFactory._NP_RepositoryId
+#: Seconds each call of the bridge to a channel may take (option ``call_timeout``).
+CALL_TIMEOUT = 60.0
+#: Seconds connecting to a channel may take, when the bridge makes the ORB.
+CONNECT_TIMEOUT = 5.0
 _orb_lock = threading.Lock()
-_orb: tuple[int, Any] | None = None
+_orb: tuple[int, Any, bool] | None = None  # (pid, ORB, whether client_orb made it)
+_inherited = False  # this process was forked while its parent had an ORB
 
 
 class ChannelError(ValueError):
@@ -80,18 +105,77 @@ def _shorten(url: str) -> str:
     return url if len(url) <= 60 else url[:57] + "..."
 
 
-def client_orb() -> Any:
-    """This process's client ORB for the bridge, made on first use.
+class InheritedORBError(RuntimeError):
+    """This process was forked from one that had initialised its ORB.
 
-    Spark forks Python workers from a daemon; the ORB is keyed by process id
-    so a forked child never reuses its parent's sockets and threads.
+    omniORB's ORB does not survive a fork: in the child its connections lose
+    replies, its servants are unreachable and ``destroy()`` aborts. Initialise
+    the ORB only in the processes that use it (Spark's workers do it on first
+    use), or destroy it before forking.
+    """
+
+
+def _forked() -> None:
+    global _inherited, _orb
+    _inherited = omniORB.orb is not None
+    _orb = None
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
+def orb_arguments() -> list[str]:
+    """The options of an ORB the bridge makes: a loopback endpoint unless the environment
+    names one (``ORBendPoint``), a global call and connect timeout."""
+    argv = [] if os.environ.get("ORBendPoint") else ["-ORBendPoint", "giop:tcp:127.0.0.1:"]
+    return argv + ["-ORBclientCallTimeOutPeriod", str(_millis(CALL_TIMEOUT)),
+                   "-ORBclientConnectTimeOutPeriod", str(_millis(CONNECT_TIMEOUT))]
+
+
+def client_orb() -> Any:
+    """This process's ORB, made on first use if the process has none yet.
+
+    Never called at import: Spark forks its Python workers from a daemon, and
+    the ORB must be initialised in the worker, after the fork. Raises
+    :class:`InheritedORBError` in a process forked while its parent had an ORB.
     """
     global _orb
     with _orb_lock:
         pid = os.getpid()
-        if _orb is None or _orb[0] != pid or _orb[1]._destroyed:
-            _orb = (pid, CORBA.ORB_init([], f"spark-bridge-{pid}"))
-        return _orb[1]
+        if _orb is not None and _orb[0] == pid and omniORB.orb is _orb[1]:
+            return _orb[1]
+        if _inherited and omniORB.orb is not None:
+            raise InheritedORBError(
+                f"process {pid} was forked after its parent initialised omniORB; the "
+                "bridge needs an ORB initialised in the process that uses it")
+        made = omniORB.orb is None
+        orb = CORBA.ORB_init(orb_arguments(), CORBA.ORB_ID)
+        _orb = (pid, orb, made)
+        return orb
+
+
+def release_client_orb() -> None:
+    """Destroy the ORB :func:`client_orb` made in this process (before the process exits).
+
+    An ORB the process had before the bridge used it is left alone.
+    """
+    global _orb
+    with _orb_lock:
+        found, _orb = _orb, None
+        if found is not None and found[0] == os.getpid() and found[2] \
+                and omniORB.orb is found[1]:
+            found[1].destroy()
+
+
+def _millis(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def timed(reference: Any, seconds: float) -> Any:
+    """``reference`` with a call timeout of its own (``omniORB.setClientCallTimeout``)."""
+    if isinstance(reference, CORBA.Object):
+        omniORB.setClientCallTimeout(reference, _millis(seconds))
+    return reference
 
 
 _LONG_MIN, _LONG_MAX = -(2**31), 2**31 - 1  # ids and sizes travel as IDL longs
@@ -140,11 +224,13 @@ def check_option_names(options: Mapping[str, Any], known: frozenset[str], what: 
 
 @attrs.frozen
 class ChannelAddress:
-    """Where the channel is: ``url`` (channel or factory), ``channel_id``, ``admin_id``."""
+    """Where the channel is and how to reach it: ``url`` (channel or factory),
+    ``channel_id``, ``admin_id``, and the seconds each call may take."""
 
     url: str
     channel_id: int | None = None
     admin_id: int | None = None
+    call_timeout: float = CALL_TIMEOUT
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> ChannelAddress:
@@ -152,8 +238,15 @@ class ChannelAddress:
         if not url:
             raise ValueError('option "channel" is required: the IOR, corbaloc or corbaname URL '
                              "of an EventChannel or an EventChannelFactory")
+        call_timeout = _float_option(options, "call_timeout", CALL_TIMEOUT)
+        if call_timeout <= 0:
+            raise ValueError(f"option 'call_timeout' must be a number > 0, got {call_timeout!r}")
         return cls(str(url), _int_option(options, "channel_id", None),
-                   _int_option(options, "admin_id", None))
+                   _int_option(options, "admin_id", None), call_timeout)
+
+    def timed(self, reference: Any) -> Any:
+        """``reference``, its calls limited to :attr:`call_timeout` seconds."""
+        return timed(reference, self.call_timeout)
 
 
 def check_channel(address: ChannelAddress, *, consumer: bool, proxy_id: int | None = None,
@@ -179,10 +272,10 @@ def check_channel(address: ChannelAddress, *, consumer: bool, proxy_id: int | No
 def _subscription_proxy(admin: Any, address: ChannelAddress, proxy_id: int) -> Any:
     """The SequenceProxyPullSupplier ``proxy_id`` of a consumer admin, or ChannelError."""
     try:
-        proxy = admin.get_proxy_supplier(proxy_id)
+        proxy = address.timed(admin.get_proxy_supplier(proxy_id))
     except CA.ProxyNotFound:
         raise ChannelError(address.url, f"no proxy {proxy_id} in the consumer admin") from None
-    proxy = CA.SequenceProxyPullSupplier._narrow(proxy)
+    proxy = address.timed(proxy._narrow(CA.SequenceProxyPullSupplier))
     if proxy is None or proxy._get_MyType() != CA.PULL_SEQUENCE:
         raise ChannelError(address.url, f"proxy {proxy_id} is not a SequenceProxyPullSupplier "
                                         "(a subscription made by create_subscription)")
@@ -193,18 +286,18 @@ def resolve_channel(orb: Any, address: ChannelAddress) -> Any:
     """The ``CosNotifyChannelAdmin::EventChannel`` that ``address`` names."""
     url = address.url
     try:
-        obj = orb.string_to_object(url)
+        obj = address.timed(orb.string_to_object(url))
         if obj is None:
             raise ChannelError(url, "the URL is a nil reference")
         if obj._is_a(_CHANNEL_ID):
             if address.channel_id is not None:
                 raise ChannelError(url, "the URL names an EventChannel; channel_id is only "
                                         "for an EventChannelFactory URL")
-            return CA.EventChannel._narrow(obj)
+            return address.timed(obj._narrow(CA.EventChannel))
         if not obj._is_a(_FACTORY_ID):
             raise ChannelError(url, "the URL names neither an EventChannel nor an "
                                     "EventChannelFactory")
-        factory = CA.EventChannelFactory._narrow(obj)
+        factory = address.timed(obj._narrow(CA.EventChannelFactory))
         channel_id = address.channel_id
         if channel_id is None:
             ids = sorted(factory.get_all_channels())
@@ -213,7 +306,7 @@ def resolve_channel(orb: Any, address: ChannelAddress) -> Any:
                                         'choose one with option "channel_id"')
             channel_id = ids[0]
         try:
-            return factory.get_event_channel(channel_id)
+            return address.timed(factory.get_event_channel(channel_id))
         except CA.ChannelNotFound:
             raise ChannelError(url, f"the factory has no channel {channel_id}") from None
     except ChannelError:
@@ -224,18 +317,18 @@ def resolve_channel(orb: Any, address: ChannelAddress) -> Any:
 
 def _consumer_admin(channel: Any, address: ChannelAddress) -> Any:
     if address.admin_id is None:
-        return channel._get_default_consumer_admin()
+        return address.timed(channel._get_default_consumer_admin())
     try:
-        return channel.get_consumeradmin(address.admin_id)
+        return address.timed(channel.get_consumeradmin(address.admin_id))
     except CA.AdminNotFound:
         raise ChannelError(address.url, f"no consumer admin {address.admin_id}") from None
 
 
 def _supplier_admin(channel: Any, address: ChannelAddress) -> Any:
     if address.admin_id is None:
-        return channel._get_default_supplier_admin()
+        return address.timed(channel._get_default_supplier_admin())
     try:
-        return channel.get_supplieradmin(address.admin_id)
+        return address.timed(channel.get_supplieradmin(address.admin_id))
     except CA.AdminNotFound:
         raise ChannelError(address.url, f"no supplier admin {address.admin_id}") from None
 
@@ -251,16 +344,17 @@ def _quietly(operation: Any, *args: Any) -> None:
         log.debug("%s failed: %s", getattr(operation, "__name__", operation), exc)
 
 
-def _new_pull_proxy(channel: Any, admin: Any, constraint: str | None,
+def _new_pull_proxy(address: ChannelAddress, channel: Any, admin: Any, constraint: str | None,
                     pull_size: int) -> tuple[Any, int, Any]:
     """A connected sequence pull proxy with the constraint as a filter: (proxy, id, filter)."""
     proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)
-    proxy = CA.SequenceProxyPullSupplier._narrow(proxy)
+    proxy = address.timed(address.timed(proxy)._narrow(CA.SequenceProxyPullSupplier))
     flt = None
     try:
         proxy.set_qos([N.Property("MaximumBatchSize", _long(pull_size))])
         if constraint is not None and constraint.strip():
-            flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+            factory = address.timed(channel._get_default_filter_factory())
+            flt = address.timed(factory.create_filter("EXTENDED_TCL"))
             flt.add_constraints([NF.ConstraintExp([], constraint)])
             proxy.add_filter(flt)
         proxy.connect_sequence_pull_consumer(None)
@@ -289,13 +383,10 @@ class PullSubscription:
         self.owned = owned
         self.pull_size = pull_size
         self._filter = flt
-        # Kept as strings now: close(fresh_connection=True) must not need this ORB.
-        self._iors = (None, None) if not owned else (
-            orb.object_to_string(proxy), None if flt is None else orb.object_to_string(flt))
         self.default_priority = 0
         self.default_timeout = 0.0
         try:
-            qos = {p.name: p.value.value() for p in proxy.get_qos()}
+            qos = {p.name: p.value._v for p in proxy.get_qos()}
             self.default_priority = int(qos.get("Priority", 0))
             self.default_timeout = int(qos.get("Timeout", 0)) / 1e7
             # A pull returns at most the proxy's MaximumBatchSize, and a short pull is
@@ -317,7 +408,8 @@ class PullSubscription:
         try:
             admin = _consumer_admin(channel, address)
             if proxy_id is None:
-                proxy, new_id, flt = _new_pull_proxy(channel, admin, constraint, pull_size)
+                proxy, new_id, flt = _new_pull_proxy(address, channel, admin, constraint,
+                                                     pull_size)
                 try:
                     return cls(orb, proxy, new_id, True, pull_size, flt, address.url)
                 except BaseException:  # SIGTERM (SystemExit) while reading its QoS
@@ -377,42 +469,31 @@ class PullSubscription:
             time.sleep(poll)
         return events
 
-    def close(self, fresh_connection: bool = False) -> None:
+    def close(self) -> None:
         """Disconnect an owned proxy and destroy its filter; leave a named one alone.
 
-        ``fresh_connection``: make these calls through a new, short-lived ORB. A
-        signal can interrupt this process's ORB in the middle of a call (the source
-        runner on SIGTERM), leaving its connection unusable; the references, turned
-        to strings locally, still name the same objects.
+        A signal cannot leave this ORB in the middle of a call: omniORB waits for
+        replies in C++ with the GIL released, and Python runs the handler only
+        when the call has returned. So close() after a SIGTERM uses the same ORB.
         """
         if self.owned and self.proxy is not None:
             proxy, flt = self.proxy, self._filter
-            spare = None
-            if fresh_connection:
-                spare = CORBA.ORB_init([], f"spark-bridge-close-{os.getpid()}-{id(self)}")
-                proxy_ior, filter_ior = self._iors
-                proxy = CA.SequenceProxyPullSupplier._narrow(spare.string_to_object(proxy_ior))
-                if filter_ior is not None:
-                    flt = NF.Filter._narrow(spare.string_to_object(filter_ior))
             try:
-                try:
-                    proxy.disconnect_sequence_pull_supplier()
-                except CORBA.OBJECT_NOT_EXIST:
-                    pass  # the channel, its admin or the proxy is gone already
-                except Exception as exc:  # noqa: BLE001 - close never raises
-                    log.warning("could not disconnect proxy %d of %s: %s", self.proxy_id,
-                                self.url, exc)
-                if flt is not None:
-                    _quietly(flt.destroy)
-            finally:
-                if spare is not None:
-                    _quietly(spare.destroy)
+                proxy.disconnect_sequence_pull_supplier()
+            except CORBA.OBJECT_NOT_EXIST:
+                pass  # the channel, its admin or the proxy is gone already
+            except Exception as exc:  # noqa: BLE001 - close never raises
+                log.warning("could not disconnect proxy %d of %s: %s", self.proxy_id,
+                            self.url, exc)
+            if flt is not None:
+                _quietly(flt.destroy)
         self.proxy = None
 
 
 def create_subscription(channel: str, constraint: str | None = None, *,
                         channel_id: int | None = None, admin_id: int | None = None,
-                        pull_size: int = 1000, orb: Any = None) -> int:
+                        pull_size: int = 1000, orb: Any = None,
+                        call_timeout: float = CALL_TIMEOUT) -> int:
     """Create a lasting sequence pull proxy in ``channel`` and return its proxy id.
 
     The proxy queues the events that pass ``constraint`` (EXTENDED_TCL) from
@@ -424,12 +505,12 @@ def create_subscription(channel: str, constraint: str | None = None, *,
         raise ValueError(f"pull_size must be in [1, {_LONG_MAX}], got {pull_size!r}")
     if constraint is not None and constraint.strip():
         parse_constraint(constraint)  # ConstraintSyntaxError here, with a caret excerpt
-    address = ChannelAddress(channel, channel_id, admin_id)
+    address = ChannelAddress(channel, channel_id, admin_id, call_timeout)
     orb = client_orb() if orb is None else orb
     target = resolve_channel(orb, address)
     try:
         admin = _consumer_admin(target, address)
-        _, proxy_id, _ = _new_pull_proxy(target, admin, constraint, pull_size)
+        _, proxy_id, _ = _new_pull_proxy(address, target, admin, constraint, pull_size)
     except ChannelError:
         raise
     except Exception as exc:
@@ -438,14 +519,15 @@ def create_subscription(channel: str, constraint: str | None = None, *,
 
 
 def drop_subscription(channel: str, proxy_id: int, *, channel_id: int | None = None,
-                      admin_id: int | None = None, orb: Any = None) -> None:
+                      admin_id: int | None = None, orb: Any = None,
+                      call_timeout: float = CALL_TIMEOUT) -> None:
     """Disconnect (and so destroy) the subscription proxy ``proxy_id`` and its filters."""
-    address = ChannelAddress(channel, channel_id, admin_id)
+    address = ChannelAddress(channel, channel_id, admin_id, call_timeout)
     orb = client_orb() if orb is None else orb
     target = resolve_channel(orb, address)
     try:
         proxy = _subscription_proxy(_consumer_admin(target, address), address, proxy_id)
-        filters = [proxy.get_filter(i) for i in proxy.get_all_filters()]
+        filters = [address.timed(proxy.get_filter(i)) for i in proxy.get_all_filters()]
         proxy.disconnect_sequence_pull_supplier()
     except ChannelError:
         raise
@@ -463,7 +545,7 @@ def open_push_proxy(address: ChannelAddress, orb: Any = None) -> Any:
     try:
         proxy, _ = _supplier_admin(channel, address).obtain_notification_push_consumer(
             CA.SEQUENCE_EVENT)
-        proxy = CA.SequenceProxyPushConsumer._narrow(proxy)
+        proxy = address.timed(address.timed(proxy)._narrow(CA.SequenceProxyPushConsumer))
         proxy.connect_sequence_push_supplier(None)
     except BaseException as exc:
         if proxy is not None:  # obtained but not connected: do not leave it in the admin

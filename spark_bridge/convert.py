@@ -4,10 +4,13 @@ Strategy: a row is the event's three names, its two property sequences as
 lists of (name, TypeCode text, VARIANT) and its body as (TypeCode text,
 VARIANT), plus arrival time, priority and expiry. Each CORBA Any goes
 through ``anycodec.py`` (the value, typed and nested, in a VARIANT; the
-TypeCode as text beside it), so ``row_to_event(event_to_row(e, t)) == e``
-with exactly equal TypeCodes. Rows may come back from Spark as ``Row``
+TypeCode as text beside it), so ``row_to_event(event_to_row(e, t))`` is
+``e`` again: the same values (omniORB's structs compare by identity, so
+tests compare them member by member) with TypeCodes of the same text. Rows may come back from Spark as ``Row``
 objects, tuples in schema order or mappings; VARIANTs as ``VariantVal``,
-(value, metadata) pairs or dicts. Nothing here touches a SparkSession;
+(value, metadata) pairs or dicts. Events are omniORB's
+``CosNotification.StructuredEvent`` values, as a proxy delivers them or as
+they arrive from the wire. Nothing here touches a SparkSession or an ORB;
 ``VariantVal`` is only a value class.
 """
 
@@ -17,10 +20,12 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+import omniORB  # noqa: F401 - before the COS stubs it puts on sys.path
 from pyspark.sql.types import VariantVal
 
+import CosNotification as N
+
 from cosnotify.channel.clock import utc_to_seconds
-from cosnotify.stubs import CosNotification as N
 from spark_bridge.anycodec import ConversionError, Raw, References, decode_any, encode_any
 
 __all__ = [
@@ -79,13 +84,13 @@ def resolve_qos(event: Any, arrival: float, default_priority: int = 0,
     for prop in event.header.variable_header:
         name = prop.name
         if name == "Priority":
-            priority = int(prop.value.value())
+            priority = int(prop.value._v)
         elif name == "Timeout":
-            timeout = prop.value.value()
+            timeout = prop.value._v
             if timeout:
                 lifetime = timeout / 1e7
         elif name == "StopTime":
-            stop = utc_to_seconds(prop.value.value())
+            stop = utc_to_seconds(prop.value._v)
     expiry = arrival + lifetime if lifetime else None
     if stop is not None:
         expiry = stop if expiry is None else min(stop, expiry)

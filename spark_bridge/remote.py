@@ -11,6 +11,15 @@ by the channel's own filter factory and added to the proxy before it connects.
 Closing the sink disconnects the proxy, then deactivates the servant and
 destroys the filter.
 
+The servant lives in the RootPOA of the process's omniORB ORB (``orb``, or
+``connect.client_orb()``): omniORB allows one ORB per process, so its
+endpoint is whatever the process's ORB publishes. The bridge's own ORB
+publishes a loopback endpoint unless the ``ORBendPoint`` environment variable
+names another; for a channel on another host, initialise the ORB with an
+endpoint that host can reach before the bridge does (docs/spark.md). The
+references to the channel, its admin, proxy and filter each get
+``call_timeout`` (``omniORB.setClientCallTimeout``).
+
 A remote push that finds the sink's buffer full blocks the ORB thread serving
 it; the channel's call timeout (``ServerConfig.call_timeout``) must be longer
 than a batch takes to write, or the channel gives up on the consumer.
@@ -20,10 +29,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import omniORB  # noqa: F401 - before the COS stubs it puts on sys.path
+
+import CosNotifyComm__POA
+import CosNotifyFilter as NF
+
 from cosnotify.filter import parse_constraint
-from cosnotify.stubs import CosNotifyComm__POA
-from cosnotify.stubs import CosNotifyFilter as NF
 from spark_bridge.connect import (
+    CALL_TIMEOUT,
     ChannelAddress,
     _consumer_admin,
     _quietly,
@@ -34,7 +47,7 @@ from spark_bridge.connect import (
 __all__ = ["SinkConsumer", "attach_remote"]
 
 
-class SinkConsumer(CosNotifyComm__POA.SequencePushConsumer):
+class SinkConsumer(CosNotifyComm__POA.SequencePushConsumer):  # type: ignore[misc]
     """``CosNotifyComm::SequencePushConsumer`` served for a sink."""
 
     def __init__(self, sink: Any) -> None:
@@ -52,19 +65,21 @@ class SinkConsumer(CosNotifyComm__POA.SequencePushConsumer):
 
 def attach_remote(cls: Any, channel: str, spark: Any, *, orb: Any = None,
                   channel_id: int | None = None, admin_id: int | None = None,
-                  constraint: str | None = None, **options: Any) -> Any:
+                  constraint: str | None = None, call_timeout: float = CALL_TIMEOUT,
+                  **options: Any) -> Any:
     """``cls.attach`` on the consumer admin of a remote channel, with a served consumer."""
     if constraint is not None and constraint.strip():
         parse_constraint(constraint)  # ConstraintSyntaxError before anything is made
     orb = client_orb() if orb is None else orb
-    address = ChannelAddress(channel, channel_id, admin_id)
+    address = ChannelAddress(channel, channel_id, admin_id, call_timeout)
     target = resolve_channel(orb, address)
     admin = _consumer_admin(target, address)
     poa = orb.resolve_initial_references("RootPOA")
-    poa.the_POAManager.activate()
+    poa._get_the_POAManager().activate()
     filters = []
     if constraint is not None and constraint.strip():
-        flt = target._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        factory = address.timed(target._get_default_filter_factory())
+        flt = address.timed(factory.create_filter("EXTENDED_TCL"))
         try:
             flt.add_constraints([NF.ConstraintExp([], constraint)])
         except BaseException:
@@ -80,7 +95,8 @@ def attach_remote(cls: Any, channel: str, spark: Any, *, orb: Any = None,
 
     options.setdefault("references", orb)
     try:
-        sink = cls.attach(admin, spark, as_reference=as_reference, filters=filters, **options)
+        sink = cls.attach(admin, spark, as_reference=as_reference, filters=filters,
+                          timed=address.timed, **options)
     except BaseException:
         for flt in filters:
             _quietly(flt.destroy)

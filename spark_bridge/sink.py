@@ -46,13 +46,16 @@ from collections.abc import Callable, Sequence
 from typing import Any, Self
 
 import attrs
+from omniORB import CORBA
+
+import CosEventComm
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import TimeBase
 
 from cosnotify.channel.clock import Clock, SystemClock
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosEventComm, TimeBase
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 from spark_bridge.arrow import Rejected, events_to_arrow
+from spark_bridge.connect import CALL_TIMEOUT
 from spark_bridge.convert import References
 from spark_bridge.schema import event_schema
 
@@ -174,7 +177,8 @@ class SparkSinkProxy:
     @classmethod
     def attach(cls, admin: Any, spark: Any, *, max_batch_size: int = 10_000,
                pacing_interval: float = 1.0, as_reference: Callable[[Any], Any] | None = None,
-               filters: Sequence[Any] = (), **options: Any) -> SparkSinkProxy:
+               filters: Sequence[Any] = (), timed: Callable[[Any], Any] | None = None,
+               **options: Any) -> SparkSinkProxy:
         """A sink connected to a new sequence push proxy of ``admin`` (a ConsumerAdmin).
 
         The proxy gets MaximumBatchSize = ``max_batch_size`` and PacingInterval
@@ -183,15 +187,19 @@ class SparkSinkProxy:
         QoS become the defaults for events whose header has none.
         ``as_reference`` turns the sink into what the proxy accepts as a
         consumer (an object reference, for a remote channel); by default the
-        sink itself is passed. Other options go to the constructor. For a
-        channel in another process, see :meth:`attach_remote`.
+        sink itself is passed; ``timed`` is applied to the proxy's reference
+        (a call timeout, for a remote channel). Other options go to the
+        constructor. For a channel in another process, see :meth:`attach_remote`.
         """
         if max_batch_size < 1 or pacing_interval < 0:  # before the channel makes a proxy
             raise ValueError("max_batch_size must be at least 1 and pacing_interval >= 0")
         proxy, _ = admin.obtain_notification_push_supplier(CA.SEQUENCE_EVENT)
-        narrow = getattr(CA.SequenceProxyPushSupplier, "_narrow", None)
-        if narrow is not None and isinstance(proxy, CORBA.Object):
-            proxy = narrow(proxy)
+        if isinstance(proxy, CORBA.Object):  # a remote channel's proxy
+            if timed is not None:
+                proxy = timed(proxy)
+            proxy = proxy._narrow(CA.SequenceProxyPushSupplier)
+            if timed is not None:
+                proxy = timed(proxy)
         qos = [N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, max_batch_size)),
                N.Property("PacingInterval", _timet(pacing_interval))]
         sink: SparkSinkProxy | None = None
@@ -199,7 +207,7 @@ class SparkSinkProxy:
             for flt in filters:
                 proxy.add_filter(flt)
             proxy.set_qos(qos)
-            effective = {p.name: p.value.value() for p in proxy.get_qos()}
+            effective = {p.name: p.value._v for p in proxy.get_qos()}
             options.setdefault("default_priority", effective.get("Priority", 0))
             options.setdefault("default_timeout", effective.get("Timeout", 0) / 1e7)
             sink = cls(spark, max_batch_size=max_batch_size, pacing_interval=pacing_interval,
@@ -218,20 +226,24 @@ class SparkSinkProxy:
     @classmethod
     def attach_remote(cls, channel: str, spark: Any, *, orb: Any = None,
                       channel_id: int | None = None, admin_id: int | None = None,
-                      constraint: str | None = None, **options: Any) -> SparkSinkProxy:
+                      constraint: str | None = None, call_timeout: float = CALL_TIMEOUT,
+                      **options: Any) -> SparkSinkProxy:
         """A sink fed by a channel in another process, by URL (``spark_bridge.remote``).
 
         ``channel`` is an IOR, corbaloc or corbaname URL of an EventChannel, or
         of an EventChannelFactory with ``channel_id`` (docs/spark.md). The sink
-        is served by ``orb`` (default: the bridge's own ORB, listening on every
-        interface) as a ``SequencePushConsumer``; ``constraint`` becomes an
-        EXTENDED_TCL filter on its proxy. ``close()`` also deactivates the
-        servant and destroys the filter.
+        is served by ``orb``, the process's omniORB ORB (default: the one the
+        process has, or the bridge's, made now with a loopback endpoint unless
+        the ``ORBendPoint`` environment variable names one), as a
+        ``SequencePushConsumer``; ``constraint`` becomes an EXTENDED_TCL filter
+        on its proxy; each call to the channel may take ``call_timeout``
+        seconds. ``close()`` also deactivates the servant and destroys the filter.
         """
         from spark_bridge.remote import attach_remote
 
         sink: SparkSinkProxy = attach_remote(cls, channel, spark, orb=orb, channel_id=channel_id,
-                                             admin_id=admin_id, constraint=constraint, **options)
+                                             admin_id=admin_id, constraint=constraint,
+                                             call_timeout=call_timeout, **options)
         return sink
 
     # -- CosNotifyComm::StructuredPushConsumer / SequencePushConsumer -------------------------

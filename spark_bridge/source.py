@@ -5,7 +5,9 @@ Strategy: Spark's Python Data Source API runs a streaming reader's
 long-lived Python process beside the driver (the *source runner*), and
 ``read(partition)`` in executor workers; the reader object is also built and
 pickled by a separate planner process. So the reader connects lazily, in the
-runner only, and drops its connection when pickled.
+runner only, and drops its connection when pickled; the ORB too is made in the
+process that first needs it (``connect.client_orb``), never before Spark forks
+a worker.
 
 A notification channel has no replayable log: an event pulled from a proxy is
 gone from the channel. The stream reader is therefore a pull consumer that
@@ -24,8 +26,9 @@ gone from the channel. The stream reader is therefore a pull consumer that
 A ``DataSourceStreamReader`` was chosen over ``SimpleDataSourceStreamReader``
 (both measured, docs/spark.md): the simple reader's wrapper never forwards
 ``stop()``, so the channel's proxy would outlive the query, and it ignores
-Spark's read limits; StructuredEvents cannot be pickled (their value classes
-are made at run time), so rows go to the workers as Arrow either way.
+Spark's read limits; StructuredEvents cannot in general be pickled (omniORB
+makes the classes of values without stubs at run time, and ``CORBA.fixed``
+refuses pickling), so rows go to the workers as Arrow either way.
 
 A batch read drains: ``read`` (in a worker) pulls what the proxy holds, then
 waits ``idle_timeout`` seconds for more.
@@ -66,6 +69,7 @@ from spark_bridge.connect import (
     _int_option,
     check_channel,
     check_option_names,
+    release_client_orb,
 )
 from spark_bridge.schema import arrow_schema, event_schema
 
@@ -76,8 +80,9 @@ log = logging.getLogger("spark_bridge.source")
 
 NAME = "cosnotify"
 #: The options a read takes (docs/spark.md, Options).
-READ_OPTIONS = frozenset({"channel", "channel_id", "admin_id", "constraint", "proxy_id",
-                          "max_events_per_batch", "pull_size", "idle_timeout", "max_events"})
+READ_OPTIONS = frozenset({"channel", "channel_id", "admin_id", "call_timeout", "constraint",
+                          "proxy_id", "max_events_per_batch", "pull_size", "idle_timeout",
+                          "max_events"})
 
 
 class SourceOptions:
@@ -147,9 +152,9 @@ class EventPartition(InputPartition):
         return f"EventPartition(first={self.first}, rows={self.rows})"
 
 
-#: Set by the SIGTERM handler: the ORB may have been interrupted mid-call. Plain
-#: flags, not threading.Events: a second signal may run the handler inside the
-#: first, and an Event's lock cannot be taken twice.
+#: Set by the SIGTERM handler: the runner is ending. Plain flags, not
+#: threading.Events: a second signal may run the handler inside the first, and an
+#: Event's lock cannot be taken twice.
 _terminating = False
 #: A SIGTERM arrived while ``StreamReader.stop`` ran: acted on when it returns.
 _deferred = False
@@ -166,6 +171,11 @@ def _exit_on_sigterm() -> None:
     ``stop()`` on the stack is acted on when ``stop()`` returns. Only the
     runner's main thread, and only while SIGTERM still has its default action,
     is changed.
+
+    The handler never runs in the middle of an ORB call: omniORB waits for a
+    reply in C++ with the GIL released, so Python runs the handler once the
+    call has returned (``SystemExit`` then comes out of the stub, the reply
+    consumed), and ``stop()`` can use the same ORB to disconnect.
     """
     if threading.current_thread() is not threading.main_thread():
         return
@@ -306,10 +316,13 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         global _deferred
         subscription, self._subscription = self._subscription, None
         if subscription is not None:
-            # After a SIGTERM that unwound a call, the ORB may be broken mid-call.
-            subscription.close(fresh_connection=_terminating)
+            subscription.close()
             log.info("stopped; proxy %d %s", subscription.proxy_id,
                      "disconnected" if subscription.owned else "left connected")
+        if _terminating:
+            # The runner exits: close the ORB's connections and threads cleanly (it was
+            # made here, after any fork; an ORB the process had before is left alone).
+            release_client_orb()
         if _deferred:
             _deferred = False
             raise SystemExit(128 + signal.SIGTERM)  # the SIGTERM that arrived meanwhile

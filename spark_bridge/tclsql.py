@@ -21,7 +21,7 @@ from cosnotify.filter import ast
 from cosnotify.filter.paths import STRUCTURED_HEADER
 
 _INT_KINDS = ("short", "long", "longlong", "ushort", "ulong", "ulonglong", "octet")
-_FLOAT_KINDS = ("float", "double", "longdouble")
+_FLOAT_KINDS = ("float", "double", "longdouble")  # longdouble: rows from before omniORBpy
 _STRING_KINDS = ("char", "wchar", "string", "wstring")
 _SE_MEMBERS = ("header", "filterable_data", "remainder_of_body")
 _PROPERTIES = ("variable_header", "filterable_data")  # $name: the header first (§2.4.5)

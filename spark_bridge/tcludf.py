@@ -27,8 +27,11 @@ def _matcher(constraint: str) -> Callable[[Any], bool]:
     with _matchers_lock:
         match = _matchers.get(constraint)
         if match is None:
+            import omniORB  # noqa: F401 - before the COS stub it puts on sys.path
+
+            import CosNotifyFilter
+
             from cosnotify.filter import FilterFactory
-            from cosnotify.stubs import CosNotifyFilter
 
             flt = FilterFactory().create_filter("EXTENDED_TCL")
             flt.add_constraints([CosNotifyFilter.ConstraintExp([], constraint)])

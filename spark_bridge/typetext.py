@@ -9,51 +9,90 @@ again names or objects::
 
 Everything CORBA 2.6 section 10.7.1 lets one observe through ``equal()`` is
 kept: repository ids, names, member names, union labels and default index,
-bounds, fixed digits and scale, aliases. A recursive reference (section
-10.7.3) is written as ``{"kind":"recursive","id":...}`` when the struct or
-union it names is being written around it, and read back with
-``create_recursive_tc``, which the enclosing struct or union binds.
+bounds, fixed digits and scale, aliases. Member names are IDL names (omniORB's
+``_in`` for a member named like a Python keyword is written ``in``).
+
+Both directions work on omniORB's TypeCode *descriptors*
+(``cosnotify.corba.descriptors``), never on ``TypeCode`` methods, so
+TypeCodes unmarshalled from the wire (whose repeated and recursive types the
+4.3.3 wheel marks with kind ``0xffffffff``) are written like in-process ones.
+An indirection to a struct or union being written around it (section 10.7.3)
+becomes ``{"kind":"recursive","id":...}``; any other indirection (a type the
+wire repeats) is written out again, so the text never depends on how the
+sender shared its types.
+
+Reading text builds descriptors and makes TypeCodes of them directly. When
+this process has stubs for a repository id (``omniORB.findType``) and they
+describe the same type, their descriptor is used, so values decode into the
+generated classes and enum items users compare with; otherwise structs,
+unions and exceptions get omniORB's ``createUnknown*`` classes, as if the
+value had arrived from a peer. ``long double``, value types and native
+types have no text: omniORBpy cannot marshal long double at all.
 
 Both directions are cached, since an event stream repeats a handful of
-TypeCodes: text by TypeCode identity, TypeCodes by text.
+TypeCodes: text by descriptor identity, TypeCodes by text.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, Final
 
-from cosnotify.orb import typecode as T
-from cosnotify.orb.values import EnumItem
+import omniORB
+from omniORB import tcInternal
 
-__all__ = ["SIMPLE_NAMES", "TypeTextError", "decode_typecode", "encode_typecode"]
+from cosnotify.corba import descriptors as D
+
+__all__ = [
+    "SIMPLE_NAMES",
+    "TypeTextError",
+    "decode_descriptor",
+    "decode_typecode",
+    "encode_descriptor",
+    "encode_typecode",
+    "idl_name",
+]
 
 #: The basic kinds, written as bare names.
-SIMPLE_NAMES: dict[int, str] = {
-    T.K_NULL: "null", T.K_VOID: "void", T.K_SHORT: "short", T.K_LONG: "long",
-    T.K_USHORT: "ushort", T.K_ULONG: "ulong", T.K_FLOAT: "float", T.K_DOUBLE: "double",
-    T.K_BOOLEAN: "boolean", T.K_CHAR: "char", T.K_OCTET: "octet", T.K_ANY: "any",
-    T.K_TYPECODE: "TypeCode", T.K_PRINCIPAL: "Principal", T.K_LONGLONG: "longlong",
-    T.K_ULONGLONG: "ulonglong", T.K_LONGDOUBLE: "longdouble", T.K_WCHAR: "wchar",
+SIMPLE_NAMES: Final[dict[int, str]] = {
+    D.NULL: "null", D.VOID: "void", D.SHORT: "short", D.LONG: "long", D.USHORT: "ushort",
+    D.ULONG: "ulong", D.FLOAT: "float", D.DOUBLE: "double", D.BOOLEAN: "boolean",
+    D.CHAR: "char", D.OCTET: "octet", D.ANY: "any", D.TYPECODE: "TypeCode",
+    D.PRINCIPAL: "Principal", D.LONGLONG: "longlong", D.ULONGLONG: "ulonglong",
+    D.WCHAR: "wchar",
 }
-_SIMPLE_BY_NAME: dict[str, T.TypeCode] = {name: T._SIMPLE[k] for k, name in SIMPLE_NAMES.items()}
-_SIMPLE_BY_NAME["string"] = T.TC_string
-_SIMPLE_BY_NAME["wstring"] = T.TC_wstring
+_SIMPLE_BY_NAME: Final[dict[str, Any]] = {name: k for k, name in SIMPLE_NAMES.items()}
+_SIMPLE_BY_NAME["string"] = (D.STRING, 0)
+_SIMPLE_BY_NAME["wstring"] = (D.WSTRING, 0)
 
-_REF_KINDS = {T.K_OBJREF: "objref", T.K_ABSTRACT_INTERFACE: "abstract_interface",
-              T.K_LOCAL_INTERFACE: "local_interface"}
-_REF_BUILDERS = {"objref": T.objref_tc, "abstract_interface": T.abstract_interface_tc,
-                 "local_interface": T.local_interface_tc}
+_REF_KINDS: Final = {D.OBJREF: "objref", D.ABSTRACT_INTERFACE: "abstract_interface",
+                     D.LOCAL_INTERFACE: "local_interface"}
+_REF_BY_NAME: Final = {name: k for k, name in _REF_KINDS.items()}
+_NO_TEXT: Final = {D.LONGDOUBLE: "long double (omniORBpy does not support it)",
+                   D.VALUE: "value type", D.VALUE_BOX: "value box", D.NATIVE: "native"}
+_INTEGER_RANGES: Final = {
+    D.SHORT: (-(2**15), 2**15 - 1), D.LONG: (-(2**31), 2**31 - 1),
+    D.LONGLONG: (-(2**63), 2**63 - 1), D.USHORT: (0, 2**16 - 1), D.ULONG: (0, 2**32 - 1),
+    D.ULONGLONG: (0, 2**64 - 1),
+}
+_TYPECODE_CLASSES: Final = {
+    D.STRUCT: tcInternal.TypeCode_struct, D.EXCEPT: tcInternal.TypeCode_except,
+    D.UNION: tcInternal.TypeCode_union, D.ENUM: tcInternal.TypeCode_enum,
+    D.ALIAS: tcInternal.TypeCode_alias, D.OBJREF: tcInternal.TypeCode_objref,
+    D.ABSTRACT_INTERFACE: tcInternal.TypeCode_objref,
+    D.LOCAL_INTERFACE: tcInternal.TypeCode_objref,
+}
 _CACHE_LIMIT = 4096
 
-_encoded: dict[int, tuple[T.TypeCode, str]] = {}
-_decoded: dict[str, T.TypeCode] = {}
+_encoded: dict[int, tuple[Any, str]] = {}
+_decoded: dict[str, Any] = {}
+_registered: dict[str, tuple[Any, Any]] = {}  # repository id -> (stub descriptor, its tree)
 _lock = threading.Lock()
 
 
 class TypeTextError(ValueError):
-    """A ``type`` text that does not describe a TypeCode."""
+    """A ``type`` text that does not describe a TypeCode, or a TypeCode without text."""
 
     def __init__(self, text: str, detail: str) -> None:
         shown = text if len(text) <= 80 else text[:77] + "..."
@@ -62,155 +101,302 @@ class TypeTextError(ValueError):
         self.detail = detail
 
 
+def idl_name(attribute: str) -> str:
+    """The IDL name of a member whose Python attribute is ``attribute`` (``_in`` -> ``in``)."""
+    if attribute[:1] == "_" and D.attribute(attribute[1:]) == attribute:
+        return attribute[1:]
+    return attribute
+
+
 # -- TypeCode -> text ------------------------------------------------------------------------
 
-def encode_typecode(tc: T.TypeCode) -> str:
-    """The text of ``tc`` (cached by identity)."""
-    hit = _encoded.get(id(tc))
-    if hit is not None and hit[0] is tc:
+def encode_typecode(tc: Any) -> str:
+    """The text of a ``CORBA.TypeCode`` (cached by its descriptor's identity)."""
+    return encode_descriptor(tc._d)
+
+
+def encode_descriptor(d: D.Descriptor) -> str:
+    """The text of an omniORB TypeCode descriptor (in-process or from the wire)."""
+    if type(d) is int:
+        name = SIMPLE_NAMES.get(d)
+        if name is not None:
+            return name
+    hit = _encoded.get(id(d))
+    if hit is not None and hit[0] is d:
         return hit[1]
-    tree = _tree(tc, [])
+    tree = _tree(d, [])
     text = tree if isinstance(tree, str) else json.dumps(tree, separators=(",", ":"),
                                                          ensure_ascii=False)
     with _lock:
         if len(_encoded) >= _CACHE_LIMIT:
             _encoded.clear()
-        _encoded[id(tc)] = (tc, text)  # the entry keeps tc alive, so its id stays unique
+        _encoded[id(d)] = (d, text)  # the entry keeps d alive, so its id stays unique
     return text
 
 
-def _tree(tc: T.TypeCode, stack: list[T.TypeCode]) -> Any:
-    tc = T.resolve(tc)
-    k = tc._k
-    name = SIMPLE_NAMES.get(k)
-    if name is not None:
+def _tree(d: D.Descriptor, stack: list[Any]) -> Any:
+    if type(d) is int:
+        name = SIMPLE_NAMES.get(d)
+        if name is None:
+            raise TypeTextError(repr(d), f"{_NO_TEXT.get(d, f'kind {d}')} has no text form")
         return name
-    if isinstance(tc, T.StringTC):
-        base = "string" if k == T.K_STRING else "wstring"
-        return {"kind": base, "bound": tc._bound} if tc._bound else base
-    if isinstance(tc, (T.StructTC, T.UnionTC)):
-        if any(tc is s for s in stack):
-            return {"kind": "recursive", "id": tc._id}
-        stack.append(tc)
+    k = d[0]
+    if k == D.INDIRECT or k == D.WIRE_INDIRECT:
+        target = D.resolve(d)
+        for outer in stack:
+            if outer is target:
+                return {"kind": "recursive", "id": D.repo_id(target)}
+        return _tree(target, stack)
+    if k == D.STRING or k == D.WSTRING:
+        base = "string" if k == D.STRING else "wstring"
+        return {"kind": base, "bound": d[1]} if d[1] else base
+    if k == D.STRUCT or k == D.EXCEPT or k == D.UNION:
+        stack.append(d)
         try:
-            if isinstance(tc, T.StructTC):
-                return {"kind": "struct" if k == T.K_STRUCT else "exception", "id": tc._id,
-                        "name": tc._name,
-                        "members": [[n, _tree(t, stack)] for n, t in zip(tc._names, tc._types)]}
-            disc = _tree(tc._disc, stack)
-            return {"kind": "union", "id": tc._id, "name": tc._name, "discriminator": disc,
-                    "default": tc._default,
-                    "members": [[_label(label), n, _tree(t, stack)]
-                                for label, n, t in zip(tc._labels, tc._names, tc._types)]}
+            if k == D.UNION:
+                return {"kind": "union", "id": d[2] or "", "name": d[3],
+                        "discriminator": _tree(d[4], stack), "default": d[5],
+                        "members": [[None if i == d[5] else _label(label), idl_name(n),
+                                     _tree(m, stack)]
+                                    for i, (label, n, m) in enumerate(d[6])]}
+            return {"kind": "struct" if k == D.STRUCT else "exception", "id": d[2] or "",
+                    "name": d[3],
+                    "members": [[idl_name(n), _tree(m, stack)]
+                                for n, m in zip(d[4::2], d[5::2], strict=True)]}
         finally:
             stack.pop()
-    if isinstance(tc, T.EnumTC):
-        return {"kind": "enum", "id": tc._id, "name": tc._name, "members": list(tc._names)}
-    if isinstance(tc, T.SequenceTC):
-        if k == T.K_ARRAY:
-            return {"kind": "array", "length": tc._bound, "of": _tree(tc._content, stack)}
-        return {"kind": "sequence", "bound": tc._bound, "of": _tree(tc._content, stack)}
-    if isinstance(tc, T.AliasTC):
-        return {"kind": "alias", "id": tc._id, "name": tc._name, "of": _tree(tc._content, stack)}
-    if isinstance(tc, T.FixedTC):
-        return {"kind": "fixed", "digits": tc._digits, "scale": tc._scale}
-    if isinstance(tc, T.ObjrefTC):
-        return {"kind": _REF_KINDS[k], "id": tc._id, "name": tc._name}
-    raise TypeTextError(repr(tc), f"TypeCode kind {T._KIND_NAMES[k]} has no text form")
+    if k == D.ENUM:
+        return {"kind": "enum", "id": d[1] or "", "name": d[2],
+                "members": [item._n for item in d[3]]}
+    if k == D.SEQUENCE:
+        return {"kind": "sequence", "bound": d[2], "of": _tree(d[1], stack)}
+    if k == D.ARRAY:
+        return {"kind": "array", "length": d[2], "of": _tree(d[1], stack)}
+    if k == D.ALIAS:
+        return {"kind": "alias", "id": d[1] or "", "name": d[2], "of": _tree(d[3], stack)}
+    if k == D.FIXED:
+        return {"kind": "fixed", "digits": d[1], "scale": d[2]}
+    if k in _REF_KINDS:
+        return {"kind": _REF_KINDS[k], "id": d[1] or "", "name": d[2]}
+    raise TypeTextError(repr(d)[:80], f"{_NO_TEXT.get(k, f'kind {k}')} has no text form")
 
 
 def _label(label: Any) -> Any:
-    """A union label as JSON: null for default, the name of an enum item, else as is."""
-    if label is T.DEFAULT_LABEL:
-        return None
-    if isinstance(label, EnumItem):
+    """A union label as JSON: the name of an enum item, else the value as is."""
+    if isinstance(label, omniORB.EnumItem):
         return label._n
     return label
 
 
 # -- text -> TypeCode ------------------------------------------------------------------------
 
-def decode_typecode(text: str) -> T.TypeCode:
-    """The TypeCode ``text`` describes (cached by text)."""
+def decode_typecode(text: str) -> Any:
+    """The ``CORBA.TypeCode`` ``text`` describes (cached by text)."""
     tc = _decoded.get(text)
     if tc is not None:
         return tc
-    simple = _SIMPLE_BY_NAME.get(text)
-    if simple is not None:
-        return simple
-    try:
-        tree = json.loads(text)
-    except ValueError as exc:
-        raise TypeTextError(text, "neither a basic kind name nor JSON") from exc
-    try:
-        built: T.TypeCode = _build(tree)
-    except TypeTextError:
-        raise
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-        raise TypeTextError(text, f"{type(exc).__name__}: {exc}") from exc
-    except Exception as exc:  # the TypeCode builders raise BAD_PARAM / BAD_TYPECODE
-        raise TypeTextError(text, str(exc) or type(exc).__name__) from exc
+    d = _SIMPLE_BY_NAME.get(text)
+    if d is None:
+        try:
+            tree = json.loads(text)
+        except ValueError as exc:
+            if text == "longdouble":
+                raise TypeTextError(text, _NO_TEXT[D.LONGDOUBLE]) from exc
+            raise TypeTextError(text, "neither a basic kind name nor JSON") from exc
+        try:
+            d = _build(tree, [])
+        except TypeTextError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise TypeTextError(text, f"{type(exc).__name__}: {exc}") from exc
+    tc = _typecode(d)
     with _lock:
         if len(_decoded) >= _CACHE_LIMIT:
             _decoded.clear()
-        _decoded[text] = built
-    return built
-
-
-def _build(tree: Any) -> Any:  # the orb.typecode builders are typed Any
-    if isinstance(tree, str):
-        simple = _SIMPLE_BY_NAME.get(tree)
-        if simple is None:
-            raise TypeTextError(tree, "unknown basic kind")
-        return simple
-    kind = tree["kind"]
-    if kind in ("string", "wstring"):
-        return (T.string_tc if kind == "string" else T.wstring_tc)(int(tree["bound"]))
-    if kind in ("struct", "exception"):
-        members = [(str(n), _build(t)) for n, t in tree["members"]]
-        if len(members) > 1 and not any(n for n, _ in members):  # compact (10.7.1)
-            return _compact(T.StructTC(T.K_STRUCT if kind == "struct" else T.K_EXCEPT,
-                                       str(tree["id"]), str(tree["name"]),
-                                       tuple(n for n, _ in members), tuple(t for _, t in members)))
-        build = T.struct_tc if kind == "struct" else T.exception_tc
-        return build(str(tree["id"]), str(tree["name"]), members)
-    if kind == "union":
-        disc = _build(tree["discriminator"])
-        entries = [(_unlabel(disc, label), str(n), _build(t)) for label, n, t in tree["members"]]
-        union = T.union_tc(str(tree["id"]), str(tree["name"]), disc, entries, int(tree["default"]))
-        return union
-    if kind == "enum":
-        return T.enum_tc(str(tree["id"]), str(tree["name"]), [str(m) for m in tree["members"]])
-    if kind == "sequence":
-        return T.sequence_tc(int(tree["bound"]), _build(tree["of"]))
-    if kind == "array":
-        return T.array_tc(int(tree["length"]), _build(tree["of"]))
-    if kind == "alias":
-        return T.alias_tc(str(tree["id"]), str(tree["name"]), _build(tree["of"]))
-    if kind == "fixed":
-        return T.fixed_tc(int(tree["digits"]), int(tree["scale"]))
-    if kind == "recursive":
-        return T.recursive_tc(str(tree["id"]))
-    if kind in _REF_BUILDERS:
-        return _REF_BUILDERS[kind](str(tree["id"]), str(tree["name"]))
-    raise TypeTextError(json.dumps(tree), f"unknown kind {kind!r}")
-
-
-def _compact(tc: T.StructTC) -> T.TypeCode:
-    """A struct without member names (get_compact_typecode), which struct_tc refuses."""
-    T._bind_recursion(tc, tc._id, tc._types)
+        _decoded[text] = tc
     return tc
 
 
-def _unlabel(disc: T.TypeCode, label: Any) -> Any:
-    if label is None:
-        return T.DEFAULT_LABEL
-    base = T.resolve(disc).unalias()
-    if base._k == T.K_ENUM:
-        for item in base.enum_items():  # type: ignore[attr-defined]
+def decode_descriptor(text: str) -> D.Descriptor:
+    """The descriptor of :func:`decode_typecode` (the same object, cached)."""
+    return decode_typecode(text)._d
+
+
+def _typecode(d: D.Descriptor) -> Any:
+    """A TypeCode object for ``d``; the stub's own when ``d`` is the registered descriptor.
+
+    ``tcInternal.createTypeCode`` returns the registered TypeCode for any
+    descriptor with a registered id, even one describing another shape, so
+    named kinds are wrapped directly unless ``d`` is the stub's descriptor.
+    """
+    if type(d) is tuple and d[0] in _TYPECODE_CLASSES:
+        rid = D.repo_id(d)
+        if not (rid and omniORB.findType(rid) is d):
+            return _TYPECODE_CLASSES[d[0]](d)
+    return tcInternal.createTypeCode(d)
+
+
+_Scope = list[tuple[str, list[list[Any]]]]  # (repository id, its recursion cells), innermost last
+
+
+def _build(tree: Any, scope: _Scope) -> Any:
+    if isinstance(tree, str):
+        simple = _SIMPLE_BY_NAME.get(tree)
+        if simple is None:
+            detail = _NO_TEXT[D.LONGDOUBLE] if tree == "longdouble" else "unknown basic kind"
+            raise TypeTextError(tree, detail)
+        return simple
+    kind = tree["kind"]
+    if kind in ("string", "wstring"):
+        return (D.STRING if kind == "string" else D.WSTRING, _natural(tree["bound"]))
+    if kind in ("struct", "exception", "union"):
+        rid = _text(tree["id"])
+        cells: list[list[Any]] = []
+        scope.append((rid, cells))
+        try:
+            built = (_union(tree, rid, scope) if kind == "union"
+                     else _struct(tree, rid, D.STRUCT if kind == "struct" else D.EXCEPT, scope))
+        finally:
+            scope.pop()
+        for cell in cells:
+            cell[0] = built
+        return _prefer_registered(rid, built, tree)
+    if kind == "enum":
+        rid = _text(tree["id"])
+        labels = [_text(m) for m in tree["members"]]
+        items = []
+        for i, label in enumerate(labels):
+            item = omniORB.EnumItem(label, i)
+            item._parent_id = rid
+            items.append(item)
+        return _prefer_registered(rid, (D.ENUM, rid, _text(tree["name"]), tuple(items)), tree)
+    if kind == "sequence":
+        return (D.SEQUENCE, _build(tree["of"], scope), _natural(tree["bound"]))
+    if kind == "array":
+        length = _natural(tree["length"])
+        if length == 0:
+            raise TypeTextError(json.dumps(tree), "an array has at least one element")
+        return (D.ARRAY, _build(tree["of"], scope), length)
+    if kind == "alias":
+        rid = _text(tree["id"])
+        return _prefer_registered(
+            rid, (D.ALIAS, rid, _text(tree["name"]), _build(tree["of"], scope)), tree)
+    if kind == "fixed":
+        digits, scale = _natural(tree["digits"]), _natural(tree["scale"])
+        if not 1 <= digits <= 31 or scale > digits:
+            raise TypeTextError(json.dumps(tree), "fixed needs 1 <= digits <= 31, scale <= digits")
+        return (D.FIXED, digits, scale)
+    if kind == "recursive":
+        rid = _text(tree["id"])
+        for outer_id, outer_cells in reversed(scope):
+            if outer_id == rid:
+                target: list[Any] = [None]
+                outer_cells.append(target)
+                return (D.INDIRECT, target)
+        raise TypeTextError(json.dumps(tree), "no enclosing struct or union has this id")
+    if kind in _REF_BY_NAME:
+        rid = _text(tree["id"])
+        return _prefer_registered(rid, (_REF_BY_NAME[kind], rid, _text(tree["name"])), tree)
+    raise TypeTextError(json.dumps(tree), f"unknown kind {kind!r}")
+
+
+def _struct(tree: Any, rid: str, k: int, scope: _Scope) -> tuple[Any, ...]:
+    names = [D.attribute(_text(n)) if n else "" for n, _ in tree["members"]]
+    types = [_build(t, scope) for _, t in tree["members"]]
+    if k == D.STRUCT:
+        cls = omniORB.createUnknownStruct(rid, names)
+    else:
+        cls = omniORB.createUnknownUserException(rid, names)
+    flat: list[Any] = [k, cls, rid, _text(tree["name"])]
+    for member_name, member in zip(names, types, strict=True):
+        flat += [member_name, member]
+    return tuple(flat)
+
+
+def _union(tree: Any, rid: str, scope: _Scope) -> tuple[Any, ...]:
+    disc = _build(tree["discriminator"], scope)
+    base = D.unalias(disc)
+    default = int(tree["default"])
+    members = tree["members"]
+    if not -1 <= default < len(members) or not members:
+        raise TypeTextError(json.dumps(tree), "bad default index or no members")
+    labels = [None if i == default else _unlabel(base, label)
+              for i, (label, _, _) in enumerate(members)]
+    if default >= 0:
+        labels[default] = _implicit_default(base, labels)
+    entries = tuple((label, D.attribute(_text(n)) if n else "", _build(t, scope))
+                    for label, (_, n, t) in zip(labels, members, strict=True))
+    table = {entry[0]: entry for i, entry in enumerate(entries) if i != default}
+    cls = omniORB.createUnknownUnion(rid, default, entries)
+    return (D.UNION, cls, rid, _text(tree["name"]), disc, default, entries,
+            entries[default] if default >= 0 else None, table)
+
+
+def _unlabel(base: Any, label: Any) -> Any:
+    """A label from JSON as the discriminator's Python value (an enum item by name)."""
+    k = base if type(base) is int else base[0]
+    if k == D.ENUM:
+        for item in base[3]:
             if item._n == label:
                 return item
-        raise TypeTextError(str(label), f"not a member of enum {base.id()}")
-    if base._k == T.K_BOOLEAN:
-        return bool(label)
-    return label
+        raise TypeTextError(str(label), f"not a member of enum {base[1]}")
+    if k == D.BOOLEAN and type(label) is bool:
+        return label
+    if k == D.CHAR or k == D.WCHAR:
+        if type(label) is str and len(label) == 1:
+            return label
+    elif k in _INTEGER_RANGES and type(label) is int:
+        lo, hi = _INTEGER_RANGES[k]
+        if lo <= label <= hi:
+            return label
+    raise TypeTextError(json.dumps(label), "not a label of this discriminator type")
+
+
+def _implicit_default(base: Any, labels: list[Any]) -> Any:
+    """A discriminator value no explicit label uses: what selects the default member."""
+    used = {label for label in labels if label is not None}
+    k = base if type(base) is int else base[0]
+    candidates: Any
+    if k == D.ENUM:
+        candidates = base[3]
+    elif k == D.BOOLEAN:
+        candidates = (False, True)
+    elif k == D.CHAR or k == D.WCHAR:
+        candidates = (chr(i) for i in range(0x10000))
+    else:
+        lo, hi = _INTEGER_RANGES[k]
+        candidates = range(lo, hi + 1)
+    for value in candidates:
+        if value not in used:
+            return value
+    raise TypeTextError(repr(labels)[:80], "a default member, but every value has a label")
+
+
+def _prefer_registered(rid: str, built: Any, tree: Any) -> Any:
+    """The stubs' descriptor for ``rid`` if it describes ``tree``, else ``built``."""
+    if not rid:
+        return built
+    found = _registered.get(rid)
+    registered = omniORB.findType(rid)
+    if registered is None:
+        return built
+    if found is None or found[0] is not registered:
+        try:
+            found = (registered, _tree(registered, []))
+        except TypeTextError:
+            found = (registered, None)
+        with _lock:
+            _registered[rid] = found
+    return registered if found[1] == tree else built
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"a string expected, not {value!r:.40}")
+    return value
+
+
+def _natural(value: Any) -> int:
+    if type(value) is not int or value < 0 or value > 2**32 - 1:
+        raise ValueError(f"a bound or length expected, not {value!r:.40}")
+    return value

@@ -44,7 +44,7 @@ log = logging.getLogger("spark_bridge.writer")
 REQUIRED = ("domain_name", "type_name", "event_name", "variable_header", "filterable_data",
             "remainder_of_body")
 #: The options a write takes (docs/spark.md, Options).
-WRITE_OPTIONS = frozenset({"channel", "channel_id", "admin_id", "batch_size"})
+WRITE_OPTIONS = frozenset({"channel", "channel_id", "admin_id", "batch_size", "call_timeout"})
 
 
 class SinkOptions:

@@ -12,7 +12,13 @@ import cosnotify.corba  # noqa: F401 - omniORB first, then the COS and Ack modul
 
 @pytest.fixture(scope="session")
 def omniorb() -> Any:
-    """This process's ORB (omniORB allows one), on a loopback endpoint, RootPOA active."""
-    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:"], CORBA.ORB_ID)
+    """This process's ORB (omniORB allows one), on a loopback endpoint, RootPOA active.
+
+    It runs with the options `cosnotify serve` sets, since servers made in this
+    process share it.
+    """
+    from cosnotify.server.app import ServerConfig, orb_arguments
+
+    orb = CORBA.ORB_init(orb_arguments(ServerConfig(port=0)), CORBA.ORB_ID)
     orb.resolve_initial_references("RootPOA")._get_the_POAManager().activate()
     return orb

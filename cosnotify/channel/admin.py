@@ -19,16 +19,18 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
+
 from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel import push_supplier as pss
 from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
 from cosnotify.channel.subscriptions import SubscriptionContributor, TypeSet
 from cosnotify.eventtypes import check_event_types
-from cosnotify.orb import CORBA
 from cosnotify.qos.negotiation import Target
 from cosnotify.qos.properties import Level
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 __all__ = ["ConsumerAdmin", "EventServiceConsumerAdmin", "EventServiceSupplierAdmin",
            "SupplierAdmin"]

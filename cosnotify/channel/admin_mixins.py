@@ -18,10 +18,13 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from cosnotify.orb import CORBA
+from omniORB import CORBA
+
+import CosNotification
+import CosNotifyFilter
+
 from cosnotify.qos.negotiation import Target, additional_qos, check_qos, to_property_seq
 from cosnotify.qos.properties import QOS_PROPERTIES, Level
-from cosnotify.stubs import CosNotification, CosNotifyFilter
 
 __all__ = ["FilterAdminMixin", "QoSAdminMixin", "initial_qos"]
 

@@ -24,6 +24,11 @@ import math
 import threading
 from typing import Any
 
+from omniORB import CORBA
+
+import CosNotification
+import CosNotifyChannelAdmin as CA
+
 from cosnotify.channel.admin import (
     ConsumerAdmin,
     EventServiceConsumerAdmin,
@@ -33,11 +38,8 @@ from cosnotify.channel.admin import (
 from cosnotify.channel.admin_mixins import QoSAdminMixin, initial_qos
 from cosnotify.channel.queue import DEADLINE_ORDER, LIFO_ORDER, PRIORITY_ORDER
 from cosnotify.channel.subscriptions import SubscriptionHub
-from cosnotify.orb import CORBA
 from cosnotify.qos.negotiation import Target, check_admin, to_property_seq
 from cosnotify.qos.properties import ADMIN_PROPERTIES, Level
-from cosnotify.stubs import CosNotification
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 __all__ = ["EventChannel"]
 

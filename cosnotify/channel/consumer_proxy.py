@@ -23,14 +23,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from omniORB import CORBA
+
+import CosEventComm
+import CosNotifyChannelAdmin as CA
+
 from cosnotify.channel.admin_mixins import match_any
+from cosnotify.channel.clients import narrowed
 from cosnotify.channel.event import apply_qos, from_any, from_structured
 from cosnotify.channel.proxy import ProxyBase, Suspendable
-from cosnotify.channel.subscriptions import Relay, TypeSet, narrowed
-from cosnotify.orb import CORBA
+from cosnotify.channel.subscriptions import Relay, TypeSet
 from cosnotify.qos.properties import Level
-from cosnotify.stubs import CosEventComm
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 __all__ = [
     "EventServiceProxyPullConsumer",

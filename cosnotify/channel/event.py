@@ -14,7 +14,10 @@ The anti-wrapping rules of section 2.1.4 are applied on entry by
 is %ANY is unwrapped to its Any, and an Any holding a StructuredEvent is
 unwrapped to the StructuredEvent, *before* filtering. Sequences are taken
 apart into single events by the proxies (section 2.1.4: a sequence of n is n
-events).
+events). Events are omniORB values: whether an Any holds a StructuredEvent is
+read from its TypeCode's descriptor (``cosnotify.corba.descriptors``): by
+identity for the stub's own TypeCode, by repository id for one that came
+from the wire, never through ``CORBA.TypeCode`` methods.
 
 Per-event QoS (Priority, Timeout, StopTime, StartTime) is resolved when the
 envelope is made, from the header and the receiving proxy's QoS (section
@@ -26,8 +29,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotification
+from omniORB import CORBA
+
+import CosNotification
+
+from cosnotify.corba import descriptors as D
 
 __all__ = [
     "ANY_TYPE_NAME",
@@ -44,7 +50,9 @@ TYPED_TYPE_NAME = "%TYPED"
 _sequence = itertools.count()
 
 _TC_STRUCTURED = CosNotification._tc_StructuredEvent
-_STRUCTURED_ID = "IDL:omg.org/CosNotification/StructuredEvent:1.0"
+#: The stub's descriptor: an Any made in process with ``_TC_STRUCTURED`` carries this one.
+_D_STRUCTURED = _TC_STRUCTURED._d
+_STRUCTURED_ID = CosNotification.StructuredEvent._NP_RepositoryId
 
 
 class Event:
@@ -142,13 +150,13 @@ def from_structured(structured: Any, arrival: float) -> Event:
     ``remainder_of_body``; it is unwrapped so filters and consumers see the
     original Any.
     """
-    event_type = structured.header.fixed_header.event_type
-    if event_type.type_name == ANY_TYPE_NAME and _is_any(structured.remainder_of_body):
-        event = from_any(structured.remainder_of_body, arrival)
+    event = Event(structured, None, arrival)  # reads the header once, for both uses
+    if event.type_name == ANY_TYPE_NAME and _is_any(structured.remainder_of_body):
+        inner = from_any(structured.remainder_of_body, arrival)
         # The wrapper's header QoS still applies to the event (sections 2.2, 2.5.6.2).
-        event.qos_header = structured.header.variable_header
-        return event
-    return Event(structured, None, arrival)
+        inner.qos_header = event.qos_header
+        return inner
+    return event
 
 
 def from_any(value: Any, arrival: float) -> Event:
@@ -157,9 +165,9 @@ def from_any(value: Any, arrival: float) -> Event:
     Section 2.1.4: an Any whose TypeCode is the StructuredEvent's is
     unwrapped into that Structured Event before filtering.
     """
-    typecode = value.typecode()
-    if typecode is _TC_STRUCTURED or _is_structured_tc(typecode):
-        return from_structured(value.value(), arrival)
+    d = value._t._d
+    if d is _D_STRUCTURED or (type(d) is not int and _is_structured(d)):
+        return from_structured(value._v, arrival)
     return Event(None, value, arrival)
 
 
@@ -167,12 +175,10 @@ def _is_any(value: Any) -> bool:
     return isinstance(value, CORBA.Any)
 
 
-def _is_structured_tc(typecode: Any) -> bool:
-    try:
-        tc = typecode.unalias()
-        return bool(tc._k == _TC_STRUCTURED._k and tc.id() == _STRUCTURED_ID)
-    except CORBA.UserException:
-        return False
+def _is_structured(d: D.Descriptor) -> bool:
+    """Is ``d`` (maybe from the wire: aliases, either indirection marker) a StructuredEvent's?"""
+    d = D.unalias(d)
+    return type(d) is tuple and d[0] == D.STRUCT and D.repo_id(d) == _STRUCTURED_ID
 
 
 def empty_structured_event() -> Any:
@@ -248,4 +254,5 @@ def _apply_header_field(event: Event, name: str, value: Any, proxy_qos: dict[str
 
 
 def _bad_qos(detail: str) -> Exception:
-    return CORBA.BAD_QOS(0, CORBA.COMPLETED_NO, detail)
+    error: Exception = CORBA.BAD_QOS(0, CORBA.COMPLETED_NO, detail)
+    return error

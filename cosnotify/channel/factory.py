@@ -14,13 +14,14 @@ import itertools
 import threading
 from typing import Any, Self
 
+import CosNotification
+import CosNotifyChannelAdmin as CA
+
 from cosnotify.channel.channel import EventChannel
 from cosnotify.channel.clock import Clock
 from cosnotify.channel.service import Service, ServiceConfig
 from cosnotify.qos.negotiation import Capabilities, Target, check_admin, check_qos
 from cosnotify.qos.properties import Level
-from cosnotify.stubs import CosNotification
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 __all__ = ["EventChannelFactory"]
 

@@ -21,13 +21,18 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from omniORB import CORBA
+
+import CosEventChannelAdmin
+import CosEventComm
+import CosNotification
+import CosNotifyChannelAdmin as CA
+
 from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
+from cosnotify.channel.clients import connectable
 from cosnotify.eventtypes import check_event_types
-from cosnotify.orb import CORBA, registry
 from cosnotify.qos.negotiation import Target, additional_qos, check_qos
 from cosnotify.qos.properties import Level
-from cosnotify.stubs import CosEventChannelAdmin, CosEventComm, CosNotification
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 __all__ = ["ProxyBase", "Suspendable"]
 
@@ -120,8 +125,10 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
         """Attach ``client``; raises AlreadyConnected, TypeError or BAD_PARAM."""
         if client is None and not allow_nil:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "a nil client reference cannot be served")
-        if client is not None and required and not _implements(client, interface, required):
-            raise CosEventChannelAdmin.TypeError()
+        if client is not None and required:
+            client = connectable(client, interface, required)
+            if client is None:
+                raise CosEventChannelAdmin.TypeError()
         with self._lock:
             self._check_alive()
             if self._connected:
@@ -224,24 +231,3 @@ def _tell_client(client: Any, operation: str) -> None:
     except Exception as exc:  # noqa: BLE001 - the client may already be gone
         log.debug("%s on %r failed: %s", operation, client, exc)
 
-
-def _implements(client: Any, repo_id: str | None, method: str) -> bool:
-    """Does ``client`` offer ``method``? References are checked against ``repo_id``.
-
-    A reference arrives as a stub of the parameter's static type, so the stub's
-    own ``_is_a`` would say yes to that type whatever the object is. The type id
-    in the reference's IOR answers when it names ``repo_id`` or an interface
-    derived from it; otherwise the object itself is asked (``_is_a`` remotely).
-    """
-    if isinstance(client, CORBA.Object):
-        if repo_id is None:
-            return True
-        try:
-            declared = registry.lookup_stub(client._repository_id())
-            if declared is not None and any(
-                    getattr(c, "_NP_RepositoryId", None) == repo_id for c in declared.__mro__):
-                return True
-            return bool(client._NP_delegate.is_a(repo_id))
-        except CORBA.SystemException:
-            return False
-    return callable(getattr(client, method, None))

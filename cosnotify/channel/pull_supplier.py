@@ -26,12 +26,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
+
 from cosnotify.channel.event import empty_structured_event
 from cosnotify.channel.queue import Entry
 from cosnotify.channel.supplier_proxy import ProxySupplier
-from cosnotify.orb import CORBA
 from cosnotify.qos.properties import Level
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 __all__ = [
     "EventServiceProxyPullSupplier",

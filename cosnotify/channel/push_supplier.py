@@ -25,14 +25,16 @@ import collections
 import logging
 from typing import Any
 
+from omniORB import CORBA
+
+import CosEventComm
+import CosNotifyChannelAdmin as CA
+
 from cosnotify.channel.event import Event
 from cosnotify.channel.proxy import Suspendable
 from cosnotify.channel.queue import Entry
 from cosnotify.channel.supplier_proxy import ProxySupplier
-from cosnotify.orb import CORBA
 from cosnotify.qos.properties import Level
-from cosnotify.stubs import CosEventComm
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 __all__ = [
     "EventServiceProxyPushSupplier",

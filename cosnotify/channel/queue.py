@@ -9,6 +9,15 @@ number, so ties break first-in-first-out and entries are never compared.
 Removing an entry only marks it dead; the heaps drop dead tuples as they
 surface and are compacted when dead tuples outnumber live ones.
 
+The common case needs no heap: every queued event has the same order key
+(one priority, no deadlines, or FifoOrder) and arrives in ``seq`` order. Such
+entries wait in a *run*, a plain deque, which pops in exactly the heap's
+(key, seq) order without a tuple or a heap operation per entry (the tuple was
+a third GC-tracked object per queued copy). The first entry that would break
+the run (another key, or an older seq) spills the run into the order heap,
+which is then used until it empties. At any time at most one of the two
+holds entries.
+
 Expired events (Timeout / StopTime) are dropped when they reach the front;
 events whose StartTime lies ahead wait in a *held* heap until released.
 The queue is not thread-safe: its owner (the proxy supplier) locks.
@@ -16,6 +25,7 @@ The queue is not thread-safe: its owner (the proxy supplier) locks.
 
 from __future__ import annotations
 
+import collections
 import heapq
 import math
 from collections.abc import Iterator
@@ -92,6 +102,9 @@ class EventQueue:
     def __init__(self, order_policy: int = ANY_ORDER, discard_policy: int = ANY_ORDER,
                  max_events: int = 0) -> None:
         self._order: list[tuple[float, int, Entry]] = []
+        #: Entries with one order key (``_run_key``), in seq order (module docstring).
+        self._run: collections.deque[Entry] = collections.deque()
+        self._run_key = 0.0
         self._discard: list[tuple[float, int, Entry]] | None = None
         self._held: list[tuple[float, int, Entry]] = []
         self._size = 0
@@ -107,12 +120,13 @@ class EventQueue:
     def set_policies(self, order_policy: int, discard_policy: int, max_events: int) -> list[Entry]:
         """Change policies, reordering what is queued; returns entries discarded
         because the new limit is lower than the current length."""
-        ready = [t[2] for t in self._order if t[2].alive]
+        ready = [t[2] for t in self._order if t[2].alive] + [e for e in self._run if e.alive]
         self.order_policy, self.discard_policy, self.max_events = (
             order_policy, discard_policy, max_events)
         self._order_key = _ORDER_KEYS[order_policy]
         self._order = [(self._order_key(e), e.event.seq, e) for e in ready]
         heapq.heapify(self._order)
+        self._run.clear()
         self._dead_in_order = 0
         self._discard = None  # built lazily, the first time the limit is exceeded
         return self._enforce_limit()
@@ -128,7 +142,7 @@ class EventQueue:
             entry.held = True
             heapq.heappush(self._held, (start, event.seq, entry))
         else:
-            heapq.heappush(self._order, (self._order_key(entry), event.seq, entry))
+            self._push_ready(entry)
         self._size += 1
         discard = self._discard
         if discard is not None:
@@ -136,6 +150,27 @@ class EventQueue:
         if self._size > self.max_events > 0:
             return self._enforce_limit()
         return _NOTHING
+
+    def _push_ready(self, entry: Entry) -> None:
+        """Put ``entry`` in the delivery order: on the run if it extends it, else the heap."""
+        key = self._order_key(entry)
+        run = self._run
+        if not self._order:
+            if not run:
+                self._run_key = key
+                run.append(entry)
+                return
+            if key == self._run_key and entry.event.seq > run[-1].event.seq:
+                run.append(entry)
+                return
+            self._spill()
+        heapq.heappush(self._order, (key, entry.event.seq, entry))
+
+    def _spill(self) -> None:
+        """Move the run into the (empty) order heap; in (key, seq) order it is a heap."""
+        key = self._run_key
+        self._order = [(key, e.event.seq, e) for e in self._run]
+        self._run.clear()
 
     def release_held(self, now: float) -> int:
         """Move events whose StartTime has come into the delivery order."""
@@ -145,7 +180,7 @@ class EventQueue:
             entry = heapq.heappop(held)[2]
             if entry.alive:
                 entry.held = False
-                heapq.heappush(self._order, (self._order_key(entry), entry.event.seq, entry))
+                self._push_ready(entry)
                 moved += 1
         return moved
 
@@ -159,9 +194,10 @@ class EventQueue:
     def get(self, now: float, expired: list[Entry] | None = None) -> Entry | None:
         """The next deliverable entry, or None; expired entries met on the way are
         dropped (and appended to ``expired`` when given)."""
+        run = self._run
         order = self._order
-        while order:
-            entry = heapq.heappop(order)[2]
+        while run or order:
+            entry = run.popleft() if run else heapq.heappop(order)[2]
             if not entry.alive:
                 self._dead_in_order -= 1
                 continue
@@ -189,6 +225,8 @@ class EventQueue:
 
     def unget(self, entries: list[Entry]) -> None:
         """Put back entries taken by ``get``/``get_batch`` (they keep their place)."""
+        if entries and self._run:
+            self._spill()  # they go before the run: the heap puts them there
         for entry in entries:
             entry.alive = True
             heapq.heappush(self._order, (self._order_key(entry), entry.event.seq, entry))
@@ -199,7 +237,7 @@ class EventQueue:
 
     def ready(self) -> int:
         """How many queued entries are not held for a future StartTime."""
-        return len(self._order) - self._dead_in_order
+        return len(self._order) + len(self._run) - self._dead_in_order
 
     def remove(self, entry: Entry) -> bool:
         """Drop a queued entry (channel-level discard); False if already gone."""
@@ -222,6 +260,7 @@ class EventQueue:
         for entry in entries:
             entry.alive = False
         self._order.clear()
+        self._run.clear()
         self._held.clear()
         if self._discard is not None:
             self._discard.clear()
@@ -259,6 +298,10 @@ class EventQueue:
 
     def _live_entries(self) -> Iterator[Entry]:
         seen: set[int] = set()
+        for entry in self._run:
+            if entry.alive:
+                seen.add(id(entry))
+                yield entry
         for heap in (self._order, self._held):
             for _, _, entry in heap:
                 if entry.alive and id(entry) not in seen:
@@ -273,6 +316,7 @@ class EventQueue:
         if self._dead_in_order > 64 and self._dead_in_order > self._size:
             self._order = [t for t in self._order if t[2].alive]
             heapq.heapify(self._order)
+            self._run = collections.deque(e for e in self._run if e.alive)
             self._dead_in_order = 0
         discard = self._discard
         if discard is not None:
@@ -285,4 +329,4 @@ class EventQueue:
     def snapshot(self) -> list[Any]:
         """The live entries in delivery order (for inspection and tests)."""
         live = [t for t in self._order if t[2].alive]
-        return [t[2] for t in sorted(live)]
+        return [t[2] for t in sorted(live)] + [e for e in self._run if e.alive]

@@ -24,9 +24,13 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from omniORB import CORBA
+
+import CosNotification
+import CosNotifyChannelAdmin as CA
+import CosNotifyComm__POA
+
 from cosnotify.eventtypes import ALL, check_event_types, normalize, type_matches
-from cosnotify.orb import CORBA, registry
-from cosnotify.stubs import CosNotification
 
 __all__ = [
     "ALL",
@@ -39,6 +43,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("cosnotify.channel")
+
 
 def to_event_types(pairs: Iterable[tuple[str, str]]) -> list[Any]:
     """An EventTypeSeq for the pairs, in a stable order."""
@@ -199,8 +204,6 @@ class SubscriptionHub:
         Reading the aggregate and switching updates happen under one lock, so
         a client that turns updates on misses nothing and gets nothing twice.
         """
-        from cosnotify.stubs import CosNotifyChannelAdmin as CA
-
         aggregate = self._subscriptions if which == "subscriptions" else self._offers
         with self._lock:
             if relay is not None:
@@ -245,9 +248,11 @@ class SubscriptionContributor:
             for info in new_filter.get_all_constraints():
                 types.update(self._checked_types(info.constraint_expression.event_types)
                              or [ALL], [])
-            callback.callback_id = new_filter.attach_callback(callback)
+            callback.callback_id = new_filter.attach_callback(callback.argument_for(new_filter))
         except Exception as exc:  # noqa: BLE001 - a remote filter may refuse; sharing is best effort
             log.debug("cannot follow subscriptions of %r: %s", new_filter, exc)
+            if callback.callback_id is None:
+                callback.release()
         self._update_contribution()
 
     def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
@@ -258,6 +263,8 @@ class SubscriptionContributor:
                 old_filter.detach_callback(callback.callback_id)
             except Exception as exc:  # noqa: BLE001
                 log.debug("detach_callback on %r failed: %s", old_filter, exc)
+        if callback is not None:
+            callback.release()
         self._update_contribution()
 
     def _wanted_types(self) -> set[tuple[str, str]]:
@@ -275,44 +282,46 @@ class SubscriptionContributor:
             self._channel._hub.change_subscriptions(added, removed)
 
 
-class FilterCallback:
-    """The NotifySubscribe a contributor attaches to each of its filters (section 2.6.5)."""
+class FilterCallback(CosNotifyComm__POA.NotifySubscribe):  # type: ignore[misc]
+    """The NotifySubscribe a contributor attaches to each of its filters (section 2.6.5).
 
-    _NP_RepositoryId = "IDL:omg.org/CosNotifyComm/NotifySubscribe:1.0"
+    A servant of omniORB's NotifySubscribe skeleton. A filter in this process
+    (or the server layer's guard around a client's filter, which makes its own
+    reference) is handed the object itself; a filter that is an object
+    reference is handed a reference to it, activated in its default POA
+    (omniORB's RootPOA, whose manager the application activates) when first
+    needed and deactivated when the filter is removed.
+    """
 
     def __init__(self, owner: SubscriptionContributor, types: TypeSet) -> None:
         self._owner = owner
         self._types = types
         self.callback_id: int | None = None
+        self._reference: Any = None
 
     def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
         owner = self._owner
         self._types.update(owner._checked_types(added), owner._checked_types(removed))
         owner._update_contribution()
 
+    def argument_for(self, target_filter: Any) -> Any:
+        """What to pass to ``target_filter.attach_callback``: self, or a reference to self."""
+        if not isinstance(target_filter, CORBA.Object):
+            return self
+        if self._reference is None:
+            self._reference = self._this()
+        return self._reference
 
-def narrowed(client: Any, repo_id: str, method: str) -> Any:
-    """``client`` as something whose ``method`` (of interface ``repo_id``) can be
-    called, or None if it has no such operation.
-
-    An in-process client is inspected for the method. An object reference is
-    narrowed (asking ``_is_a`` remotely when its static type does not tell):
-    a notification-style consumer passed where the IDL says
-    ``CosEventComm::PushConsumer`` arrives as a stub without ``offer_change``.
-    """
-    if client is None:
-        return None
-    if isinstance(client, CORBA.Object):
-        if callable(getattr(client, method, None)):
-            return client
-        interface = registry.lookup_type(repo_id)
+    def release(self) -> None:
+        """Deactivate the reference made by :meth:`argument_for`, if any."""
+        reference, self._reference = self._reference, None
+        if reference is None:
+            return
         try:
-            if isinstance(interface, type) and issubclass(interface, CORBA.Object):
-                return interface._narrow(client)
-            return client if client._is_a(repo_id) else None
-        except CORBA.SystemException:
-            return None
-    return client if callable(getattr(client, method, None)) else None
+            poa = self._default_POA()
+            poa.deactivate_object(poa.reference_to_id(reference))
+        except Exception as exc:  # noqa: BLE001 - the ORB may be shutting down
+            log.debug("deactivating %r failed: %s", self, exc)
 
 
 Callback = Callable[[list[Any], list[Any]], None]

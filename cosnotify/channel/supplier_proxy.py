@@ -23,9 +23,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from cosnotify.channel.admin_mixins import match_any
+from cosnotify.channel.clients import narrowed
 from cosnotify.channel.proxy import ProxyBase
 from cosnotify.channel.queue import Entry, EventQueue
-from cosnotify.channel.subscriptions import Relay, SubscriptionContributor, narrowed
+from cosnotify.channel.subscriptions import Relay, SubscriptionContributor
 from cosnotify.eventtypes import ALL, type_matches
 
 __all__ = ["ProxySupplier"]

@@ -18,6 +18,9 @@ matching an event then runs straight-line Python, never walking the tree.
   one fused loop over the variable header, then the filterable data (§2.4.5).
 - A component used more than once is looked up once per match: its result is
   cached in a local initialised to a sentinel (lookups have no side effects).
+  That includes the inlined StructuredEvent attribute chains. The sentinel is
+  bound as a default argument (``def _match(ev, _U=_U)``), a local rather than
+  a global, since every cached use tests it.
 - Errors are exceptions: any ``Fail`` (§2.4.3 type errors, missing members,
   division by zero) or other exception ends the match with FALSE. ``and``
   and ``or`` are Python's, so they short-circuit as §2.4.3 requires and an
@@ -35,22 +38,24 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeAlias
 
+from cosnotify.corba import descriptors as D
 from cosnotify.filter import ast, paths, runtime
 from cosnotify.filter.parser import parse_constraint
 from cosnotify.filter.paths import Form
 from cosnotify.filter.runtime import (
     DIRECT_KINDS,
+    DIRECT_TYPECODES,
     FLOAT_KINDS,
     INTEGER_KINDS,
     STRING_KINDS,
+    TEXT_KINDS,
+    CorbaAny,
     Fail,
     Label,
     any_operand,
+    base_kind,
     operand,
-    unalias,
 )
-from cosnotify.orb.any import Any as CorbaAny
-from cosnotify.orb.typecode import K_ANY, K_BOOLEAN
 
 __all__ = ["Matcher", "compile_form", "compile_text", "compile_tree", "compile_trees",
            "generated_source", "system_clock"]
@@ -78,7 +83,13 @@ _U: Final = object()  # "not looked up yet" marker for cached components
 def _located_operand(found: paths.Pair | None) -> Any:
     if found is None:
         raise Fail
-    return operand(*found)
+    value, d = found
+    if type(d) is int:
+        if d in DIRECT_KINDS:
+            return value
+    elif d[0] in TEXT_KINDS:
+        return value
+    return operand(value, d)
 
 
 def _located_or_label(found: paths.Pair | None, name: str) -> Any:
@@ -87,27 +98,30 @@ def _located_or_label(found: paths.Pair | None, name: str) -> Any:
     return operand(*found)
 
 
-_SE_MEMBERS: Final = frozenset(unalias(paths.SE_TC)._names)  # type: ignore[attr-defined]
+_SE_MEMBERS: Final = frozenset(D.unalias(paths.SE_TC)[4::2])
 
 
 def _structured_property(ev: Any, name: str) -> Any:
     """``$name`` (§2.4.5) in a structured event: variable header, then filterable data."""
     for prop in ev.header.variable_header:
         if prop.name == name:
+            return _property_operand(prop.value)
+    for prop in ev.filterable_data:
+        if prop.name == name:
             value = prop.value
-            break
-    else:
-        for prop in ev.filterable_data:
-            if prop.name == name:
-                value = prop.value
-                break
-        else:
+            if type(value) is CorbaAny:
+                if value._t in DIRECT_TYPECODES:
+                    return value._v
+                return operand(value._v, value._t._d)
             raise Fail
+    raise Fail
+
+
+def _property_operand(value: Any) -> Any:
     if type(value) is CorbaAny:
-        tc = value._t
-        if tc._k in DIRECT_KINDS:
+        if value._t in DIRECT_TYPECODES:
             return value._v
-        return operand(value._v, tc)
+        return operand(value._v, value._t._d)
     raise Fail
 
 
@@ -125,7 +139,7 @@ def _structured_property_or_label(ev: Any, name: str) -> Any:
 def _any_root(ev: Any) -> paths.Pair:
     if type(ev) is not CorbaAny:
         raise Fail
-    return ev._v, ev._t
+    return ev._v, ev._t._d
 
 
 _NAMESPACE: Final[dict[str, Any]] = {
@@ -149,16 +163,16 @@ _ARITH: Final = {_OP.ADD: ("+", "_add"), _OP.SUB: ("-", "_sub"), _OP.MUL: ("*", 
 _PY_TYPE: Final = {"i": "int", "f": "float", "s": "str", "b": "bool"}
 
 
-def _kind_of(tc: Any) -> str | None:
-    """The static kind of a value of TypeCode ``tc``, if plain Python ops apply."""
-    k = unalias(tc)._k
+def _kind_of(d: D.Descriptor) -> str | None:
+    """The static kind of a value of descriptor ``d``, if plain Python ops apply."""
+    k = base_kind(d)
     if k in INTEGER_KINDS:
         return "i"
     if k in FLOAT_KINDS:
         return "f"
     if k in STRING_KINDS:
         return "s"
-    if k == K_BOOLEAN:
+    if k == D.BOOLEAN:
         return "b"
     return None
 
@@ -228,7 +242,7 @@ class _Generator:
         return name
 
     def located(self, component: ast.Component) -> str:
-        """Code for the located ``(value, tc)`` pair of ``component``, or None."""
+        """Code for the located ``(value, descriptor)`` pair of ``component``, or None."""
         return self._cached(component, "loc", f"{self._locator(component)}(ev)")
 
     # -- entry points ----------------------------------------------------------------------
@@ -237,7 +251,7 @@ class _Generator:
         for tree in trees:
             code, kind = self.expr(tree, 0)
             bodies.append(code if kind == "b" else f"_bool({code})")
-        head = "def _match(ev):\n"
+        head = "def _match(ev, _U=_U):\n"
         if self.form is Form.ANY:
             head += "    try:\n        ev = _any_root(ev)\n    except Exception:\n" \
                     "        return False\n"
@@ -309,7 +323,7 @@ class _Generator:
         code, kind = self.expr(node, 0)
         function = self._current
         self._current = outer
-        self.functions.append(f"def {function.name}(ev):\n{self._prologue(function)}"
+        self.functions.append(f"def {function.name}(ev, _U=_U):\n{self._prologue(function)}"
                               f"    return {code}\n")
         return f"{function.name}(ev)", kind
 
@@ -320,7 +334,9 @@ class _Generator:
         if self.form is Form.STRUCTURED:
             inline = _structured_inline(component)
             if inline is not None:
-                return inline
+                # Cached like any component used twice: the 4-attribute chain of
+                # ``$domain_name`` costs more than the cache test.
+                return self._cached(component, "inl", inline[0]), inline[1]
             name = component.variable
             if (name is not None and not component.steps and name not in _SE_MEMBERS
                     and name not in paths.STRUCTURED_HEADER
@@ -423,11 +439,11 @@ def _structured_inline(component: ast.Component) -> Code | None:
         steps += component.steps
     else:
         return None
-    names, tc, covered = paths.static_path(paths.SE_TC, steps)
+    names, d, covered = paths.static_path(paths.SE_TC, steps)
     if covered != len(steps) or not names:
         return None
-    kind = _kind_of(tc)
-    if kind is None or unalias(tc)._k == K_ANY:
+    kind = _kind_of(d)
+    if kind is None:
         return None
     return "ev." + ".".join(names), kind
 

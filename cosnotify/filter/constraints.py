@@ -23,14 +23,16 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Generic, TypeAlias, TypeVar
 
 import attrs
+from omniORB import CORBA
 
+import CosNotification
+import CosNotifyComm
+import CosNotifyFilter
+
+from cosnotify.corba import descriptors as D
 from cosnotify.eventtypes import ALL, check_event_types, type_matches
-from cosnotify.filter._idl import CosNotification, CosNotifyComm, CosNotifyFilter
 from cosnotify.filter.registry import CompileContext, CompiledConstraint, Grammar, any_of
-from cosnotify.filter.runtime import strip
-from cosnotify.orb.any import Any as CorbaAny
-from cosnotify.orb.exceptions import BAD_PARAM, COMPLETED_NO, OBJECT_NOT_EXIST
-from cosnotify.orb.typecode import StructTC, TC_any
+from cosnotify.filter.runtime import CorbaAny, strip
 
 __all__ = [
     "ANY_EVENT_TYPE",
@@ -58,6 +60,7 @@ ANY_EVENT_TYPE: Final = ("", "%ANY")
 #: The type of a typed event without an ``event_type`` pair (§2.1.4, Table 2-2).
 TYPED_EVENT_TYPE: Final = ("", "%TYPED")
 _SE_ID: Final = CosNotification.StructuredEvent._NP_RepositoryId
+_SE_TYPECODE: Final = CosNotification._tc_StructuredEvent
 _CACHE_LIMIT: Final = 4096
 
 
@@ -66,7 +69,9 @@ class InvalidConstraintError(CosNotifyFilter.InvalidConstraint):  # type: ignore
 
     ``constr`` is the offending ConstraintExp, as the IDL requires; ``detail``
     is the grammar's message (for EXTENDED_TCL: position, line, column and a
-    caret excerpt). ``except CosNotifyFilter.InvalidConstraint`` catches it.
+    caret excerpt). ``except CosNotifyFilter.InvalidConstraint`` catches it,
+    and omniORB marshals it as that exception (same repository id, same
+    members): ``detail`` stays on this side.
     """
 
     def __init__(self, constr: Any, detail: str) -> None:
@@ -77,13 +82,17 @@ class InvalidConstraintError(CosNotifyFilter.InvalidConstraint):  # type: ignore
         expr = getattr(self.constr, "constraint_expr", self.constr)
         return f"invalid constraint {expr!r}: {self.detail}"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.constr, self.detail))
+
 
 def as_list(items: Any, operation: str) -> list[Any]:
     """An IDL sequence argument as a list; ``BAD_PARAM`` if it is not a sequence."""
     try:
         return list(items)
     except TypeError:
-        raise BAD_PARAM(0, COMPLETED_NO, f"{operation}: not a sequence: {items!r}") from None
+        raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
+                              f"{operation}: not a sequence: {items!r}") from None
 
 
 def check_ids(ids: Iterable[Any], known: Any) -> None:
@@ -96,7 +105,9 @@ def check_ids(ids: Iterable[Any], known: Any) -> None:
 
 def object_not_exist(what: str) -> Exception:
     """``CORBA::OBJECT_NOT_EXIST`` for an operation on a destroyed filter (§3.2.1.6)."""
-    return OBJECT_NOT_EXIST(0, COMPLETED_NO, f"{what}: the filter was destroyed")
+    error: Exception = CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO,
+                                              f"{what}: the filter was destroyed")
+    return error
 
 
 @attrs.frozen(eq=False)
@@ -131,14 +142,15 @@ def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
         text = expression.constraint_expr
         raw_types = list(expression.event_types)
     except (AttributeError, TypeError):
-        raise BAD_PARAM(0, COMPLETED_NO,
-                        f"not a CosNotifyFilter::ConstraintExp: {expression!r}") from None
+        raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
+                              f"not a CosNotifyFilter::ConstraintExp: {expression!r}") from None
     if not isinstance(text, str):
-        raise BAD_PARAM(0, COMPLETED_NO, f"constraint_expr must be a string, not {text!r}")
+        raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
+                              f"constraint_expr must be a string, not {text!r}")
     if not all(type(getattr(t, "domain_name", None)) is str
                and type(getattr(t, "type_name", None)) is str for t in raw_types):
-        raise BAD_PARAM(0, COMPLETED_NO, "event_types must be a sequence of EventType "
-                                         f"(two strings): {raw_types!r}")
+        raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "event_types must be a sequence of "
+                                                     f"EventType (two strings): {raw_types!r}")
     copy = _expression(raw_types, text)
     try:
         types = check_event_types(raw_types)
@@ -185,7 +197,7 @@ def typed_type(properties: Any) -> TypePair:
     try:
         for prop in properties:
             if prop.name == "event_type":
-                found = strip(prop.value, TC_any)
+                found = strip(prop.value, D.ANY)
                 if found is not None:
                     key = (found[0].domain_name, found[0].type_name)
                     if type(key[0]) is str and type(key[1]) is str:
@@ -199,14 +211,19 @@ def typed_type(properties: Any) -> TypePair:
 def holds_structured_event(event: Any) -> Any:
     """The StructuredEvent inside an Any (through Any layers), or None (§2.1.4)."""
     tc = event._t
-    if type(tc) is StructTC:
-        return event._v if tc._id == _SE_ID else None
+    if tc is _SE_TYPECODE:
+        return event._v
+    d = tc._d
+    if type(d) is tuple and d[0] == D.STRUCT:
+        return event._v if d[2] == _SE_ID else None
     try:
-        found = strip(event._v, tc)
+        found = strip(event._v, d)
     except Exception:  # noqa: BLE001 - e.g. an unbound recursive TypeCode: not an event
         return None
-    if found is not None and type(found[2]) is StructTC and found[2]._id == _SE_ID:
-        return found[0]
+    if found is not None:
+        base = found[2]
+        if type(base) is tuple and base[0] == D.STRUCT and base[2] == _SE_ID:
+            return found[0]
     return None
 
 
@@ -348,7 +365,7 @@ def _or_parts(parts: tuple[_Combining, ...]) -> Matcher:
 
 def _check_any(event: Any) -> None:
     if type(event) is not CorbaAny:
-        raise BAD_PARAM(0, COMPLETED_NO, f"match: not a CORBA.Any: {event!r}")
+        raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"match: not a CORBA.Any: {event!r}")
 
 
 def bool_dispatch(entries: Sequence[Entry], grammar: Grammar,

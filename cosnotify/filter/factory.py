@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cosnotify.filter._idl import CosNotifyFilter
+import CosNotifyFilter
+
 from cosnotify.filter.compiler import system_clock
 from cosnotify.filter.filter import Filter
 from cosnotify.filter.mapping import MappingFilter

@@ -26,8 +26,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import attrs
+from omniORB import CORBA
 
-from cosnotify.filter._idl import CosNotification, CosNotifyFilter
+import CosNotification
+import CosNotifyFilter
+
 from cosnotify.filter.constraints import (
     Entry,
     Matcher,
@@ -40,7 +43,6 @@ from cosnotify.filter.constraints import (
     object_not_exist,
 )
 from cosnotify.filter.registry import CompileContext, Grammar
-from cosnotify.orb.exceptions import BAD_PARAM, COMPLETED_NO
 
 __all__ = ["Filter"]
 
@@ -190,7 +192,7 @@ class Filter:
         """Register a NotifySubscribe; returns its CallbackID (§3.2.1.10)."""
         self._check("attach_callback")
         if callback is None:
-            raise BAD_PARAM(0, COMPLETED_NO, "attach_callback: nil callback")
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "attach_callback: nil callback")
         with self._lock:
             self._check("attach_callback")
             callback_id = next(self._callback_ids)
@@ -258,4 +260,4 @@ def _constraint_id(info: Any) -> Any:
     try:
         return info.constraint_id
     except AttributeError:
-        raise BAD_PARAM(0, COMPLETED_NO, f"not a ConstraintInfo: {info!r}") from None
+        raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"not a ConstraintInfo: {info!r}") from None

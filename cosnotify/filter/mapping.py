@@ -26,8 +26,11 @@ from decimal import Decimal
 from typing import Any, Final
 
 import attrs
+from omniORB import CORBA
 
-from cosnotify.filter._idl import CosNotifyFilter
+import CosNotifyFilter
+
+from cosnotify.corba import descriptors as D
 from cosnotify.filter.constraints import (
     Entry,
     EntryMatcher,
@@ -39,9 +42,7 @@ from cosnotify.filter.constraints import (
     object_not_exist,
 )
 from cosnotify.filter.registry import CompileContext, Grammar
-from cosnotify.filter.runtime import EnumVal, any_operand
-from cosnotify.orb.any import Any as CorbaAny
-from cosnotify.orb.exceptions import BAD_PARAM, COMPLETED_NO
+from cosnotify.filter.runtime import CorbaAny, EnumVal, any_operand
 
 __all__ = ["MappingFilter", "value_rank"]
 
@@ -103,12 +104,14 @@ class MappingFilter:
     def __init__(self, grammar_name: str, grammar: Grammar, default_value: Any,
                  context: CompileContext | None = None) -> None:
         if type(default_value) is not CorbaAny:
-            raise BAD_PARAM(0, COMPLETED_NO, f"default_value must be a CORBA.Any, "
-                                             f"not {default_value!r}")
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"default_value must be a CORBA.Any, "
+                                                         f"not {default_value!r}")
         self._grammar_name = grammar_name
         self._grammar = grammar
         self._default = default_value
-        self._value_type = default_value.typecode()
+        # A TypeCode from the wire may carry the wheel's 0xffffffff marker: typecode()
+        # rebuilds such a one into a TypeCode whose methods work.
+        self._value_type = D.typecode(default_value._t._d)
         self._context = context or CompileContext()
         self._lock = threading.Lock()
         self._state = _State.of(())
@@ -226,7 +229,7 @@ class MappingFilter:
 
     def _compile(self, expression: Any, value: Any, constraint_id: int = 0) -> Entry:
         entry = compile_entry(self._grammar, self._context, expression, constraint_id)
-        if type(value) is not CorbaAny or not value.typecode().equivalent(self._value_type):
+        if type(value) is not CorbaAny or not D.equivalent(value._t._d, self._value_type._d):
             raise CosNotifyFilter.InvalidValue(entry.expression, value)
         return attrs.evolve(entry, value=value)
 
@@ -235,7 +238,8 @@ def _items(items: Iterable[Any], *fields: str) -> list[Any]:
     result = as_list(items, "mapping constraints")
     for item in result:
         if not all(hasattr(item, name) for name in ("constraint_expression", *fields)):
-            raise BAD_PARAM(0, COMPLETED_NO, f"malformed mapping constraint: {item!r}")
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
+                                  f"malformed mapping constraint: {item!r}")
     return result
 
 

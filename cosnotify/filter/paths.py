@@ -1,7 +1,7 @@
 """Resolving ``$`` components and run-time variables against an event (§2.4.2-2.4.6).
 
 Strategy: a component compiles, once, into a *locator*: a function from the
-event to a ``(value, TypeCode)`` pair, or None when the component cannot be
+event to a ``(value, descriptor)`` pair, or None when the component cannot be
 resolved. Locators never raise, so ``exist`` is just "is not None" (§2.4.2)
 and a failed lookup can fall through to the next §2.4.5 translation without
 exception handling on the hot path. A locator is a root (the event, or a
@@ -20,9 +20,17 @@ run-time engine "quietly" passes over unnamed layers), then applies one rule:
   structs (§2.4.4), the first such pair winning;
 - ``._length``, ``._d``, ``._type_id``, ``._repos_id`` (§2.4.2).
 
-Events come in three forms. A structured event's TypeCode is static, so
+Types are omniORB descriptors (``any._t._d``), walked with
+:mod:`cosnotify.corba.descriptors`: a pair is ``(value, descriptor)``. Both
+indirection markers are followed (``tv__indirect`` from stubs, the wheel's
+``0xffffffff`` on TypeCodes from the wire), and values of types this process
+has no stubs for (``UnknownStruct``, ``UnknownUnion``, ``EnumItem``) are read
+by attribute like generated ones; an IDL member named like a Python keyword
+is omniORB's attribute ``_name``. No ``CORBA.TypeCode`` method is ever called.
+
+Events come in three forms. A structured event's descriptor is static, so
 leading struct-member steps become one ``operator.attrgetter``; an Any event
-is a ``(value, TypeCode)`` pair; a typed event is a PropertySeq (§2.7).
+is a ``(value, descriptor)`` pair; a typed event is a PropertySeq (§2.7).
 """
 
 from __future__ import annotations
@@ -32,43 +40,13 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeAlias
 
+import CosNotification
+import TimeBase
+
+from cosnotify.corba import descriptors as D
+from cosnotify.corba.descriptors import Descriptor
 from cosnotify.filter import ast
-from cosnotify.filter._idl import CosNotification, TimeBase
-from cosnotify.filter.runtime import Fail, strip, unalias
-from cosnotify.orb.typecode import (
-    INTEGER_RANGES,
-    K_ANY,
-    K_ARRAY,
-    K_BOOLEAN,
-    K_CHAR,
-    K_DOUBLE,
-    K_ENUM,
-    K_FIXED,
-    K_FLOAT,
-    K_LONG,
-    K_LONGDOUBLE,
-    K_LONGLONG,
-    K_OCTET,
-    K_PRINCIPAL,
-    K_SEQUENCE,
-    K_SHORT,
-    K_STRING,
-    K_TYPECODE,
-    K_ULONG,
-    K_ULONGLONG,
-    K_USHORT,
-    K_WCHAR,
-    K_WSTRING,
-    BadKind,
-    EnumTC,
-    SequenceTC,
-    StructTC,
-    TC_any,
-    TC_string,
-    TC_ulong,
-    TypeCode,
-    UnionTC,
-)
+from cosnotify.filter.runtime import INTEGER_KINDS, Fail, strip
 
 __all__ = [
     "CURTIME",
@@ -85,17 +63,21 @@ __all__ = [
     "static_path",
 ]
 
-Pair: TypeAlias = tuple[Any, TypeCode]
+Pair: TypeAlias = tuple[Any, Descriptor]
 Locator: TypeAlias = Callable[[Any], "Pair | None"]
-Step: TypeAlias = Callable[[Any, TypeCode], "Pair | None"]
+Step: TypeAlias = Callable[[Any, Descriptor], "Pair | None"]
 Clock: TypeAlias = Callable[[], int]
 
-SE_TC: Final[TypeCode] = CosNotification._tc_StructuredEvent
-PROPERTY_SEQ_TC: Final[TypeCode] = CosNotification._tc_PropertySeq
-UTC_TC: Final[TypeCode] = TimeBase._tc_UtcT
+#: The descriptors of the types a filter knows statically (names kept from
+#: the TypeCode days: spark_bridge imports ``SE_TC`` and ``static_path``).
+SE_TC: Final[Descriptor] = CosNotification._tc_StructuredEvent._d
+PROPERTY_SEQ_TC: Final[Descriptor] = CosNotification._tc_PropertySeq._d
+UTC_TC: Final[Descriptor] = TimeBase._tc_UtcT._d
 _UtcT: Final[Any] = TimeBase.UtcT
-_STRING_KINDS: Final = frozenset({K_STRING, K_WSTRING})
-_SEQUENCE_KINDS: Final = frozenset({K_SEQUENCE, K_ARRAY})
+_STRING: Final[Descriptor] = (D.STRING, 0)
+_STRING_KINDS: Final = frozenset({D.STRING, D.WSTRING})
+_STRUCTS: Final = frozenset({D.STRUCT, D.EXCEPT})
+_SEQUENCES: Final = frozenset({D.SEQUENCE, D.ARRAY})
 
 #: §2.4.5: these run-time variables name fields of the fixed header.
 STRUCTURED_HEADER: Final = {
@@ -108,11 +90,11 @@ CURTIME: Final = "curtime"
 
 #: ``_type_id`` of the unnamed basic types: their IDL spelling (§2.4.7 example 'short').
 _BASIC_NAMES: Final = {
-    K_SHORT: "short", K_LONG: "long", K_USHORT: "unsigned short", K_ULONG: "unsigned long",
-    K_FLOAT: "float", K_DOUBLE: "double", K_BOOLEAN: "boolean", K_CHAR: "char",
-    K_OCTET: "octet", K_ANY: "any", K_TYPECODE: "TypeCode", K_PRINCIPAL: "Principal",
-    K_STRING: "string", K_LONGLONG: "long long", K_ULONGLONG: "unsigned long long",
-    K_LONGDOUBLE: "long double", K_WCHAR: "wchar", K_WSTRING: "wstring", K_FIXED: "fixed",
+    D.SHORT: "short", D.LONG: "long", D.USHORT: "unsigned short", D.ULONG: "unsigned long",
+    D.FLOAT: "float", D.DOUBLE: "double", D.BOOLEAN: "boolean", D.CHAR: "char",
+    D.OCTET: "octet", D.ANY: "any", D.TYPECODE: "TypeCode", D.PRINCIPAL: "Principal",
+    D.STRING: "string", D.LONGLONG: "long long", D.ULONGLONG: "unsigned long long",
+    D.LONGDOUBLE: "long double", D.WCHAR: "wchar", D.WSTRING: "wstring", D.FIXED: "fixed",
 }
 
 
@@ -120,48 +102,106 @@ class Form(enum.Enum):
     """The three shapes an event reaches a filter in (§2.3)."""
 
     STRUCTURED = "structured"   # a CosNotification::StructuredEvent
-    ANY = "any"                 # a (value, TypeCode) pair, outer Any layers removed
+    ANY = "any"                 # a (value, descriptor) pair, outer Any layers removed
     TYPED = "typed"             # a CosNotification::PropertySeq (§2.7)
+
+
+# -- descriptors ------------------------------------------------------------------------------
+
+
+def _is_struct(d: Descriptor) -> bool:
+    return type(d) is tuple and d[0] in _STRUCTS
+
+
+def _member_index(d: Descriptor, attr: str, name: str) -> int:
+    """The index in struct descriptor ``d`` of the member named ``name`` (its Python
+    attribute ``attr``), or -1. Names sit at even positions from 4 and nothing
+    at an odd one is a string, so ``tuple.index`` finds only names."""
+    try:
+        return d.index(attr, 4)  # type: ignore[no-any-return]
+    except ValueError:
+        pass
+    if attr != name:  # a descriptor built in process with the IDL spelling
+        try:
+            return d.index(name, 4)  # type: ignore[no-any-return]
+        except ValueError:
+            pass
+    return -1
+
+
+def _field(value: Any, d: Descriptor, i: int) -> Any:
+    """Member ``i`` (a descriptor index) of struct ``value``; a TypeCode without
+    member names (CORBA does not require them) leaves only ``_values``."""
+    attr = d[i]
+    if attr:
+        return getattr(value, attr)
+    return value._values[(i - 4) // 2]
+
+
+def _struct_or_union(value: Any, d: Descriptor) -> tuple[Any, Descriptor] | None:
+    found = strip(value, d)
+    if found is None:
+        return None
+    base = found[2]
+    if type(base) is not tuple:
+        return None
+    return found[0], base
+
+
+def _same_member(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Do union entries ``a`` and ``b`` (labels of one member repeat) name one member?"""
+    if a is b:
+        return True
+    name = a[1]
+    if name:
+        return bool(name == b[1])
+    return bool(a[0] == b[0]) and not b[1]
 
 
 # -- steps ------------------------------------------------------------------------------------
 
 
 def _member(name: str) -> Step:
-    def step(value: Any, tc: TypeCode) -> Pair | None:
-        base = tc
-        if type(base) is not StructTC:
-            found = strip(value, tc)
+    attr = D.attribute(name)
+
+    def step(value: Any, d: Descriptor) -> Pair | None:
+        if type(d) is not tuple or d[0] != D.STRUCT:
+            found = _struct_or_union(value, d)
             if found is None:
                 return None
-            value, _, base = found
-            if type(base) is UnionTC:
-                active = base.select(value._d)
-                if active is not None and base._names[active] == name:
-                    return value._v, base._types[active]
+            value, d = found
+            k = d[0]
+            if k == D.UNION:
+                active = D.union_select(d, value._d)
+                if active is not None and (active[1] == attr or active[1] == name):
+                    return value._v, active[2]
                 return None
-            if type(base) is not StructTC:
+            if k not in _STRUCTS:
                 return None
-        names = base._names
-        if name in names:
-            i = names.index(name)
-            return getattr(value, base._attrs[i]), base._types[i]
-        return None
+        try:
+            i = d.index(attr, 4)  # names sit at even positions from 4 (see _member_index)
+        except ValueError:
+            i = _member_index(d, attr, name)
+            if i < 0:
+                return None
+            return _field(value, d, i), d[i + 1]
+        return getattr(value, attr), d[i + 1]
     return step
 
 
 def _position(index: int) -> Step:
-    def step(value: Any, tc: TypeCode) -> Pair | None:
-        base = tc
-        if type(base) is not StructTC:
-            found = strip(value, tc)
+    at = 4 + 2 * index
+
+    def step(value: Any, d: Descriptor) -> Pair | None:
+        if type(d) is not tuple or d[0] != D.STRUCT:
+            found = _struct_or_union(value, d)
             if found is None:
                 return None
-            value, _, base = found
-            if type(base) is not StructTC:
+            value, d = found
+            if d[0] not in _STRUCTS:
                 return None
-        if index < len(base._types):
-            return getattr(value, base._attrs[index]), base._types[index]
+        if at + 1 < len(d):
+            return _field(value, d, at), d[at + 1]
         return None
     return step
 
@@ -169,131 +209,132 @@ def _position(index: int) -> Step:
 _NO_LABEL: Final = object()
 
 
-def _label_value(label: int | str, disc: TypeCode) -> Any:
+def _label_value(label: int | str, disc: Descriptor) -> Any:
     """The discriminator value a ``<UnionVal>`` label stands for (§2.4.6, decision 8)."""
-    base = unalias(disc)
-    k = base._k
-    if k in INTEGER_RANGES:
-        return label if type(label) is int else _NO_LABEL
-    if k == K_BOOLEAN:
-        return bool(label) if label in (0, 1) and type(label) is int else _NO_LABEL
-    if k in (K_CHAR, K_WCHAR):
-        if isinstance(label, str):
-            return label if len(label) == 1 else _NO_LABEL
-        return chr(label) if 0 <= label < 0x110000 else _NO_LABEL
-    if k == K_ENUM and type(base) is EnumTC and type(label) is int:
-        items = base.enum_items()
+    base = D.unalias(disc)
+    if type(base) is int:
+        if base in INTEGER_KINDS:
+            return label if type(label) is int else _NO_LABEL
+        if base == D.BOOLEAN:
+            return bool(label) if type(label) is int and label in (0, 1) else _NO_LABEL
+        if base in (D.CHAR, D.WCHAR):
+            if isinstance(label, str):
+                return label if len(label) == 1 else _NO_LABEL
+            return chr(label) if 0 <= label < 0x110000 else _NO_LABEL
+        return _NO_LABEL
+    if base[0] == D.ENUM and type(label) is int:
+        items = base[3]
         return items[label] if 0 <= label < len(items) else _NO_LABEL
     return _NO_LABEL
 
 
-def _same_member(base: UnionTC, a: int, b: int) -> bool:
-    """Do union entries ``a`` and ``b`` (labels of one member repeat) name one member?"""
-    if a == b:
-        return True
-    name = base._names[a]
-    return bool(name) and name == base._names[b]
-
-
 def _union_arm(label: int | str | None) -> Step:
-    def step(value: Any, tc: TypeCode) -> Pair | None:
-        found = strip(value, tc)
+    def step(value: Any, d: Descriptor) -> Pair | None:
+        found = _struct_or_union(value, d)
         if found is None:
             return None
-        value, _, base = found
-        if type(base) is not UnionTC:
+        value, base = found
+        if base[0] != D.UNION:
             return None
+        target: tuple[Any, ...] | None
         if label is None:
-            target: int | None = base._default if base._default >= 0 else None
+            target = base[7]  # the default member, None without one
         else:
-            disc_value = _label_value(label, base._disc)
-            target = None if disc_value is _NO_LABEL else base.select(disc_value)
-        active = base.select(value._d)
-        if target is None or active is None or not _same_member(base, active, target):
+            disc_value = _label_value(label, base[4])
+            target = None if disc_value is _NO_LABEL else D.union_select(base, disc_value)
+        active = D.union_select(base, value._d)
+        if target is None or active is None or not _same_member(active, target):
             return None
-        return value._v, base._types[active]
+        return value._v, active[2]
     return step
 
 
 def _index(index: int) -> Step:
-    def step(value: Any, tc: TypeCode) -> Pair | None:
-        base = tc
-        if type(base) is not SequenceTC:
-            found = strip(value, tc)
+    def step(value: Any, d: Descriptor) -> Pair | None:
+        if type(d) is not tuple or d[0] not in _SEQUENCES:
+            found = strip(value, d)
             if found is None:
                 return None
-            value, _, base = found
-            if type(base) is not SequenceTC:
+            value, _, d = found
+            if type(d) is not tuple or d[0] not in _SEQUENCES:
                 return None
         if index < len(value):
-            return value[index], base._content
+            return value[index], d[1]
         return None
     return step
 
 
-def _nv_struct(base: TypeCode) -> StructTC | None:
+def _nv_struct(base: Descriptor) -> Descriptor | None:
     """The element struct of a name-value list: ``{string name; <T> value; ...}`` (§2.4.4)."""
-    if type(base) is not SequenceTC:
+    if type(base) is not tuple or base[0] not in _SEQUENCES:
         return None
-    element = unalias(base._content)
-    if (type(element) is StructTC and len(element._types) >= 2
-            and unalias(element._types[0])._k in _STRING_KINDS):
-        return element
+    element = D.unalias(base[1])
+    if _is_struct(element) and len(element) >= 8:
+        first = D.unalias(element[5])
+        if type(first) is tuple and first[0] in _STRING_KINDS:
+            return element
     return None
 
 
 def _assoc(name: str) -> Step:
-    def step(value: Any, tc: TypeCode) -> Pair | None:
-        found = strip(value, tc)
+    def step(value: Any, d: Descriptor) -> Pair | None:
+        found = strip(value, d)
         if found is None:
             return None
         value, _, base = found
         element = _nv_struct(base)
         if element is None:
             return None
-        key, val = element._attrs[0], element._attrs[1]
-        for pair in value:
-            if getattr(pair, key) == name:
-                return getattr(pair, val), element._types[1]
+        key, val = element[4], element[6]
+        if key and val:
+            for pair in value:
+                if getattr(pair, key) == name:
+                    return getattr(pair, val), element[7]
+            return None
+        for pair in value:  # member names not in the TypeCode
+            if _field(pair, element, 4) == name:
+                return _field(pair, element, 6), element[7]
         return None
     return step
 
 
-def _length(value: Any, tc: TypeCode) -> Pair | None:
-    found = strip(value, tc)
-    if found is None or found[2]._k not in _SEQUENCE_KINDS:
+def _length(value: Any, d: Descriptor) -> Pair | None:
+    found = strip(value, d)
+    if found is None:
         return None
-    return len(found[0]), TC_ulong
-
-
-def _discriminator(value: Any, tc: TypeCode) -> Pair | None:
-    found = strip(value, tc)
-    if found is None or type(found[2]) is not UnionTC:
+    base = found[2]
+    if type(base) is not tuple or base[0] not in _SEQUENCES:
         return None
-    return found[0]._d, found[2]._disc
+    return len(found[0]), D.ULONG
 
 
-def _type_id(value: Any, tc: TypeCode) -> Pair | None:
-    found = strip(value, tc)
+def _discriminator(value: Any, d: Descriptor) -> Pair | None:
+    found = strip(value, d)
+    if found is None:
+        return None
+    base = found[2]
+    if type(base) is not tuple or base[0] != D.UNION:
+        return None
+    return found[0]._d, base[4]
+
+
+def _type_id(value: Any, d: Descriptor) -> Pair | None:
+    found = strip(value, d)
     if found is None:
         return None
     declared = found[1]
-    try:
-        name = declared.name()
-    except BadKind:
-        name = _BASIC_NAMES.get(declared._k, "")
-    return (name, TC_string) if name else None
+    name = D.name(declared)
+    if name is None:
+        name = _BASIC_NAMES.get(D.kind(declared), "")
+    return (name, _STRING) if name else None
 
 
-def _repos_id(value: Any, tc: TypeCode) -> Pair | None:
-    found = strip(value, tc)
+def _repos_id(value: Any, d: Descriptor) -> Pair | None:
+    found = strip(value, d)
     if found is None:
         return None
-    try:
-        repo_id = found[1].id()
-    except BadKind:
-        return None
-    return (repo_id, TC_string) if repo_id else None
+    repo_id = D.repo_id(found[1])
+    return (repo_id, _STRING) if repo_id else None
 
 
 _IMPLICIT: Final[dict[ast.Implicit, Step]] = {
@@ -322,38 +363,41 @@ def make_step(step: ast.Step) -> Step:
 # -- static paths (structured events) ----------------------------------------------------------
 
 
-def static_path(tc: TypeCode, steps: Sequence[ast.Step]) -> tuple[tuple[str, ...], TypeCode, int]:
-    """Leading struct-member steps that need no run-time checks from static ``tc``.
+def static_path(d: Descriptor, steps: Sequence[ast.Step]
+                ) -> tuple[tuple[str, ...], Descriptor, int]:
+    """Leading struct-member steps that need no run-time checks from static descriptor ``d``.
 
-    Returns the Python attribute names, the TypeCode reached and how many
+    Returns the Python attribute names, the descriptor reached and how many
     steps they cover. Stops at anything whose shape depends on the value
     (an ``any``, a union, a sequence, an implicit member).
     """
     attrs_: list[str] = []
     count = 0
     for step in steps:
-        base = unalias(tc)
-        if type(base) is not StructTC:
+        base = D.unalias(d)
+        if not _is_struct(base):
             break
-        if isinstance(step, ast.Member) and step.name in base._names:
-            i = base._names.index(step.name)
-        elif isinstance(step, ast.Position) and step.index < len(base._types):
-            i = step.index
+        if isinstance(step, ast.Member):
+            i = _member_index(base, D.attribute(step.name), step.name)
+        elif isinstance(step, ast.Position) and 5 + 2 * step.index < len(base):
+            i = 4 + 2 * step.index
         else:
             break
-        attrs_.append(base._attrs[i])
-        tc = base._types[i]
+        if i < 0 or not base[i]:
+            break
+        attrs_.append(base[i])
+        d = base[i + 1]
         count += 1
-    return tuple(attrs_), tc, count
+    return tuple(attrs_), d, count
 
 
-def _static_root(tc: TypeCode, steps: Sequence[ast.Step],
+def _static_root(d: Descriptor, steps: Sequence[ast.Step],
                  value: Callable[[Any], Any]) -> tuple[Locator, int]:
-    """A root locator for a value of static TypeCode ``tc`` that also covers the
+    """A root locator for a value of static descriptor ``d`` that also covers the
     leading struct-member steps; returns it and the number of steps covered."""
-    names, reached, count = static_path(tc, steps)
+    names, reached, count = static_path(d, steps)
     if not names:
-        return (lambda ev: (value(ev), tc)), 0
+        return (lambda ev: (value(ev), d)), 0
     getter = operator.attrgetter(".".join(names))
     if value is _identity:
         return (lambda ev: (getter(ev), reached)), count
@@ -410,20 +454,19 @@ def _structured_properties(name: str) -> Locator:
     """``$name`` in a structured event after the fixed-header names: the first
     property of that name in the variable header, then in the filterable data,
     then the StructuredEvent member ``name`` (§2.4.5)."""
-    se = unalias(SE_TC)
-    assert type(se) is StructTC
+    se = D.unalias(SE_TC)
     member = None
-    if name in se._names:
-        i = se._names.index(name)
-        member = (se._attrs[i], se._types[i])
+    i = _member_index(se, D.attribute(name), name)
+    if i >= 0:
+        member = (se[i], se[i + 1])
 
     def locate(ev: Any) -> Pair | None:
         for prop in ev.header.variable_header:
             if prop.name == name:
-                return prop.value, TC_any
+                return prop.value, D.ANY
         for prop in ev.filterable_data:
             if prop.name == name:
-                return prop.value, TC_any
+                return prop.value, D.ANY
         if member is not None:
             return getattr(ev, member[0]), member[1]
         return None
@@ -437,7 +480,7 @@ def _variable_root(name: str, escaped: bool, form: Form, clock: Clock) -> Locato
     if form is Form.STRUCTURED:
         if name in STRUCTURED_HEADER:
             getter = operator.attrgetter(".".join(STRUCTURED_HEADER[name]))
-            return lambda ev: (getter(ev), TC_string)
+            return lambda ev: (getter(ev), _STRING)
         return _structured_properties(name)
     if form is Form.TYPED:
         root: Locator = lambda ev: (ev, PROPERTY_SEQ_TC)
@@ -462,23 +505,41 @@ def _variable_root(name: str, escaped: bool, form: Form, clock: Clock) -> Locato
 def _any_variable(name: str, general: Locator) -> Locator:
     """``$name`` for an Any event: a fast path for the common case of a struct with
     neither a ``header`` nor a ``filterable_data`` member, where every §2.4.5
-    translation but ``$.name`` fails; anything else goes through ``general``."""
+    translation but ``$.name`` fails; anything else goes through ``general``.
+
+    What a struct descriptor means for ``$name`` (its member index, or -1) is
+    remembered for the last descriptor seen: events of one stub type share
+    their descriptor, so the member names are scanned once, not per event.
+    """
+    attr = D.attribute(name)
+    #: (descriptor, member index or -1 (none) or -2 (not the fast case), attribute)
+    last: list[tuple[Any, int, str]] = [(None, -1, "")]  # replaced whole (atomic)
+
     def locate(ev: Any) -> Pair | None:
         try:
-            value, tc = ev
-            base = tc
-            if type(base) is not StructTC:
-                found = strip(value, tc)
+            value, d = ev
+            if type(d) is not tuple or d[0] != D.STRUCT:
+                found = strip(value, d)
                 if found is None:
                     return None
-                value, _, base = found
-            if type(base) is StructTC:
-                names = base._names
-                if "header" not in names and "filterable_data" not in names:
-                    if name in names:
-                        i = names.index(name)
-                        return getattr(value, base._attrs[i]), base._types[i]
-                    return None
+                value, _, d = found
+                if not _is_struct(d):
+                    return general(ev)
+            seen, i, member = last[0]
+            if seen is not d:
+                names = d[4::2]
+                if "header" in names or "filterable_data" in names:
+                    i = -2
+                else:
+                    i = _member_index(d, attr, name)
+                member = d[i] if i >= 0 else ""
+                last[0] = (d, i, member)
+            if i >= 0:
+                if member:
+                    return getattr(value, member), d[i + 1]
+                return _field(value, d, i), d[i + 1]
+            if i == -1:
+                return None
         except Exception:  # noqa: BLE001 - a malformed value is "cannot be resolved"
             return None
         return general(ev)
@@ -515,9 +576,10 @@ def is_default_active(found: Pair | None) -> bool:
     if located is None:
         raise Fail
     value, _, base = located
-    if type(base) is not UnionTC:
+    if type(base) is not tuple or base[0] != D.UNION:
         raise Fail
-    if base._default < 0:
+    default = base[7]
+    if default is None:
         return False
-    active = base.select(value._d)
-    return active is not None and _same_member(base, active, base._default)
+    active = D.union_select(base, value._d)
+    return active is not None and _same_member(active, default)

@@ -5,14 +5,22 @@ the common cases need no wrapping at all:
 
 - every CORBA integer kind (and ``octet``) is an exact Python ``int``; 64-bit
   values never pass through ``float`` unless the other operand is floating;
-- ``float``, ``double`` and ``long double`` are Python ``float``; ``fixed`` is
-  a ``Decimal``;
+- ``float`` and ``double`` are Python ``float``; ``fixed`` (omniORB's
+  ``CORBA.fixed``) becomes an exact ``Decimal``;
 - ``boolean`` is ``bool``; ``char``, ``wchar``, ``string`` and ``wstring`` are
   ``str`` (a one-character string is also numeric, §2.4.3);
-- an enum value becomes an :class:`EnumVal` (label, ordinal and the labels of
-  its type, so it can be compared with a bare label, §2.4.7);
+- an enum value (omniORB's ``EnumItem``) becomes an :class:`EnumVal` (label,
+  ordinal and the enumerators of its TypeCode, so it can be compared with a
+  bare label, §2.4.7);
 - a bare identifier that resolves to nothing becomes a :class:`Label`, usable
   only against an enum.
+
+Values are typed by omniORB *descriptors* (``any._t._d``, read with
+:mod:`cosnotify.corba.descriptors`), never by ``CORBA.TypeCode`` methods, so
+TypeCodes that came over the wire work whatever the 4.3.3 wheel's defects,
+and so do values of types this process has no stubs for (``UnknownStruct``,
+``UnknownUnion``, ``EnumItem``): they are read by attribute like generated
+ones.
 
 Any other value (struct, union, sequence, object reference ...) is not an
 operand. Every rule violation (wrong operand types, division by zero, a missing
@@ -31,32 +39,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Final, TypeAlias
 
-from cosnotify.orb.any import Any as CorbaAny
-from cosnotify.orb.typecode import (
-    K_ALIAS,
-    K_ANY,
-    K_BOOLEAN,
-    K_CHAR,
-    K_DOUBLE,
-    K_ENUM,
-    K_FIXED,
-    K_FLOAT,
-    K_LONG,
-    K_LONGDOUBLE,
-    K_LONGLONG,
-    K_OCTET,
-    K_SHORT,
-    K_STRING,
-    K_ULONG,
-    K_ULONGLONG,
-    K_USHORT,
-    K_WCHAR,
-    K_WSTRING,
-    EnumTC,
-    RecursiveTC,
-    SequenceTC,
-    TypeCode,
-)
+from omniORB import CORBA, tcInternal
+
+from cosnotify.corba import descriptors as D
+from cosnotify.corba.descriptors import Descriptor
 
 __all__ = [
     "DIRECT_KINDS",
@@ -65,20 +51,34 @@ __all__ = [
     "Label",
     "any_operand",
     "as_bool",
+    "base_kind",
     "operand",
     "strip",
 ]
 
-#: TypeCode kinds whose Python value is itself the operand (no conversion).
-DIRECT_KINDS: Final = frozenset({
-    K_SHORT, K_LONG, K_USHORT, K_ULONG, K_LONGLONG, K_ULONGLONG, K_OCTET,
-    K_FLOAT, K_DOUBLE, K_LONGDOUBLE, K_BOOLEAN, K_CHAR, K_WCHAR, K_STRING, K_WSTRING,
-    K_FIXED,
-})
-INTEGER_KINDS: Final = frozenset({K_SHORT, K_LONG, K_USHORT, K_ULONG, K_LONGLONG,
-                                  K_ULONGLONG, K_OCTET})
-FLOAT_KINDS: Final = frozenset({K_FLOAT, K_DOUBLE, K_LONGDOUBLE})
-STRING_KINDS: Final = frozenset({K_CHAR, K_WCHAR, K_STRING, K_WSTRING})
+CorbaAny: Final = CORBA.Any
+#: The class of omniORB's fixed-point values (``CORBA.fixed`` is a factory function).
+FIXED_TYPE: Final[type] = type(CORBA.fixed(0))
+
+INTEGER_KINDS: Final = frozenset({D.SHORT, D.LONG, D.USHORT, D.ULONG, D.LONGLONG,
+                                  D.ULONGLONG, D.OCTET})
+#: ``long double`` stays here though omniORBpy cannot carry one: an Any built in
+#: process with ``CORBA.TC_longdouble`` still holds a Python float.
+FLOAT_KINDS: Final = frozenset({D.FLOAT, D.DOUBLE, D.LONGDOUBLE})
+STRING_KINDS: Final = frozenset({D.CHAR, D.WCHAR, D.STRING, D.WSTRING})
+#: Descriptors (bare ints: the basic kinds) whose Python value is itself the operand.
+DIRECT_KINDS: Final = INTEGER_KINDS | FLOAT_KINDS | frozenset({D.BOOLEAN, D.CHAR, D.WCHAR})
+#: Kinds of the tuple descriptors ``(kind, bound)`` whose value is the operand.
+TEXT_KINDS: Final = frozenset({D.STRING, D.WSTRING})
+#: The TypeCode objects of those kinds. omniORB keeps one TypeCode per basic kind
+#: (and unbounded string and wstring), in process and for Anys from the wire
+#: (``tcInternal.createTypeCode`` looks them up), and TypeCodes hash by identity:
+#: a property's value is recognised without reading its descriptor.
+DIRECT_TYPECODES: Final = frozenset(
+    tc for key, tc in tcInternal.basicTypeCodes.items()
+    if key in DIRECT_KINDS or (type(key) is tuple and key[0] in TEXT_KINDS))
+_INDIRECTIONS: Final = frozenset({D.INDIRECT, D.WIRE_INDIRECT})
+_FOLLOW: Final = _INDIRECTIONS | {D.ALIAS}
 
 
 class Fail(Exception):
@@ -86,14 +86,35 @@ class Fail(Exception):
 
 
 class EnumVal:
-    """An enum operand: its label, ordinal and the labels of its enum type."""
+    """An enum operand: its label, ordinal and the enumerators of its enum type.
 
-    __slots__ = ("label", "labels", "ordinal")
+    ``items`` is the enum descriptor's tuple of ``EnumItem``; the labels are
+    read from it only when needed (comparisons with a bare label or with
+    another enum's value).
+    """
 
-    def __init__(self, label: str, ordinal: int, labels: tuple[str, ...]) -> None:
+    __slots__ = ("items", "label", "ordinal")
+
+    def __init__(self, label: str, ordinal: int, items: tuple[Any, ...]) -> None:
         self.label = label
         self.ordinal = ordinal
-        self.labels = labels
+        self.items = items
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The enumerator names of the value's type, in ordinal order."""
+        return tuple(item._n for item in self.items)
+
+    def ordinal_of(self, label: str) -> int:
+        """The ordinal of enumerator ``label`` of the value's type; Fail if it has none."""
+        for item in self.items:
+            if item._n == label:
+                return int(item._v)
+        raise Fail
+
+    def same_type(self, other: EnumVal) -> bool:
+        """Do both values belong to one enum type (the same enumerators)?"""
+        return self.items is other.items or self.labels == other.labels
 
     def __repr__(self) -> str:
         return f"EnumVal({self.label!r}, {self.ordinal})"
@@ -111,69 +132,101 @@ class Label:
         return f"Label({self.name!r})"
 
 
-# -- values and TypeCodes ----------------------------------------------------------------
+# -- values and descriptors ------------------------------------------------------------------
 
 
-def unalias(tc: TypeCode) -> TypeCode:
-    """``tc`` without aliases or recursive placeholders."""
-    while True:
-        if type(tc) is RecursiveTC:
-            tc = tc._bound()
-        if tc._k != K_ALIAS:
-            return tc
-        tc = tc.content_type()
+def base_kind(d: Descriptor) -> int:
+    """The kind of ``d`` with indirections and aliases followed."""
+    if type(d) is int:
+        return d
+    k: int = d[0]
+    if k in _FOLLOW:
+        return D.kind(D.unalias(d))
+    return k
 
 
-def strip(value: Any, tc: TypeCode) -> tuple[Any, TypeCode, TypeCode] | None:
-    """Pass over unnamed Any layers (§2.4.2): ``(value, declared tc, unaliased tc)``.
+def strip(value: Any, d: Descriptor) -> tuple[Any, Descriptor, Descriptor] | None:
+    """Pass over unnamed Any layers (§2.4.2): ``(value, declared, base)`` descriptors.
 
-    The declared TypeCode keeps a typedef's name (for ``_type_id``); None when
-    an Any-typed slot does not hold a ``CORBA.Any``.
+    The declared descriptor keeps a typedef's name (for ``_type_id``); the base
+    one has indirections and aliases followed. None when an Any-typed slot
+    does not hold a ``CORBA.Any``.
     """
     while True:
-        if type(tc) is RecursiveTC:
-            tc = tc._bound()
-        k = tc._k
-        if k == K_ANY:
+        if type(d) is int:
+            if d != D.ANY:
+                return value, d, d
             if type(value) is not CorbaAny:
                 return None
-            value, tc = value._v, value._t
+            value, d = value._v, value._t._d
             continue
-        if k != K_ALIAS:
-            return value, tc, tc
-        base = unalias(tc)
-        if base._k != K_ANY:
-            return value, tc, base
-        tc = base
+        k = d[0]
+        if k in _INDIRECTIONS:
+            d = D.resolve(d)
+            continue
+        if k != D.ALIAS:
+            return value, d, d
+        base = D.unalias(d)
+        if base != D.ANY:
+            return value, d, base
+        d = base
 
 
-def operand(value: Any, tc: TypeCode) -> Any:
-    """The operand for a value of TypeCode ``tc``; Fail if it is not a simple value."""
-    if tc._k in DIRECT_KINDS:
+def fixed_operand(value: Any) -> Decimal:
+    """A ``fixed`` value as an exact Decimal (omniORB's ``CORBA.fixed`` prints exactly)."""
+    t = type(value)
+    if t is FIXED_TYPE:
+        return Decimal(str(value))
+    if t is Decimal:
+        return value  # type: ignore[no-any-return]
+    if t is int:
+        return Decimal(value)
+    raise Fail
+
+
+def _base_operand(value: Any, base: Descriptor) -> Any:
+    """The operand of a value whose descriptor ``base`` is stripped (no Any, alias)."""
+    if type(base) is int:
+        if base in DIRECT_KINDS:
+            return value
+        raise Fail
+    k = base[0]
+    if k in TEXT_KINDS:
         return value
-    found = strip(value, tc)
+    if k == D.ENUM:
+        # The label is the descriptor's: what the TypeCode (from stubs or from
+        # the wire) calls the enumerator at the value's ordinal.
+        items = base[3]
+        try:
+            ordinal = value._v
+            return EnumVal(items[ordinal]._n, ordinal, items)
+        except (AttributeError, IndexError, TypeError):
+            raise Fail from None
+    if k == D.FIXED:
+        return fixed_operand(value)
+    raise Fail
+
+
+def operand(value: Any, d: Descriptor) -> Any:
+    """The operand for a value of descriptor ``d``; Fail if it is not a simple value."""
+    if type(d) is int:
+        if d in DIRECT_KINDS:
+            return value
+    elif d[0] in TEXT_KINDS:
+        return value
+    found = strip(value, d)
     if found is None:
         raise Fail
-    value, _, base = found
-    k = base._k
-    if k in DIRECT_KINDS:
-        return value
-    if k == K_ENUM and type(base) is EnumTC:
-        try:
-            return EnumVal(value._n, value._v, base._names)
-        except AttributeError:
-            raise Fail from None
-    raise Fail
+    return _base_operand(found[0], found[2])
 
 
 def any_operand(value: Any) -> Any:
     """The operand held by a ``CORBA.Any`` (the common property-value case)."""
     if type(value) is not CorbaAny:
         raise Fail
-    tc = value._t
-    if tc._k in DIRECT_KINDS:
+    if value._t in DIRECT_TYPECODES:
         return value._v
-    return operand(value._v, tc)
+    return operand(value._v, value._t._d)
 
 
 def as_bool(value: Any) -> bool:
@@ -257,14 +310,11 @@ def _enum_pair(a: Any, b: Any) -> tuple[int, int]:
         return a_ord, b_ord
     tb = type(b)
     if tb is EnumVal:
-        if b.labels != a.labels:
+        if not a.same_type(b):
             raise Fail
         return a.ordinal, b.ordinal
     if tb is Label:
-        try:
-            return a.ordinal, a.labels.index(b.name)
-        except ValueError:
-            raise Fail from None
+        return a.ordinal, a.ordinal_of(b.name)
     if tb is int:
         return a.ordinal, b
     raise Fail
@@ -324,26 +374,30 @@ def twiddle(a: Any, b: Any) -> bool:
     raise Fail
 
 
-SequenceView: TypeAlias = tuple[Any, TypeCode, int]
+#: A located sequence or array: its value, element descriptor and element base kind.
+SequenceView: TypeAlias = tuple[Any, Descriptor, int]
+_SEQUENCES: Final = frozenset({D.SEQUENCE, D.ARRAY})
 
 
-def sequence_view(found: tuple[Any, TypeCode] | None) -> SequenceView:
+def sequence_view(found: tuple[Any, Descriptor] | None) -> SequenceView:
     """The right operand of ``in``: a located sequence or array, with its element
-    TypeCode and (unaliased) element kind; Fail for anything else (§2.4.3)."""
+    descriptor and (unaliased) element kind; Fail for anything else (§2.4.3)."""
     if found is None:
         raise Fail
     seq, base = found
-    if type(base) is not SequenceTC:
+    if type(base) is not tuple or base[0] not in _SEQUENCES:
         located = strip(seq, base)
         if located is None:
             raise Fail
         seq, _, base = located
-        if type(base) is not SequenceTC:
+        if type(base) is not tuple or base[0] not in _SEQUENCES:
             raise Fail
-    content = base._content
-    kind = content._k
-    if kind == K_ALIAS or type(content) is RecursiveTC:
-        kind = unalias(content)._k
+    content = base[1]
+    if type(content) is int:
+        return seq, content, content
+    kind = content[0]
+    if kind in _FOLLOW:
+        kind = base_kind(content)
     return seq, content, kind
 
 

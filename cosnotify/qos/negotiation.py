@@ -20,8 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
+from omniORB import CORBA
 
-from cosnotify.orb import CORBA
+import CosNotification
+import TimeBase
+
+from cosnotify.corba import descriptors as D
 from cosnotify.qos.properties import (
     ADMIN_PROPERTIES,
     BEST_EFFORT,
@@ -31,7 +35,6 @@ from cosnotify.qos.properties import (
     PropertyDef,
     ValueType,
 )
-from cosnotify.stubs import CosNotification, TimeBase
 
 __all__ = [
     "Capabilities",
@@ -88,25 +91,29 @@ def to_any(definition: PropertyDef, value: Any) -> Any:
     return CORBA.Any(_tc_for(definition.type), value)
 
 
-_KIND_OF = {ValueType.SHORT: "tk_short", ValueType.LONG: "tk_long",
-            ValueType.BOOLEAN: "tk_boolean", ValueType.TIMET: "tk_ulonglong"}
+#: The TCKind each value type's TypeCode has once aliases are unwound (TimeT is an alias).
+_KIND_OF = {ValueType.SHORT: D.SHORT, ValueType.LONG: D.LONG,
+            ValueType.BOOLEAN: D.BOOLEAN, ValueType.TIMET: D.ULONGLONG}
+_UTCT_ID = "IDL:omg.org/TimeBase/UtcT:1.0"
 
 
 def from_any(definition: PropertyDef, value: Any) -> tuple[bool, Any]:
-    """(True, python value) if the Any has the property's type, else (False, None)."""
+    """(True, python value) if the Any has the property's type, else (False, None).
+
+    The TypeCode is read through its descriptor (``cosnotify.corba.descriptors``),
+    so an Any that came from the wire, indirections and all, is judged the same
+    way as one made in process; a UtcT is recognised by its repository id.
+    """
     if not isinstance(value, CORBA.Any):
         return False, None
-    try:
-        tc = value.typecode().unalias()
-    except CORBA.UserException:
-        return False, None
+    d = D.unalias(value._t._d)
     if definition.type is ValueType.UTCT:
-        if tc.kind() == CORBA.tk_struct and tc.id() == "IDL:omg.org/TimeBase/UtcT:1.0":
-            return True, value.value()
+        if type(d) is tuple and d[0] == D.STRUCT and D.repo_id(d) == _UTCT_ID:
+            return True, value._v
         return False, None
-    if tc.kind()._n != _KIND_OF[definition.type]:
+    if type(d) is not int or d != _KIND_OF[definition.type]:
         return False, None
-    inner = value.value()
+    inner = value._v
     if definition.type is ValueType.BOOLEAN:
         return isinstance(inner, int), bool(inner)
     return isinstance(inner, int) and not isinstance(inner, bool), inner

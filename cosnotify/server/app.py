@@ -1,14 +1,19 @@
-"""The notification server: the in-process service behind an ORB, bound in naming.
+"""The notification server: the in-process service behind omniORB, bound in naming.
 
-Strategy: :class:`NotificationServer` owns one ORB listening on one endpoint,
-one PERSISTENT/USER_ID POA named ``cosnotify`` whose servants are made on
-demand from object ids (``objects.ObjectMap``), and the core
-``EventChannelFactory``. On start it binds the factory's reference under
-``name`` in a naming service: an embedded one answering at
-``corbaloc::HOST:PORT/NameService`` (as omniNames does), or the external one
-``naming_url`` names. Remote consumers and suppliers are called through the
-ORB, whose per-call timeout (``call_timeout``) keeps a dead client from
-holding a worker longer than that.
+Strategy: :class:`NotificationServer` puts one core ``EventChannelFactory``
+behind one POA of omniORB's: a child POA (PERSISTENT, USER_ID,
+USE_SERVANT_MANAGER, with a POA manager of its own) whose servants are made
+on the first request from object ids (``objects.ObjectMap``). omniORB allows
+one ORB per process, so the server either owns it -- ``cosnotify serve``
+initialises it with :func:`orb_arguments` and destroys it on :meth:`stop` --
+or is hosted in the ORB an application already has (:func:`host`, or an ORB
+initialised before the server is made), under the application's POA.
+
+On start it binds the factory's reference under ``name`` in a naming
+service: the embedded one (``naming.py``) answering at
+``corbaloc::HOST:PORT/NameService``, as omniNames does, or the external one
+``naming_url`` names. Remote consumers and suppliers are called through
+omniORB with the call timeout set on each reference the server receives.
 """
 
 from __future__ import annotations
@@ -16,25 +21,34 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import resource
 import threading
 from pathlib import Path
 from typing import Any, Self
 
 import attrs
+import omniORB
+from omniORB import CORBA, PortableServer
+
+import CosNaming
 
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
-from cosnotify.orb import CORBA, PortableServer
-from cosnotify.orb import naming as embedded_naming
-from cosnotify.orb.objref import targets_of
+from cosnotify.server import naming as embedded_naming
+from cosnotify.server.addresses import iiop_address
 from cosnotify.server.objects import ObjectMap
 from cosnotify.server.servants import ServantFactory
-from cosnotify.stubs import CosNaming
 
-__all__ = ["NotificationServer", "ServerConfig"]
+__all__ = ["MAX_MESSAGE_SIZE", "NotificationServer", "ServerConfig", "host", "orb_arguments"]
 
 log = logging.getLogger("cosnotify.server")
-_orb_ids = itertools.count(1)
+_poa_names = itertools.count(1)
+
+#: The largest GIOP message accepted or sent (omniORB's giopMaxMsgSize; its default is 2 MiB).
+MAX_MESSAGE_SIZE = 16 * 1024 * 1024
+#: Connections to one client process the channel may use at once (omniORB's default is 5;
+#: a client's lane holds up to 8 workers, each pushing on a connection of its own).
+CONNECTIONS_PER_CLIENT = 16
 
 
 def _positive(instance: Any, attribute: Any, value: float) -> None:
@@ -56,61 +70,102 @@ class ServerConfig:
     naming_url: str | None = None          # None: the embedded NameService
     name: str = "NotifyEventChannelFactory"
     ior_file: Path | None = None
-    #: Seconds each call to a remote consumer or supplier may take (connecting
-    #: included, at most 5 s of it).
+    #: Seconds each call to a remote consumer or supplier may take (set on each
+    #: reference); connecting may take at most 5 s of it when the server owns the ORB.
     call_timeout: float = attrs.field(default=10.0, validator=_positive)
     #: Seconds each call to a filter a client implements may take (remote.py).
     filter_timeout: float = attrs.field(default=1.0, validator=_positive)
-    #: Client connections served at once (None: half the soft RLIMIT_NOFILE); at
-    #: the limit the idlest is closed with CloseConnection (docs/orb.md).
+    #: Connections past which omniORB serves connections from its thread pool
+    #: rather than a thread each (None: omniORB's default, 10000). docs/server.md.
     max_connections: int | None = attrs.field(default=None, validator=_optional_count)
     service: ServiceConfig = attrs.Factory(ServiceConfig)
 
 
-def client_key(reference: Any) -> tuple[str, int] | None:
-    """The remote client behind a reference: its first IIOP address (one process)."""
-    ior = getattr(getattr(reference, "_NP_delegate", None), "ior", None)
-    if ior is None:
-        return None  # an in-process object
-    found = targets_of(ior)
-    return (found[0].host, found[0].port) if found else None
+def _millis(seconds: float) -> str:
+    return str(max(1, round(seconds * 1000)))
+
+
+def orb_arguments(config: ServerConfig) -> list[str]:
+    """The omniORB options a server that owns its ORB starts with (docs/server.md)."""
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    argv = ["-ORBendPoint", f"giop:tcp:{host}:{config.port}",
+            "-ORBclientCallTimeOutPeriod", _millis(config.call_timeout),
+            "-ORBclientConnectTimeOutPeriod", _millis(min(config.call_timeout, 5.0)),
+            "-ORBmaxGIOPConnectionPerServer", str(CONNECTIONS_PER_CLIENT),
+            "-ORBconnectionWatchImmediate", "1",
+            "-ORBgiopMaxMsgSize", str(MAX_MESSAGE_SIZE)]
+    if config.max_connections is not None:
+        limit = config.max_connections
+        argv += ["-ORBthreadPerConnectionUpperLimit", str(limit),
+                 "-ORBthreadPerConnectionLowerLimit", str(max(1, limit * 9 // 10))]
+    return argv
+
+
+def _raise_open_files_limit() -> None:
+    """Soft RLIMIT_NOFILE up to the hard limit: omniORB has no cap on connections of its own."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError) as exc:
+            log.debug("cannot raise the open-files limit from %s: %s", soft, exc)
 
 
 class NotificationServer:
-    """One ORB, one POA, one EventChannelFactory, bound in a naming service."""
+    """One POA, one EventChannelFactory, bound in a naming service.
 
-    def __init__(self, config: ServerConfig | None = None) -> None:
+    With ``orb=None`` the server initialises the process's ORB with
+    :func:`orb_arguments` and owns it -- unless the process has one already,
+    which it then shares (omniORB allows one per process; the endpoint is
+    then that ORB's). ``poa`` is the parent of the server's own POA (default:
+    the RootPOA).
+    """
+
+    def __init__(self, config: ServerConfig | None = None, orb: Any = None,
+                 poa: Any = None, *, bind: bool = True) -> None:
         self.config = config = config or ServerConfig()
-        argv = ["-ORBendPoint", f"giop:tcp:{config.host}:{config.port}",
-                "-ORBclientCallTimeOutPeriod", str(max(1, round(config.call_timeout * 1000))),
-                "-ORBclientConnectTimeOutPeriod",
-                str(max(1, round(min(config.call_timeout, 5.0) * 1000)))]
-        if config.max_connections is not None:
-            argv += ["-ORBmaxServerConnections", str(config.max_connections)]
-        self.orb = CORBA.ORB_init(argv, f"cosnotify-server-{next(_orb_ids)}")
-        root = self.orb.resolve_initial_references("RootPOA")
-        self._poa = root.create_POA("cosnotify", root.the_POAManager, [
-            root.create_lifespan_policy(PortableServer.PERSISTENT),
-            root.create_id_assignment_policy(PortableServer.USER_ID)])
-        self.factory = EventChannelFactory(config.service)
-        self.servants = ServantFactory(config.filter_timeout, self.factory.service.submit)
-        self.objects = ObjectMap(self.factory, self._poa, self.servants.servant_for)
+        self._owns_orb = orb is None and omniORB.orb is None
+        if orb is None:
+            if self._owns_orb:
+                _raise_open_files_limit()
+            orb = CORBA.ORB_init(orb_arguments(config), CORBA.ORB_ID)
+        self.orb = orb
+        self._bind = bind
+        try:
+            parent = poa if poa is not None else orb.resolve_initial_references("RootPOA")
+            parent._get_the_POAManager().activate()
+            serial = next(_poa_names)  # the first server's POA keeps the stable name
+            name = "cosnotify" if serial == 1 else f"cosnotify-{serial}"
+            self._poa = parent.create_POA(name, None, [
+                parent.create_lifespan_policy(PortableServer.PERSISTENT),
+                parent.create_id_assignment_policy(PortableServer.USER_ID),
+                parent.create_request_processing_policy(PortableServer.USE_SERVANT_MANAGER)])
+            # omniORB: the manager must be active before set_servant_manager (docs/orb.md).
+            self._poa._get_the_POAManager().activate()
+            self.factory = EventChannelFactory(config.service)
+            self.servants = ServantFactory(config.filter_timeout, self.factory.service.submit,
+                                           config.call_timeout)
+            self.objects = ObjectMap(self.factory, self._poa, self.servants.servant_for)
+        except BaseException:
+            self._release_orb()
+            raise
         self.servants.objects = self.objects
         # Servants of destroyed channels, admins and proxies are deactivated at once.
         self.factory.service.destroyed_hook = self.objects.forget_core
         # A client process's consumers and suppliers share a bounded lane of workers.
-        self.factory.service.client_key = client_key
-        root.the_POAManager.activate()
+        self.factory.service.client_key = self.client_key
         self.factory_ref = self.servants.to_reference(self.factory)
-        self.naming: Any = None
-        self._naming_context: Any = None
+        self.naming: embedded_naming.NameService | None = None
         self._stopped = threading.Event()
+        self._closed = False
+        self._lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Self:
         """Serve: bind the factory in naming and write the IOR file, if asked.
 
-        If that fails, the server is stopped (its port released) and the error raised.
+        If that fails, the server is stopped (its port released if it owns the
+        ORB) and the error raised.
         """
         try:
             return self._start()
@@ -120,42 +175,72 @@ class NotificationServer:
 
     def _start(self) -> Self:
         config = self.config
-        if config.naming_url is None:
-            self.naming = embedded_naming.serve(self.orb)
-            context = self.orb.resolve_initial_references("NameService")
-        else:
-            context = self.orb.string_to_object(config.naming_url)
-        context = CosNaming.NamingContext._narrow(context)
-        if context is None:
+        if self.config.port and self._owns_orb is False and self.endpoint[1] != config.port:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
-                                  f"{config.naming_url!r} is not a naming context")
-        context.rebind([CosNaming.NameComponent(config.name, "")], self.factory_ref)
-        self._naming_context = context
+                                  f"this process's ORB listens on {self.endpoint}, not port "
+                                  f"{config.port}: omniORB allows one ORB per process")
+        if self._bind:
+            if config.naming_url is None:
+                self.naming = embedded_naming.serve(self.orb)
+                context = self.naming.root
+            else:
+                context = self.orb.string_to_object(config.naming_url)
+                omniORB.setClientCallTimeout(context, _timeout_ms(config.call_timeout))
+            context = context._narrow(CosNaming.NamingContext) if context is not None else None
+            if context is None:
+                raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
+                                      f"{config.naming_url!r} is not a naming context")
+            context.rebind([CosNaming.NameComponent(config.name, "")], self.factory_ref)
+            log.info("EventChannelFactory bound as %r; naming at %s", config.name,
+                     self.naming_url)
         if config.ior_file is not None:
             config.ior_file.write_text(self.ior + "\n")
-        log.info("EventChannelFactory bound as %r; naming at %s", config.name, self.naming_url)
         return self
 
     def run(self) -> None:
         """Serve until :meth:`stop` is called (from another thread or a signal)."""
         self._stopped.wait()
 
-    def stop(self) -> None:
-        """Destroy the channels, stop the ORB and release its port."""
-        if self._stopped.is_set():
-            return
+    def request_stop(self) -> None:
+        """Make :meth:`run` return (safe in a signal handler); call :meth:`stop` after it."""
         self._stopped.set()
-        self.factory.close(wait=True)
+
+    def stop(self) -> None:
+        """Destroy the channels and the server's POA; a server that owns the ORB destroys it."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._stopped.set()
         try:
-            self.orb.shutdown(True)
+            self.factory.close(wait=True)
+            if self.naming is not None:
+                self.naming.release()
+                self.naming = None
+            self._poa.destroy(True, True)
         finally:
-            self.orb.destroy()
+            self._release_orb()
+
+    def _release_orb(self) -> None:
+        if self._owns_orb:
+            self._owns_orb = False
+            try:
+                self.orb.shutdown(True)
+            finally:
+                self.orb.destroy()
 
     def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    # -- clients -----------------------------------------------------------------------------
+    def client_key(self, reference: Any) -> tuple[str, int] | None:
+        """The remote client behind a reference: its first IIOP address (one process)."""
+        if not isinstance(reference, CORBA.Object):
+            return None  # an in-process object
+        return iiop_address(self.orb, reference)
 
     # -- addresses ---------------------------------------------------------------------------
     @property
@@ -165,15 +250,17 @@ class NotificationServer:
     @property
     def endpoint(self) -> tuple[str, int]:
         """(host, port) actually listened on (port 0 in the config picks a free one)."""
-        profile = self.factory_ref._NP_delegate.ior.iiop_profile()
-        return profile.host, profile.port
+        found = iiop_address(self.orb, self.factory_ref)
+        if found is None:
+            raise CORBA.INTERNAL(0, CORBA.COMPLETED_NO, "the factory reference has no IIOP address")
+        return found
 
     @property
     def naming_url(self) -> str:
         if self.config.naming_url is not None:
             return self.config.naming_url
         host, port = self.endpoint
-        return f"corbaloc::{host}:{port}/NameService"
+        return f"corbaloc::{_url_host(host)}:{port}/NameService"
 
     @property
     def factory_url(self) -> str:
@@ -182,5 +269,40 @@ class NotificationServer:
         if self.config.naming_url is not None:
             return self.config.naming_url.replace("corbaloc:", "corbaname:", 1) + \
                 f"#{self.config.name}"
-        return f"corbaname::{host}:{port}#{self.config.name}"
+        return f"corbaname::{_url_host(host)}:{port}#{self.config.name}"
 
+
+def _timeout_ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def host(poa: Any, service: ServiceConfig | None = None, *, call_timeout: float = 10.0,
+         filter_timeout: float = 1.0) -> Any:
+    """Host the whole service in an application's own ORB, under ``poa``.
+
+    Creates the server's POA as a child of ``poa`` and returns the
+    EventChannelFactory's object reference; nothing is bound in naming and
+    the application's ORB options stay as they are. The service lives until
+    the application destroys its ORB (or calls ``stop()`` on the
+    :class:`NotificationServer` that :func:`hosted_server` returns).
+    """
+    config = ServerConfig(port=0, call_timeout=call_timeout, filter_timeout=filter_timeout,
+                          service=service or ServiceConfig())
+    orb = omniORB.orb
+    if orb is None:
+        raise CORBA.BAD_INV_ORDER(0, CORBA.COMPLETED_NO, "call CORBA.ORB_init first")
+    server = NotificationServer(config, orb, poa, bind=False).start()
+    _hosted[server.ior] = server
+    return server.factory_ref
+
+
+_hosted: dict[str, NotificationServer] = {}
+
+
+def hosted_server(factory: Any) -> NotificationServer:
+    """The server :func:`host` made for ``factory`` (its returned reference)."""
+    return _hosted[omniORB.orb.object_to_string(factory)]

@@ -35,13 +35,16 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import PortableServer__POA
+from omniORB import CORBA, PortableServer
+
+import CosNotifyChannelAdmin as CA
+
 from cosnotify.channel.admin import ConsumerAdmin, SupplierAdmin
 from cosnotify.channel.channel import EventChannel
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.proxy import ProxyBase
 from cosnotify.channel.supplier_proxy import ProxySupplier
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 
 __all__ = ["ObjectMap", "destroyed"]
 
@@ -61,7 +64,13 @@ class ObjectMap:
         self._anonymous_ids: weakref.WeakKeyDictionary[Any, bytes] = weakref.WeakKeyDictionary()
         self._kept: dict[bytes, Any] = {}   # held for remote clients until destroy()
         self._serial = itertools.count(1)
-        poa.set_servant_activator(self._incarnate)
+        self._activator = _Activator(self._incarnate)
+        poa.set_servant_manager(self._activator)
+
+    @property
+    def active_servants(self) -> int:
+        """Servants active in the POA: made on demand, less those deactivated on destroy."""
+        return self._activator.active
 
     # -- core object -> id -> reference --------------------------------------------------
     def oid(self, core: Any, keep: bool = False) -> bytes:
@@ -113,8 +122,8 @@ class ObjectMap:
             return reference
         try:
             oid = self._poa.reference_to_id(reference)
-        except Exception:  # noqa: BLE001 - WrongAdapter / not ours: a remote object
-            return reference
+        except (PortableServer.POA.WrongAdapter, CORBA.SystemException):
+            return reference  # not one of ours: a client's object
         core = self.lookup(oid)
         if core is None:
             # A parameter, not the target: OBJECT_NOT_EXIST would say the target is gone.
@@ -146,8 +155,37 @@ class ObjectMap:
         """Deactivate the servant of a destroyed object."""
         try:
             self._poa.deactivate_object(oid)
-        except Exception as exc:  # noqa: BLE001 - never activated, or already gone
+        except (PortableServer.POA.ObjectNotActive, CORBA.SystemException) as exc:  # gone
             log.debug("deactivate %r: %s", oid, exc)
+            return
+        # Counted here, not in etherealize: omniORB etherealizes only once the
+        # object's last request is over, possibly later and on another thread.
+        self._activator.deactivated()
+
+
+class _Activator(PortableServer__POA.ServantActivator):  # type: ignore[misc]
+    """Makes the servant of an object id on its first request (USE_SERVANT_MANAGER)."""
+
+    def __init__(self, incarnate: Callable[[bytes], Any]) -> None:
+        self._make = incarnate
+        self._lock = threading.Lock()
+        self.active = 0
+
+    def incarnate(self, oid: bytes, adapter: Any) -> Any:
+        servant = self._make(oid)
+        if servant is None:
+            raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO)
+        with self._lock:
+            self.active += 1
+        return servant
+
+    def etherealize(self, oid: bytes, adapter: Any, servant: Any, cleanup_in_progress: bool,
+                    remaining_activations: bool) -> None:
+        pass  # the count went down when the object was deactivated
+
+    def deactivated(self) -> None:
+        with self._lock:
+            self.active -= 1
 
 
 def destroyed(core: Any) -> bool:

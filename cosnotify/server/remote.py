@@ -34,7 +34,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cosnotify.orb import CORBA, with_timeout
+import omniORB
+from omniORB import CORBA
 
 __all__ = [
     "LIFETIME_RANGE",
@@ -63,8 +64,9 @@ class GuardedFilter:
 
     def __init__(self, reference: Any, timeout: float, submit: Callable[[Callable[[], Any]], None],
                  to_reference: Callable[[Any], Any], forget: Callable[[Any], None]) -> None:
-        self.reference = reference                        # what clients get back
-        self._remote = with_timeout(reference, timeout)   # what the event path calls
+        self.reference = reference   # what clients get back, and what the event path calls
+        omniORB.setClientCallTimeout(reference, max(1, round(timeout * 1000)))
+        self._remote = reference
         self._submit = submit
         self._to_reference = to_reference
         self._forget = forget

@@ -1,9 +1,12 @@
 """Servants for every interface of the service, forwarding to the in-process core.
 
 Strategy: the core objects already implement their IDL operations under the
-mapping names, so a servant is the generated skeleton plus one generic
-forwarder. The first call of an operation builds its forwarding function from
-the operation's descriptor: operations that carry no object references call
+mapping names, so a servant is omniORB's generated skeleton (from the bundled
+COS stubs) plus one generic forwarder: omniORB finds each operation on the
+servant by name, and ``__getattr__`` answers for every operation of the
+skeleton's ``_omni_op_d`` table. The first call of an operation builds its
+forwarding function from the operation's descriptor (in-parameter,
+result/out and exception descriptors): operations that carry no object references call
 the core method directly (the hot path, ``push_structured_event``, pays
 nothing); the others translate references on the way in (a reference to one
 of our own filters becomes the local filter object, so it is never called
@@ -24,6 +27,15 @@ import keyword
 from collections.abc import Callable
 from typing import Any
 
+import omniORB
+from omniORB import CORBA
+
+import CosEventChannelAdmin
+import CosEventChannelAdmin__POA
+import CosNotifyChannelAdmin__POA
+import CosNotifyComm__POA
+import CosNotifyFilter__POA
+
 from cosnotify.channel import admin as admins
 from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
@@ -31,21 +43,12 @@ from cosnotify.channel import push_supplier as pss
 from cosnotify.channel.channel import EventChannel
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.subscriptions import FilterCallback
+from cosnotify.corba import descriptors as D
 from cosnotify.filter.factory import FilterFactory
 from cosnotify.filter.filter import Filter
 from cosnotify.filter.mapping import MappingFilter
-from cosnotify.orb import CORBA, registry, with_timeout
-from cosnotify.orb import typecode as T
-from cosnotify.orb.interface import Operation
 from cosnotify.server import remote
 from cosnotify.server.objects import destroyed
-from cosnotify.stubs import (
-    CosEventChannelAdmin,
-    CosEventChannelAdmin__POA,
-    CosNotifyChannelAdmin__POA,
-    CosNotifyComm__POA,
-    CosNotifyFilter__POA,
-)
 
 __all__ = ["SKELETONS", "ServantFactory"]
 
@@ -91,13 +94,12 @@ _MAPPED_RANGE = {"_set_priority_filter": remote.PRIORITY_RANGE,
                  "_set_lifetime_filter": remote.LIFETIME_RANGE}
 
 
-def _is_objref(tc: Any) -> bool:
-    tc = T.resolve(tc).unalias()
-    return bool(tc._k == T.K_OBJREF)
-
-
-def _objref_id(tc: Any) -> str:
-    return str(T.resolve(tc).unalias().id())
+def _objref_id(d: Any) -> str | None:
+    """The interface id if descriptor ``d`` is an object reference type, else None."""
+    d = D.unalias(d)
+    if type(d) is tuple and d[0] in (D.OBJREF, D.ABSTRACT_INTERFACE):
+        return d[1] or _ANY_OBJECT
+    return None
 
 
 def _class_is_a(cls: type, repo_id: str) -> bool:
@@ -105,10 +107,26 @@ def _class_is_a(cls: type, repo_id: str) -> bool:
         getattr(c, "_NP_RepositoryId", None) == repo_id for c in cls.__mro__)
 
 
+class Operation:
+    """One IDL operation, from a skeleton's ``_omni_op_d`` descriptor."""
+
+    __slots__ = ("in_refs", "name", "out_refs", "outs", "raises")
+
+    def __init__(self, name: str, descriptor: Any) -> None:
+        in_descs, out_descs, raises = descriptor
+        self.name = name
+        self.raises: frozenset[str] = frozenset(raises or ())
+        self.outs = 0 if out_descs is None else len(out_descs)
+        self.in_refs = {i: found for i, d in enumerate(in_descs)
+                        if (found := _objref_id(d)) is not None}
+        self.out_refs = frozenset(i for i, d in enumerate(out_descs or ())
+                                  if _objref_id(d) is not None)
+
+
 class _Forwarder:
     """Mixed into each skeleton: forwards operations to ``self._core``."""
 
-    _NP_operations: Any
+    _omni_op_d: Any
     _NP_RepositoryId: str
 
     def __init__(self, factory: ServantFactory, core: Any, oid: bytes) -> None:
@@ -117,13 +135,18 @@ class _Forwarder:
         self._oid = oid
 
     def __getattr__(self, name: str) -> Any:
-        operations = type(self)._NP_operations
-        operation = operations.get(name)
-        if operation is None and name.startswith("_"):
-            operation = operations.get(name[1:])  # an operation named like a Python keyword
-        if operation is None or name.startswith("__"):
+        if name.startswith(("__", "_omni")):
             raise AttributeError(name)
-        method = self._factory.forwarding(operation, self._core, self._oid)
+        operations = type(self)._omni_op_d
+        idl_name = name
+        descriptor = operations.get(name)
+        if descriptor is None and name.startswith("_"):
+            idl_name = name[1:]  # an operation named like a Python keyword
+            descriptor = operations.get(idl_name)
+        if descriptor is None:
+            raise AttributeError(name)
+        method = self._factory.forwarding(Operation(idl_name, descriptor), self._core,
+                                          self._oid)
         self.__dict__[name] = method  # built once per servant and operation
         return method
 
@@ -135,9 +158,12 @@ class ServantFactory:
     """Makes servants for core objects and translates references across them."""
 
     def __init__(self, filter_timeout: float = 1.0,
-                 submit: Callable[[Callable[[], Any]], None] | None = None) -> None:
+                 submit: Callable[[Callable[[], Any]], None] | None = None,
+                 call_timeout: float | None = None) -> None:
         self.objects: Any = None  # the ObjectMap, set once both exist
         self.filter_timeout = filter_timeout
+        #: Set on each client reference the server receives (None: the ORB's default).
+        self.call_timeout = call_timeout
         #: Runs background work (filter probes, detach_callback): the worker pool.
         self.submit: Callable[[Callable[[], Any]], None] = submit or _run_now
         self._classes: dict[type, type] = {}
@@ -154,7 +180,8 @@ class ServantFactory:
             for core_base, skeleton in SKELETONS:
                 if issubclass(core_type, core_base):
                     found = type(f"{skeleton.__name__}Servant", (_Forwarder, skeleton), {
-                        "__init__": _Forwarder.__init__})
+                        "__init__": _Forwarder.__init__,
+                        "_non_existent": _Forwarder._non_existent})
                     self._classes[core_type] = found
                     break
         return found
@@ -185,7 +212,7 @@ class ServantFactory:
 
         Our own objects become core objects and must be of that type; a client's
         filter or mapping filter is checked and guarded (remote.py); other
-        references (consumers, suppliers) pass unchanged.
+        references (consumers, suppliers) get the call timeout and pass unchanged.
         """
         core = self.to_core(value)
         if core is None:
@@ -196,12 +223,14 @@ class ServantFactory:
                 raise _wrong_type(operation, f"{type(core).__name__} is not a {repo_id}")
             return core
         if repo_id not in (_FILTER, _MAPPING_FILTER):
+            if self.call_timeout is not None:
+                omniORB.setClientCallTimeout(core, max(1, round(self.call_timeout * 1000)))
             return core
         try:
-            declared = registry.lookup_stub(core._repository_id())
-            verified = declared is not None and _class_is_a(declared, repo_id)
-            if not verified:
-                verified = bool(with_timeout(core, self.filter_timeout)._NP_delegate.is_a(repo_id))
+            # omniORB answers from the IOR's type id when that proves it, and asks the
+            # object otherwise (the stub class a reference arrives as proves nothing).
+            omniORB.setClientCallTimeout(core, max(1, round(self.filter_timeout * 1000)))
+            verified = bool(core._is_a(repo_id))
         except CORBA.SystemException as exc:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
                                   f"cannot verify the filter: {type(exc).__name__}") from exc
@@ -218,10 +247,9 @@ class ServantFactory:
     def forwarding(self, operation: Operation, core: Any, oid: bytes) -> Callable[..., Any]:
         """The function a servant runs for ``operation`` on ``core``."""
         target = getattr(core, _python_name(operation.name))
-        in_refs = {i: _objref_id(p.tc) for i, p in enumerate(operation.in_params)
-                   if _is_objref(p.tc)}
-        result_ref = _is_objref(operation.result)
-        out_refs = [i for i, p in enumerate(operation.out_params) if _is_objref(p.tc)]
+        in_refs = operation.in_refs
+        out_refs = operation.out_refs
+        several = operation.outs > 1
         destroyable = hasattr(core, "_destroyed")
         objects = self.objects
         if operation.name == "destroy":
@@ -231,7 +259,7 @@ class ServantFactory:
                 finally:
                     objects.release(oid)
             return destroy
-        if not (in_refs or result_ref or out_refs or destroyable):
+        if not (in_refs or out_refs or destroyable):
             return target  # type: ignore[no-any-return]
         checked_core, to_reference = self.checked_core, self.to_reference
 
@@ -243,23 +271,23 @@ class ServantFactory:
                 args = tuple(checked_core(a, in_refs[i], operation) if i in in_refs else a
                              for i, a in enumerate(args))
             value = target(*args)
-            if not (result_ref or out_refs):
+            if not out_refs:
                 return value
-            result, outs = operation.unpack_result(value)
-            if result_ref:
-                result = to_reference(result)
-            if out_refs:
-                outs = tuple(to_reference(v) if i in out_refs else v for i, v in enumerate(outs))
-            return operation.pack_result(result, outs)
+            if not several:
+                return to_reference(value)
+            return tuple(to_reference(v) if i in out_refs else v for i, v in enumerate(value))
 
         return forward
 
 
 def _wrong_type(operation: Operation, detail: str) -> Exception:
     """TypeError where the operation declares it (the connect operations), else BAD_PARAM."""
-    if CosEventChannelAdmin.TypeError in operation.raises:
-        return CosEventChannelAdmin.TypeError()
-    return CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"{operation.name}: {detail}")
+    error: Exception
+    if CosEventChannelAdmin.TypeError._NP_RepositoryId in operation.raises:
+        error = CosEventChannelAdmin.TypeError()
+    else:
+        error = CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"{operation.name}: {detail}")
+    return error
 
 
 def _run_now(task: Callable[[], Any]) -> None:

@@ -18,8 +18,9 @@ import argparse
 import sys
 from typing import Any
 
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
 
 
 def describe(event: Any) -> str:
@@ -35,13 +36,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     # A blocking pull waits for the next event: allow it a minute.
-    orb = CORBA.ORB_init(["-ORBclientCallTimeOutPeriod", "60000"])
+    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:",
+                          "-ORBclientCallTimeOutPeriod", "60000"], CORBA.ORB_ID)
     try:
-        factory = CA.EventChannelFactory._narrow(orb.string_to_object(args.url))
+        factory = orb.string_to_object(args.url)._narrow(CA.EventChannelFactory)
         channel = factory.get_event_channel(args.channel)
         proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
             CA.STRUCTURED_EVENT)
-        proxy = CA.StructuredProxyPullSupplier._narrow(proxy)
+        proxy = proxy._narrow(CA.StructuredProxyPullSupplier)
         proxy.connect_structured_pull_consumer(None)
         print("ready", flush=True)
         waited = 0

@@ -20,10 +20,12 @@ import sys
 import threading
 from typing import Any
 
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosEventComm, CosNotifyComm__POA
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from omniORB import CORBA
+
+import CosEventComm
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyComm__POA
 
 
 def reading(n: int) -> Any:
@@ -75,15 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="give up after (seconds)")
     args = parser.parse_args(argv)
 
-    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:0"])
+    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:"], CORBA.ORB_ID)
     poa = orb.resolve_initial_references("RootPOA")
-    poa.the_POAManager.activate()
+    poa._get_the_POAManager().activate()
     try:
-        factory = CA.EventChannelFactory._narrow(orb.string_to_object(args.url))
+        factory = orb.string_to_object(args.url)._narrow(CA.EventChannelFactory)
         channel = factory.get_event_channel(args.channel)
         proxy, _ = channel._get_default_supplier_admin().obtain_notification_pull_consumer(
             CA.STRUCTURED_EVENT)
-        proxy = CA.StructuredProxyPullConsumer._narrow(proxy)
+        proxy = proxy._narrow(CA.StructuredProxyPullConsumer)
         supplier = Supplier(args.count)
         proxy.connect_structured_pull_supplier(poa.servant_to_reference(supplier))
         if not supplier.done.wait(args.timeout):

@@ -23,9 +23,11 @@ import sys
 import threading
 from typing import Any
 
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import CosNotifyComm__POA, CosNotifyFilter
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
+import CosNotifyComm__POA
+import CosNotifyFilter
 
 
 def describe(event: Any) -> str:
@@ -77,16 +79,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="give up after (seconds)")
     args = parser.parse_args(argv)
 
-    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:0"])
+    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:"], CORBA.ORB_ID)
     poa = orb.resolve_initial_references("RootPOA")
-    poa.the_POAManager.activate()
+    poa._get_the_POAManager().activate()
     try:
-        factory = CA.EventChannelFactory._narrow(orb.string_to_object(args.url))
+        factory = orb.string_to_object(args.url)._narrow(CA.EventChannelFactory)
         channel, channel_id = open_channel(factory, args.channel)
         print(f"channel {channel_id}", flush=True)
         proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
             CA.STRUCTURED_EVENT)
-        proxy = CA.StructuredProxyPushSupplier._narrow(proxy)
+        proxy = proxy._narrow(CA.StructuredProxyPushSupplier)
         if args.filter:
             flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
             flt.add_constraints([CosNotifyFilter.ConstraintExp([], args.filter)])

@@ -18,9 +18,10 @@ import argparse
 import sys
 from typing import Any
 
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
 
 
 def reading(n: int) -> Any:
@@ -40,13 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=10, help="events to push (default 10)")
     args = parser.parse_args(argv)
 
-    orb = CORBA.ORB_init([])
+    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:"], CORBA.ORB_ID)
     try:
-        factory = CA.EventChannelFactory._narrow(orb.string_to_object(args.url))
+        factory = orb.string_to_object(args.url)._narrow(CA.EventChannelFactory)
         channel = factory.get_event_channel(args.channel)
         proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
             CA.STRUCTURED_EVENT)
-        proxy = CA.StructuredProxyPushConsumer._narrow(proxy)
+        proxy = proxy._narrow(CA.StructuredProxyPushConsumer)
         proxy.connect_structured_push_supplier(None)  # a nil supplier: we are not told of changes
         for n in range(args.count):
             proxy.push_structured_event(reading(n))

@@ -11,12 +11,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from omniORB import CORBA
+
+import CosNotification as N
 
 from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotification as N
+from cosnotify.corba import descriptors as D
 
 WAIT = 10.0  # generous upper bound for conditions that should hold almost at once
 
@@ -30,6 +32,13 @@ def structured(domain: str = "Telecom", type_name: str = "CommunicationsAlarm",
     return N.StructuredEvent(
         N.EventHeader(N.FixedEventHeader(N.EventType(domain, type_name), name), header or []),
         data, CORBA.Any(CORBA.TC_string, name))
+
+
+def same_any(got: Any, want: Any) -> bool:
+    """Does ``got`` hold ``want``'s value with an equivalent TypeCode? (omniORB's Any
+    has no ``==``; this compares basic values, which is all these tests need.)"""
+    return (isinstance(got, CORBA.Any) and isinstance(want, CORBA.Any)
+            and D.equivalent(got._t._d, want._t._d) and got._v == want._v)
 
 
 def number(event: Any) -> int:

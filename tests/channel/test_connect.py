@@ -6,16 +6,18 @@ import threading
 from typing import Any
 
 import pytest
+from omniORB import CORBA
 
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosEventChannelAdmin as ECA
-from cosnotify.stubs import CosEventComm
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
+import CosEventChannelAdmin as ECA
+import CosEventComm
+import CosNotifyChannelAdmin as CA
+
 from tests.channel.conftest import (
     WAIT,
     PullSupplier,
     StructuredPushConsumer,
     number,
+    same_any,
     structured,
 )
 
@@ -180,4 +182,4 @@ class TestDisconnect:
         entry.connect_push_supplier(None)
         entry.push(CORBA.Any(CORBA.TC_string, "hello"))
         assert consumer.wait_for(1)
-        assert consumer.received[0] == CORBA.Any(CORBA.TC_string, "hello")
+        assert same_any(consumer.received[0], CORBA.Any(CORBA.TC_string, "hello"))

@@ -6,11 +6,14 @@ import gc
 import threading
 from typing import Any
 
+from omniORB import CORBA
+
+import CosEventComm
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import TimeBase
+
 from cosnotify.channel.dispatch import Dispatcher
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosEventComm, TimeBase
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 from tests.channel.conftest import WAIT, StructuredPushConsumer, number, structured
 
 
@@ -185,6 +188,7 @@ class TestLanes:
     """A lane runs at most ``limit`` of its tasks; the rest wait without holding a worker."""
 
     def test_a_lane_holds_at_most_its_limit(self) -> None:
+        """At most ``lane_limit`` of a lane's tasks run; the rest park without a worker."""
         dispatcher = Dispatcher(2, 8, lane_limit=2)
         try:
             lane = dispatcher.lane(("10.0.0.1", 4000))
@@ -212,6 +216,7 @@ class TestLanes:
             dispatcher.close()
 
     def test_a_lane_lives_while_someone_holds_it(self) -> None:
+        """One lane per key while referenced; it is dropped once nobody holds it."""
         dispatcher = Dispatcher(1, 4)
         try:
             lane = dispatcher.lane("client")

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import CosNotifyFilter
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter
+
 from tests.channel.conftest import CountingFilter, StructuredPushConsumer, number, structured
 
 

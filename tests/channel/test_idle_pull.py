@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
+import CosEventComm
+import CosNotifyChannelAdmin as CA
+
 from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
-from cosnotify.stubs import CosEventComm
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 from tests.channel.conftest import WAIT, PullConsumer, number, structured
 
 TIMEOUT = 5.0
@@ -49,6 +50,7 @@ def push(channel: Any, *numbers: int) -> None:
 class TestIdlePullConsumers:
     def test_a_consumer_that_stops_pulling_loses_its_proxy(
             self, idle_factory: EventChannelFactory, clock: ManualClock) -> None:
+        """No pull for the timeout destroys the proxy, tells the consumer, frees its events."""
         channel, _ = idle_factory.create_channel([], [])
         consumer = PullConsumer()
         proxy = pull_proxy(channel, consumer)
@@ -67,6 +69,7 @@ class TestIdlePullConsumers:
 
     def test_a_pull_waiting_in_the_proxy_is_activity(
             self, idle_factory: EventChannelFactory, clock: ManualClock) -> None:
+        """A consumer blocked in pull is active however long it waits."""
         channel, _ = idle_factory.create_channel([], [])
         proxy = pull_proxy(channel, PullConsumer())
         waiting = threading.Event()
@@ -98,10 +101,12 @@ class TestIdlePullConsumers:
 
     @pytest.mark.parametrize("value", [-1.0, float("inf"), float("nan")])
     def test_bad_values_are_refused(self, value: float) -> None:
+        """Negative, infinite and NaN timeouts are refused by ServiceConfig."""
         with pytest.raises(ValueError, match="idle_pull_consumer_timeout"):
             ServiceConfig(idle_pull_consumer_timeout=value)
 
     def test_serve_option(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """``serve --idle-pull-timeout`` refuses a negative value with a usage error."""
         from cosnotify.__main__ import main
 
         with pytest.raises(SystemExit) as exited:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.factory import EventChannelFactory
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 from tests.channel.conftest import WAIT, PushSupplier, StructuredPushConsumer
 
 

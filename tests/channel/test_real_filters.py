@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter as F
+import TimeBase
+
 from cosnotify.eventtypes import ALL
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import CosNotifyFilter as F
-from cosnotify.stubs import TimeBase
 from tests.channel.conftest import PushSupplier, StructuredPushConsumer, number, structured
 
 

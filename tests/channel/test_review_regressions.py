@@ -9,11 +9,12 @@ import threading
 from typing import Any
 
 import pytest
+from omniORB import CORBA
 
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import TimeBase
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import TimeBase
+
 from tests.channel.conftest import (
     WAIT,
     CountingFilter,

@@ -6,9 +6,11 @@ import random
 import threading
 from typing import Any
 
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosEventComm
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
+from omniORB import CORBA
+
+import CosEventComm
+import CosNotifyChannelAdmin as CA
+
 from tests.channel.conftest import WAIT, CountingFilter, StructuredPushConsumer, number, structured
 
 EXPECTED = (CosEventComm.Disconnected, CORBA.OBJECT_NOT_EXIST, CA.ProxyNotFound,

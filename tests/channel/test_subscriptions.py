@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyComm
+
 from cosnotify.eventtypes import ALL, normalize, type_matches
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import CosNotifyComm
 from tests.channel.conftest import PushSupplier, StructuredPushConsumer, structured
 
 

@@ -1,14 +1,18 @@
-"""Builders for filter tests: events in the three forms, and filters."""
+"""Builders for filter tests: events in the three forms, filters, ad-hoc TypeCodes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import omniORB
+from omniORB import CORBA, tcInternal
+
+import CosNotification as N
+import CosNotifyFilter
+
+from cosnotify.corba import descriptors as D
 from cosnotify.filter.factory import FilterFactory
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyFilter
 
 #: A fixed ``$curtime`` for deterministic tests: 2024-01-01T00:00Z as a TimeBase::TimeT.
 NOW = (1704067200 + 12219292800) * 10_000_000
@@ -35,6 +39,57 @@ def any_of(value: Any) -> Any:
     if isinstance(value, str):
         return CORBA.Any(CORBA.TC_string, value)
     raise TypeError(f"give an explicit Any for {value!r}")
+
+
+def struct_tc(repo_id: str, name: str, members: Sequence[tuple[str, Any]]) -> Any:
+    """A struct TypeCode no IDL declares; omniORB gives it an UnknownStruct class."""
+    return tcInternal.createStructTC(repo_id, name,
+                                     [CORBA.StructMember(n, t, None) for n, t in members])
+
+
+def value(typecode: Any, *args: Any) -> Any:
+    """A CORBA.Any of a struct or union, built with its descriptor's class."""
+    return CORBA.Any(typecode, typecode._d[1](*args))
+
+
+def same_any(a: Any, b: Any) -> bool:
+    """Do two Anys hold equal values of equal TypeCodes? (omniORB's Any has no ``==``)."""
+    return bool(a._t.equal(b._t) and a._v == b._v)
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Structural equality of omniORB values (its structs, unions and Anys have no ``==``)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, CORBA.Any):
+        return bool(a._t.equal(b._t)) and same_value(a._v, b._v)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, omniORB.Union):
+        return same_value(a._d, b._d) and same_value(a._v, b._v)
+    if isinstance(a, (omniORB.StructBase, CORBA.UserException)):
+        return vars(a).keys() == vars(b).keys() and all(
+            same_value(v, vars(b)[k]) for k, v in vars(a).items())
+    return bool(a == b)
+
+
+def has_wire_indirection(d: Any, seen: set[int] | None = None) -> bool:
+    """Does descriptor ``d`` hold the 4.3.3 wheel's 0xffffffff marker anywhere?"""
+    seen = set() if seen is None else seen
+    if type(d) not in (tuple, list) or id(d) in seen:
+        return False
+    seen.add(id(d))
+    if type(d) is tuple and d and d[0] == D.WIRE_INDIRECT:
+        return True
+    return any(has_wire_indirection(item, seen) for item in d)
+
+
+def exp_key(constraint: Any) -> tuple[tuple[tuple[str, str], ...], str]:
+    """A ConstraintExp as comparable data (omniORB's structs have no ``==``)."""
+    return (tuple((t.domain_name, t.type_name) for t in constraint.event_types),
+            constraint.constraint_expr)
 
 
 def props(pairs: dict[str, Any] | Iterable[tuple[str, Any]]) -> list[Any]:

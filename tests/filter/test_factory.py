@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from omniORB import CORBA
+
+import CosNotifyFilter as F
 
 import cosnotify
 from cosnotify.filter.factory import FilterFactory
@@ -16,8 +19,6 @@ from cosnotify.filter.registry import (
     GrammarRegistry,
     default_registry,
 )
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotifyFilter as F
 from tests.filter.events import structured
 
 

@@ -7,12 +7,13 @@ import threading
 from typing import Any
 
 import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyFilter as F
 
 from cosnotify.filter.factory import FilterFactory
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyFilter as F
-from tests.filter.events import clock, make_filter, structured
+from tests.filter.events import clock, exp_key, make_filter, structured
 
 
 def exp(text: str, *types: tuple[str, str]) -> Any:
@@ -44,7 +45,7 @@ class TestAddConstraints:
         second = f.add_constraints([exp("$c == 3")])
         ids = [info.constraint_id for info in first + second]
         assert len(set(ids)) == 3
-        assert first[0].constraint_expression == exp("$a == 1", ("D", "T"))
+        assert exp_key(first[0].constraint_expression) == exp_key(exp("$a == 1", ("D", "T")))
         assert texts(f) == ["$a == 1", "$b == 2", "$c == 3"]
 
     def test_invalid_constraint_names_the_position(self) -> None:
@@ -53,7 +54,7 @@ class TestAddConstraints:
         bad = exp("$a == 1 and $b <", ("D", "T"))
         with pytest.raises(F.InvalidConstraint) as info:
             f.add_constraints([bad])
-        assert info.value.constr == bad
+        assert exp_key(info.value.constr) == exp_key(bad)
         message = str(info.value)
         assert "line 1, column 17" in message
         assert message.endswith("$a == 1 and $b <\n                ^")
@@ -91,7 +92,8 @@ class TestAddConstraints:
         f.add_constraints([constraint])
         constraint.event_types.append(N.EventType("X", "Y"))
         constraint.constraint_expr = "FALSE"
-        assert f.get_all_constraints()[0].constraint_expression == exp("TRUE", ("D", "T"))
+        assert exp_key(f.get_all_constraints()[0].constraint_expression) == \
+            exp_key(exp("TRUE", ("D", "T")))
 
 
 class TestEventTypes:

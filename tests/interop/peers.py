@@ -1,41 +1,29 @@
-"""Build and run the interop peers: omniORB C++ programs and their Python twins.
+"""Run the interop peers: Debian's omniORB tools (omniNames, nameclt, omniEvents, g++).
 
 Strategy: everything that needs external tools is here, so tests and the
-benchmark share it. :func:`build_cxx` compiles ``cxx/*.cc`` with the stubs
-``omniidl -bcxx`` makes from ``idl/Interop.idl`` into ``cxx/build/`` (git
-ignores it), keyed by a hash of the sources so a second run rebuilds
-nothing; :func:`python_stubs` compiles the same IDL with ``cosnotify.idl``.
-Missing tools or a failed build raise :class:`Unavailable` with the reason,
-which tests turn into a skip. Every subprocess has a timeout, and
-:class:`Process` kills its child on exit. A child is ready when it prints
-so (an IOR, a log line), read by :class:`LineReader`: no test waits on a timer.
-
-Run as a script, this module is also the Python peer (see ``--help``):
-``server`` serves ``Interop::Thing`` and prints its IOR; ``client IOR``
-calls every operation and prints ``key=value`` lines in the same format as
-``cxx/interop_client.cc``; ``bench IOR N`` prints ``calls_per_second=X``.
+benchmarks share it. The peers are the Debian packages' programs, which
+nobody here wrote: :func:`tool` finds each in /usr/bin first, so the
+omniORB wheel's own omniNames or nameclt in the venv never stands in for
+them. Missing tools raise :class:`Unavailable` with the reason, which tests
+turn into a skip. Every subprocess has a timeout, and :class:`Process` kills
+its child on exit. A child is ready when it prints so (an IOR, a log line),
+read by :class:`LineReader`: no test waits on a timer.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import pathlib
 import queue
 import shutil
 import socket
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from typing import IO, Any
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-IDL = HERE / "idl" / "Interop.idl"
-CXX = HERE / "cxx"
-BUILD = CXX / "build"
+DEBIAN_BIN = pathlib.Path("/usr/bin")
 TOOLS = ("omniidl", "g++", "omniNames", "nameclt")
 
 
@@ -43,84 +31,19 @@ class Unavailable(Exception):
     """An interop peer cannot be used here (the message says why)."""
 
 
+def tool(name: str) -> str:
+    """The Debian package's program ``name`` (/usr/bin first), else the one on PATH."""
+    debian = DEBIAN_BIN / name
+    if debian.exists():
+        return str(debian)
+    found = shutil.which(name)
+    if found is None:
+        raise Unavailable(f"{name} is not installed")
+    return found
+
+
 def missing_tools(tools: tuple[str, ...] = TOOLS) -> list[str]:
-    return [tool for tool in tools if shutil.which(tool) is None]
-
-
-def _digest(paths: list[pathlib.Path]) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(paths):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-_build_lock = threading.Lock()
-
-
-def build_cxx() -> dict[str, pathlib.Path]:
-    """``{"server": path, "client": path}``, compiled once per source change."""
-    missing = missing_tools(("omniidl", "g++"))
-    if missing:
-        raise Unavailable(f"omniORB C++ tools missing: {', '.join(missing)}")
-    if not pathlib.Path("/usr/include/omniORB4/CORBA.h").exists():
-        raise Unavailable("omniORB headers (libomniorb4-dev) are not installed")
-    sources = [IDL, *sorted(CXX.glob("*.cc"))]
-    out = BUILD / _digest(sources)
-    programs = {"server": out / "interop_server", "client": out / "interop_client"}
-    with _build_lock:
-        if all(p.exists() for p in programs.values()):
-            return programs
-        work = pathlib.Path(tempfile.mkdtemp(prefix="build-", dir=_ensure(BUILD)))
-        try:
-            _run(["omniidl", "-bcxx", "-Wba", str(IDL)], work, 120)
-            stubs = [str(work / "InteropSK.cc"), str(work / "InteropDynSK.cc"),
-                     str(CXX / "interop_common.cc")]
-            flags = ["-O2", f"-I{work}", "-lomniORB4", "-lomniDynamic4", "-lomnithread"]
-            for name in programs:
-                main = str(CXX / f"interop_{name}.cc")
-                _run(["g++", "-o", str(work / f"interop_{name}"), main, *stubs, *flags], work, 600)
-            _publish(work, out)
-        except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
-            raise
-    return programs
-
-
-def _publish(work: pathlib.Path, out: pathlib.Path) -> None:
-    """Move a finished build into place; another process may have won the race."""
-    try:
-        work.rename(out)
-    except OSError:
-        shutil.rmtree(work, ignore_errors=True)
-        if not out.exists():
-            raise
-
-
-def _ensure(path: pathlib.Path) -> pathlib.Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def _run(command: list[str], cwd: pathlib.Path, timeout: float) -> None:
-    try:
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                              check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise Unavailable(f"{command[0]} timed out after {timeout} s") from exc
-    if done.returncode != 0:
-        raise Unavailable(f"{command[0]} failed: {done.stderr.strip()[-2000:]}")
-
-
-def python_stubs() -> pathlib.Path:
-    """A directory holding the ``Interop`` and ``Interop__POA`` packages made by cosnotify.idl."""
-    out = BUILD / ("py-" + _digest([IDL, *sorted((ROOT / "cosnotify" / "idl").glob("*.py"))]))
-    with _build_lock:
-        if not (out / "Interop" / "__init__.py").exists():
-            work = pathlib.Path(tempfile.mkdtemp(prefix="py-", dir=_ensure(BUILD)))
-            _run([sys.executable, "-m", "cosnotify.idl", str(IDL), "-o", str(work)], ROOT, 120)
-            _publish(work, out)
-    return out
+    return [name for name in tools if not (DEBIAN_BIN / name).exists() and shutil.which(name) is None]
 
 
 def free_port() -> int:
@@ -231,12 +154,6 @@ class Process:
         self.close()
 
 
-def python_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(python_stubs()), str(ROOT), env.get("PYTHONPATH", "")])
-    return env
-
-
 def run_text(command: list[str], timeout: float = 60.0, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env,
                           check=False)
@@ -255,10 +172,3 @@ def parse_lines(text: str) -> dict[str, str]:
         if sep:
             result[key] = value
     return result
-
-
-if __name__ == "__main__":
-    sys.path.insert(0, str(python_stubs()))
-    from tests.interop import python_peer
-
-    sys.exit(python_peer.main(sys.argv[1:]))

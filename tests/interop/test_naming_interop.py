@@ -1,96 +1,72 @@
-"""CosNaming interop with omniORB: nameclt on our service, our client on omniNames."""
+"""CosNaming interop with omniORB: Debian's nameclt drives our embedded NameService."""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from cosnotify.orb import naming
-from cosnotify.stubs import CosNaming
-from tests.interop.conftest import nameclt
+import CosEventComm__POA
+import CosNaming
+
+from cosnotify.server import naming
+from cosnotify.server.addresses import iiop_address
+from tests.interop.conftest import nameclt, require_tools
 
 pytestmark = pytest.mark.interop
-NC = CosNaming.NamingContext
+_keys = itertools.count(1)
 
 
-def _port(orb: Any) -> int:
-    return int(orb._core.addresses[0][1])
+class Thing(CosEventComm__POA.PushConsumer):
+    """Any object to bind."""
+
+    def push(self, data: Any) -> None:
+        pass
+
+    def disconnect_push_consumer(self) -> None:
+        pass
+
+
+@pytest.fixture
+def service(omniorb: Any) -> Iterator[tuple[naming.NameService, str]]:
+    """A fresh embedded naming service at its own INS key; yields it and its corbaloc."""
+    require_tools("nameclt")
+    key = f"TestNaming{next(_keys)}"
+    made = naming.NameService(omniorb, key.encode())
+    made.users = 1
+    host, port = iiop_address(omniorb, made.root)
+    yield made, f"corbaloc::{host}:{port}/{key}"
+    made.release()
 
 
 class TestNameclt:
-    def test_nameclt_uses_our_naming_service(self, orb: Any, peer: Any) -> None:
+    def test_nameclt_uses_our_naming_service(self, omniorb: Any,
+                                             service: tuple[naming.NameService, str]) -> None:
         """nameclt lists, binds, resolves and unbinds in our embedded NameService."""
-        naming.serve(orb)
-        port = _port(orb)
-        poa = orb.resolve_initial_references("RootPOA")
-        ior = orb.object_to_string(poa.servant_to_reference(peer.Thing(orb)))
-        assert nameclt(port, "list").stdout.strip() == ""
-        made = nameclt(port, "bind_new_context", "apps")
+        _, url = service
+        poa = omniorb.resolve_initial_references("RootPOA")
+        ior = omniorb.object_to_string(poa.servant_to_reference(Thing()))
+        assert nameclt(url, "list").stdout.strip() == ""
+        made = nameclt(url, "bind_new_context", "apps")
         assert made.returncode == 0 and made.stdout.startswith("IOR:")
-        assert nameclt(port, "bind_new_context", "apps/demo.ctx").returncode == 0
-        assert nameclt(port, "bind", "apps/demo.ctx/thing.obj", ior).returncode == 0
-        assert nameclt(port, "list").stdout.split() == ["apps/"]
-        assert nameclt(port, "list", "apps").stdout.split() == ["demo.ctx/"]
-        assert nameclt(port, "list", "apps/demo.ctx").stdout.split() == ["thing.obj"]
-        resolved = nameclt(port, "resolve", "apps/demo.ctx/thing.obj")
+        assert nameclt(url, "bind_new_context", "apps/demo.ctx").returncode == 0
+        assert nameclt(url, "bind", "apps/demo.ctx/thing.obj", ior).returncode == 0
+        assert nameclt(url, "list").stdout.split() == ["apps/"]
+        assert nameclt(url, "list", "apps").stdout.split() == ["demo.ctx/"]
+        assert nameclt(url, "list", "apps/demo.ctx").stdout.split() == ["thing.obj"]
+        resolved = nameclt(url, "resolve", "apps/demo.ctx/thing.obj")
         assert resolved.returncode == 0 and resolved.stdout.strip() == ior
-        assert nameclt(port, "unbind", "apps/demo.ctx/thing.obj").returncode == 0
-        assert nameclt(port, "list", "apps/demo.ctx").stdout.strip() == ""
-        missing = nameclt(port, "resolve", "apps/nothing")
+        assert nameclt(url, "unbind", "apps/demo.ctx/thing.obj").returncode == 0
+        assert nameclt(url, "list", "apps/demo.ctx").stdout.strip() == ""
+        missing = nameclt(url, "resolve", "apps/nothing")
         assert missing.returncode != 0 and "NotFound" in missing.stdout + missing.stderr
 
-    def test_nameclt_lists_many_bindings(self, orb: Any) -> None:
+    def test_nameclt_lists_many_bindings(self, service: tuple[naming.NameService, str]) -> None:
         """A listing longer than nameclt's first batch comes through the BindingIterator."""
-        service = naming.serve(orb)
+        made, url = service
         for i in range(120):
-            service.root_servant.bind([CosNaming.NameComponent(f"n{i:03d}", "")], service.root)
-        listed = nameclt(_port(orb), "list").stdout.split()
+            made.root_servant.bind([CosNaming.NameComponent(f"n{i:03d}", "")], made.root)
+        listed = nameclt(url, "list").stdout.split()
         assert listed == [f"n{i:03d}" for i in range(120)]
-
-
-class TestOmniNames:
-    def test_our_client_on_omninames(self, omninames: int, orb: Any, peer: Any,
-                                     interop: Any) -> None:
-        """Our client binds, lists, resolves and unbinds in omniNames, with its exceptions."""
-        ns = CosNaming.NamingContextExt._narrow(orb.string_to_object(
-            f"corbaloc::127.0.0.1:{omninames}/NameService"))
-        sub = ns.bind_new_context(ns.to_name("ours"))
-        assert isinstance(sub, CosNaming.NamingContext)
-        poa = orb.resolve_initial_references("RootPOA")
-        thing = poa.servant_to_reference(peer.Thing(orb))
-        ns.bind(ns.to_name("ours/thing.obj"), thing)
-        with pytest.raises(NC.AlreadyBound):
-            ns.bind(ns.to_name("ours/thing.obj"), thing)
-        bindings, iterator = ns.list(0)
-        assert bindings == [] and iterator is not None
-        more, binding = iterator.next_one()
-        assert more and binding.binding_name == ns.to_name("ours")
-        assert binding.binding_type == CosNaming.ncontext
-        iterator.destroy()
-        found = interop.Thing._narrow(ns.resolve_str("ours/thing.obj"))
-        assert found._get_name() == "py-thing"  # omniNames gave our own reference back
-        with pytest.raises(NC.NotFound) as caught:
-            ns.resolve_str("ours/missing/deeper")
-        assert caught.value.why == NC.missing_node
-        assert caught.value.rest_of_name == ns.to_name("missing/deeper")
-        assert ns.to_url(":127.0.0.1:2809", "a/b") == "corbaname::127.0.0.1:2809#a/b"
-        found = orb.string_to_object(f"corbaname::127.0.0.1:{omninames}#ours/thing.obj")
-        assert interop.Thing._narrow(found)._get_name() == "py-thing"
-        ns.unbind(ns.to_name("ours/thing.obj"))
-        sub.destroy()
-        ns.unbind(ns.to_name("ours"))
-        assert ns.list(10)[0] == []
-
-    def test_nameclt_resolves_what_we_registered(self, omninames: int, orb: Any,
-                                                 peer: Any) -> None:
-        """An object we register in omniNames is found by nameclt, as the same IOR."""
-        ns = CosNaming.NamingContextExt._narrow(orb.string_to_object(
-            f"corbaloc::127.0.0.1:{omninames}/NameService"))
-        poa = orb.resolve_initial_references("RootPOA")
-        thing = poa.servant_to_reference(peer.Thing(orb))
-        ns.rebind(ns.to_name("from-python.obj"), thing)
-        resolved = nameclt(omninames, "resolve", "from-python.obj")
-        assert resolved.returncode == 0
-        assert resolved.stdout.strip() == orb.object_to_string(thing)
-        assert "from-python.obj" in nameclt(omninames, "list").stdout.split()

@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import TimeBase
 
 from cosnotify.channel.clock import seconds_to_timet
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import TimeBase
 from tests.channel.conftest import (
     PullConsumer,
     SequencePushConsumer,

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import omniORB
 import pytest
+from omniORB import CORBA
 
-from cosnotify.orb import CORBA
+import CosNotification as N
+import TimeBase
+
 from cosnotify.qos.negotiation import Capabilities, Target, additional_qos, check_qos
 from cosnotify.qos.properties import QOS_PROPERTIES, Level
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import TimeBase
 
 PERSISTENT_OK = Capabilities(persistent=True)
 NO_PERSISTENCE = Capabilities()
@@ -156,3 +158,32 @@ class TestValidateExamples:
         assert offered["ConnectionReliability"] == (N.BestEffort, N.BestEffort)
         assert offered["Timeout"][0] == 0
         assert "EventReliability" not in offered
+
+
+def through_cdr(value: Any) -> Any:
+    """``value`` (an Any) as it arrives from the wire: marshalled and unmarshalled by omniORB."""
+    return omniORB.cdrUnmarshal(CORBA.TC_any, omniORB.cdrMarshal(CORBA.TC_any, value))
+
+
+class TestWireValues:
+    def test_anys_from_the_wire_are_judged_like_local_ones(self, omniorb: Any) -> None:
+        """Property Anys that came through CDR (TimeT alias, UtcT struct, short) are checked
+        by their TypeCodes' descriptors with the same results."""
+        request = [N.Property("Timeout", through_cdr(timet(50))),
+                   N.Property("Priority", through_cdr(CORBA.Any(CORBA.TC_short, 4))),
+                   N.Property("StopTime", through_cdr(CORBA.Any(TimeBase._tc_UtcT,
+                                                                TimeBase.UtcT(9, 0, 0, 0))))]
+        changes, errors = check_qos(request, Target(Level.MESSAGE), {}, NO_PERSISTENCE)
+        assert errors == []
+        assert changes["Timeout"] == 50 and changes["Priority"] == 4
+        assert changes["StopTime"].time == 9
+
+    def test_an_alias_of_the_right_type_is_accepted(self, omniorb: Any) -> None:
+        """Aliases are unwound: a typedef of short is a short (BAD_TYPE is for other kinds)."""
+        alias = omniorb.create_alias_tc("IDL:cosnotify.test/Level:1.0", "Level", CORBA.TC_short)
+        changes, errors = check_qos([N.Property("Priority", through_cdr(CORBA.Any(alias, 3)))],
+                                    Target(Level.CHANNEL), {}, NO_PERSISTENCE)
+        assert errors == [] and changes == {"Priority": 3}
+        _, errors = check_qos([N.Property("Priority", through_cdr(CORBA.Any(CORBA.TC_ushort, 3)))],
+                              Target(Level.CHANNEL), {}, NO_PERSISTENCE)
+        assert codes(errors) == {"Priority": N.BAD_TYPE}

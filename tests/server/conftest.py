@@ -1,42 +1,116 @@
-"""A notification server and a client ORB in this process, on loopback ports."""
+"""Servers to test: in this process (on the session ORB) and as a `cosnotify serve` child.
+
+omniORB allows one ORB per process, so a server made here shares the
+session ORB with the test's own client code: calls between them are
+collocated. Clients the server must reach over IIOP (to time out, fail or
+hang like real ones) are relayed by a peer process (tests/peers). Tests that
+only drive the server as a client would run against both an in-process
+server and a `cosnotify serve` child process (``factory`` is parametrized).
+"""
 
 from __future__ import annotations
 
-import itertools
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cosnotify.orb import CORBA
-from cosnotify.server import NotificationServer, ServerConfig
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
+import CosNotifyChannelAdmin as CA
 
-_clients = itertools.count(1)
+from cosnotify.server import NotificationServer, ServerConfig
+from tests.peers.harness import Peer, compile_relay_idl
+
+
+@pytest.fixture(scope="session")
+def relay_stubs(tmp_path_factory: pytest.TempPathFactory, omniorb: Any) -> Path:
+    """The TestPeer stubs, compiled once and importable here."""
+    outdir = tmp_path_factory.mktemp("relay_idl")
+    compile_relay_idl(outdir)
+    return outdir
+
+
+@pytest.fixture(scope="session")
+def peer(omniorb: Any, relay_stubs: Path) -> Iterator[Peer]:
+    """A client process that relays the server's calls to servants in this process."""
+    made = Peer(omniorb, relay_stubs)
+    yield made
+    made.close()
+
+
+@pytest.fixture(scope="session")
+def peer2(omniorb: Any, relay_stubs: Path) -> Iterator[Peer]:
+    """A second client process (another client address)."""
+    made = Peer(omniorb, relay_stubs)
+    yield made
+    made.close()
 
 
 @pytest.fixture
-def server() -> Iterator[NotificationServer]:
+def server(omniorb: Any) -> Iterator[NotificationServer]:
+    """A server in this process, on the session ORB, with a 2 s call timeout."""
     srv = NotificationServer(ServerConfig(port=0, call_timeout=2.0)).start()
     yield srv
     srv.stop()
 
 
-@pytest.fixture
-def client_orb() -> Iterator[Any]:
-    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:0",
-                          "-ORBclientCallTimeOutPeriod", "5000"], f"test-client-{next(_clients)}")
-    poa = orb.resolve_initial_references("RootPOA")
-    poa.the_POAManager.activate()
-    yield orb
-    orb.shutdown(True)
-    orb.destroy()
+class ServeProcess:
+    """``python -m cosnotify serve`` on a free loopback port, with embedded naming."""
+
+    def __init__(self, tmp: Path, *options: str) -> None:
+        self.ior_file = tmp / "factory.ior"
+        endpoint = [] if "--endpoint" in options else ["--endpoint", "127.0.0.1:0"]
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cosnotify", "serve", *endpoint,
+             "--ior-file", str(self.ior_file), *options],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.process.stderr is not None
+        self.log: list[str] = []
+        for line in self.process.stderr:  # the server logs once it is bound and written
+            self.log.append(line)
+            if "serving" in line:
+                break
+        else:
+            raise RuntimeError(f"cosnotify serve did not start: {''.join(self.log)}")
+        self.ior = self.ior_file.read_text().strip()
+        # Keep reading its log, so a chatty server never blocks on a full pipe.
+        threading.Thread(target=lambda: self.log.extend(self.process.stderr or ()),
+                         daemon=True).start()
+
+    def stop(self) -> int:
+        self.process.terminate()
+        try:
+            return self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory, omniorb: Any) -> Iterator[ServeProcess]:
+    """One `cosnotify serve` child per test session (tests make their own channels)."""
+    made = ServeProcess(tmp_path_factory.mktemp("served"), "--call-timeout", "2")
+    yield made
+    made.stop()
+
+
+@pytest.fixture(params=["in-process", "served"])
+def factory(request: pytest.FixtureRequest, omniorb: Any) -> Any:
+    """An EventChannelFactory reference: of a server here, or of a `cosnotify serve` child."""
+    if request.param == "in-process":
+        ior = request.getfixturevalue("server").ior
+    else:
+        ior = request.getfixturevalue("served").ior
+    return omniorb.string_to_object(ior)._narrow(CA.EventChannelFactory)
 
 
 @pytest.fixture
-def remote_factory(server: NotificationServer, client_orb: Any) -> Any:
-    """The EventChannelFactory resolved the way a C++ client would: corbaname."""
-    return CA.EventChannelFactory._narrow(client_orb.string_to_object(server.factory_url))
+def remote_factory(server: NotificationServer, omniorb: Any) -> Any:
+    """The in-process server's factory, resolved the way a C++ client would: corbaname."""
+    return omniorb.string_to_object(server.factory_url)._narrow(CA.EventChannelFactory)
 
 
 @pytest.fixture
@@ -45,6 +119,13 @@ def remote_channel(remote_factory: Any) -> Any:
     return channel
 
 
+@pytest.fixture
+def channel(factory: Any) -> Any:
+    """A fresh channel of ``factory`` (either kind of server)."""
+    made, _ = factory.create_channel([], [])
+    return made
+
+
 def reference(orb: Any, servant: Any) -> Any:
-    """Activate ``servant`` in the client ORB's RootPOA and return its reference."""
+    """``servant`` activated in this process's RootPOA (collocated with a server here)."""
     return orb.resolve_initial_references("RootPOA").servant_to_reference(servant)

@@ -1,4 +1,10 @@
-"""The service over IIOP: every interface served, every proxy kind used remotely."""
+"""The service over IIOP: every interface served, every proxy kind used remotely.
+
+Consumers and suppliers are servants of this process relayed by a peer
+process (tests/peers), so the server reaches them over IIOP; tests that only
+act as a client run against an in-process server and a `cosnotify serve`
+child alike (the ``factory``/``channel`` fixtures).
+"""
 
 from __future__ import annotations
 
@@ -6,20 +12,19 @@ import threading
 from typing import Any
 
 import pytest
+from omniORB import CORBA
 
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosEventChannelAdmin as ECA
-from cosnotify.stubs import (
-    CosEventComm,
-    CosNotifyComm__POA,
-    CosNotifyFilter__POA,
-)
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
-from cosnotify.stubs import CosNotifyFilter as F
+import CosEventChannelAdmin as ECA
+import CosEventComm
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyComm__POA
+import CosNotifyFilter as F
+import CosNotifyFilter__POA
+
 from tests.channel import test_dispatch
 from tests.channel.conftest import WAIT, number, structured
-from tests.server.conftest import reference
+from tests.peers.harness import Peer
 
 
 class Collector:
@@ -93,7 +98,7 @@ def push_entry(channel: Any, ctype: Any = CA.STRUCTURED_EVENT) -> Any:
     name = {CA.STRUCTURED_EVENT: "StructuredProxyPushConsumer",
             CA.SEQUENCE_EVENT: "SequenceProxyPushConsumer",
             CA.ANY_EVENT: "ProxyPushConsumer"}[ctype]
-    proxy = getattr(CA, name)._narrow(proxy)
+    proxy = proxy._narrow(getattr(CA, name))
     getattr(proxy, {CA.STRUCTURED_EVENT: "connect_structured_push_supplier",
                     CA.SEQUENCE_EVENT: "connect_sequence_push_supplier",
                     CA.ANY_EVENT: "connect_any_push_supplier"}[ctype])(None)
@@ -101,12 +106,12 @@ def push_entry(channel: Any, ctype: Any = CA.STRUCTURED_EVENT) -> Any:
 
 
 class TestNavigation:
-    def test_factory_channel_admin_ids_and_back_references(self, remote_factory: Any) -> None:
+    def test_factory_channel_admin_ids_and_back_references(self, factory: Any) -> None:
         """Ids and back references work remotely (the spec's administrability, 2.1.1)."""
-        channel, channel_id = remote_factory.create_channel([], [])
-        assert channel_id in remote_factory.get_all_channels()
-        assert remote_factory.get_event_channel(channel_id)._is_equivalent(channel)
-        assert channel._get_MyFactory()._is_equivalent(remote_factory)
+        channel, channel_id = factory.create_channel([], [])
+        assert channel_id in factory.get_all_channels()
+        assert factory.get_event_channel(channel_id)._is_equivalent(channel)
+        assert channel._get_MyFactory()._is_equivalent(factory)
         admin, admin_id = channel.new_for_consumers(CA.OR_OP)
         assert admin._get_MyID() == admin_id and admin._get_MyOperator() == CA.OR_OP
         assert channel.get_consumeradmin(admin_id)._is_equivalent(admin)
@@ -115,26 +120,25 @@ class TestNavigation:
         assert proxy._get_MyType() == CA.PULL_ANY
         assert proxy._get_MyAdmin()._is_equivalent(admin)
 
-    def test_user_exceptions_arrive_with_their_fields(self, remote_factory: Any,
-                                                      remote_channel: Any) -> None:
+    def test_user_exceptions_arrive_with_their_fields(self, factory: Any, channel: Any) -> None:
         """ChannelNotFound, UnsupportedQoS (with its PropertyErrorSeq), AdminLimitExceeded."""
         with pytest.raises(CA.ChannelNotFound):
-            remote_factory.get_event_channel(4242)
+            factory.get_event_channel(4242)
         with pytest.raises(N.UnsupportedQoS) as info:
-            remote_channel.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 0))])
+            channel.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 0))])
         error = info.value.qos_err[0]
         assert (error.code, error.name) == (N.BAD_VALUE, "MaximumBatchSize")
         assert error.available_range.low_val.value() == 1
-        remote_channel.set_admin([N.Property("MaxConsumers", CORBA.Any(CORBA.TC_long, 1))])
-        admin = remote_channel._get_default_consumer_admin()
+        channel.set_admin([N.Property("MaxConsumers", CORBA.Any(CORBA.TC_long, 1))])
+        admin = channel._get_default_consumer_admin()
         admin.obtain_notification_push_supplier(CA.ANY_EVENT)
         with pytest.raises(CA.AdminLimitExceeded) as limit:
             admin.obtain_notification_push_supplier(CA.ANY_EVENT)
         assert limit.value.admin_property_err.name == "MaxConsumers"
 
-    def test_destroyed_objects_do_not_exist(self, remote_channel: Any) -> None:
+    def test_destroyed_objects_do_not_exist(self, channel: Any) -> None:
         """After destroy, references to the admin raise OBJECT_NOT_EXIST."""
-        admin, _ = remote_channel.new_for_suppliers(CA.AND_OP)
+        admin, _ = channel.new_for_suppliers(CA.AND_OP)
         admin.destroy()
         with pytest.raises(CORBA.OBJECT_NOT_EXIST):
             admin._get_MyID()
@@ -142,74 +146,77 @@ class TestNavigation:
 
 
 class TestProxyKinds:
-    def test_structured_push_with_our_filter(self, client_orb: Any, remote_channel: Any) -> None:
+    def test_structured_push_with_our_filter(self, peer: Peer, channel: Any) -> None:
         """A filter made by the server's FilterFactory filters a remote consumer's events."""
         consumer = StructuredConsumer()
-        proxy, _ = remote_channel._get_default_consumer_admin().obtain_notification_push_supplier(
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
             CA.STRUCTURED_EVENT)
-        proxy = CA.StructuredProxyPushSupplier._narrow(proxy)
-        factory = remote_channel._get_default_filter_factory()
+        proxy = proxy._narrow(CA.StructuredProxyPushSupplier)
+        factory = channel._get_default_filter_factory()
         flt = factory.create_filter("EXTENDED_TCL")
         flt.add_constraints([F.ConstraintExp([], "$n >= 7")])
         proxy.add_filter(flt)
-        proxy.connect_structured_push_consumer(reference(client_orb, consumer))
-        entry = push_entry(remote_channel)
+        proxy.connect_structured_push_consumer(peer.remote(consumer))
+        entry = push_entry(channel)
         for n in range(10):
             entry.push_structured_event(structured(fields={"n": n}))
         assert consumer.wait_for(3)
         assert [number(e) for e in consumer.items] == [7, 8, 9]
 
-    def test_invalid_constraint_arrives_intact(self, remote_channel: Any) -> None:
+    def test_invalid_constraint_arrives_intact(self, channel: Any) -> None:
         """InvalidConstraint from the server carries the offending constraint."""
-        flt = remote_channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
         with pytest.raises(F.InvalidConstraint) as info:
             flt.add_constraints([F.ConstraintExp([], "$a ## 1")])
         assert info.value.constr.constraint_expr == "$a ## 1"
         with pytest.raises(F.InvalidGrammar):
-            remote_channel._get_default_filter_factory().create_filter("XPATH")
+            channel._get_default_filter_factory().create_filter("XPATH")
 
-    def test_sequence_push_consumer(self, client_orb: Any, remote_channel: Any) -> None:
+    def test_sequence_push_consumer(self, peer: Peer, channel: Any) -> None:
         """A remote sequence consumer receives batches of MaximumBatchSize."""
         consumer = SequenceConsumer()
-        proxy, _ = remote_channel._get_default_consumer_admin().obtain_notification_push_supplier(
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
             CA.SEQUENCE_EVENT)
-        proxy = CA.SequenceProxyPushSupplier._narrow(proxy)
+        proxy = proxy._narrow(CA.SequenceProxyPushSupplier)
         proxy.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 4))])
-        proxy.connect_sequence_push_consumer(reference(client_orb, consumer))
-        entry = push_entry(remote_channel, CA.SEQUENCE_EVENT)
+        proxy.connect_sequence_push_consumer(peer.remote(consumer))
+        entry = push_entry(channel, CA.SEQUENCE_EVENT)
         entry.push_structured_events([structured(fields={"n": n}) for n in range(8)])
         assert consumer.wait_for(8)
         assert [number(e) for e in consumer.items] == list(range(8))
 
-    def test_any_push_and_pull(self, client_orb: Any, remote_channel: Any) -> None:
+    def test_any_push_and_pull(self, peer: Peer, channel: Any) -> None:
         """Any consumers, push and pull, through notification-style proxies."""
         consumer = AnyConsumer()
-        admin = remote_channel._get_default_consumer_admin()
-        push_proxy = CA.ProxyPushSupplier._narrow(admin.obtain_notification_push_supplier(
-            CA.ANY_EVENT)[0])
-        push_proxy.connect_any_push_consumer(reference(client_orb, consumer))
-        pull_proxy = CA.ProxyPullSupplier._narrow(admin.obtain_notification_pull_supplier(
-            CA.ANY_EVENT)[0])
+        admin = channel._get_default_consumer_admin()
+        push_proxy = admin.obtain_notification_push_supplier(
+            CA.ANY_EVENT)[0]._narrow(CA.ProxyPushSupplier)
+        push_proxy.connect_any_push_consumer(peer.remote(consumer))
+        pull_proxy = admin.obtain_notification_pull_supplier(
+            CA.ANY_EVENT)[0]._narrow(CA.ProxyPullSupplier)
         pull_proxy.connect_any_pull_consumer(None)
-        entry = push_entry(remote_channel, CA.ANY_EVENT)
+        entry = push_entry(channel, CA.ANY_EVENT)
         entry.push(CORBA.Any(CORBA.TC_string, "hello"))
         assert consumer.wait_for(1)
-        assert consumer.items[0] == CORBA.Any(CORBA.TC_string, "hello")
-        assert pull_proxy.pull() == CORBA.Any(CORBA.TC_string, "hello")
+        assert consumer.items[0].value() == "hello"
+        pulled = pull_proxy.pull()
+        assert (pulled.typecode().kind(), pulled.value()) == (CORBA.tk_string, "hello")
         _, has_event = pull_proxy.try_pull()
         assert has_event is False
 
-    def test_structured_and_sequence_pull(self, remote_channel: Any) -> None:
+    def test_structured_and_sequence_pull(self, channel: Any) -> None:
         """Pull consumers pull structured events and sequences remotely."""
-        admin = remote_channel._get_default_consumer_admin()
-        single = CA.StructuredProxyPullSupplier._narrow(
-            admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)[0])
-        batch = CA.SequenceProxyPullSupplier._narrow(
-            admin.obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)[0])
+        admin = channel._get_default_consumer_admin()
+        single = (
+            admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)[0]
+                ._narrow(CA.StructuredProxyPullSupplier))
+        batch = (
+            admin.obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)[0]
+                ._narrow(CA.SequenceProxyPullSupplier))
         single.connect_structured_pull_consumer(None)
         batch.connect_sequence_pull_consumer(None)
         batch.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 3))])
-        entry = push_entry(remote_channel)
+        entry = push_entry(channel)
         for n in range(3):
             entry.push_structured_event(structured(fields={"n": n}))
         assert number(single.pull_structured_event()) == 0
@@ -217,27 +224,28 @@ class TestProxyKinds:
         event, has_event = single.try_pull_structured_event()
         assert has_event and number(event) == 1
 
-    def test_pull_supplier_polled_remotely(self, client_orb: Any, remote_channel: Any) -> None:
+    def test_pull_supplier_polled_remotely(self, peer: Peer, channel: Any) -> None:
         """The channel polls a remote structured pull supplier with try_pull."""
         supplier = StructuredPullSupplier([structured(fields={"n": n}) for n in range(3)])
-        proxy = CA.StructuredProxyPullConsumer._narrow(
-            remote_channel._get_default_supplier_admin().obtain_notification_pull_consumer(
-                CA.STRUCTURED_EVENT)[0])
-        sink = remote_channel._get_default_consumer_admin()
-        pull = CA.StructuredProxyPullSupplier._narrow(
-            sink.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)[0])
+        proxy = (
+            channel._get_default_supplier_admin().obtain_notification_pull_consumer(
+                CA.STRUCTURED_EVENT)[0])._narrow(CA.StructuredProxyPullConsumer)
+        sink = channel._get_default_consumer_admin()
+        pull = (
+            sink.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)[0]
+                ._narrow(CA.StructuredProxyPullSupplier))
         pull.connect_structured_pull_consumer(None)
-        proxy.connect_structured_pull_supplier(reference(client_orb, supplier))
+        proxy.connect_structured_pull_supplier(peer.remote(supplier))
         assert [number(pull.pull_structured_event()) for _ in range(3)] == [0, 1, 2]
 
-    def test_event_service_style(self, client_orb: Any, remote_channel: Any) -> None:
+    def test_event_service_style(self, peer: Peer, channel: Any) -> None:
         """CosEventChannelAdmin clients: for_consumers/for_suppliers and Any proxies."""
-        event_channel = ECA.EventChannel._narrow(remote_channel)
+        event_channel = channel._narrow(ECA.EventChannel)
         consumer = AnyConsumer()
         out = event_channel.for_consumers().obtain_push_supplier()
-        out.connect_push_consumer(reference(client_orb, consumer))
+        out.connect_push_consumer(peer.remote(consumer))
         with pytest.raises(ECA.AlreadyConnected):
-            out.connect_push_consumer(reference(client_orb, AnyConsumer()))
+            out.connect_push_consumer(peer.remote(AnyConsumer()))
         entry = event_channel.for_suppliers().obtain_push_consumer()
         entry.connect_push_supplier(None)
         entry.push(CORBA.Any(CORBA.TC_long, 99))
@@ -246,7 +254,7 @@ class TestProxyKinds:
 
 
 class TestRemoteClients:
-    def test_remote_filter_is_called_remotely(self, client_orb: Any, remote_channel: Any) -> None:
+    def test_remote_filter_is_called_remotely(self, peer: Peer, channel: Any) -> None:
         """Footnote 2 of 2.3: a filter object in the client's process is used by the proxy."""
 
         class EvenFilter(CosNotifyFilter__POA.Filter):
@@ -268,19 +276,19 @@ class TestRemoteClients:
 
         remote_filter = EvenFilter()
         consumer = StructuredConsumer()
-        proxy = CA.StructuredProxyPushSupplier._narrow(
-            remote_channel._get_default_consumer_admin().obtain_notification_push_supplier(
-                CA.STRUCTURED_EVENT)[0])
-        proxy.add_filter(reference(client_orb, remote_filter))
-        proxy.connect_structured_push_consumer(reference(client_orb, consumer))
-        entry = push_entry(remote_channel)
+        proxy = (
+            channel._get_default_consumer_admin().obtain_notification_push_supplier(
+                CA.STRUCTURED_EVENT)[0])._narrow(CA.StructuredProxyPushSupplier)
+        proxy.add_filter(peer.remote(remote_filter))
+        proxy.connect_structured_push_consumer(peer.remote(consumer))
+        entry = push_entry(channel)
         for n in range(6):
             entry.push_structured_event(structured(fields={"n": n}))
         assert consumer.wait_for(3)
         assert [number(e) for e in consumer.items] == [0, 2, 4]
         assert remote_filter.calls == 6
 
-    def test_consumer_saying_disconnected_destroys_proxy(self, client_orb: Any, server: Any,
+    def test_consumer_saying_disconnected_destroys_proxy(self, peer: Peer, server: Any,
                                                          remote_channel: Any) -> None:
         """A remote consumer raising Disconnected makes the proxy destroy itself."""
 
@@ -292,26 +300,27 @@ class TestRemoteClients:
         consumer = Gone()
         admin = remote_channel._get_default_consumer_admin()
         proxy, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-        CA.StructuredProxyPushSupplier._narrow(proxy).connect_structured_push_consumer(
-            reference(client_orb, consumer))
+        proxy._narrow(CA.StructuredProxyPushSupplier).connect_structured_push_consumer(
+            peer.remote(consumer))
         push_entry(remote_channel).push_structured_event(structured())
         assert consumer.wait_for(1)
         assert server.factory.service.dispatcher.wait_idle()
         assert proxy_id not in admin._get_push_suppliers()
+        assert not consumer.disconnected.is_set()  # section 3.3.7.1: not called back
 
-    def test_dead_consumer_is_disconnected(self, client_orb: Any, server: Any,
+    def test_dead_consumer_is_disconnected(self, peer: Peer, server: Any,
                                            remote_channel: Any) -> None:
         """A consumer whose object no longer exists (OBJECT_NOT_EXIST) loses its proxy."""
         consumer = StructuredConsumer()
-        poa = client_orb.resolve_initial_references("RootPOA")
-        ref = reference(client_orb, consumer)
-        poa.deactivate_object(poa.servant_to_id(consumer))
+        ref = peer.remote(consumer)
+        peer.drop(ref)
         admin = remote_channel._get_default_consumer_admin()
         proxy, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-        CA.StructuredProxyPushSupplier._narrow(proxy).connect_structured_push_consumer(ref)
+        proxy._narrow(CA.StructuredProxyPushSupplier).connect_structured_push_consumer(ref)
         push_entry(remote_channel).push_structured_event(structured())
         assert server.factory.service.dispatcher.wait_idle()
         assert proxy_id not in admin._get_push_suppliers()
+        assert consumer.items == []
 
 
 class GatedConsumer(test_dispatch.GatedConsumer, CosNotifyComm__POA.StructuredPushConsumer):
@@ -320,7 +329,7 @@ class GatedConsumer(test_dispatch.GatedConsumer, CosNotifyComm__POA.StructuredPu
 
 class TestClientLanes:
     def test_a_client_hanging_with_many_consumers_does_not_stall_another(
-            self, client_orb: Any) -> None:
+            self, omniorb: Any, peer: Peer, peer2: Peer) -> None:
         """One client process hangs in every push of more consumers than the server has
         workers; another client's consumer is served all the while."""
         from cosnotify.channel.service import ServiceConfig
@@ -328,21 +337,19 @@ class TestClientLanes:
 
         server = NotificationServer(ServerConfig(
             port=0, call_timeout=120.0, service=ServiceConfig(max_workers=4))).start()
-        healthy_orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:0"], "test-healthy")
-        healthy_orb.resolve_initial_references("RootPOA").the_POAManager.activate()
         frozen = [GatedConsumer() for _ in range(6)]
         try:
-            channel, _ = CA.EventChannelFactory._narrow(
-                client_orb.string_to_object(server.factory_url)).create_channel([], [])
+            channel, _ = omniorb.string_to_object(server.factory_url)._narrow(
+                CA.EventChannelFactory).create_channel([], [])
             admin = channel._get_default_consumer_admin()
             for consumer in frozen:
                 proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-                CA.StructuredProxyPushSupplier._narrow(proxy).connect_structured_push_consumer(
-                    reference(client_orb, consumer))
+                proxy._narrow(CA.StructuredProxyPushSupplier).connect_structured_push_consumer(
+                    peer.remote(consumer))
             healthy = StructuredConsumer()
             proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-            CA.StructuredProxyPushSupplier._narrow(proxy).connect_structured_push_consumer(
-                reference(healthy_orb, healthy))
+            proxy._narrow(CA.StructuredProxyPushSupplier).connect_structured_push_consumer(
+                peer2.remote(healthy))
             entry = push_entry(channel)
             for n in range(5):
                 entry.push_structured_event(structured(fields={"n": n}))
@@ -355,6 +362,4 @@ class TestClientLanes:
         try:
             assert all(c.wait_for(5) for c in frozen)
         finally:
-            healthy_orb.shutdown(True)
-            healthy_orb.destroy()
             server.stop()

@@ -6,8 +6,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import omniORB  # noqa: F401 - before the COS stubs it puts on sys.path
+
+import CosNotifyChannelAdmin as CA
+
 from cosnotify.server import NotificationServer
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 from tests.spark.conftest import WAIT
 
 

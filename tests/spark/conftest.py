@@ -11,27 +11,33 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
+from omniORB import CORBA, tcInternal
 
-from cosnotify.orb import CORBA, tc
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import TimeBase
+import CosNotification as N
+import TimeBase
 
+from cosnotify.corba import descriptors as D
+from tests.corba.conftest import received_from_client
+from tests.spark.strategies import struct_tc
+
+HERE = Path(__file__).parent
 WAIT = 60.0  # generous upper bound for conditions that should hold soon (Spark jobs included)
 
-SEVERITY = tc.enum_tc("IDL:test/spark/Severity:1.0", "Severity",
-                      ["CLEARED", "WARNING", "MINOR", "MAJOR", "CRITICAL"])
-LOCATION = tc.struct_tc("IDL:test/spark/Location:1.0", "Location",
-                        [("rack", CORBA.TC_long), ("slot", CORBA.TC_short),
-                         ("site", CORBA.TC_string)])
+SEVERITY = D.enum_tc("IDL:test/spark/Severity:1.0", "Severity",
+                     ["CLEARED", "WARNING", "MINOR", "MAJOR", "CRITICAL"])
+LOCATION = struct_tc("IDL:test/spark/Location:1.0", "Location",
+                     [("rack", CORBA.TC_long), ("slot", CORBA.TC_short),
+                      ("site", CORBA.TC_string)])
+AMOUNT = tcInternal.createFixedTC(8, 2)
 
 
 def alarm(i: int, header: list[Any] | None = None) -> Any:
     """A TMF-814-style alarm numbered ``i``, with values of several IDL kinds."""
-    severity = SEVERITY.enum_items()[i % 5]
+    severity = SEVERITY._d[3][i % 5]
     return N.StructuredEvent(
         N.EventHeader(N.FixedEventHeader(N.EventType("Telecom", "CommunicationsAlarm"),
                                          f"alarm-{i}"), header or []),
@@ -39,8 +45,8 @@ def alarm(i: int, header: list[Any] | None = None) -> Any:
          N.Property("n", CORBA.Any(CORBA.TC_long, i)),
          N.Property("ne", CORBA.Any(CORBA.TC_string, f"NE-{i % 3}")),
          N.Property("counter", CORBA.Any(CORBA.TC_ulonglong, 2**64 - 1 - i)),
-         N.Property("amount", CORBA.Any(tc.fixed_tc(8, 2), Decimal(i) / 4)),
-         N.Property("where", CORBA.Any(LOCATION, LOCATION.python_class()(i, 2, "Paris")))],
+         N.Property("amount", CORBA.Any(AMOUNT, CORBA.fixed(f"{i / 4:.2f}"))),
+         N.Property("where", CORBA.Any(LOCATION, LOCATION._d[1](i, 2, "Paris")))],
         CORBA.Any(CORBA.TC_string, f"probable cause {i % 4}"))
 
 
@@ -51,6 +57,12 @@ def number(event: Any) -> int:
 
 def timet(seconds: float) -> Any:
     return CORBA.Any(TimeBase._tc_TimeT, int(seconds * 10_000_000))
+
+
+@pytest.fixture(scope="session")
+def wire_values(omniorb: Any) -> dict[str, Any]:
+    """The Anys of tests/spark/wire_values.py, as this process received them from a client."""
+    return received_from_client(omniorb, HERE / "data" / "SparkWire.idl", HERE / "wire_values.py")
 
 
 @pytest.fixture(scope="session")
@@ -75,15 +87,29 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     session.stop()
 
 
-
 @pytest.fixture(scope="module")
-def server() -> Iterator[Any]:
-    """A notification server on a free loopback port (per test module)."""
+def server(omniorb: Any) -> Iterator[Any]:
+    """A notification server on the session ORB (per test module).
+
+    omniORB allows one ORB per process: the server shares the test's, so the
+    test's own calls to it are collocated, while Spark's Python processes
+    reach it over IIOP like any remote client.
+    """
     from cosnotify.server import NotificationServer, ServerConfig
 
     srv = NotificationServer(ServerConfig(port=0, call_timeout=30.0)).start()
     yield srv
     srv.stop()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, omniorb: Any) -> Iterator[Any]:
+    """A ``cosnotify serve`` child process: a channel that calls this process over IIOP."""
+    from tests.server.conftest import ServeProcess
+
+    made = ServeProcess(tmp_path_factory.mktemp("served"), "--call-timeout", "30")
+    yield made
+    made.stop()
 
 
 @pytest.fixture(scope="module")

@@ -10,17 +10,22 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
 from typing import Any
 
 import pytest
+from omniORB import CORBA
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 from pyspark.sql.types import VariantVal
 
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyChannelAdmin__POA
+import CosNotifyComm__POA
+
 import spark_bridge
 from cosnotify.filter import ConstraintSyntaxError
-from cosnotify.orb import CORBA
 from cosnotify.server import NotificationServer
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 from spark_bridge import ChannelError, ConversionError, connect, event_schema, event_to_row
 from spark_bridge.source import SourceOptions, StreamReader
 from tests.spark.channels import Channel
@@ -39,9 +44,9 @@ from spark_bridge.source import SourceOptions, StreamReader
 
 real_close = connect.PullSubscription.close
 
-def close(self, fresh_connection=False):
+def close(self):
     signal.raise_signal(signal.SIGTERM)  # the factory's SIGTERM, mid-stop (handled now)
-    real_close(self, fresh_connection)
+    real_close(self)
     print("closed", flush=True)
 
 connect.PullSubscription.close = close
@@ -61,6 +66,102 @@ try:
 finally:
     reader.stop()
 """
+
+#: A SIGTERM that arrives while the runner waits in an ORB call (argv[2]: a consumer in
+#: the test process that holds the call until the test has sent the signal).
+SIGTERM_IN_A_CALL = """
+import atexit, sys
+import omniORB
+from omniORB import CORBA
+import CosNotification as N, CosNotifyComm
+from spark_bridge import connect
+from spark_bridge.source import SourceOptions, StreamReader
+
+real_close = connect.PullSubscription.close
+
+def close(self):
+    real_close(self)
+    print("closed", flush=True)
+
+connect.PullSubscription.close = close
+atexit.register(lambda: print("ORB released:", omniORB.orb is None, flush=True))
+reader = StreamReader(SourceOptions({"channel": sys.argv[1]}))
+reader.initialOffset()
+print(reader._subscription.proxy_id, flush=True)
+gate = connect.client_orb().string_to_object(sys.argv[2])._narrow(
+    CosNotifyComm.StructuredPushConsumer)
+event = N.StructuredEvent(N.EventHeader(N.FixedEventHeader(N.EventType("d", "t"), "e"), []),
+                          [], CORBA.Any(CORBA.TC_null, None))
+try:
+    try:
+        gate.push_structured_event(event)
+        print("no signal", flush=True)
+    except SystemExit:
+        print("unwound after the call returned", flush=True)
+        raise
+finally:
+    reader.stop()
+"""
+
+
+#: A process that made its ORB, then forks: the child must not get the broken copy.
+FORKED = """
+import os
+from spark_bridge import connect
+connect.client_orb()
+pid = os.fork()
+if pid == 0:
+    try:
+        connect.client_orb()
+        print("child got the inherited ORB", flush=True)
+    except connect.InheritedORBError:
+        print("child refused", flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+print("parent still served:", connect.client_orb() is connect.client_orb(), flush=True)
+"""
+
+#: A client whose channel factory never answers (argv[1]); the call timeout is 0.3 s.
+HUNG_FACTORY = """
+import sys
+from spark_bridge import connect
+try:
+    connect.resolve_channel(connect.client_orb(),
+                            connect.ChannelAddress(sys.argv[1], call_timeout=0.3))
+except connect.ChannelError as exc:
+    print(exc.detail, flush=True)
+"""
+
+
+class HungFactory(CosNotifyChannelAdmin__POA.EventChannelFactory):  # type: ignore[misc]
+    """An EventChannelFactory whose get_all_channels waits for ``release``."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def get_all_channels(self) -> list[int]:
+        self.release.wait(WAIT)
+        return []
+
+
+class Gate(CosNotifyComm__POA.StructuredPushConsumer):  # type: ignore[misc]
+    """A consumer whose push waits for ``release``: a call the test holds open."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.returned = threading.Event()
+
+    def push_structured_event(self, event: Any) -> None:
+        self.entered.set()
+        self.release.wait(WAIT)
+        self.returned.set()
+
+    def offer_change(self, added: Any, removed: Any) -> None:
+        pass
+
+    def disconnect_structured_push_consumer(self) -> None:
+        pass
 
 
 def error_text(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
@@ -111,8 +212,6 @@ class FakeProxy:
         self.batch = batch
 
     def get_qos(self) -> list[Any]:
-        from cosnotify.stubs import CosNotification as N
-
         return [N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, self.batch))]
 
     def try_pull_structured_events(self, most: int) -> tuple[list[Any], bool]:
@@ -272,16 +371,45 @@ class TestWrite:
 
 
 class TestReleases:
-    def test_close_through_a_fresh_connection(self, channel: Channel) -> None:
-        """After SIGTERM the source runner closes its subscription through a new ORB:
-        the proxy is disconnected and its filter destroyed all the same."""
+    def test_close_releases_proxy_and_filter(self, channel: Channel) -> None:
+        """close() disconnects the query's proxy and destroys its filter. (After a SIGTERM
+        the old ORB closed through a second ORB; omniORB has one per process, and a signal
+        cannot stop it mid-call, so the same ORB closes.)"""
         subscription = connect.PullSubscription.open(connect.ChannelAddress(channel.ior),
                                                      "$n > 1")
         flt = subscription._filter
         assert subscription.proxy_id in channel.connected_pull_proxies()
-        subscription.close(fresh_connection=True)
+        subscription.close()
         assert subscription.proxy_id not in channel.pull_proxies()
         assert flt._non_existent()
+
+    def test_a_sigterm_during_a_call_waits_for_it(self, channel: Channel,
+                                                  omniorb: Any) -> None:
+        """A SIGTERM that arrives while the runner waits in an ORB call unwinds it once the
+        call returned (omniORB runs Python's handler only then): stop() disconnects through
+        the same ORB, which the runner then destroys before it exits, with no abort."""
+        gate = Gate()
+        poa = omniorb.resolve_initial_references("RootPOA")
+        gate_ior = omniorb.object_to_string(poa.servant_to_reference(gate))
+        child = subprocess.Popen([sys.executable, "-c", SIGTERM_IN_A_CALL, channel.ior, gate_ior],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert gate.entered.wait(WAIT)
+            child.send_signal(signal.SIGTERM)  # the child is inside push_structured_event
+            gate.release.set()
+            out, err = child.communicate(timeout=WAIT)
+        finally:
+            gate.release.set()
+            if child.poll() is None:
+                child.kill()
+            poa.deactivate_object(poa.servant_to_id(gate))
+        assert child.returncode == 128 + signal.SIGTERM, err
+        assert gate.returned.is_set()
+        proxy_id, *lines = out.splitlines()
+        assert lines == ["unwound after the call returned", "closed", "ORB released: True"]
+        assert "terminate called" not in err
+        assert channel.wait_for_pull_proxies(lambda ids: int(proxy_id) not in ids)
+        assert int(proxy_id) not in channel.pull_proxies()
 
     def test_a_second_sigterm_does_not_interrupt_stop(self, channel: Channel) -> None:
         """pyspark stops a source runner with two SIGTERMs (worker, then factory); the
@@ -293,6 +421,7 @@ class TestReleases:
         proxy_id = int(result.stdout.split()[0])
         assert proxy_id not in before
         assert result.stdout.split()[1:] == ["unwound", "closed"]
+        assert "terminate called" not in result.stderr
         assert channel.wait_for_pull_proxies(lambda ids: ids == before)
         assert proxy_id not in channel.pull_proxies()
 
@@ -307,6 +436,29 @@ class TestReleases:
         assert result.stdout.split()[1:] == ["closed"]
         assert channel.wait_for_pull_proxies(lambda ids: ids == before)
         assert proxy_id not in channel.pull_proxies()
+
+    def test_a_forked_child_gets_an_error_not_a_broken_orb(self) -> None:
+        """omniORB's ORB does not survive a fork (lost replies, destroy() aborts): a child
+        forked after client_orb() is refused one instead of served a broken copy."""
+        result = subprocess.run([sys.executable, "-c", FORKED], check=False,
+                                capture_output=True, text=True, timeout=WAIT)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == ["child refused", "parent still served: True"]
+
+    def test_a_hung_channel_times_out(self, omniorb: Any) -> None:
+        """Calls had no timeout: a channel that never answers held the task forever. Each
+        reference the bridge obtains now carries call_timeout."""
+        factory = HungFactory()
+        poa = omniorb.resolve_initial_references("RootPOA")
+        ior = omniorb.object_to_string(poa.servant_to_reference(factory))
+        try:
+            result = subprocess.run([sys.executable, "-c", HUNG_FACTORY, ior], check=False,
+                                    capture_output=True, text=True, timeout=WAIT)
+        finally:
+            factory.release.set()
+            poa.deactivate_object(poa.servant_to_id(factory))
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("cannot resolve: TIMEOUT"), result.stdout
 
     def test_remote_sink_with_a_bad_constraint_leaves_no_filter(
             self, server: NotificationServer, channel: Channel) -> None:

@@ -12,15 +12,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from omniORB import CORBA
+
+import CosEventComm
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosEventComm
-from cosnotify.stubs import CosNotification as N
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
 from spark_bridge import SinkWriteError, SparkSinkProxy, property_value, row_to_event
 from spark_bridge.schema import COLUMNS, event_schema
+from tests.spark.compare import same_events
 from tests.spark.conftest import WAIT, alarm, number
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
@@ -99,7 +101,7 @@ class TestChannelToDataFrame:
                 push(event)
             assert batches.wait_rows(10)
             assert [(batch_id, len(rows)) for batch_id, rows in batches.batches] == [(0, 5), (1, 5)]
-            assert sorted(batches.events(), key=number) == events
+            assert same_events(sorted(batches.events(), key=number), events)
             (row,) = [r for _, rows in batches.batches for r in rows if r.event_name == "alarm-3"]
             assert tuple(row.__fields__) == COLUMNS
             assert (row.domain_name, row.type_name, row.event_name, row.priority) == \
@@ -108,7 +110,7 @@ class TestChannelToDataFrame:
             proxy_ids = admin._get_push_suppliers()
             assert len(proxy_ids) == 1
             proxy = admin.get_proxy_supplier(proxy_ids[0])
-            qos = {p.name: p.value.value() for p in proxy.get_qos()}
+            qos = {p.name: p.value._v for p in proxy.get_qos()}
             assert qos["MaximumBatchSize"] == 5
         finally:
             sink.close()
@@ -294,7 +296,8 @@ class TestTargets:
             sink.push_structured_events([alarm(i) for i in range(3)])
             sink.flush(WAIT)
         rows = spark.read.parquet(path).collect()
-        assert sorted((row_to_event(r) for r in rows), key=number) == [alarm(i) for i in range(3)]
+        assert same_events(sorted((row_to_event(r) for r in rows), key=number),
+                           [alarm(i) for i in range(3)])
 
     def test_table(self, spark: Any) -> None:
         """Rows appended with saveAsTable."""

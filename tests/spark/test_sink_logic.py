@@ -11,11 +11,12 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from omniORB import CORBA
+
+import CosEventComm
+import CosNotification as N
 
 from cosnotify.channel.clock import ManualClock
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosEventComm
-from cosnotify.stubs import CosNotification as N
 from spark_bridge import SparkSinkProxy
 from spark_bridge.arrow import events_to_arrow
 from spark_bridge.schema import arrow_schema

@@ -2,7 +2,10 @@
 
 The server runs in the test process; Spark's Python processes (the planner,
 the streaming source runner, executor workers) reach it over IIOP like any
-remote client. Pushing into the channel goes through the in-process core.
+remote client (omniORB allows one ORB per process, so the server shares the
+test's). Pushing into the channel goes through the in-process core. The
+remote sink is checked against a ``cosnotify serve`` child, so that channel
+really calls it over IIOP.
 Waits are on conditions with a generous bound: the test channel's consumer
 admin notifies a condition whenever one of its proxies connects or goes away
 (its ``_connection_changed`` hook), and what reaches a channel is recorded by
@@ -18,11 +21,13 @@ from typing import Any
 
 import pytest
 
+import CosNotifyChannelAdmin as CA
+
 import spark_bridge
-from cosnotify.orb import CORBA
 from cosnotify.server import NotificationServer
 from spark_bridge import ChannelError, connect, event_schema, event_to_row, row_to_event
 from tests.spark.channels import Channel
+from tests.spark.compare import same_events
 from tests.spark.conftest import WAIT, alarm, number
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
@@ -39,8 +44,8 @@ class TestResolution:
         by_factory = connect.resolve_channel(
             orb, connect.ChannelAddress(channel.url, channel.id))
         assert by_ior._is_equivalent(by_factory)
-        assert by_factory._is_equivalent(connect.CA.EventChannelFactory._narrow(
-            orb.string_to_object(channel.url)).get_event_channel(channel.id))
+        assert by_factory._is_equivalent(orb.string_to_object(channel.url)._narrow(
+            connect.CA.EventChannelFactory).get_event_channel(channel.id))
         other = Channel(server)
         try:
             with pytest.raises(ChannelError, match="channel_id"):
@@ -127,7 +132,7 @@ class TestStreamRead:
                      .trigger(availableNow=True).start())
             assert query.awaitTermination(WAIT * 2)
             assert query.exception() is None
-            assert out.wait(7) == events
+            assert same_events(out.wait(7), events)
         finally:
             target.core.destroy()
 
@@ -140,14 +145,16 @@ class TestWrite:
         df = registered.createDataFrame([event_to_row(e, arrival=0.0) for e in events],
                                         event_schema())
         df.write.format("cosnotify").mode("append").option("channel", channel.ior).save()
-        assert sorted(out.wait(5), key=number) == events
+        assert same_events(sorted(out.wait(5), key=number), events)
 
 
 class TestRemoteSink:
-    def test_sink_attached_to_a_remote_channel(self, spark: Any, channel: Channel) -> None:
-        """SparkSinkProxy.attach_remote: the channel pushes to a served consumer over IIOP,
-        filtered by the constraint; close() releases the proxy."""
-        orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:0"], "spark-sink-test")
+    def test_sink_attached_to_a_remote_channel(self, spark: Any, served: Any) -> None:
+        """SparkSinkProxy.attach_remote: a channel in another process pushes to a served
+        consumer over IIOP, filtered by the constraint; close() releases the proxy."""
+        orb = connect.client_orb()  # the process's ORB: it serves the sink's consumer
+        factory = orb.string_to_object(served.ior)._narrow(CA.EventChannelFactory)
+        channel, channel_id = factory.create_channel([], [])
         rows: list[Any] = []
         done = threading.Event()
 
@@ -156,16 +163,22 @@ class TestRemoteSink:
             if len(rows) >= 4:
                 done.set()
 
-        sink = spark_bridge.SparkSinkProxy.attach_remote(
-            channel.url, spark, orb=orb, channel_id=channel.id, constraint="$n >= 6",
-            callback=land, max_batch_size=2, pacing_interval=0.2)
         try:
-            assert len(channel.core._get_default_consumer_admin()._get_push_suppliers()) == 1
-            channel.push([alarm(i) for i in range(10)])
-            assert done.wait(WAIT)
+            sink = spark_bridge.SparkSinkProxy.attach_remote(
+                served.ior, spark, channel_id=channel_id, constraint="$n >= 6",
+                callback=land, max_batch_size=2, pacing_interval=0.2)
+            admin = channel._get_default_consumer_admin()
+            try:
+                assert len(admin._get_push_suppliers()) == 1
+                supplier, _ = channel._get_default_supplier_admin() \
+                    .obtain_notification_push_consumer(CA.SEQUENCE_EVENT)
+                supplier = supplier._narrow(CA.SequenceProxyPushConsumer)
+                supplier.connect_sequence_push_supplier(None)
+                supplier.push_structured_events([alarm(i) for i in range(10)])
+                assert done.wait(WAIT)
+            finally:
+                sink.close()
+            assert sorted(number(row_to_event(r)) for r in rows) == [6, 7, 8, 9]
+            assert admin._get_push_suppliers() == []
         finally:
-            sink.close()
-            orb.shutdown(True)
-            orb.destroy()
-        assert sorted(number(row_to_event(r)) for r in rows) == [6, 7, 8, 9]
-        assert channel.core._get_default_consumer_admin()._get_push_suppliers() == []
+            channel.destroy()

@@ -21,10 +21,11 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import pytest
+from omniORB import CORBA
 
-from cosnotify.orb import CORBA
-from cosnotify.stubs import CosEventChannelAdmin as ECA
-from cosnotify.stubs import CosNotifyChannelAdmin as CA
+import CosEventChannelAdmin as ECA
+import CosNotifyChannelAdmin as CA
+
 from tests.interop import peers
 from tests.interop.conftest import nameclt
 from tests.interop.notify import harness
@@ -191,21 +192,21 @@ class TestOmniEventsTools:
     """omniEvents' own clients: ``events`` and ``eventf`` are CosEvent clients of any channel."""
 
     @pytest.fixture
-    def channel(self, orb: Any, notify_server: NotifyServer) -> Any:
+    def channel(self, omniorb: Any, notify_server: NotifyServer) -> Any:
         """A new notification channel of the server, seen through our own ORB."""
-        factory = CA.EventChannelFactory._narrow(orb.string_to_object(notify_server.factory_url))
+        factory = omniorb.string_to_object(notify_server.factory_url)._narrow(CA.EventChannelFactory)
         channel, _ = factory.create_channel([], [])
         return channel
 
     def test_events_records_and_replays_through_our_channels(
-            self, tmp_path: pathlib.Path, orb: Any, notify_cxx: Programs,
+            self, tmp_path: pathlib.Path, omniorb: Any, notify_cxx: Programs,
             notify_server: NotifyServer, channel: Any) -> None:
         """``events`` records a C++ supplier's Anys from our channel and replays them into one."""
         _require("events")
         recording = tmp_path / "events.dat"
-        ior = orb.object_to_string(channel)
+        ior = omniorb.object_to_string(channel)
         with recording.open("wb") as out, _Recorder(ior, out) as recorder:
-            _prime(ECA.EventChannel._narrow(channel), recorder)
+            _prime(channel._narrow(ECA.EventChannel), recorder)
             supply(notify_cxx, "cos-push", ior, "--count", "10")
             records = _wait_for_records(recorder, 11)
         assert [value for value in records if value != 1000] == [*range(10), -1]
@@ -220,13 +221,13 @@ class TestOmniEventsTools:
             assert numbers(sink.finish()) == list(range(10))
 
     def test_eventf_federates_omnievents_and_cosnotify(
-            self, orb: Any, notify_cxx: Programs, notify_server: NotifyServer,
+            self, omniorb: Any, notify_cxx: Programs, notify_server: NotifyServer,
             omnievents: harness.OmniEvents, channel: Any) -> None:
         """omniEvents -> cosnotify -> omniEvents, wired by ``eventf``; C++ clients at the ends."""
         _require("eventf")
         first = omnievents.create_channel()
         last = omnievents.create_channel()
-        ours = orb.object_to_string(channel)
+        ours = omniorb.object_to_string(channel)
         for source, target in ((first, ours), (ours, last)):
             done = subprocess.run(["eventf", source, target], capture_output=True, text=True,
                                   timeout=30, env=harness.quiet_omniorb_env(), check=False)
@@ -235,14 +236,14 @@ class TestOmniEventsTools:
             supply(notify_cxx, "cos-push", first, "--count", "20")
             assert numbers(sink.finish()) == list(range(20))
 
-    def test_rmeventc_destroys_our_channel(self, orb: Any, notify_server: NotifyServer,
+    def test_rmeventc_destroys_our_channel(self, omniorb: Any, notify_server: NotifyServer,
                                            channel: Any) -> None:
         """``rmeventc`` calls CosEventChannelAdmin::EventChannel::destroy on our channel."""
         _require("rmeventc")
         factory = channel._get_MyFactory()
         [channel_id] = [i for i in factory.get_all_channels()
                         if factory.get_event_channel(i)._is_equivalent(channel)]
-        done = subprocess.run(["rmeventc", orb.object_to_string(channel)], capture_output=True,
+        done = subprocess.run(["rmeventc", omniorb.object_to_string(channel)], capture_output=True,
                               text=True, timeout=30, env=harness.quiet_omniorb_env(), check=False)
         assert done.returncode == 0, done.stdout + done.stderr
         assert channel_id not in factory.get_all_channels()

@@ -15,6 +15,8 @@
 //   cos-push         CosEventComm::PushConsumer via CosEventChannelAdmin (Any longs, -1 ends)
 //   cos-pull         CosEventComm::PullConsumer via CosEventChannelAdmin (pull, try_pull)
 //
+// --direct (structured-push, cos-push) connects to no channel: it prints
+// consumer=IOR for a supplier's --consumer (the benchmarks' no-channel floor).
 // --destroy destroys the channel at the end (benchmarks make one channel per run).
 // It prints "ready=1" once connected. Pull modes then wait for a line on stdin
 // before pulling. Structured modes stop at the Test/End event, Any modes at -1,
@@ -178,7 +180,21 @@ void print_result(const Args& args) {
   }
 }
 
+// --direct: no channel at all; the consumer prints its own reference as
+// consumer=IOR for a supplier to push to straight (the benchmarks' floor).
+int direct(CORBA::ORB_ptr orb, PortableServer::ServantBase* servant, PortableServer::POA_ptr poa,
+           const Args& args) {
+  PortableServer::ObjectId_var oid = poa->activate_object(servant);
+  CORBA::Object_var ref = poa->id_to_reference(oid);
+  CORBA::String_var ior = orb->object_to_string(ref);
+  std::cout << "consumer=" << ior.in() << "\nready=1" << std::endl;
+  wait_finished(args);
+  print_result(args);
+  return 0;
+}
+
 int structured_push(CORBA::ORB_ptr orb, PortableServer::POA_ptr poa, const Args& args) {
+  if (args.count("direct")) return direct(orb, new StructuredConsumer, poa, args);
   CA::EventChannel_var channel = channel_from(orb, args);
   CA::ConsumerAdmin_var admin = channel->default_consumer_admin();
   CA::ProxyID id;
@@ -308,6 +324,7 @@ CosEventChannelAdmin::EventChannel_ptr cos_channel(CORBA::ORB_ptr orb, const Arg
 }
 
 int cos_push(CORBA::ORB_ptr orb, PortableServer::POA_ptr poa, const Args& args) {
+  if (args.count("direct")) return direct(orb, new AnyConsumer, poa, args);
   CosEventChannelAdmin::EventChannel_var channel = cos_channel(orb, args);
   CosEventChannelAdmin::ConsumerAdmin_var admin = channel->for_consumers();
   CosEventChannelAdmin::ProxyPushSupplier_var proxy = admin->obtain_push_supplier();

@@ -12,6 +12,9 @@
 //   cos-pull    CosEventComm::PullSupplier servant that the channel pulls from
 //               (try_pull and pull): Any longs 0..N-1, then -1
 //
+// With --consumer IOR (structured, cos-push) it pushes straight to that consumer,
+// no channel between (the benchmarks' floor).
+//
 // It prints start_ns= (CLOCK_MONOTONIC before the first push) and end_ns=, and
 // pushed= (or pulled_by_channel= with try_pull_calls= for cos-pull).
 #include "notify_common.hh"
@@ -36,7 +39,24 @@ void report(long count, long long start, long long end) {
   std::cout << "pushed=" << count << "\nstart_ns=" << start << "\nend_ns=" << end << std::endl;
 }
 
+// --consumer IOR: push straight to that consumer, with no channel between.
+int structured_direct(CORBA::ORB_ptr orb, const Args& args) {
+  long count = arg_long(args, "count", 100);
+  CORBA::Object_var obj = orb->string_to_object(arg(args, "consumer").c_str());
+  CosNotifyComm::StructuredPushConsumer_var push = CosNotifyComm::StructuredPushConsumer::_narrow(obj);
+  std::vector<CosNotification::StructuredEvent> events;
+  events.reserve(count);
+  for (long n = 0; n < count; ++n) events.push_back(counter_event((CORBA::Long)n));
+  long long start = now_ns();
+  for (long n = 0; n < count; ++n) push->push_structured_event(events[n]);
+  if (!args.count("no-end")) push->push_structured_event(counter_event(-1, "End"));
+  long long end = now_ns();
+  report(count, start, end);
+  return 0;
+}
+
 int structured(CORBA::ORB_ptr orb, const Args& args) {
+  if (args.count("consumer")) return structured_direct(orb, args);
   long count = arg_long(args, "count", 100);
   CA::EventChannel_var channel = channel_from(orb, args);
   CA::SupplierAdmin_var admin = channel->default_supplier_admin();
@@ -93,7 +113,25 @@ CosEventChannelAdmin::EventChannel_ptr cos_channel(CORBA::ORB_ptr orb, const Arg
   return CosEventChannelAdmin::EventChannel::_narrow(obj);
 }
 
+int cos_push_direct(CORBA::ORB_ptr orb, const Args& args) {
+  long count = arg_long(args, "count", 100);
+  CORBA::Object_var obj = orb->string_to_object(arg(args, "consumer").c_str());
+  CosEventComm::PushConsumer_var push = CosEventComm::PushConsumer::_narrow(obj);
+  CORBA::Any data;
+  long long start = now_ns();
+  for (long n = 0; n < count; ++n) {
+    data <<= (CORBA::Long)n;
+    push->push(data);
+  }
+  data <<= (CORBA::Long)-1;
+  push->push(data);
+  long long end = now_ns();
+  report(count, start, end);
+  return 0;
+}
+
 int cos_push(CORBA::ORB_ptr orb, const Args& args) {
+  if (args.count("consumer")) return cos_push_direct(orb, args);
   long count = arg_long(args, "count", 100);
   CosEventChannelAdmin::EventChannel_var channel = cos_channel(orb, args);
   CosEventChannelAdmin::SupplierAdmin_var admin = channel->for_suppliers();

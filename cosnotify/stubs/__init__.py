@@ -1,1 +1,0 @@
-"""Generated IDL modules (committed). Regenerate with `python -m cosnotify.idl --regen`."""

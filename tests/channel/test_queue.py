@@ -1,0 +1,203 @@
+"""EventQueue against a plain model: OrderPolicy, DiscardPolicy, expiry, StartTime (2.5.5).
+
+The model keeps a list and sorts it on every question; the queue keeps a run
+(a deque, while every entry has one order key and seqs ascend) or a heap. Any
+sequence of operations must give the same answers from both.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from cosnotify.channel.queue import (
+    ANY_ORDER,
+    DEADLINE_ORDER,
+    FIFO_ORDER,
+    LIFO_ORDER,
+    PRIORITY_ORDER,
+    Entry,
+    EventQueue,
+)
+
+ORDERS = [ANY_ORDER, FIFO_ORDER, PRIORITY_ORDER, DEADLINE_ORDER]
+DISCARDS = [*ORDERS, LIFO_ORDER]
+
+
+class FakeEvent:
+    """What the queue reads of an event: its arrival number and StartTime."""
+
+    def __init__(self, seq: int, start: float | None) -> None:
+        self.seq = seq
+        self.start = start
+
+
+def order_key(policy: int, entry: Entry) -> float:
+    if policy == FIFO_ORDER:
+        return 0.0
+    if policy == DEADLINE_ORDER:
+        return entry.deadline if entry.deadline is not None else math.inf
+    return float(-entry.priority)
+
+
+def discard_key(policy: int, entry: Entry) -> float:
+    if policy == LIFO_ORDER:
+        return float(-entry.event.seq)
+    if policy == PRIORITY_ORDER:
+        return float(entry.priority)
+    if policy == DEADLINE_ORDER:
+        return entry.deadline if entry.deadline is not None else math.inf
+    return float(entry.event.seq)
+
+
+class Model:
+    """The queue's contract, the slow and obvious way."""
+
+    def __init__(self, order: int, discard: int, limit: int) -> None:
+        self.order, self.discard, self.limit = order, discard, limit
+        self.ready: list[Entry] = []
+        self.held: list[Entry] = []
+
+    def _sorted_ready(self) -> list[Entry]:
+        return sorted(self.ready, key=lambda e: (order_key(self.order, e), e.event.seq))
+
+    def _enforce(self) -> list[Entry]:
+        lost: list[Entry] = []
+        if self.limit <= 0:
+            return lost
+        while len(self.ready) + len(self.held) > self.limit:
+            victim = min(self.ready + self.held,
+                         key=lambda e: (discard_key(self.discard, e), e.event.seq))
+            (self.ready if victim in self.ready else self.held).remove(victim)
+            lost.append(victim)
+        return lost
+
+    def put(self, entry: Entry, now: float) -> list[Entry]:
+        start = entry.event.start
+        (self.held if start is not None and start > now else self.ready).append(entry)
+        return self._enforce()
+
+    def release(self, now: float) -> None:
+        for entry in sorted(self.held, key=lambda e: (e.event.start, e.event.seq)):
+            if entry.event.start <= now:
+                self.held.remove(entry)
+                self.ready.append(entry)
+
+    def get_batch(self, limit: int, now: float, expired: list[Entry]) -> list[Entry]:
+        batch: list[Entry] = []
+        for entry in self._sorted_ready():
+            if len(batch) >= limit:
+                break
+            self.ready.remove(entry)
+            if entry.deadline is not None and entry.deadline <= now:
+                expired.append(entry)
+            else:
+                batch.append(entry)
+        return batch
+
+    def remove(self, entry: Entry) -> bool:
+        for where in (self.ready, self.held):
+            if entry in where:
+                where.remove(entry)
+                return True
+        return False
+
+    def set_policies(self, order: int, discard: int, limit: int) -> list[Entry]:
+        self.order, self.discard, self.limit = order, discard, limit
+        return self._enforce()
+
+
+operations = st.lists(st.one_of(
+    # put: priority, deadline (None or a time), start (None or a time), out of seq order?
+    st.tuples(st.just("put"), st.integers(-2, 2), st.none() | st.integers(0, 8),
+              st.none() | st.integers(0, 8), st.booleans()),
+    st.tuples(st.just("get"), st.integers(1, 5)),
+    st.tuples(st.just("unget")),
+    st.tuples(st.just("remove"), st.integers(0, 50)),
+    st.tuples(st.just("tick")),
+    st.tuples(st.just("policies"), st.sampled_from(ORDERS), st.sampled_from(DISCARDS),
+              st.integers(0, 6)),
+), max_size=60)
+
+
+class TestAgainstTheModel:
+    @settings(max_examples=300, deadline=None)
+    @example(FIFO_ORDER, FIFO_ORDER, 0, [("put", 0, None, None, False),  # an older seq: spill
+                                         ("put", 0, None, None, True), ("get", 5)])
+    @example(ANY_ORDER, FIFO_ORDER, 0, [("put", 0, None, None, False),  # unget before a run
+                                        ("put", 0, None, None, False), ("get", 1), ("unget",),
+                                        ("get", 1)])
+    @example(ANY_ORDER, FIFO_ORDER, 0, [("put", 0, None, 1, False),  # released into a run
+                                        ("put", 0, None, None, False), ("tick",), ("tick",),
+                                        ("get", 5)])
+    @given(st.sampled_from(ORDERS), st.sampled_from(DISCARDS), st.integers(0, 6), operations)
+    def test_same_answers_as_the_model(self, order: int, discard: int, limit: int,
+                                       ops: list[tuple[Any, ...]]) -> None:
+        """Delivery order, discards, expiry and StartTime match the model after any operations."""
+        queue, model = EventQueue(order, discard, limit), Model(order, discard, limit)
+        now, seq = 0.0, 100
+        entries: list[Entry] = []
+        last_batch: list[Entry] = []
+        for op in ops:
+            if op[0] == "put":
+                _, priority, deadline, start, older = op
+                seq += 1
+                entry = Entry(FakeEvent(-seq if older else seq, start),  # type: ignore[arg-type]
+                              priority, deadline)
+                entries.append(entry)
+                assert queue.put(entry, now) == model.put(entry, now)
+                last_batch = []
+            elif op[0] == "get":
+                queue.release_held(now)
+                model.release(now)
+                got_expired: list[Entry] = []
+                want_expired: list[Entry] = []
+                last_batch = queue.get_batch(op[1], now, got_expired)
+                assert last_batch == model.get_batch(op[1], now, want_expired)
+                assert got_expired == want_expired
+            elif op[0] == "unget":
+                queue.unget(last_batch)
+                model.ready.extend(last_batch)
+                last_batch = []
+            elif op[0] == "remove" and entries:
+                entry = entries[op[1] % len(entries)]
+                assert queue.remove(entry) == model.remove(entry)
+            elif op[0] == "tick":
+                now += 1.0
+            elif op[0] == "policies":
+                assert queue.set_policies(*op[1:]) == model.set_policies(*op[1:])
+                last_batch = []
+            assert len(queue) == len(model.ready) + len(model.held)
+        queue.release_held(now)
+        model.release(now)
+        assert queue.ready() == len(model.ready)
+        assert queue.snapshot() == model._sorted_ready()
+        rest: list[Entry] = []
+        assert queue.get_batch(1000, now, rest) == model.get_batch(1000, now, [])
+
+
+class TestRun:
+    def test_equal_keys_in_seq_order_need_no_heap(self) -> None:
+        """Entries of one priority arriving in order wait in the run, not the heap."""
+        queue = EventQueue()
+        entries = [Entry(FakeEvent(n, None), 0, None) for n in range(5)]  # type: ignore[arg-type]
+        for entry in entries:
+            queue.put(entry, 0.0)
+        assert queue._order == [] and list(queue._run) == entries
+        assert queue.get_batch(10, 0.0) == entries
+
+    def test_a_higher_priority_spills_the_run_and_goes_first(self) -> None:
+        """An entry with another key moves the run into the heap, and the order holds."""
+        queue = EventQueue(PRIORITY_ORDER)
+        low = [Entry(FakeEvent(n, None), 0, None) for n in range(3)]  # type: ignore[arg-type]
+        high = Entry(FakeEvent(3, None), 5, None)  # type: ignore[arg-type]
+        for entry in [*low, high]:
+            queue.put(entry, 0.0)
+        assert not queue._run and len(queue._order) == 4
+        assert queue.get_batch(10, 0.0) == [high, *low]
+        later = Entry(FakeEvent(4, None), 0, None)  # type: ignore[arg-type]
+        queue.put(later, 0.0)  # the heap is empty again: back to the run
+        assert list(queue._run) == [later] and queue._order == []
