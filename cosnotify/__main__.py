@@ -116,7 +116,9 @@ def serve(args: argparse.Namespace) -> int:
         return 1
 
     def stop(signum: int, frame: Any) -> None:
-        log.info("signal %d: shutting down", signum)
+        log.info("signal %d: shutting down (a second signal ends the process at once)", signum)
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, signal.SIG_DFL)
         server.request_stop()  # run() returns; the main thread stops the server
 
     signal.signal(signal.SIGINT, stop)

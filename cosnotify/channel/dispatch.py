@@ -167,10 +167,21 @@ class Dispatcher:
 
     def close(self, wait: bool = True, timeout: float | None = 10.0) -> None:
         """Stop accepting tasks; workers finish what is queued (tasks are not
-        re-run), then exit. With ``wait``, block until they have (up to ``timeout``)."""
+        re-run), then exit. With ``wait``, block until they have (up to ``timeout``);
+        what is still queued then is dropped, so no call to a client starts after
+        the close has given up waiting (tasks already running go on to their end)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
             if wait:
                 current = threading.current_thread()
-                self._cond.wait_for(lambda: not (self._workers - {current}), timeout)
+                done = self._cond.wait_for(lambda: not (self._workers - {current}), timeout)
+                if not done:
+                    lanes = [*self._lanes.values(), self.failing]
+                    dropped = len(self._queue) + sum(len(lane.parked) for lane in lanes)
+                    self._queue.clear()
+                    for lane in lanes:
+                        lane.parked.clear()
+                    if dropped:
+                        log.warning("closing: %d queued tasks dropped after %s s", dropped,
+                                    timeout)

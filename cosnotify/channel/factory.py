@@ -14,6 +14,8 @@ import itertools
 import threading
 from typing import Any, Self
 
+from omniORB import CORBA
+
 import CosNotification
 import CosNotifyChannelAdmin as CA
 
@@ -36,6 +38,7 @@ class EventChannelFactory:
         self._channels: dict[int, EventChannel] = {}
         self._ids = itertools.count(0)
         self._filter_factory: Any = None
+        self._closed = False
 
     @property
     def service(self) -> Service:
@@ -51,6 +54,8 @@ class EventChannelFactory:
         if admin_errors:
             raise CosNotification.UnsupportedAdmin(admin_errors)
         with self._lock:
+            if self._closed:
+                raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, "the factory was closed")
             channel_id = next(self._ids)
             channel = EventChannel(self, channel_id, qos, set(qos), admin)
             self._channels[channel_id] = channel
@@ -80,8 +85,9 @@ class EventChannelFactory:
             return self._filter_factory
 
     def close(self, wait: bool = True) -> None:
-        """Destroy every channel and stop the service's threads."""
+        """Destroy every channel and stop the service's threads; no channel is made after."""
         with self._lock:
+            self._closed = True
             channels = list(self._channels.values())
         for channel in channels:
             channel.destroy()

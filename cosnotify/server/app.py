@@ -42,7 +42,6 @@ from cosnotify.server.servants import ServantFactory
 __all__ = ["MAX_MESSAGE_SIZE", "NotificationServer", "ServerConfig", "host", "orb_arguments"]
 
 log = logging.getLogger("cosnotify.server")
-_poa_names = itertools.count(1)
 
 #: The largest GIOP message accepted or sent (omniORB's giopMaxMsgSize; its default is 2 MiB).
 MAX_MESSAGE_SIZE = 16 * 1024 * 1024
@@ -93,7 +92,8 @@ def orb_arguments(config: ServerConfig) -> list[str]:
             "-ORBclientConnectTimeOutPeriod", _millis(min(config.call_timeout, 5.0)),
             "-ORBmaxGIOPConnectionPerServer", str(CONNECTIONS_PER_CLIENT),
             "-ORBconnectionWatchImmediate", "1",
-            "-ORBgiopMaxMsgSize", str(MAX_MESSAGE_SIZE)]
+            "-ORBgiopMaxMsgSize", str(MAX_MESSAGE_SIZE),
+            "-ORBscanGranularity", "1"]
     if config.max_connections is not None:
         limit = config.max_connections
         argv += ["-ORBthreadPerConnectionUpperLimit", str(limit),
@@ -134,9 +134,7 @@ class NotificationServer:
         try:
             parent = poa if poa is not None else orb.resolve_initial_references("RootPOA")
             parent._get_the_POAManager().activate()
-            serial = next(_poa_names)  # the first server's POA keeps the stable name
-            name = "cosnotify" if serial == 1 else f"cosnotify-{serial}"
-            self._poa = parent.create_POA(name, None, [
+            self._poa = parent.create_POA(_free_poa_name(parent), None, [
                 parent.create_lifespan_policy(PortableServer.PERSISTENT),
                 parent.create_id_assignment_policy(PortableServer.USER_ID),
                 parent.create_request_processing_policy(PortableServer.USE_SERVANT_MANAGER)])
@@ -144,7 +142,7 @@ class NotificationServer:
             self._poa._get_the_POAManager().activate()
             self.factory = EventChannelFactory(config.service)
             self.servants = ServantFactory(config.filter_timeout, self.factory.service.submit,
-                                           config.call_timeout)
+                                           config.call_timeout, self.factory.service.lane_for)
             self.objects = ObjectMap(self.factory, self._poa, self.servants.servant_for)
         except BaseException:
             self._release_orb()
@@ -159,6 +157,7 @@ class NotificationServer:
         self._stopped = threading.Event()
         self._closed = False
         self._lock = threading.Lock()
+        self._hosted_key = ""
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Self:
@@ -185,11 +184,13 @@ class NotificationServer:
                 context = self.naming.root
             else:
                 context = self.orb.string_to_object(config.naming_url)
-                omniORB.setClientCallTimeout(context, _timeout_ms(config.call_timeout))
+                if context is not None:  # _narrow may ask; it makes a new reference
+                    omniORB.setClientCallTimeout(context, _timeout_ms(config.call_timeout))
             context = context._narrow(CosNaming.NamingContext) if context is not None else None
             if context is None:
                 raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
                                       f"{config.naming_url!r} is not a naming context")
+            omniORB.setClientCallTimeout(context, _timeout_ms(config.call_timeout))
             context.rebind([CosNaming.NameComponent(config.name, "")], self.factory_ref)
             log.info("EventChannelFactory bound as %r; naming at %s", config.name,
                      self.naming_url)
@@ -206,19 +207,32 @@ class NotificationServer:
         self._stopped.set()
 
     def stop(self) -> None:
-        """Destroy the channels and the server's POA; a server that owns the ORB destroys it."""
+        """Destroy the channels and the server's POA; a server that owns the ORB destroys it.
+
+        New requests are refused first (``TRANSIENT``: the server is going), so
+        no channel is made while the others are destroyed. Safe from an upcall
+        (a servant's operation): then it does not wait for the requests in progress.
+        """
         with self._lock:
             if self._closed:
                 return
             self._closed = True
         self._stopped.set()
         try:
+            try:
+                self._poa._get_the_POAManager().discard_requests(False)
+            except (CORBA.SystemException, PortableServer.POAManager.AdapterInactive):
+                pass
             self.factory.close(wait=True)
             if self.naming is not None:
                 self.naming.release()
                 self.naming = None
-            self._poa.destroy(True, True)
+            try:
+                self._poa.destroy(True, True)
+            except CORBA.BAD_INV_ORDER:  # called from an upcall: waiting would deadlock
+                self._poa.destroy(True, False)
         finally:
+            _hosted.pop(self._hosted_key, None)
             self._release_orb()
 
     def _release_orb(self) -> None:
@@ -226,8 +240,10 @@ class NotificationServer:
             self._owns_orb = False
             try:
                 self.orb.shutdown(True)
-            finally:
-                self.orb.destroy()
+            except CORBA.BAD_INV_ORDER:  # from an upcall: the ORB stops once it returns
+                self.orb.shutdown(False)
+                return
+            self.orb.destroy()
 
     def __enter__(self) -> Self:
         return self.start()
@@ -236,11 +252,18 @@ class NotificationServer:
         self.stop()
 
     # -- clients -----------------------------------------------------------------------------
-    def client_key(self, reference: Any) -> tuple[str, int] | None:
-        """The remote client behind a reference: its first IIOP address (one process)."""
+    def client_key(self, reference: Any) -> tuple[str, int] | str | None:
+        """The remote client behind a reference: its first IIOP address (one process).
+
+        A reference whose IIOP profile has no TCP port (a client listening on a
+        unix socket or SSL only) is its own key: its process cannot be told.
+        """
         if not isinstance(reference, CORBA.Object):
             return None  # an in-process object
-        return iiop_address(self.orb, reference)
+        found = iiop_address(self.orb, reference)
+        if found is None or found[1] == 0:
+            return str(self.orb.object_to_string(reference))
+        return found
 
     # -- addresses ---------------------------------------------------------------------------
     @property
@@ -264,12 +287,34 @@ class NotificationServer:
 
     @property
     def factory_url(self) -> str:
-        """``corbaname::HOST:PORT#NAME``: what C++ and Java clients resolve."""
+        """``corbaname::HOST:PORT#NAME``: what C++ and Java clients resolve.
+
+        With an external naming service named by an IOR, no corbaname URL can
+        point at it: the factory's own IOR then.
+        """
         host, port = self.endpoint
-        if self.config.naming_url is not None:
-            return self.config.naming_url.replace("corbaloc:", "corbaname:", 1) + \
-                f"#{self.config.name}"
-        return f"corbaname::{_url_host(host)}:{port}#{self.config.name}"
+        naming = self.config.naming_url
+        if naming is None:
+            return f"corbaname::{_url_host(host)}:{port}#{self.config.name}"
+        if naming.startswith("corbaloc:"):
+            return naming.replace("corbaloc:", "corbaname:", 1) + f"#{self.config.name}"
+        if naming.startswith("corbaname:") and "#" not in naming:
+            return f"{naming}#{self.config.name}"
+        return self.ior
+
+
+def _free_poa_name(parent: Any) -> str:
+    """``cosnotify``, or ``cosnotify-N`` if another server of this process has that name.
+
+    The first server's POA keeps the stable name its persistent object keys need.
+    """
+    for serial in itertools.count(1):
+        name = "cosnotify" if serial == 1 else f"cosnotify-{serial}"
+        try:
+            parent.find_POA(name, False)
+        except PortableServer.POA.AdapterNonExistent:
+            return name
+    raise AssertionError("unreachable")
 
 
 def _timeout_ms(seconds: float) -> int:
@@ -296,6 +341,7 @@ def host(poa: Any, service: ServiceConfig | None = None, *, call_timeout: float 
     if orb is None:
         raise CORBA.BAD_INV_ORDER(0, CORBA.COMPLETED_NO, "call CORBA.ORB_init first")
     server = NotificationServer(config, orb, poa, bind=False).start()
+    server._hosted_key = server.ior
     _hosted[server.ior] = server
     return server.factory_ref
 
@@ -304,5 +350,5 @@ _hosted: dict[str, NotificationServer] = {}
 
 
 def hosted_server(factory: Any) -> NotificationServer:
-    """The server :func:`host` made for ``factory`` (its returned reference)."""
+    """The server :func:`host` made for ``factory`` (its returned reference), until it stops."""
     return _hosted[omniORB.orb.object_to_string(factory)]

@@ -36,6 +36,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
+import omniORB
 from omniORB import CORBA, PortableServer
 
 import CosNaming
@@ -48,6 +49,8 @@ NC = CosNaming.NamingContext
 NCX = CosNaming.NamingContextExt
 #: Binding iterators kept at once; the oldest is destroyed beyond this.
 MAX_ITERATORS = 1000
+#: Milliseconds a call to a context in another server may take (federated names).
+REMOTE_TIMEOUT_MS = 10_000
 
 Key = tuple[str, str]
 
@@ -166,6 +169,20 @@ class _Remote(Exception):
         self.rest = rest
 
 
+def _remote_context(obj: Any) -> Any:
+    """A context of another server, called with a timeout; None if ``obj`` is not one."""
+    if obj is None:
+        return None
+    try:
+        omniORB.setClientCallTimeout(obj, REMOTE_TIMEOUT_MS)
+        context = obj._narrow(NC)
+    except CORBA.SystemException:
+        return None
+    if context is not None:
+        omniORB.setClientCallTimeout(context, REMOTE_TIMEOUT_MS)
+    return context
+
+
 class NamingContext(CosNaming__POA.NamingContextExt):  # type: ignore[misc]
     """One naming context of the tree."""
 
@@ -198,7 +215,7 @@ class NamingContext(CosNaming__POA.NamingContextExt):  # type: ignore[misc]
             with self._service.lock:
                 return local(self._target(keys), keys[-1])
         except _Remote as far:
-            context = far.context._narrow(NC) if far.context is not None else None
+            context = _remote_context(far.context)
             if context is None:
                 raise NC.CannotProceed(self._this(), _name(far.rest)) from None
             return remote(context, _name(far.rest))
@@ -260,7 +277,7 @@ class NamingContext(CosNaming__POA.NamingContextExt):  # type: ignore[misc]
                 with self._service.lock:
                     parent = self._target(keys)
             except _Remote as far:
-                remote = far.context._narrow(NC) if far.context is not None else None
+                remote = _remote_context(far.context)
                 if remote is None:
                     raise NC.CannotProceed(self._this(), _name(far.rest)) from None
                 return remote.bind_new_context(_name(far.rest))

@@ -13,8 +13,9 @@ after a restart once the store restores the topology:
 ``ch/C``                   channel C
 ``ch/C/ca/A``              consumer admin A (``sa`` for supplier admins)
 ``ch/C/ca/A/P``            proxy P of that admin
-``obj/N``                  objects without a spec id: Event Service admins
-                           and proxies, filters, mapping filters, callbacks
+``obj/B/N``                objects without a spec id (Event Service admins
+                           and proxies, filters, mapping filters, callbacks);
+                           B is a token of this server's life
 =========================  ====================================
 
 Anonymous objects are held weakly -- once the core drops one, its id stops
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import secrets
 import threading
 import weakref
 from collections.abc import Callable
@@ -64,6 +66,9 @@ class ObjectMap:
         self._anonymous_ids: weakref.WeakKeyDictionary[Any, bytes] = weakref.WeakKeyDictionary()
         self._kept: dict[bytes, Any] = {}   # held for remote clients until destroy()
         self._serial = itertools.count(1)
+        # Anonymous ids carry a token of this server's life, so a reference kept
+        # from before a restart never names an object made after it.
+        self._boot = secrets.token_hex(4)
         self._activator = _Activator(self._incarnate)
         poa.set_servant_manager(self._activator)
 
@@ -84,7 +89,7 @@ class ObjectMap:
         with self._lock:
             found = self._anonymous_ids.get(core)
             if found is None:
-                found = f"obj/{next(self._serial)}".encode()
+                found = f"obj/{self._boot}/{next(self._serial)}".encode()
                 self._anonymous_ids[core] = found
                 self._anonymous[found] = core
             if keep:

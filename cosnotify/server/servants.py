@@ -158,14 +158,18 @@ class ServantFactory:
     """Makes servants for core objects and translates references across them."""
 
     def __init__(self, filter_timeout: float = 1.0,
-                 submit: Callable[[Callable[[], Any]], None] | None = None,
-                 call_timeout: float | None = None) -> None:
+                 submit: Callable[..., None] | None = None,
+                 call_timeout: float | None = None,
+                 lane_for: Callable[[Any], Any] | None = None) -> None:
         self.objects: Any = None  # the ObjectMap, set once both exist
         self.filter_timeout = filter_timeout
         #: Set on each client reference the server receives (None: the ORB's default).
         self.call_timeout = call_timeout
         #: Runs background work (filter probes, detach_callback): the worker pool.
-        self.submit: Callable[[Callable[[], Any]], None] = submit or _run_now
+        self.submit: Callable[..., None] = submit or _run_now
+        #: The worker lane of a client reference (``Service.lane_for``), so calls to a
+        #: client's filters (probes, detach_callback) count against that client's lane.
+        self.lane_for: Callable[[Any], Any] = lane_for or _no_lane
         self._classes: dict[type, type] = {}
 
     def servant_for(self, core: Any, oid: bytes) -> Any:
@@ -236,11 +240,19 @@ class ServantFactory:
                                   f"cannot verify the filter: {type(exc).__name__}") from exc
         if not verified:
             raise _wrong_type(operation, f"the object is not a {repo_id}")
+        lane, submit = self.lane_for(core), self.submit
+
+        def in_lane(task: Callable[[], Any]) -> None:
+            if lane is None:
+                submit(task)
+            else:
+                submit(task, lane)
+
         if repo_id == _FILTER:
-            return remote.RemoteFilter(core, self.filter_timeout, self.submit,
+            return remote.RemoteFilter(core, self.filter_timeout, in_lane,
                                        self.to_reference, self.objects.forget_core)
         value_range = _MAPPED_RANGE.get(operation.name, remote.PRIORITY_RANGE)
-        return remote.RemoteMappingFilter(core, self.filter_timeout, self.submit,
+        return remote.RemoteMappingFilter(core, self.filter_timeout, in_lane,
                                           self.to_reference, self.objects.forget_core,
                                           value_range)
 
@@ -290,8 +302,12 @@ def _wrong_type(operation: Operation, detail: str) -> Exception:
     return error
 
 
-def _run_now(task: Callable[[], Any]) -> None:
+def _run_now(task: Callable[[], Any], lane: Any = None) -> None:
     task()
+
+
+def _no_lane(reference: Any) -> None:
+    return None
 
 
 def _python_name(operation: str) -> str:

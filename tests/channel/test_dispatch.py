@@ -329,3 +329,31 @@ class FailingThenGated(GatedConsumer):
             StructuredPushConsumer.push_structured_event(self, event)
             return
         super().push_structured_event(event)
+
+
+class TestClose:
+    def test_work_still_queued_when_close_gives_up_never_starts(self) -> None:
+        """close(timeout): tasks running go on, tasks queued or parked then are dropped."""
+        dispatcher = Dispatcher(1, 1, lane_limit=1)
+        gate, started = threading.Event(), threading.Event()
+        ran: list[str] = []
+
+        def blocker() -> bool:
+            started.set()
+            gate.wait(WAIT)
+            ran.append("blocker")
+            return False
+
+        def later() -> bool:
+            ran.append("later")
+            return False
+
+        lane = dispatcher.lane(("10.0.0.2", 4000))
+        dispatcher.submit(blocker)
+        assert started.wait(WAIT)
+        dispatcher.submit(later)          # queued behind the only worker
+        dispatcher.submit(later, lane)    # queued in a lane
+        dispatcher.close(timeout=0.2)     # gives up while the blocker runs
+        gate.set()
+        assert dispatcher.wait_idle(WAIT)
+        assert ran == ["blocker"]

@@ -77,16 +77,21 @@ class ServeProcess:
             raise RuntimeError(f"cosnotify serve did not start: {''.join(self.log)}")
         self.ior = self.ior_file.read_text().strip()
         # Keep reading its log, so a chatty server never blocks on a full pipe.
-        threading.Thread(target=lambda: self.log.extend(self.process.stderr or ()),
-                         daemon=True).start()
+        self._reader = threading.Thread(
+            target=lambda: self.log.extend(self.process.stderr or ()), daemon=True)
+        self._reader.start()
 
     def stop(self) -> int:
-        self.process.terminate()
+        """SIGTERM (if still running); the exit status, once its whole log is read."""
+        if self.process.poll() is None:
+            self.process.terminate()
         try:
-            return self.process.wait(timeout=30)
+            status = self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            return self.process.wait()
+            status = self.process.wait()
+        self._reader.join(10)  # the pipe ends with the process
+        return status
 
 
 @pytest.fixture(scope="session")
@@ -94,7 +99,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, omniorb: Any) -> Iterator[S
     """One `cosnotify serve` child per test session (tests make their own channels)."""
     made = ServeProcess(tmp_path_factory.mktemp("served"), "--call-timeout", "2")
     yield made
-    made.stop()
+    assert made.stop() == 0, "".join(made.log)
 
 
 @pytest.fixture(params=["in-process", "served"])

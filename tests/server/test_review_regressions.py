@@ -327,3 +327,149 @@ class TestPersistentReferences:
                 factory.get_event_channel(channel_id)
         finally:
             second.stop()
+
+
+class TestSignals:
+    @pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+    def test_a_signal_stops_serve_cleanly_and_tells_the_clients(
+            self, omniorb: Any, tmp_path: Any, signal_name: str) -> None:
+        """SIGTERM/SIGINT: the channels are destroyed, consumers told, exit status 0."""
+        import signal
+
+        from tests.server.conftest import ServeProcess, reference
+
+        served = ServeProcess(tmp_path)
+        try:
+            factory = omniorb.string_to_object(served.ior)._narrow(CA.EventChannelFactory)
+            channel = factory.create_channel([], [])[0]
+            consumer = StructuredConsumer()
+            proxy = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+                CA.STRUCTURED_EVENT)[0]._narrow(CA.StructuredProxyPushSupplier)
+            # The server is another process: this reference is reached over IIOP.
+            proxy.connect_structured_push_consumer(reference(omniorb, consumer))
+            served.process.send_signal(getattr(signal, signal_name))
+            assert served.process.wait(timeout=60) == 0
+        finally:
+            served.stop()
+        assert consumer.disconnected.is_set()
+        assert "stopped" in "".join(served.log)
+
+
+class TestReviewOfTheMigration:
+    """Findings of the review of the move to omniORBpy."""
+
+    def test_references_kept_across_a_restart_do_not_alias_new_objects(
+            self, omniorb: Any, tmp_path: Any) -> None:
+        """An Event Service proxy (no spec id) referenced before a restart is gone after it,
+        even when a new one is made in the same place."""
+        from tests.interop.peers import free_port
+        from tests.server.conftest import ServeProcess
+
+        port = free_port()
+        first = ServeProcess(tmp_path, "--endpoint", f"127.0.0.1:{port}")
+        factory = omniorb.string_to_object(first.ior)._narrow(CA.EventChannelFactory)
+        channel = factory.create_channel([], [])[0]._narrow(ECA.EventChannel)
+        old_proxy = channel.for_suppliers().obtain_push_consumer()
+        assert first.stop() == 0
+        second = ServeProcess(tmp_path, "--endpoint", f"127.0.0.1:{port}")
+        try:
+            try:
+                factory.get_all_channels()
+            except CORBA.COMM_FAILURE:
+                pass  # the first call after a restart (see the test above)
+            fresh = factory.create_channel([], [])[0]._narrow(ECA.EventChannel)
+            fresh.for_suppliers().obtain_push_consumer()  # the same position as before
+            with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+                old_proxy.connect_push_supplier(None)
+        finally:
+            second.stop()
+
+    def test_stop_while_a_pull_is_blocked(self, omniorb: Any, tmp_path: Any) -> None:
+        """SIGTERM while a client waits in a blocking pull: the pull ends, the server exits 0."""
+        from tests.server.conftest import ServeProcess
+
+        served = ServeProcess(tmp_path)
+        outcome: list[BaseException] = []
+        try:
+            factory = omniorb.string_to_object(served.ior)._narrow(CA.EventChannelFactory)
+            channel = factory.create_channel([], [])[0]
+            pull = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+                CA.STRUCTURED_EVENT)[0]._narrow(CA.StructuredProxyPullSupplier)
+            pull.connect_structured_pull_consumer(None)
+            waiting = threading.Event()
+
+            def blocked_pull() -> None:
+                waiting.set()
+                try:
+                    pull.pull_structured_event()
+                except Exception as exc:  # noqa: BLE001 - what ends the pull is the result
+                    outcome.append(exc)
+
+            worker = threading.Thread(target=blocked_pull)
+            worker.start()
+            assert waiting.wait(WAIT)
+            served.process.terminate()
+            assert served.process.wait(timeout=60) == 0
+            worker.join(WAIT)
+            assert not worker.is_alive()
+        finally:
+            served.stop()
+        assert len(outcome) == 1 and isinstance(outcome[0], Exception)
+
+    def test_stop_from_an_upcall(self, omniorb: Any, peer: Peer) -> None:
+        """A hosting application stops the service from one of its servants' operations."""
+        import CosEventComm__POA
+
+        import cosnotify
+        from cosnotify.server import hosted_server
+
+        factory = cosnotify.host(omniorb.resolve_initial_references("RootPOA"))
+        server = hosted_server(factory)
+
+        class Shutdown(CosEventComm__POA.PushConsumer):
+            def push(self, data: Any) -> None:
+                server.stop()
+
+            def disconnect_push_consumer(self) -> None:
+                pass
+
+        peer.remote(Shutdown()).push(CORBA.Any(CORBA.TC_long, 0))  # an upcall from another process
+        with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+            factory.get_all_channels()
+        with pytest.raises(KeyError):
+            hosted_server(factory)  # a stopped server is not kept
+
+    def test_an_unanswering_naming_service_times_out(self, omniorb: Any) -> None:
+        """--naming at a peer that accepts and never answers: start() fails within the timeout."""
+        with socket.socket() as silent:
+            silent.bind(("127.0.0.1", 0))
+            silent.listen(8)
+            port = silent.getsockname()[1]
+            srv = NotificationServer(ServerConfig(
+                port=0, call_timeout=1.0, naming_url=f"corbaloc::127.0.0.1:{port}/NameService"))
+            with pytest.raises((CORBA.TIMEOUT, CORBA.TRANSIENT)):
+                srv.start()
+
+    def test_poa_names_stay_stable(self, omniorb: Any) -> None:
+        """The first server of a process gets the POA `cosnotify`, again after another stops."""
+        first = NotificationServer(ServerConfig(port=0))
+        second = NotificationServer(ServerConfig(port=0))
+        first_name, second_name = first._poa._get_the_name(), second._poa._get_the_name()
+        assert first_name.startswith("cosnotify") and first_name != second_name
+        first.stop()
+        third = NotificationServer(ServerConfig(port=0))
+        try:
+            assert third._poa._get_the_name() == first_name  # freed by the stop, taken again
+        finally:
+            second.stop()
+            third.stop()
+
+    def test_clients_without_a_tcp_port_get_a_lane_each(self, server: NotificationServer,
+                                                        omniorb: Any) -> None:
+        """References whose IIOP profile says port 0 (unix or SSL only) are not one client."""
+        a = omniorb.string_to_object("corbaloc::127.0.0.1:0/a")
+        b = omniorb.string_to_object("corbaloc::127.0.0.1:0/b")
+        c = omniorb.string_to_object("corbaloc::127.0.0.1:4000/c")
+        d = omniorb.string_to_object("corbaloc::127.0.0.1:4000/d")
+        assert server.client_key(a) != server.client_key(b)
+        assert server.client_key(c) == server.client_key(d) == ("127.0.0.1", 4000)
