@@ -6,9 +6,11 @@ COS stubs) plus one generic forwarder: omniORB finds each operation on the
 servant by name, and ``__getattr__`` answers for every operation of the
 skeleton's ``_omni_op_d`` table. The first call of an operation builds its
 forwarding function from the operation's descriptor (in-parameter,
-result/out and exception descriptors): operations that carry no object references call
-the core method directly (the hot path, ``push_structured_event``, pays
-nothing); the others translate references on the way in (a reference to one
+result/out and exception descriptors): operations that carry no object
+references call the core method directly, after one check that a
+destroyable object (a proxy, admin or channel) still exists -- the hot path,
+``push_structured_event``, pays only that; the others translate references
+on the way in (a reference to one
 of our own filters becomes the local filter object, so it is never called
 remotely: spec footnote 2 of section 2.3) and core objects on the way out
 (into references made by the :class:`ObjectMap`). A destroyed core object
