@@ -71,13 +71,16 @@ def connectable(client: Any, repo_id: str | None, method: str) -> Any:
         return client if callable(getattr(client, method, None)) else None
     if repo_id is None or _class_proves(client, repo_id):
         return client
+    return _with_stub(client, repo_id, method) if _is_a(client, repo_id) else None
+
+
+def _is_a(client: Any, repo_id: str) -> bool:
+    """``client._is_a(repo_id)``; a system exception (gone, unreachable, timed out) is no."""
     try:
-        if not client._is_a(repo_id):
-            return None
+        return bool(client._is_a(repo_id))
     except CORBA.SystemException as exc:
         log.info("cannot tell whether %r is a %s: %s", client, repo_id, exc)
-        return None
-    return _with_stub(client, repo_id, method)
+        return False
 
 
 def _with_stub(client: Any, repo_id: str, method: str) -> Any:
@@ -106,10 +109,4 @@ def narrowed(client: Any, repo_id: str, method: str) -> Any:
         return client
     if stub_class(repo_id) is None:
         return None  # without a stub there is no way to call the operation
-    try:
-        if not client._is_a(repo_id):
-            return None
-    except CORBA.SystemException as exc:
-        log.info("cannot tell whether %r is a %s: %s", client, repo_id, exc)
-        return None
-    return _with_stub(client, repo_id, method)
+    return _with_stub(client, repo_id, method) if _is_a(client, repo_id) else None

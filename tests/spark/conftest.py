@@ -22,7 +22,7 @@ import TimeBase
 
 from cosnotify.corba import descriptors as D
 from tests.corba.conftest import received_from_client
-from tests.spark.strategies import struct_tc
+from tests.strategies import struct_tc
 
 HERE = Path(__file__).parent
 WAIT = 60.0  # generous upper bound for conditions that should hold soon (Spark jobs included)

@@ -45,7 +45,7 @@ from spark_bridge.convert import encode_any
 from spark_bridge.typetext import TypeTextError
 from tests.spark.compare import assert_same_any, same_typecode, same_value
 from tests.spark.conftest import alarm, timet
-from tests.spark.strategies import (
+from tests.strategies import (
     has_kind,
     recursive_struct_tc,
     recursive_union_tc,

@@ -26,8 +26,7 @@ from spark_bridge import event_schema, event_to_row
 from spark_bridge.convert import ConversionError
 from spark_bridge.tcl import tcl_filter, tcl_matches, translate
 from tests.filter.events import structured
-from tests.spark.strategies import struct_tc
-from tests.strategies import filter_expressions, filter_structured_events
+from tests.strategies import filter_expressions, filter_structured_events, struct_tc
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

@@ -39,19 +39,38 @@ void report(long count, long long start, long long end) {
   std::cout << "pushed=" << count << "\nstart_ns=" << start << "\nend_ns=" << end << std::endl;
 }
 
-// --consumer IOR: push straight to that consumer, with no channel between.
-int structured_direct(CORBA::ORB_ptr orb, const Args& args) {
-  long count = arg_long(args, "count", 100);
-  CORBA::Object_var obj = orb->string_to_object(arg(args, "consumer").c_str());
-  CosNotifyComm::StructuredPushConsumer_var push = CosNotifyComm::StructuredPushConsumer::_narrow(obj);
+// The timed loops, shared by the channel and the --consumer (no channel) cases;
+// `push` is a StructuredPushConsumer or a PushConsumer: a proxy or the consumer itself.
+template <class Push>
+void push_structured(Push push, long count, const Args& args) {
+  // Build the events first so that the timed loop only pushes.
   std::vector<CosNotification::StructuredEvent> events;
   events.reserve(count);
   for (long n = 0; n < count; ++n) events.push_back(counter_event((CORBA::Long)n));
   long long start = now_ns();
   for (long n = 0; n < count; ++n) push->push_structured_event(events[n]);
   if (!args.count("no-end")) push->push_structured_event(counter_event(-1, "End"));
-  long long end = now_ns();
-  report(count, start, end);
+  report(count, start, now_ns());
+}
+
+template <class Push>
+void push_anys(Push push, long count) {
+  CORBA::Any data;
+  long long start = now_ns();
+  for (long n = 0; n < count; ++n) {
+    data <<= (CORBA::Long)n;
+    push->push(data);
+  }
+  data <<= (CORBA::Long)-1;
+  push->push(data);
+  report(count, start, now_ns());
+}
+
+// --consumer IOR: push straight to that consumer, with no channel between.
+int structured_direct(CORBA::ORB_ptr orb, const Args& args) {
+  CORBA::Object_var obj = orb->string_to_object(arg(args, "consumer").c_str());
+  CosNotifyComm::StructuredPushConsumer_var push = CosNotifyComm::StructuredPushConsumer::_narrow(obj);
+  push_structured(push.in(), arg_long(args, "count", 100), args);
   return 0;
 }
 
@@ -64,15 +83,7 @@ int structured(CORBA::ORB_ptr orb, const Args& args) {
   CA::ProxyConsumer_var proxy = admin->obtain_notification_push_consumer(CA::STRUCTURED_EVENT, id);
   CA::StructuredProxyPushConsumer_var push = CA::StructuredProxyPushConsumer::_narrow(proxy);
   push->connect_structured_push_supplier(CosNotifyComm::StructuredPushSupplier::_nil());
-  // Build the events first so that the timed loop only pushes.
-  std::vector<CosNotification::StructuredEvent> events;
-  events.reserve(count);
-  for (long n = 0; n < count; ++n) events.push_back(counter_event((CORBA::Long)n));
-  long long start = now_ns();
-  for (long n = 0; n < count; ++n) push->push_structured_event(events[n]);
-  if (!args.count("no-end")) push->push_structured_event(counter_event(-1, "End"));
-  long long end = now_ns();
-  report(count, start, end);
+  push_structured(push.in(), count, args);
   disconnect([&] { push->disconnect_structured_push_consumer(); });
   return 0;
 }
@@ -114,19 +125,9 @@ CosEventChannelAdmin::EventChannel_ptr cos_channel(CORBA::ORB_ptr orb, const Arg
 }
 
 int cos_push_direct(CORBA::ORB_ptr orb, const Args& args) {
-  long count = arg_long(args, "count", 100);
   CORBA::Object_var obj = orb->string_to_object(arg(args, "consumer").c_str());
   CosEventComm::PushConsumer_var push = CosEventComm::PushConsumer::_narrow(obj);
-  CORBA::Any data;
-  long long start = now_ns();
-  for (long n = 0; n < count; ++n) {
-    data <<= (CORBA::Long)n;
-    push->push(data);
-  }
-  data <<= (CORBA::Long)-1;
-  push->push(data);
-  long long end = now_ns();
-  report(count, start, end);
+  push_anys(push.in(), arg_long(args, "count", 100));
   return 0;
 }
 
@@ -137,16 +138,7 @@ int cos_push(CORBA::ORB_ptr orb, const Args& args) {
   CosEventChannelAdmin::SupplierAdmin_var admin = channel->for_suppliers();
   CosEventChannelAdmin::ProxyPushConsumer_var proxy = admin->obtain_push_consumer();
   proxy->connect_push_supplier(CosEventComm::PushSupplier::_nil());
-  CORBA::Any data;
-  long long start = now_ns();
-  for (long n = 0; n < count; ++n) {
-    data <<= (CORBA::Long)n;
-    proxy->push(data);
-  }
-  data <<= (CORBA::Long)-1;
-  proxy->push(data);
-  long long end = now_ns();
-  report(count, start, end);
+  push_anys(proxy.in(), count);
   disconnect([&] { proxy->disconnect_push_consumer(); });
   return 0;
 }
