@@ -77,7 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--ior-file", type=Path, metavar="PATH",
                        help="write the factory's IOR to PATH")
     serve.add_argument("--db", type=Path, metavar="PATH",
-                       help="the persistent store, for Persistent reliability")
+                       help="the SQLite store: Persistent reliability, and channels back after "
+                            "a restart (docs/persistence.md)")
     serve.add_argument("--call-timeout", type=_seconds, default=10.0, metavar="SECONDS",
                        help="timeout of each call to a remote consumer or supplier (default 10)")
     serve.add_argument("--filter-timeout", type=_seconds, default=1.0, metavar="SECONDS",
@@ -98,16 +99,12 @@ def serve(args: argparse.Namespace) -> int:
     from cosnotify.channel.service import ServiceConfig
     from cosnotify.server import NotificationServer, ServerConfig
 
-    if args.db is not None:
-        print("cosnotify serve: --db: the persistent store is not available yet in this "
-              "version; Persistent reliability is refused (docs/qos.md)", file=sys.stderr)
-        return 2
     host, port = args.endpoint
     try:
         config = ServerConfig(host=host, port=port, naming_url=args.naming, name=args.name,
                               ior_file=args.ior_file, call_timeout=args.call_timeout,
                               filter_timeout=args.filter_timeout,
-                              max_connections=args.max_connections,
+                              max_connections=args.max_connections, db=args.db,
                               service=ServiceConfig(
                                   idle_pull_consumer_timeout=args.idle_pull_timeout))
         server = NotificationServer(config).start()

@@ -26,6 +26,7 @@ import CosNotifyChannelAdmin as CA
 from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel import push_supplier as pss
+from cosnotify.channel.ack import ACK_KINDS
 from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
 from cosnotify.channel.subscriptions import SubscriptionContributor, TypeSet
 from cosnotify.eventtypes import check_event_types
@@ -106,10 +107,14 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
             # is reported as the system exception IMP_LIMIT there.
             raise CORBA.IMP_LIMIT(0, CORBA.COMPLETED_NO,
                                   f"{exc.admin_property_err.name} reached") from None
+        topology = self._service.topology
         try:
             with self._lock:
                 self._check_alive()
-                proxy_id = next(self._proxy_ids) if numbered else None
+                proxy_id: int | None = None
+                if numbered:
+                    proxy_id = (topology.next_id(f"{topology.path(self)}/proxies") if topology
+                                and self._id is not None else next(self._proxy_ids))
                 proxy = cls(self, proxy_id)
                 if numbered:
                     self._proxies[proxy_id] = proxy  # type: ignore[index]
@@ -118,12 +123,18 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
         except BaseException:
             self._channel._unreserve_proxy(self.limit_name)
             raise
+        proxy._persist()
         return proxy, proxy_id
 
     def _obtain(self, table: dict[str, Any], ctype: Any) -> tuple[Any, int]:
-        cls = table.get(str(getattr(ctype, "_n", "")))
+        kind = str(getattr(ctype, "_n", ""))
+        cls = table.get(kind)
         if cls is None:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"unknown ClientType {ctype!r}")
+        if (self._qos.get("DeliveryReliability", 0) == 1 and kind in ACK_KINDS
+                and table in (_PUSH_SUPPLIERS, _PULL_SUPPLIERS)):
+            # Section 3.7: an Acknowledgment admin makes CosNotifyChannelAdminAck proxies.
+            cls = ACK_KINDS[kind][0 if table is _PUSH_SUPPLIERS else 1]
         proxy, proxy_id = self._create(cls, numbered=True)
         return proxy, proxy_id  # type: ignore[return-value]
 
@@ -179,6 +190,9 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
             proxy._destroy()
         self._on_destroy()
         self._channel._admin_destroyed(self)
+        topology = self._service.topology
+        if topology is not None:
+            topology.forget(self)
         self._service.object_destroyed(self)
 
     def _on_destroy(self) -> None:
@@ -236,6 +250,7 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
         self._priority_filter = value
         for proxy in self._all_proxies():
             proxy._refresh_fast_path()
+        self._persist()
 
     def _get_lifetime_filter(self) -> Any:
         return self._lifetime_filter
@@ -244,6 +259,7 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
         self._lifetime_filter = value
         for proxy in self._all_proxies():
             proxy._refresh_fast_path()
+        self._persist()
 
     def _get_pull_suppliers(self) -> list[int]:
         return self._ids((CA.PULL_ANY, CA.PULL_STRUCTURED, CA.PULL_SEQUENCE))
@@ -274,6 +290,7 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
         with self._lock:
             self._explicit.update(add, remove)
         self._update_contribution()
+        self._persist()
 
     def _on_destroy(self) -> None:
         self.remove_all_filters()  # detaches this admin's callbacks from its filters
@@ -317,6 +334,7 @@ class SupplierAdmin(_Admin):
         with self._lock:
             appeared, vanished = self._offers.update(add, remove)
         self._channel._hub.change_offers(appeared, vanished)
+        self._persist()
 
     def _on_destroy(self) -> None:
         with self._lock:

@@ -80,6 +80,7 @@ class QoSAdminMixin:
             self._qos.update(changes)
             self._qos_explicit.update(changes)
             self._qos_changed(changes)
+        self._persist()
 
     def validate_qos(self, required_qos: list[Any]) -> list[Any]:
         """Check ``required_qos`` without applying it; return the optional extras."""
@@ -89,6 +90,12 @@ class QoSAdminMixin:
             if errors:
                 raise CosNotification.UnsupportedQoS(errors)
             return additional_qos(required_qos, target, self._qos, self._qos_capabilities())
+
+    def _persist(self) -> None:
+        """Save this object's record if the factory has a store (channel/topology.py)."""
+        topology = self._service.topology  # type: ignore[attr-defined]
+        if topology is not None:
+            topology.save(self)
 
     def _qos_snapshot(self) -> tuple[dict[str, Any], frozenset[str]]:
         with self._qos_lock:
@@ -112,6 +119,7 @@ class FilterAdminMixin:
             filter_id = next(self._filter_ids)
             self._filters = self._filters + ((filter_id, new_filter),)
         self._filter_added(filter_id, new_filter)
+        self._persist()
         return filter_id
 
     def remove_filter(self, filter: int) -> None:
@@ -122,6 +130,7 @@ class FilterAdminMixin:
             removed = next(pair[1] for pair in self._filters if pair[0] == filter)
             self._filters = kept
         self._filter_removed(filter, removed)
+        self._persist()
 
     def get_filter(self, filter: int) -> Any:
         for filter_id, found in self._filters:
@@ -137,6 +146,11 @@ class FilterAdminMixin:
             removed, self._filters = self._filters, ()
         for filter_id, old in removed:
             self._filter_removed(filter_id, old)
+        if removed:
+            self._persist()
+
+    def _persist(self) -> None:
+        """Overridden by QoSAdminMixin where both are mixed in."""
 
     # -- hooks for subscription sharing -----------------------------------------------
     def _filter_added(self, filter_id: int, new_filter: Any) -> None:

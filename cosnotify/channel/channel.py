@@ -177,6 +177,10 @@ class EventChannel(QoSAdminMixin):
         self.delivered = 0
         self._filter_factory: Any = None
         self._apply_admin_props()
+        #: Persistent events (channel/durable.py): with a store and ConnectionReliability
+        #: Persistent, else None.
+        self._event_log: Any = None
+        self._update_event_log()
 
     # -- attributes ---------------------------------------------------------------------------
     def _get_MyFactory(self) -> Any:
@@ -201,6 +205,11 @@ class EventChannel(QoSAdminMixin):
                     admin = cls(self, 0, CA.AND_OP)
                     table[0] = admin
                     self._rebuild_routes()
+                    made = True
+                else:
+                    made = False
+            if made:
+                admin._persist()
         return admin
 
     def _get_default_filter_factory(self) -> Any:
@@ -220,12 +229,15 @@ class EventChannel(QoSAdminMixin):
     def _new_admin(self, cls: Any, table: dict[int, Any], op: Any) -> tuple[Any, int]:
         if op not in (CA.AND_OP, CA.OR_OP):
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"bad InterFilterGroupOperator {op!r}")
+        topology = self._service.topology
         with self._lock:
             self._check_alive()
-            admin_id = next(self._admin_ids)
+            admin_id = (topology.next_id(f"ch/{self._id}/admins") + 1 if topology
+                        else next(self._admin_ids))
             admin = cls(self, admin_id, op)
             table[admin_id] = admin
             self._rebuild_routes()
+        admin._persist()
         return admin, admin_id
 
     def get_consumeradmin(self, id: int) -> ConsumerAdmin:
@@ -298,6 +310,18 @@ class EventChannel(QoSAdminMixin):
         if "DiscardPolicy" in changes:
             self._apply_admin_props()
             self._account.rerank()
+        if "ConnectionReliability" in changes:
+            self._update_event_log()
+
+    def _update_event_log(self) -> None:
+        from cosnotify.channel.durable import EventLog
+        from cosnotify.channel.topology import persistent
+
+        topology = self._service.topology
+        if topology is None or not persistent(self):
+            self._event_log = None
+        elif self._event_log is None:
+            self._event_log = EventLog(self, topology.store)
 
     def get_admin(self) -> list[Any]:
         with self._lock:
@@ -310,6 +334,7 @@ class EventChannel(QoSAdminMixin):
         with self._lock:
             self._admin_props.update(changes)
             self._apply_admin_props()
+        self._persist()
 
     def _apply_admin_props(self) -> None:
         account = self._account
@@ -338,12 +363,13 @@ class EventChannel(QoSAdminMixin):
                         holders.setdefault(id(entry.event), []).append(entry)
         self._account.adopt([(events[k], v) for k, v in holders.items()])
 
-    def _reserve_proxy(self, name: str) -> None:
+    def _reserve_proxy(self, name: str, force: bool = False) -> None:
         """Count one more consumer or supplier, or raise AdminLimitExceeded (section 2.5.7;
-        the IDL raises it from the obtain operations). Check and count are one step."""
+        the IDL raises it from the obtain operations). Check and count are one step.
+        ``force``: a proxy restored from the store counts whatever the limit."""
         with self._lock:
             limit = self._admin_props[name]
-            if limit and self._proxy_counts[name] >= limit:
+            if limit and not force and self._proxy_counts[name] >= limit:
                 raise CA.AdminLimitExceeded(CA.AdminLimit(
                     name, CORBA.Any(CORBA.TC_long, limit)))
             self._proxy_counts[name] += 1
@@ -355,6 +381,21 @@ class EventChannel(QoSAdminMixin):
     # -- the event path -----------------------------------------------------------------------------
     def _forward(self, event: Any) -> None:
         """Admit ``event`` and route it to every consumer admin."""
+        event_log = self._event_log
+        if event_log is not None and event_log.wants(event):
+            # Durable proxies stage their copies; stored, then queued (durable.py).
+            staged: list[Any] = []
+            event.stage = staged
+            try:
+                self._route(event)
+            finally:
+                event.stage = None
+            if staged:
+                event_log.admit(event, staged, event.arrival)
+            return
+        self._route(event)
+
+    def _route(self, event: Any) -> None:
         account = self._account
         now = event.arrival
         if not account.limit:
@@ -383,8 +424,11 @@ class EventChannel(QoSAdminMixin):
 
     def _released(self, entries: list[Any]) -> None:
         """Entries left their queues (delivered, expired, discarded, dropped)."""
-        if entries and self._account.limit:
-            self._account.release(entries)
+        if entries:
+            if self._account.limit:
+                self._account.release(entries)
+            if self._event_log is not None:
+                self._event_log.released(entries)
 
     def _delivered(self, count: int) -> None:
         self.delivered += count
@@ -410,7 +454,26 @@ class EventChannel(QoSAdminMixin):
         for admin in admins:
             admin.destroy()
         self._factory._channel_destroyed(self)
+        topology = self._service.topology
+        if topology is not None:
+            topology.forget(self)
         self._service.object_destroyed(self)
+
+    def _shutdown(self) -> None:
+        """The service stops with a store: destroy only what is not persistent, so the
+        rest (and its clients' connections) comes back at the next start."""
+        from cosnotify.channel.topology import persistent
+
+        with self._lock:
+            admins = (list(self._consumer_admins.values()) + list(self._supplier_admins.values())
+                      + list(self._es_admins))
+        for admin in admins:
+            if admin._id is None or not persistent(admin):
+                admin.destroy()
+                continue
+            for proxy in admin._all_proxies():
+                if proxy._id is None or not persistent(proxy):
+                    proxy._destroy()
 
     def __repr__(self) -> str:
         return f"<EventChannel id={self._id}>"

@@ -33,6 +33,7 @@ from cosnotify.channel.clients import narrowed
 from cosnotify.channel.event import apply_qos, from_any, from_structured
 from cosnotify.channel.proxy import ProxyBase, Suspendable
 from cosnotify.channel.subscriptions import Relay, TypeSet
+from cosnotify.channel.supplier_ack import SupplierAck
 from cosnotify.qos.properties import Level
 
 __all__ = [
@@ -75,7 +76,7 @@ class ProxyConsumer(ProxyBase):
     def _inject(self, event: Any) -> None:
         explicit = self._qos_explicit
         if explicit or event.qos_header:
-            apply_qos(event, self._qos, explicit, self._service.capabilities.persistent)
+            apply_qos(event, self._qos, explicit, self._channel._event_log is not None)
         admin = self._admin
         own = self._filters
         admin_filters = admin._filters
@@ -94,6 +95,7 @@ class ProxyConsumer(ProxyBase):
         with self._lock:
             appeared, vanished = self._offers.update(add, remove)
         self._channel._hub.change_offers(appeared, vanished)
+        self._persist()
 
     def obtain_subscription_types(self, mode: Any) -> list[Any]:
         """The channel's aggregate subscriptions, and updates on or off (3.4.1.3)."""
@@ -142,7 +144,26 @@ class ProxyPushConsumer(_PushConsumer):
         self._client_disconnected()
 
 
-class StructuredProxyPushConsumer(_PushConsumer):
+class _NumberedPushConsumer(SupplierAck, _PushConsumer):
+    """A push consumer that may check and acknowledge SequenceNumbers (supplier_ack.py)."""
+
+    def __init__(self, admin: Any, proxy_id: int | None) -> None:
+        super().__init__(admin, proxy_id)
+        self._init_supplier_ack()
+        self._update_supplier_ack()
+
+    def _qos_changed(self, changes: Any) -> None:
+        super()._qos_changed(changes)
+        if "DeliveryReliability" in changes:
+            self._update_supplier_ack()
+
+    def _inject_marked(self, event: Any, mark: Any) -> Any:
+        event.mark = mark
+        self._inject(event)
+        return event
+
+
+class StructuredProxyPushConsumer(_NumberedPushConsumer):
     """``CosNotifyChannelAdmin::StructuredProxyPushConsumer``."""
 
     proxy_type = CA.PUSH_STRUCTURED
@@ -154,13 +175,18 @@ class StructuredProxyPushConsumer(_PushConsumer):
     def push_structured_event(self, notification: Any) -> None:
         if not self._connected:
             self._require_connected()
+        if self._supplier_ack:
+            now = self._service.clock.now()
+            self._numbered_push(notification, lambda mark: self._inject_marked(
+                from_structured(notification, now), mark))
+            return
         self._inject(from_structured(notification, self._service.clock.now()))
 
     def disconnect_structured_push_consumer(self) -> None:
         self._client_disconnected()
 
 
-class SequenceProxyPushConsumer(_PushConsumer):
+class SequenceProxyPushConsumer(_NumberedPushConsumer):
     """``CosNotifyChannelAdmin::SequenceProxyPushConsumer``: n events per call."""
 
     proxy_type = CA.PUSH_SEQUENCE
@@ -172,8 +198,25 @@ class SequenceProxyPushConsumer(_PushConsumer):
 
     def push_structured_events(self, notifications: list[Any]) -> None:
         self._require_connected()
+        if self._supplier_ack and notifications:
+            self._numbered_push(notifications[0], lambda mark: self._inject_batch(
+                notifications, mark))
+            return
         for notification in notifications:
             self._inject_structured(notification)
+
+    def _inject_batch(self, notifications: list[Any], mark: Any) -> Any:
+        """The batch, its number's mark stored with its last event (a crash in the
+        middle gives the supplier's resend again in full: duplicates, never a loss)."""
+        now = self._service.clock.now()
+        last = len(notifications) - 1
+        event = None
+        for at, notification in enumerate(notifications):
+            event = from_structured(notification, now)
+            if at == last:
+                event.mark = mark
+            self._inject(event)
+        return event
 
     def disconnect_sequence_push_consumer(self) -> None:
         self._client_disconnected()

@@ -73,11 +73,14 @@ class Event:
         "is_structured",
         "lifetime",
         "lifetime_source",
+        "mark",
         "priority",
         "priority_source",
         "qos_header",
         "refs",
+        "reliability",
         "seq",
+        "stage",
         "start",
         "stop_time",
         "structured",
@@ -116,6 +119,14 @@ class Event:
         self.refs = 0
         #: The queue entries holding it (kept only when the channel discards by policy).
         self.holders: list[Any] | None = None
+        #: The header's EventReliability (0 or 1), or None: the channel's applies.
+        self.reliability: int | None = None
+        #: While a persistent event is routed: the (proxy, entry) copies waiting to be
+        #: stored before they are queued (channel/durable.py); else None.
+        self.stage: list[Any] | None = None
+        #: A counter to raise in the store with this event, (name, value), or None:
+        #: the supplier's next SequenceNumber (supplier_ack.py); None once stored.
+        self.mark: tuple[str, int] | None = None
 
     # -- the two forms ------------------------------------------------------------
     def as_structured(self) -> Any:
@@ -250,7 +261,9 @@ def _apply_header_field(event: Event, name: str, value: Any, proxy_qos: dict[str
         if python_value not in (0, 1):
             raise _bad_qos(f"header EventReliability {python_value} is not 0 or 1")
         if python_value == 1 and not persistent_supported:
-            raise _bad_qos("EventReliability=Persistent needs the persistent store")
+            raise _bad_qos("EventReliability=Persistent needs a channel with a store and "
+                           "ConnectionReliability=Persistent (section 2.5.5.1)")
+        event.reliability = python_value
 
 
 def _bad_qos(detail: str) -> Exception:

@@ -14,6 +14,7 @@ import itertools
 import threading
 from typing import Any, Self
 
+import attrs
 from omniORB import CORBA
 
 import CosNotification
@@ -22,8 +23,10 @@ import CosNotifyChannelAdmin as CA
 from cosnotify.channel.channel import EventChannel
 from cosnotify.channel.clock import Clock
 from cosnotify.channel.service import Service, ServiceConfig
+from cosnotify.channel.topology import Topology, persistent
 from cosnotify.qos.negotiation import Capabilities, Target, check_admin, check_qos
 from cosnotify.qos.properties import Level
+from cosnotify.store.interface import Store
 
 __all__ = ["EventChannelFactory"]
 
@@ -32,13 +35,34 @@ class EventChannelFactory:
     """``CosNotifyChannelAdmin::EventChannelFactory``, in process."""
 
     def __init__(self, config: ServiceConfig | None = None, clock: Clock | None = None,
-                 capabilities: Capabilities | None = None) -> None:
+                 capabilities: Capabilities | None = None, *, store: Store | None = None,
+                 restore: bool = True) -> None:
+        if store is not None:
+            capabilities = attrs.evolve(capabilities or Capabilities(), persistent=True,
+                                        persistent_events=True)
         self._service = Service(config, clock, capabilities)
         self._lock = threading.Lock()
         self._channels: dict[int, EventChannel] = {}
         self._ids = itertools.count(0)
         self._filter_factory: Any = None
         self._closed = False
+        if store is not None:
+            self._service.topology = Topology(store)
+            if restore:
+                self.restore()
+
+    def restore(self, remote_filter: Any = None) -> None:
+        """Bring back the persistent objects of the store (docs/persistence.md).
+
+        Done by the constructor unless it was given ``restore=False``: the server
+        does it itself once it can guard the filters clients implement
+        (``remote_filter(reference, role)``, channel/topology.py).
+        """
+        topology = self._service.topology
+        if topology is None:
+            raise CORBA.BAD_INV_ORDER(0, CORBA.COMPLETED_NO, "this factory has no store")
+        topology.remote_filter = remote_filter
+        topology.restore(self)
 
     @property
     def service(self) -> Service:
@@ -53,13 +77,20 @@ class EventChannelFactory:
         admin, admin_errors = check_admin(initial_admin)
         if admin_errors:
             raise CosNotification.UnsupportedAdmin(admin_errors)
+        topology = self._service.topology
         with self._lock:
             if self._closed:
                 raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, "the factory was closed")
-            channel_id = next(self._ids)
+            channel_id = topology.next_id("channels") if topology else next(self._ids)
             channel = EventChannel(self, channel_id, qos, set(qos), admin)
             self._channels[channel_id] = channel
+        channel._persist()
         return channel, channel_id
+
+    def _adopt_channel(self, channel: EventChannel) -> None:
+        """A channel restored from the store (topology.py)."""
+        with self._lock:
+            self._channels[channel._id] = channel
 
     def get_all_channels(self) -> list[int]:
         with self._lock:
@@ -81,16 +112,27 @@ class EventChannelFactory:
             if self._filter_factory is None:
                 from cosnotify.filter.factory import FilterFactory
 
-                self._filter_factory = FilterFactory()
+                self._filter_factory = FilterFactory(persistence=self._service.topology)
             return self._filter_factory
 
     def close(self, wait: bool = True) -> None:
-        """Destroy every channel and stop the service's threads; no channel is made after."""
+        """Destroy every channel and stop the service's threads; no channel is made after.
+
+        With a store, persistent objects are not destroyed but left as they are,
+        records and clients' connections included, for the next start; only
+        the others are destroyed (their clients told).
+        """
         with self._lock:
             self._closed = True
             channels = list(self._channels.values())
+        topology = self._service.topology
         for channel in channels:
-            channel.destroy()
+            if topology is not None and persistent(channel):
+                channel._shutdown()
+            else:
+                channel.destroy()
+        if topology is not None:
+            topology.closing = True
         self._service.close(wait=wait)
 
     def __enter__(self) -> Self:

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 from omniORB import CORBA
 
 import CosEventChannelAdmin
@@ -90,8 +91,16 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
         parent, _ = self._admin._qos_snapshot()
         return Target(self._qos_level, parent=parent, has_children=False)
 
+    #: Whether this kind implements ``acknowledge`` (the Ack proxies of ack.py).
+    acknowledges = False
+
     def _qos_capabilities(self) -> Any:
-        return self._service.capabilities
+        caps = self._service.capabilities
+        if caps.acknowledgment and not self.acknowledges:
+            # DeliveryReliability=Acknowledgment needs an Ack proxy: set it on the admin
+            # before obtaining the proxy (docs/qos.md).
+            return attrs.evolve(caps, acknowledgment=False)
+        return caps
 
     def validate_event_qos(self, required_qos: list[Any]) -> list[Any]:
         """Which per-event QoS this proxy honours (section 3.4.1.4)."""
@@ -139,6 +148,17 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
             self._connected = True
         self._admin._connection_changed(self)
         self._on_connected()
+        self._persist()
+
+    def _restore_connection(self, client: Any, suspended: bool) -> None:
+        """Reconnect to ``client`` after a restart (channel/restore.py); no checks."""
+        with self._lock:
+            self._client = client
+            self._lane = self._service.lane_for(client)
+            self._connected = True
+            self._suspended = suspended
+        self._admin._connection_changed(self)
+        self._on_connected()
 
     def _on_connected(self) -> None:
         """Hook: start delivery, polling or relays."""
@@ -176,6 +196,9 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
             self._on_teardown()
         finally:
             self._admin._proxy_gone(self)
+            topology = self._service.topology
+            if topology is not None:
+                topology.forget(self)
             self._service.object_destroyed(self)
         if notify_client and client is not None and self.client_disconnect:
             self._service.call_soon(_tell_client, client, self.client_disconnect,
@@ -203,6 +226,7 @@ class Suspendable:
     # Provided by ProxyBase (which comes after this mixin in the MRO).
     _check_alive: Callable[[], None]
     _on_suspend_change: Callable[[], None]
+    _persist: Callable[[], None]
 
     def suspend_connection(self) -> None:
         with self._lock:
@@ -213,6 +237,7 @@ class Suspendable:
                 raise CA.ConnectionAlreadyInactive()
             self._suspended = True
         self._on_suspend_change()
+        self._persist()
 
     def resume_connection(self) -> None:
         with self._lock:
@@ -223,6 +248,7 @@ class Suspendable:
                 raise CA.ConnectionAlreadyActive()
             self._suspended = False
         self._on_suspend_change()
+        self._persist()
 
 
 def _tell_client(client: Any, operation: str) -> None:

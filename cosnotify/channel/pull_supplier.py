@@ -108,6 +108,8 @@ class _PullSupplier(ProxySupplier):
     def _take(self, limit: int, block: bool, pacing: float = 0.0) -> list[Entry]:
         """Up to ``limit`` entries; blocks (if asked) per the pacing rule above."""
         clock = self._service.clock
+        if self._on_disk() and self._queue.ready() < limit:
+            self._refill()  # persistent events waiting on disk (channel/durable.py)
         expired: list[Entry] = []
         deadline = clock.now() + pacing if pacing > 0 else None
         timers: list[Any] = []

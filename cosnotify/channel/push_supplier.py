@@ -91,6 +91,8 @@ class _PushSupplier(Suspendable, ProxySupplier):
         #: so a supplier never waits for a worker that holds the lock mid-batch.
         self._inbox: collections.deque[Entry] = collections.deque()
         self._retry: list[Entry] = []
+        #: Unacknowledged batches due to be sent again, with their SequenceNumber (ack.py).
+        self._resends: list[tuple[int, list[Entry]]] = []
         self._failures = 0
         self._timer: Any = None
 
@@ -150,7 +152,8 @@ class _PushSupplier(Suspendable, ProxySupplier):
         """Schedule delivery if there is anything to deliver."""
         with self._lock:
             if (self._scheduled or self._suspended or not self._connected
-                    or not (self._retry or len(self._queue) or self._inbox)):
+                    or not (self._retry or len(self._queue) or self._inbox or self._on_disk()
+                            or self._resends)):
                 return
             self._scheduled = True
         self._service.submit(self._deliver, self._delivery_lane())
@@ -175,6 +178,10 @@ class _PushSupplier(Suspendable, ProxySupplier):
         clock = self._service.clock
         failing = self._failures > 0  # then this task runs in the failing lane
         while budget > 0:
+            if self._resends:  # Ack proxies: unacknowledged events due again (ack.py)
+                if not self._send_resends():
+                    return False
+                continue
             expired: list[Entry] = []
             with self._lock:
                 if self._destroyed or not self._connected or self._suspended:
@@ -191,19 +198,31 @@ class _PushSupplier(Suspendable, ProxySupplier):
                 else:
                     batch = self._take(now, expired)
                 consumer = self._client
-                again = False
+                again = refill = False
                 if not batch:
                     # Clear the flag before looking at the inbox again: a supplier
                     # appends, then reads the flag without the lock, so either it
                     # sees False and kicks, or its entry is seen here.
                     self._scheduled = False
-                    if self._inbox:
+                    if self._inbox or self._resends:
                         self._scheduled = again = True
+                    elif self._on_disk():
+                        self._scheduled = refill = True
                     else:
                         wake = self._queue.next_start()
                         if wake is not None:
                             self._wake_at(wake)
             self._channel._released(expired)
+            if refill:
+                if self._refill():
+                    continue
+                with self._lock:
+                    self._scheduled = False
+                    if self._on_disk():  # the store could not be read: try again later
+                        self._wake_at(self._service.clock.now() + 1.0)
+                        return False
+                self._kick()  # raced with a new event? then carry on
+                return False
             if again:
                 continue
             if not batch:
@@ -211,12 +230,12 @@ class _PushSupplier(Suspendable, ProxySupplier):
             try:
                 self._send(consumer, batch)
             except _Undelivered as failure:
-                self._channel._released(batch[:failure.sent])
+                self._sent(batch[:failure.sent])
                 if isinstance(failure.error, _Stopped):
                     return self._stopped(batch[failure.sent:])
                 return self._failed(batch[failure.sent:], failure.error)
             self._failures = 0
-            self._channel._released(batch)
+            self._sent(batch)
             self._channel._delivered(len(batch))
             budget -= len(batch)
             if failing:
@@ -235,6 +254,14 @@ class _PushSupplier(Suspendable, ProxySupplier):
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
         """Deliver ``batch``; on failure raise ``_Undelivered`` with what is left."""
         raise NotImplementedError
+
+    def _send_resends(self) -> bool:
+        """Send ``_resends`` again (ack.py); False if delivery must stop for now."""
+        return True
+
+    def _sent(self, entries: list[Entry]) -> None:
+        """The consumer has these: they leave the queue for good (Ack proxies wait)."""
+        self._channel._released(entries)
 
     def _stopped(self, unsent: list[Entry]) -> bool:
         """Keep what was not sent at the head (suspended), or let it go (gone)."""
@@ -255,7 +282,10 @@ class _PushSupplier(Suspendable, ProxySupplier):
             return False
         self._failures += 1
         retries = self._qos.get("Retries", 3)
-        if self._failures > retries:
+        # Section 2.5.5.1, ConnectionReliability=Persistent: "unless these object
+        # references raise an OBJECT_NOT_EXIST exception, the channel will continue
+        # to retry using them": a durable proxy never gives up on its consumer.
+        if self._failures > retries and self._queue.durable is None:
             log.warning("%r: consumer failed %d times (%s); disconnecting it",
                         self, self._failures, exc)
             self._channel._released(batch)

@@ -53,7 +53,7 @@ _INF = math.inf
 class Entry:
     """One proxy supplier's copy of an event, with its own priority and deadline."""
 
-    __slots__ = ("alive", "deadline", "event", "held", "owner", "priority")
+    __slots__ = ("alive", "deadline", "event", "held", "owner", "priority", "stored")
 
     def __init__(self, event: Event, priority: int, deadline: float | None) -> None:
         self.event = event
@@ -62,6 +62,8 @@ class Entry:
         self.alive = True
         self.held = False  # waiting for its StartTime in the held heap
         self.owner: EventQueue | None = None
+        #: The store's id of the event, for a persistent copy (channel/durable.py); else 0.
+        self.stored = 0
 
     def __repr__(self) -> str:
         return f"<Entry {self.event!r} priority={self.priority} deadline={self.deadline}>"
@@ -111,6 +113,8 @@ class EventQueue:
         self._dead_in_order = 0
         #: The lock of the proxy owning this queue (set by it; used for channel discards).
         self.lock: Any = None
+        #: The store side of a durable proxy's queue (channel/durable.py), else None.
+        self.durable: Any = None
         self.order_policy = order_policy
         self.discard_policy = discard_policy
         self.max_events = max_events

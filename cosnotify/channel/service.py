@@ -80,6 +80,8 @@ class Service:
         #: Called with each channel, admin and proxy once it is destroyed (the server
         #: layer deactivates its servant); None when nothing needs to know.
         self.destroyed_hook: Callable[[Any], None] | None = None
+        #: The topology's store hooks (channel/topology.py) when the factory has a store.
+        self.topology: Any = None
 
     def object_destroyed(self, obj: Any) -> None:
         """Report that ``obj`` was destroyed to the hook, if any (never raises)."""

@@ -24,9 +24,11 @@ from typing import Any
 
 from cosnotify.channel.admin_mixins import match_any
 from cosnotify.channel.clients import narrowed
+from cosnotify.channel.durable import DurableQueue
 from cosnotify.channel.proxy import ProxyBase
 from cosnotify.channel.queue import Entry, EventQueue
 from cosnotify.channel.subscriptions import Relay, SubscriptionContributor
+from cosnotify.channel.topology import Topology, persistent
 from cosnotify.eventtypes import ALL, type_matches
 
 __all__ = ["ProxySupplier"]
@@ -57,6 +59,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         #: offer_change to the consumer; exists before the consumer connects so that an
         #: obtain_offered_types(*_UPDATES_OFF) made first is remembered (Table 3-1).
         self._offer_relay = Relay(self._service, None, "offer_change")
+        self._store_path: str | None = None
         self._refresh_fast_path()
         self._update_contribution()
 
@@ -89,6 +92,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
     def _set_priority_filter(self, value: Any) -> None:
         self._priority_filter = value
         self._refresh_fast_path()
+        self._persist()
 
     def _get_lifetime_filter(self) -> Any:
         return self._lifetime_filter
@@ -96,6 +100,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
     def _set_lifetime_filter(self, value: Any) -> None:
         self._lifetime_filter = value
         self._refresh_fast_path()
+        self._persist()
 
     # -- the event path ------------------------------------------------------------------
     def offer(self, event: Any, admin_passed: bool, and_op: bool, now: float) -> Entry | None:
@@ -121,7 +126,55 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             entry = Entry(event, event.priority, event.deadline)
         else:
             entry = Entry(event, *self._resolve(event))
+        stage = event.stage
+        if stage is not None and persistent(self) and self._id is not None:
+            stage.append((self, entry))  # queued once stored (channel/durable.py)
+            return entry
         return self._enqueue(entry, now)
+
+    # -- persistent events (channel/durable.py) ----------------------------------------------
+    def _durable_path(self) -> str:
+        path = self._store_path
+        if path is None:
+            path = self._store_path = str(Topology.path(self))
+        return path
+
+    def _admit_stored(self, entry: Entry, path: str, now: float) -> bool:
+        """Queue a stored copy, or leave it on disk if the memory window is full.
+        False if this proxy can no longer take it (the caller releases it)."""
+        window = self._channel._event_log.window
+        with self._lock:
+            if not self._connected or self._destroyed:
+                return False
+            durable = self._queue.durable
+            if durable is None:
+                durable = self._queue.durable = DurableQueue(path)
+            if durable.spilled or len(durable.resident) >= window:
+                durable.spilled = True
+                durable.generation += 1
+                on_disk = True
+            else:
+                durable.resident.add(entry.stored)
+                on_disk = False
+        if on_disk:
+            self._kick()
+        else:
+            self._enqueue(entry, now)
+        return True
+
+    def _kick(self) -> None:
+        """Hook: start delivery if there is anything to deliver (push proxies)."""
+
+    def _refill(self) -> int:
+        """Read copies left on disk back into the queue; how many came."""
+        event_log = self._channel._event_log
+        if event_log is None or self._queue.durable is None:
+            return 0
+        return int(event_log.refill(self))
+
+    def _on_disk(self) -> bool:
+        durable = self._queue.durable
+        return durable is not None and durable.spilled
 
     def _enqueue(self, entry: Entry, now: float) -> Entry | None:
         """Put ``entry`` in the queue (subclasses may defer the put, see push_supplier).
@@ -190,6 +243,16 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             types = self._explicit.types
             self._type_filter = None if ALL in types else frozenset(types)
         self._update_contribution()
+        self._persist()
+
+    def _restore_subscription(self, types: list[tuple[str, str]]) -> None:
+        """The consumer's subscription_change state, read back from the store."""
+        with self._lock:
+            self._explicit_set = True
+            self._explicit.update(types, [])
+            self._type_filter = None if ALL in self._explicit.types else frozenset(
+                self._explicit.types)
+        self._update_contribution()
 
     def _wanted_types(self) -> set[tuple[str, str]]:
         """A proxy contributes while its consumer is connected (section 2.6.3): its
@@ -219,7 +282,12 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         self._update_contribution()
         with self._lock:
             dropped = self._queue.clear()
+            durable = self._queue.durable
         self._channel._released(dropped)
+        event_log = self._channel._event_log
+        topology = self._service.topology
+        if durable is not None and event_log is not None and not topology.closing:
+            event_log.dropped(durable.path)  # destroyed: what it still held goes
 
 
 def _map(mapping: Any, event: Any) -> tuple[bool, Any]:

@@ -32,9 +32,14 @@ class FilterFactory:
     """
 
     def __init__(self, registry: GrammarRegistry | None = None,
-                 clock: Callable[[], int] = system_clock, *, combine_after: int = 64) -> None:
+                 clock: Callable[[], int] = system_clock, *, combine_after: int = 64,
+                 persistence: Any = None) -> None:
         self._registry = registry or default_registry()
         self._context = CompileContext(clock, combine_after)
+        #: The topology hooks of a factory with a store (channel/topology.py): every
+        #: filter made here then gets a path ``flt/N`` and is saved on each change.
+        self._persistence = persistence
+        self._by_path: dict[str, Filter | MappingFilter] = {}
 
     def _grammar(self, constraint_grammar: str) -> Grammar:
         grammar = self._registry.lookup(constraint_grammar)
@@ -44,9 +49,37 @@ class FilterFactory:
 
     def create_filter(self, constraint_grammar: str) -> Filter:
         """A new forwarding filter (§3.2.3.1); ``InvalidGrammar`` for unknown names."""
-        return Filter(constraint_grammar, self._grammar(constraint_grammar), self._context)
+        made = Filter(constraint_grammar, self._grammar(constraint_grammar), self._context)
+        self._made(made)
+        return made
 
     def create_mapping_filter(self, constraint_grammar: str, default_value: Any) -> MappingFilter:
         """A new mapping filter whose value type is ``default_value``'s (§3.2.3.2)."""
         grammar = self._grammar(constraint_grammar)
-        return MappingFilter(constraint_grammar, grammar, default_value, self._context)
+        made = MappingFilter(constraint_grammar, grammar, default_value, self._context)
+        self._made(made)
+        return made
+
+    # -- persistence (docs/persistence.md) ---------------------------------------------------
+    def _made(self, made: Filter | MappingFilter) -> None:
+        persistence = self._persistence
+        if persistence is None or getattr(persistence, "_restoring", False):
+            return
+        self.adopt(made, f"flt/{persistence.next_id('filters')}")
+        persistence.save_filter(made)
+
+    def adopt(self, made: Filter | MappingFilter, path: str) -> None:
+        """Give ``made`` its store path and have every change of it saved."""
+        made.store_path = path
+        self._by_path[path] = made
+        if self._persistence is not None:
+            made.listener = self._saved
+
+    def _saved(self, made: Filter | MappingFilter) -> None:
+        self._persistence.save_filter(made)
+        if made._is_destroyed:
+            self._by_path.pop(getattr(made, "store_path", ""), None)
+
+    def by_path(self, path: str) -> Filter | MappingFilter | None:
+        """The live filter with store path ``path`` (the server's object ids use it)."""
+        return self._by_path.get(path)

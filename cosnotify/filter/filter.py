@@ -22,7 +22,7 @@ import collections
 import itertools
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 import attrs
@@ -84,11 +84,16 @@ class Filter:
         self._lock = threading.RLock()
         self._state = _DESTROYED
         self._install(_State.of((), grammar, self._context))
-        self._constraint_ids = itertools.count(1)
+        self._next_constraint_id = 1  # ids are never reused, across restarts too
         self._callback_ids = itertools.count(1)
         self._callbacks: dict[int, Any] = {}
         self._types: collections.Counter[TypePair] = collections.Counter()
         self._is_destroyed = False
+        #: Told (with the lock held, so in order) after every change of the
+        #: constraints or of destruction: the persistent store's hook.
+        self.listener: Callable[[Any], None] | None = None
+        #: ``flt/N`` when the filter is kept in a store, else None.
+        self.store_path: str | None = None
 
     def __repr__(self) -> str:
         return (f"<Filter {self._grammar_name} with {len(self._state.entries)} constraint(s)"
@@ -121,8 +126,11 @@ class Filter:
                     for exp in as_list(constraint_list, "add_constraints")]
         with self._lock:
             self._check("add_constraints")
-            added = [attrs.evolve(e, constraint_id=next(self._constraint_ids)) for e in compiled]
+            first = self._next_constraint_id
+            added = [attrs.evolve(e, constraint_id=first + i) for i, e in enumerate(compiled)]
+            self._next_constraint_id = first + len(added)
             self._publish([*self._state.entries, *added])
+            self._changed()
         return [_info(e) for e in added]
 
     def modify_constraints(self, del_list: Iterable[int], modify_list: Iterable[Any]) -> None:
@@ -151,6 +159,7 @@ class Filter:
             current.update(replaced)
             if doomed or replaced:
                 self._publish(list(current.values()))
+                self._changed()
 
     def get_constraints(self, id_list: Iterable[int]) -> list[Any]:
         """The constraints with these ids, in that order (§3.2.1.4)."""
@@ -175,6 +184,7 @@ class Filter:
         with self._lock:
             self._check("remove_all_constraints")
             self._publish([])
+            self._changed()
 
     def destroy(self) -> None:
         """Destroy the filter; later operations raise OBJECT_NOT_EXIST (§3.2.1.6)."""
@@ -186,6 +196,7 @@ class Filter:
             self._install(_DESTROYED)
             self._notify([], removed)
             self._callbacks = {}
+            self._changed()
 
     # -- callbacks (§2.6.5) ----------------------------------------------------------------------
     def attach_callback(self, callback: Any) -> int:
@@ -217,6 +228,19 @@ class Filter:
     def _check(self, operation: str) -> None:
         if self._is_destroyed:
             raise object_not_exist(operation)
+
+    def _changed(self) -> None:
+        listener = self.listener
+        if listener is not None:
+            listener(self)
+
+    def _restore(self, entries: Sequence[Entry], next_id: int) -> None:
+        """Install constraints with their own ids (read back from the store); the
+        next id given is ``next_id`` or above."""
+        with self._lock:
+            self._publish(entries)
+            top = max((e.constraint_id for e in entries), default=0)
+            self._next_constraint_id = max(next_id, top + 1)
 
     def _install(self, state: _State) -> None:
         """Publish ``state``. Its match functions also become instance attributes

@@ -18,10 +18,9 @@ different kinds are grouped: numbers, then strings, then enums, then the rest.
 
 from __future__ import annotations
 
-import itertools
 import math
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import Any, Final
 
@@ -115,8 +114,12 @@ class MappingFilter:
         self._context = context or CompileContext()
         self._lock = threading.Lock()
         self._state = _State.of(())
-        self._constraint_ids = itertools.count(1)
+        self._next_constraint_id = 1  # ids are never reused, across restarts too
         self._is_destroyed = False
+        #: Told (lock held) after every change: the persistent store's hook.
+        self.listener: Callable[[Any], None] | None = None
+        #: ``flt/N`` when the filter is kept in a store, else None.
+        self.store_path: str | None = None
 
     def __repr__(self) -> str:
         return (f"<MappingFilter {self._grammar_name} {self._value_type!r} with "
@@ -164,8 +167,11 @@ class MappingFilter:
                     for pair in _items(pair_list, "result_to_set")]
         with self._lock:
             self._check("add_mapping_constraints")
-            added = [attrs.evolve(e, constraint_id=next(self._constraint_ids)) for e in compiled]
+            first = self._next_constraint_id
+            added = [attrs.evolve(e, constraint_id=first + i) for i, e in enumerate(compiled)]
+            self._next_constraint_id = first + len(added)
             self._state = _State.of([*self._state.by_id.values(), *added])
+            self._changed()
         return [_info(e) for e in added]
 
     def modify_mapping_constraints(self, del_list: Iterable[int],
@@ -190,6 +196,7 @@ class MappingFilter:
             current.update(replaced)
             if doomed or replaced:
                 self._state = _State.of(list(current.values()))
+                self._changed()
 
     def get_mapping_constraints(self, id_list: Iterable[int]) -> list[Any]:
         """The pairs with these ids, in that order (§3.2.2.6)."""
@@ -214,6 +221,7 @@ class MappingFilter:
         with self._lock:
             self._check("remove_all_mapping_constraints")
             self._state = _State.of(())
+            self._changed()
 
     def destroy(self) -> None:
         """Destroy the filter; later operations raise OBJECT_NOT_EXIST (§3.2.2.9)."""
@@ -221,11 +229,25 @@ class MappingFilter:
             self._check("destroy")
             self._is_destroyed = True
             self._state = _DESTROYED
+            self._changed()
 
     # -- internals -------------------------------------------------------------------------------
     def _check(self, operation: str) -> None:
         if self._is_destroyed:
             raise object_not_exist(operation)
+
+    def _changed(self) -> None:
+        listener = self.listener
+        if listener is not None:
+            listener(self)
+
+    def _restore(self, entries: Sequence[Entry], next_id: int) -> None:
+        """Install pairs with their own ids (read back from the store); the
+        next id given is ``next_id`` or above."""
+        with self._lock:
+            self._state = _State.of(entries)
+            top = max((e.constraint_id for e in entries), default=0)
+            self._next_constraint_id = max(next_id, top + 1)
 
     def _compile(self, expression: Any, value: Any, constraint_id: int = 0) -> Entry:
         entry = compile_entry(self._grammar, self._context, expression, constraint_id)

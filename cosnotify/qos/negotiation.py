@@ -56,8 +56,10 @@ _RELIABILITY = (CONNECTION_RELIABILITY, EVENT_RELIABILITY)
 class Capabilities:
     """What this channel can do beyond the defaults."""
 
-    persistent: bool = False     # Persistent reliability (needs the store)
+    persistent: bool = False     # ConnectionReliability=Persistent (needs the store)
+    persistent_events: bool = False  # EventReliability=Persistent (needs the store)
     transactions: bool = False   # EnableTransaction TRUE (needs an OTS)
+    acknowledgment: bool = True  # DeliveryReliability=Acknowledgment (Ack proxies)
 
 
 @attrs.frozen
@@ -140,10 +142,14 @@ def _legal(definition: PropertyDef, value: Any) -> bool:
 
 
 def _supported(definition: PropertyDef, value: Any, caps: Capabilities) -> bool:
-    if definition.name in _RELIABILITY and caps.persistent:
+    if definition.name == CONNECTION_RELIABILITY and caps.persistent:
+        return True
+    if definition.name == EVENT_RELIABILITY and caps.persistent_events:
         return True
     if definition.name == "EnableTransaction" and caps.transactions:
         return True
+    if definition.name == "DeliveryReliability":
+        return value == 0 or caps.acknowledgment
     return definition.supported is None or value in definition.supported
 
 
@@ -207,8 +213,11 @@ def _context_errors(changes: Mapping[str, Any], target: Target,
                 fixed = current.get(name, BEST_EFFORT)
                 errors.append(_error(CosNotification.UNAVAILABLE_VALUE, name,
                                      _range(QOS_PROPERTIES[name], fixed, fixed)))
-    # EventReliability=Persistent with ConnectionReliability=BestEffort has no meaning.
-    if (merged.get(EVENT_RELIABILITY) == PERSISTENT
+    # EventReliability=Persistent with ConnectionReliability=BestEffort has no meaning,
+    # where EventReliability is set: on the channel. A BestEffort admin or proxy of
+    # such a channel simply keeps nothing (docs/persistence.md).
+    if (QOS_PROPERTIES[EVENT_RELIABILITY].levels & target.level
+            and merged.get(EVENT_RELIABILITY) == PERSISTENT
             and merged.get(CONNECTION_RELIABILITY, BEST_EFFORT) == BEST_EFFORT):
         blamed = [n for n in _RELIABILITY if n in changes] or [EVENT_RELIABILITY]
         for name in blamed:

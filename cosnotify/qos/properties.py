@@ -111,7 +111,7 @@ QOS_PROPERTIES: dict[str, PropertyDef] = {p.name: p for p in (
     _p("PacingInterval", ValueType.TIMET, _BATCHING, 0, 0, TIMET_MAX),
     # Section 3.7.8 (CosNotifyCommAck): reliable delivery by acknowledgement.
     _p("DeliveryReliability", ValueType.SHORT, Level.OBJECTS, 0, 0, 1, choices=(0, 1),
-       supported=(0,)),   # Acknowledgment (1) needs the CosNotifyCommAck proxies
+       supported=(0,)),   # Acknowledgment (1) where Capabilities.acknowledgment (ack.py)
     _p("Retries", ValueType.LONG, Level.OBJECTS, 3, 0, LONG_MAX),
     _p("RetryInterval", ValueType.TIMET, Level.OBJECTS, 1_000_000, 0, TIMET_MAX),
     # Section 2.1.5: transactional delivery needs an Object Transaction Service.

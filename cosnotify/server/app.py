@@ -38,6 +38,7 @@ from cosnotify.server import naming as embedded_naming
 from cosnotify.server.addresses import iiop_address
 from cosnotify.server.objects import ObjectMap
 from cosnotify.server.servants import ServantFactory
+from cosnotify.store.interface import StoreError
 
 __all__ = ["MAX_MESSAGE_SIZE", "NotificationServer", "ServerConfig", "host", "orb_arguments"]
 
@@ -78,6 +79,9 @@ class ServerConfig:
     #: rather than a thread each (None: omniORB's default, 10000). docs/server.md.
     max_connections: int | None = attrs.field(default=None, validator=_optional_count)
     service: ServiceConfig = attrs.Factory(ServiceConfig)
+    #: The SQLite store (``--db``): Persistent reliability, and the topology back at
+    #: the next start (docs/persistence.md). None: nothing outlives the process.
+    db: Path | None = None
 
 
 def _millis(seconds: float) -> str:
@@ -131,7 +135,15 @@ class NotificationServer:
             orb = CORBA.ORB_init(orb_arguments(config), CORBA.ORB_ID)
         self.orb = orb
         self._bind = bind
+        self._store: Any = None
+        self.factory: Any = None
         try:
+            self._store = _open_store(config.db)
+            self.factory = EventChannelFactory(config.service, store=self._store, restore=False)
+            self.servants = ServantFactory(config.filter_timeout, self.factory.service.submit,
+                                           config.call_timeout, self.factory.service.lane_for)
+            # A client process's consumers and suppliers share a bounded lane of workers.
+            self.factory.service.client_key = self.client_key
             parent = poa if poa is not None else orb.resolve_initial_references("RootPOA")
             parent._get_the_POAManager().activate()
             self._poa = parent.create_POA(_free_poa_name(parent), None, [
@@ -140,18 +152,22 @@ class NotificationServer:
                 parent.create_request_processing_policy(PortableServer.USE_SERVANT_MANAGER)])
             # omniORB: the manager must be active before set_servant_manager (docs/orb.md).
             self._poa._get_the_POAManager().activate()
-            self.factory = EventChannelFactory(config.service)
-            self.servants = ServantFactory(config.filter_timeout, self.factory.service.submit,
-                                           config.call_timeout, self.factory.service.lane_for)
             self.objects = ObjectMap(self.factory, self._poa, self.servants.servant_for)
+            self.servants.objects = self.objects
+            # Servants of destroyed channels, admins and proxies are deactivated at once.
+            self.factory.service.destroyed_hook = self.objects.forget_core
+            if self._store is not None:
+                # The same ids, so the same object keys: old references work again.
+                self.factory.restore(self.servants.guarded_filter)
+            # Requests that came meanwhile waited; they find the topology complete
+            # (not OBJECT_NOT_EXIST, which would tell a client its object is gone).
+            self.objects.open()
         except BaseException:
+            if self.factory is not None:
+                self.factory.close(wait=False)
+            self._close_store()
             self._release_orb()
             raise
-        self.servants.objects = self.objects
-        # Servants of destroyed channels, admins and proxies are deactivated at once.
-        self.factory.service.destroyed_hook = self.objects.forget_core
-        # A client process's consumers and suppliers share a bounded lane of workers.
-        self.factory.service.client_key = self.client_key
         self.factory_ref = self.servants.to_reference(self.factory)
         self.naming: embedded_naming.NameService | None = None
         self._stopped = threading.Event()
@@ -233,7 +249,16 @@ class NotificationServer:
                 self._poa.destroy(True, False)
         finally:
             _hosted.pop(self._hosted_key, None)
+            self._close_store()
             self._release_orb()
+
+    def _close_store(self) -> None:
+        store, self._store = getattr(self, "_store", None), None
+        if store is not None:
+            try:
+                store.close()
+            except StoreError as exc:
+                log.error("closing the store: %s", exc)
 
     def _release_orb(self) -> None:
         if self._owns_orb:
@@ -301,6 +326,15 @@ class NotificationServer:
         if naming.startswith("corbaname:") and "#" not in naming:
             return f"{naming}#{self.config.name}"
         return self.ior
+
+
+def _open_store(path: Path | None) -> Any:
+    """The SQLite store at ``path`` (StoreError, naming the file, if it cannot be used)."""
+    if path is None:
+        return None
+    from cosnotify.store.sqlite import SQLiteStore
+
+    return SQLiteStore(path)
 
 
 def _free_poa_name(parent: Any) -> str:

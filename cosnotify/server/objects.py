@@ -13,6 +13,8 @@ after a restart once the store restores the topology:
 ``ch/C``                   channel C
 ``ch/C/ca/A``              consumer admin A (``sa`` for supplier admins)
 ``ch/C/ca/A/P``            proxy P of that admin
+``flt/N``                  filter or mapping filter N of the default
+                           FilterFactory, with a store (channel/topology.py)
 ``obj/B/N``                objects without a spec id (Event Service admins
                            and proxies, filters, mapping filters, callbacks);
                            B is a token of this server's life
@@ -52,6 +54,9 @@ __all__ = ["ObjectMap", "destroyed"]
 
 log = logging.getLogger("cosnotify.server.objects")
 
+#: Seconds a request waits for the server to finish starting (restoring its topology).
+_OPEN_TIMEOUT = 60.0
+
 
 class ObjectMap:
     """Maps the core objects of one factory to ids and references in one POA."""
@@ -69,8 +74,13 @@ class ObjectMap:
         # Anonymous ids carry a token of this server's life, so a reference kept
         # from before a restart never names an object made after it.
         self._boot = secrets.token_hex(4)
+        self._open = threading.Event()
         self._activator = _Activator(self._incarnate)
         poa.set_servant_manager(self._activator)
+
+    def open(self) -> None:
+        """Serve requests: until then (the topology being restored) they wait."""
+        self._open.set()
 
     @property
     def active_servants(self) -> int:
@@ -153,6 +163,8 @@ class ObjectMap:
         return core
 
     def _incarnate(self, oid: bytes) -> Any:
+        if not self._open.wait(_OPEN_TIMEOUT):
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO, "the server is still starting")
         core = self.lookup(oid)
         return None if core is None else self._servant_for(core, oid)
 
@@ -212,6 +224,9 @@ def _spec_path(core: Any, factory: EventChannelFactory) -> str | None:
         if core._id is None:
             return None
         return f"ch/{core._channel._id}/{_admin_kind(core)}/{core._id}"
+    store_path = getattr(core, "store_path", None)  # a filter kept in the store
+    if store_path is not None:
+        return str(store_path)
     if isinstance(core, ProxyBase):
         admin = core._admin
         if core.proxy_id is None or admin._id is None:
@@ -229,6 +244,8 @@ def _resolve_path(factory: EventChannelFactory, parts: list[str]) -> Any:
         return factory
     if parts == ["ff"]:
         return factory._get_filter_factory()
+    if len(parts) == 2 and parts[0] == "flt":
+        return factory._get_filter_factory().by_path("/".join(parts))
     if len(parts) < 2 or parts[0] != "ch":
         return None
     channel = factory.get_event_channel(int(parts[1]))

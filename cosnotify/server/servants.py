@@ -35,9 +35,11 @@ from omniORB import CORBA
 import CosEventChannelAdmin
 import CosEventChannelAdmin__POA
 import CosNotifyChannelAdmin__POA
+import CosNotifyChannelAdminAck__POA
 import CosNotifyComm__POA
 import CosNotifyFilter__POA
 
+from cosnotify.channel import ack
 from cosnotify.channel import admin as admins
 from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
@@ -56,6 +58,7 @@ __all__ = ["SKELETONS", "ServantFactory"]
 
 NCA = CosNotifyChannelAdmin__POA
 ECA = CosEventChannelAdmin__POA
+ACK = CosNotifyChannelAdminAck__POA
 
 #: Which skeleton serves which core class (most derived classes first).
 SKELETONS: list[tuple[type, type]] = [
@@ -65,6 +68,10 @@ SKELETONS: list[tuple[type, type]] = [
     (admins.EventServiceSupplierAdmin, ECA.SupplierAdmin),
     (admins.ConsumerAdmin, NCA.ConsumerAdmin),
     (admins.SupplierAdmin, NCA.SupplierAdmin),
+    (ack.StructuredProxyPushSupplierAck, ACK.StructuredProxyPushSupplierAck),
+    (ack.SequenceProxyPushSupplierAck, ACK.SequenceProxyPushSupplierAck),
+    (ack.StructuredProxyPullSupplierAck, ACK.StructuredProxyPullSupplierAck),
+    (ack.SequenceProxyPullSupplierAck, ACK.SequenceProxyPullSupplierAck),
     (pss.EventServiceProxyPushSupplier, ECA.ProxyPushSupplier),
     (pss.ProxyPushSupplier, NCA.ProxyPushSupplier),
     (pss.StructuredProxyPushSupplier, NCA.StructuredProxyPushSupplier),
@@ -91,9 +98,6 @@ SKELETONS: list[tuple[type, type]] = [
 _FILTER = "IDL:omg.org/CosNotifyFilter/Filter:1.0"
 _MAPPING_FILTER = "IDL:omg.org/CosNotifyFilter/MappingFilter:1.0"
 _ANY_OBJECT = "IDL:omg.org/CORBA/Object:1.0"
-#: What a client's mapping filter may answer, by the attribute it is set as.
-_MAPPED_RANGE = {"_set_priority_filter": remote.PRIORITY_RANGE,
-                 "_set_lifetime_filter": remote.LIFETIME_RANGE}
 
 
 def _objref_id(d: Any) -> str | None:
@@ -242,7 +246,18 @@ class ServantFactory:
                                   f"cannot verify the filter: {type(exc).__name__}") from exc
         if not verified:
             raise _wrong_type(operation, f"the object is not a {repo_id}")
-        lane, submit = self.lane_for(core), self.submit
+        if repo_id == _FILTER:
+            role = "filter"
+        else:
+            role = "lifetime" if operation.name == "_set_lifetime_filter" else "priority"
+        return self.guarded_filter(core, role)
+
+    def guarded_filter(self, reference: Any, role: str) -> Any:
+        """A client's filter as the core uses it (remote.py): ``role`` is ``filter``, or
+        the mapping filter's ``priority`` or ``lifetime``. Asks the client nothing (a
+        restored filter's client may not be running yet)."""
+        omniORB.setClientCallTimeout(reference, max(1, round(self.filter_timeout * 1000)))
+        lane, submit = self.lane_for(reference), self.submit
 
         def in_lane(task: Callable[[], Any]) -> None:
             if lane is None:
@@ -250,11 +265,11 @@ class ServantFactory:
             else:
                 submit(task, lane)
 
-        if repo_id == _FILTER:
-            return remote.RemoteFilter(core, self.filter_timeout, in_lane,
+        if role == "filter":
+            return remote.RemoteFilter(reference, self.filter_timeout, in_lane,
                                        self.to_reference, self.objects.forget_core)
-        value_range = _MAPPED_RANGE.get(operation.name, remote.PRIORITY_RANGE)
-        return remote.RemoteMappingFilter(core, self.filter_timeout, in_lane,
+        value_range = remote.LIFETIME_RANGE if role == "lifetime" else remote.PRIORITY_RANGE
+        return remote.RemoteMappingFilter(reference, self.filter_timeout, in_lane,
                                           self.to_reference, self.objects.forget_core,
                                           value_range)
 

@@ -445,8 +445,12 @@ class TestReviewFindings:
         offered = {r.name for r in proxy.validate_event_qos([short("Priority", 1)])}
         assert "StartTime" not in offered and "StopTime" in offered
 
-    def test_acknowledgment_delivery_is_refused_until_implemented(self, channel: Any) -> None:
-        """DeliveryReliability=Acknowledgment is UNSUPPORTED_VALUE (no CosNotifyCommAck yet)."""
+    def test_acknowledgment_needs_an_ack_proxy(self, channel: Any) -> None:
+        """DeliveryReliability=Acknowledgment is accepted where Ack proxies are made (the
+        channel, an admin), and UNSUPPORTED_VALUE on a proxy that has no acknowledge."""
+        channel.set_qos([short("DeliveryReliability", 1)])
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.ANY_EVENT)  # Anys carry no SequenceNumber
         with pytest.raises(N.UnsupportedQoS) as info:
-            channel.set_qos([short("DeliveryReliability", 1)])
+            proxy.set_qos([short("DeliveryReliability", 1)])
         assert info.value.qos_err[0].code == N.UNSUPPORTED_VALUE

@@ -14,7 +14,7 @@ import TimeBase
 from cosnotify.qos.negotiation import Capabilities, Target, additional_qos, check_qos
 from cosnotify.qos.properties import QOS_PROPERTIES, Level
 
-PERSISTENT_OK = Capabilities(persistent=True)
+PERSISTENT_OK = Capabilities(persistent=True, persistent_events=True)
 NO_PERSISTENCE = Capabilities()
 
 

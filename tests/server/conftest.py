@@ -10,6 +10,7 @@ server and a `cosnotify serve` child process (``factory`` is parametrized).
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import threading
@@ -63,8 +64,9 @@ class ServeProcess:
     def __init__(self, tmp: Path, *options: str) -> None:
         self.ior_file = tmp / "factory.ior"
         endpoint = [] if "--endpoint" in options else ["--endpoint", "127.0.0.1:0"]
+        # faulthandler: a server that does not stop dumps its threads on SIGABRT (wait()).
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "cosnotify", "serve", *endpoint,
+            [sys.executable, "-X", "faulthandler", "-m", "cosnotify", "serve", *endpoint,
              "--ior-file", str(self.ior_file), *options],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.process.stderr is not None
@@ -80,6 +82,17 @@ class ServeProcess:
         self._reader = threading.Thread(
             target=lambda: self.log.extend(self.process.stderr or ()), daemon=True)
         self._reader.start()
+
+    def wait(self, timeout: float) -> int:
+        """The exit status; a server still running after ``timeout`` dumps its threads
+        into the log (SIGABRT) and the assertion shows it."""
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGABRT)
+            self.process.wait(timeout=30)
+            self._reader.join(10)
+            raise AssertionError("cosnotify serve did not stop:\n" + "".join(self.log)) from None
 
     def stop(self) -> int:
         """SIGTERM (if still running); the exit status, once its whole log is read."""

@@ -348,7 +348,7 @@ class TestSignals:
             # The server is another process: this reference is reached over IIOP.
             proxy.connect_structured_push_consumer(reference(omniorb, consumer))
             served.process.send_signal(getattr(signal, signal_name))
-            assert served.process.wait(timeout=60) == 0
+            assert served.wait(60) == 0
         finally:
             served.stop()
         assert consumer.disconnected.is_set()
@@ -409,7 +409,7 @@ class TestReviewOfTheMigration:
             worker.start()
             assert waiting.wait(WAIT)
             served.process.terminate()
-            assert served.process.wait(timeout=60) == 0
+            assert served.wait(60) == 0
             worker.join(WAIT)
             assert not worker.is_alive()
         finally:

@@ -1,0 +1,359 @@
+"""Event Acknowledgment (Notification 1.1 section 3.7): the CosNotifyChannelAdminAck proxies.
+
+Strategy: an admin whose DeliveryReliability is Acknowledgment (set on it,
+or on its channel) makes its structured and sequence proxy suppliers of the
+``...Ack`` kinds here. While the proxy's own DeliveryReliability is
+Acknowledgment, what it gives its consumer carries a ``SequenceNumber``
+header field -- on each event, or on the first event of a batch (section
+3.7.5) -- and stays the proxy's (and the store's) until the consumer calls
+``acknowledge`` with that number. What is not acknowledged within
+RetryInterval is given again with the same number (section 3.7.7.1 step 3:
+pushed again; for pull, put back at the head of the queue), so a consumer
+that drops numbers it has seen receives every event exactly once.
+
+Sequence numbers: on a durable proxy (channel/durable.py) the number of an
+event is its store id (below 2^31), so an event given again after a
+restart carries the number it had before -- the consumer's duplicate check
+keeps working across the restart. Otherwise numbers count 0, 1, 2, ... per
+connection as section 3.7.5 describes. The durable numbering increases but
+skips the ids of events this consumer does not receive; docs/persistence.md
+records the choice. A batch's number is that of its first event.
+
+Section 2.5.5.1 and 3.7.7.3: a durable proxy never gives up; a best-effort
+one stops after Retries unanswered resends, as for failed pushes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from omniORB import CORBA
+
+import CosNotification
+
+from cosnotify.channel import pull_supplier as pls
+from cosnotify.channel import push_supplier as pss
+from cosnotify.channel.event import empty_structured_event
+from cosnotify.channel.queue import Entry
+
+__all__ = [
+    "SequenceProxyPullSupplierAck",
+    "SequenceProxyPushSupplierAck",
+    "StructuredProxyPullSupplierAck",
+    "StructuredProxyPushSupplierAck",
+]
+
+log = logging.getLogger("cosnotify.channel")
+
+SEQUENCE_NUMBER = "SequenceNumber"
+_MASK = 0x7FFFFFFF
+
+
+def stamped(structured: Any, number: int) -> Any:
+    """``structured`` with a SequenceNumber header field of ``number`` (replacing one)."""
+    header = structured.header
+    variable = [p for p in header.variable_header if p.name != SEQUENCE_NUMBER]
+    variable.append(CosNotification.Property(SEQUENCE_NUMBER, CORBA.Any(CORBA.TC_long, number)))
+    return CosNotification.StructuredEvent(
+        CosNotification.EventHeader(header.fixed_header, variable),
+        structured.filterable_data, structured.remainder_of_body)
+
+
+class _Ack:
+    """What every Ack proxy supplier shares: numbers, the unacknowledged, acknowledge."""
+
+    acknowledges = True
+
+    _lock: Any
+    _qos: dict[str, Any]
+    _channel: Any
+    _service: Any
+    _queue: Any
+    _check_alive: Any
+
+    def _init_ack(self) -> None:
+        self._next_number = 0
+        #: SequenceNumber -> the entries it names, given and not yet acknowledged.
+        self._unacked: dict[int, list[Entry]] = {}
+        #: SequenceNumber -> when it was last given (clock seconds).
+        self._given_at: dict[int, float] = {}
+        #: Numbers of best-effort entries given before (id(entry) -> number).
+        self._numbers: dict[int, int] = {}
+        self._unanswered = 0
+        self._ack_timer: Any = None
+
+    def _acking(self) -> bool:
+        return bool(self._qos.get("DeliveryReliability", 0) == 1)
+
+    def _number(self, entry: Entry) -> int:
+        """The SequenceNumber of ``entry`` (lock held)."""
+        if entry.stored:
+            return entry.stored & _MASK
+        found = self._numbers.get(id(entry))
+        if found is None:
+            found = self._numbers[id(entry)] = self._next_number
+            self._next_number = (self._next_number + 1) & _MASK
+        return found
+
+    def _interval(self) -> float:
+        return float(self._qos.get("RetryInterval", 1_000_000)) / 1e7
+
+    def _given(self, number: int, entries: list[Entry]) -> None:
+        """``entries`` went to the consumer as ``number``; they wait for its acknowledge."""
+        with self._lock:
+            self._unacked[number] = entries
+            self._given_at[number] = self._service.clock.now()
+            self._arm_ack_timer()
+
+    def _not_given(self, number: int) -> None:
+        """The call giving ``number`` failed: it goes back to the queue's retry path."""
+        with self._lock:
+            self._unacked.pop(number, None)
+            self._given_at.pop(number, None)
+
+    def _arm_ack_timer(self) -> None:
+        """Wake when the oldest unacknowledged number is due again (lock held)."""
+        if self._ack_timer is not None or not self._given_at:
+            return
+        when = min(self._given_at.values()) + self._interval()
+        self._ack_timer = self._service.clock.call_at(when, self._ack_due)
+
+    def acknowledge(self, sequence_numbers: list[int]) -> None:
+        """The consumer has these (section 3.7.6): they leave the queue and the store.
+        A number already acknowledged, or never given, is ignored (3.7.5.2: it may be
+        a resend)."""
+        self._check_alive()
+        done: list[Entry] = []
+        with self._lock:
+            for number in sequence_numbers:
+                entries = self._unacked.pop(number, None)
+                if entries is not None:
+                    del self._given_at[number]
+                    done.extend(entries)
+            for entry in done:
+                self._numbers.pop(id(entry), None)
+            if done:
+                self._unanswered = 0
+        self._channel._released(done)
+
+    def _ack_due(self) -> None:
+        """RetryInterval passed for some numbers: give them again."""
+        with self._lock:
+            self._ack_timer = None
+            if getattr(self, "_destroyed", False):
+                return
+            now = self._service.clock.now()
+            limit = now - self._interval()
+            due = sorted(n for n, at in self._given_at.items() if at <= limit)
+            if due:
+                self._unanswered += 1
+            durable = self._queue.durable is not None
+            retries = int(self._qos.get("Retries", 3))
+            give_up = bool(due) and not durable and self._unanswered > retries
+            if not give_up:
+                for number in due:
+                    self._given_at[number] = now
+                self._redeliver(due)
+            self._arm_ack_timer()
+        if give_up:
+            log.warning("%r: %d event(s) unacknowledged after %d resends; disconnecting",
+                        self, len(due), retries)
+            self._teardown(notify_client=True)  # type: ignore[attr-defined]
+
+    def _redeliver(self, numbers: list[int]) -> None:
+        """Give these numbers again (lock held)."""
+        raise NotImplementedError
+
+    def _forget_unacked(self) -> list[Entry]:
+        """Teardown: everything unacknowledged goes (lock held)."""
+        if self._ack_timer is not None:
+            self._ack_timer.cancel()
+            self._ack_timer = None
+        entries = [e for batch in self._unacked.values() for e in batch]
+        self._unacked.clear()
+        self._given_at.clear()
+        self._numbers.clear()
+        return entries
+
+
+# -- push: the channel pushes again ------------------------------------------------------------
+
+
+class _PushAck(_Ack, pss._PushSupplier):
+    def __init__(self, admin: Any, proxy_id: int | None) -> None:
+        super().__init__(admin, proxy_id)
+        self._init_ack()
+
+    def _sent(self, entries: list[Entry]) -> None:
+        if not self._acking():
+            super()._sent(entries)
+        # else recorded by _send as each push returned
+
+    def _redeliver(self, numbers: list[int]) -> None:
+        self._resends.extend((n, self._unacked[n]) for n in numbers)
+        if not self._scheduled and not self._suspended and self._connected:
+            self._scheduled = True
+            self._service.submit(self._deliver, self._delivery_lane())
+
+    def _send_resends(self) -> bool:
+        with self._lock:
+            if self._destroyed or not self._connected or self._suspended:
+                self._scheduled = False
+                return False
+            resends, self._resends = self._resends, []
+            consumer = self._client
+        for at, (number, entries) in enumerate(resends):
+            with self._lock:
+                if self._unacked.get(number) is not entries:
+                    continue  # acknowledged meanwhile
+            try:
+                self._push_numbered(consumer, number, entries)
+            except Exception as exc:  # noqa: BLE001 - the next resend is the retry
+                log.info("%r: resend of %d failed (%s)", self, number, exc)
+                if isinstance(exc, pss._GONE):
+                    with self._lock:
+                        self._scheduled = False
+                    self._teardown(notify_client=False)
+                    return False
+                with self._lock:  # they stay unacknowledged; the ack timer retries
+                    self._resends = resends[at + 1:] + self._resends
+                    self._scheduled = False
+                return False
+        return True
+
+    def _push_numbered(self, consumer: Any, number: int, entries: list[Entry]) -> None:
+        raise NotImplementedError
+
+    def _on_teardown(self) -> None:
+        with self._lock:
+            gone = self._forget_unacked()
+            self._resends = []
+        self._channel._released(gone)
+        super()._on_teardown()
+
+
+class StructuredProxyPushSupplierAck(_PushAck, pss.StructuredProxyPushSupplier):
+    """``CosNotifyChannelAdminAck::StructuredProxyPushSupplierAck``."""
+
+    def _send(self, consumer: Any, batch: list[Entry]) -> None:
+        if not self._acking():
+            super()._send(consumer, batch)
+            return
+        sent = 0
+        try:
+            for entry in batch:
+                if self._suspended or not self._connected:
+                    raise pss._Stopped()
+                with self._lock:
+                    number = self._number(entry)
+                # Given before the call: the consumer may acknowledge before it returns.
+                self._given(number, [entry])
+                try:
+                    consumer.push_structured_event(stamped(entry.event.as_structured(), number))
+                except Exception:
+                    self._not_given(number)
+                    raise
+                sent += 1
+        except Exception as exc:
+            raise pss._Undelivered(sent, exc) from exc
+
+    def _push_numbered(self, consumer: Any, number: int, entries: list[Entry]) -> None:
+        consumer.push_structured_event(stamped(entries[0].event.as_structured(), number))
+
+
+class SequenceProxyPushSupplierAck(_PushAck, pss.SequenceProxyPushSupplier):
+    """``CosNotifyChannelAdminAck::SequenceProxyPushSupplierAck``."""
+
+    def _send(self, consumer: Any, batch: list[Entry]) -> None:
+        if not self._acking():
+            super()._send(consumer, batch)
+            return
+        with self._lock:
+            number = self._number(batch[0])
+        self._given(number, batch)  # before the call: see StructuredProxyPushSupplierAck
+        try:
+            self._push_numbered(consumer, number, batch)
+        except Exception as exc:
+            self._not_given(number)
+            raise pss._Undelivered(0, exc) from exc
+
+    def _push_numbered(self, consumer: Any, number: int, entries: list[Entry]) -> None:
+        events = [entry.event.as_structured() for entry in entries]
+        events[0] = stamped(events[0], number)
+        consumer.push_structured_events(events)
+
+
+# -- pull: the consumer pulls again --------------------------------------------------------------
+
+
+class _PullAck(_Ack, pls._PullSupplier):
+    def __init__(self, admin: Any, proxy_id: int | None) -> None:
+        super().__init__(admin, proxy_id)
+        self._init_ack()
+
+    def _redeliver(self, numbers: list[int]) -> None:
+        back = [e for n in numbers for e in self._unacked.pop(n)]
+        for number in numbers:
+            del self._given_at[number]
+        self._queue.unget(back)  # at the head; pulled again with the same numbers
+        self._cond.notify_all()
+
+    def _numbered(self, batch: list[Entry], per_event: bool) -> list[Any]:
+        """The pulled ``batch`` as structured events, numbered, waiting for acknowledge."""
+        if not self._acking():
+            self._taken(batch)
+            return [entry.event.as_structured() for entry in batch]
+        self._channel._delivered(len(batch))
+        events = [entry.event.as_structured() for entry in batch]
+        if per_event:
+            for at, entry in enumerate(batch):
+                with self._lock:
+                    number = self._number(entry)
+                events[at] = stamped(events[at], number)
+                self._given(number, [entry])
+        elif batch:
+            with self._lock:
+                number = self._number(batch[0])
+            events[0] = stamped(events[0], number)
+            self._given(number, batch)
+        return events
+
+    def _on_teardown(self) -> None:
+        with self._lock:
+            gone = self._forget_unacked()
+        self._channel._released(gone)
+        super()._on_teardown()
+
+
+class StructuredProxyPullSupplierAck(_PullAck, pls.StructuredProxyPullSupplier):
+    """``CosNotifyChannelAdminAck::StructuredProxyPullSupplierAck``."""
+
+    def pull_structured_event(self) -> Any:
+        return self._numbered(self._take(1, block=True), per_event=True)[0]
+
+    def try_pull_structured_event(self) -> tuple[Any, bool]:
+        events = self._numbered(self._take(1, block=False), per_event=True)
+        if events:
+            return events[0], True
+        return empty_structured_event(), False
+
+
+class SequenceProxyPullSupplierAck(_PullAck, pls.SequenceProxyPullSupplier):
+    """``CosNotifyChannelAdminAck::SequenceProxyPullSupplierAck``."""
+
+    def pull_structured_events(self, max_number: int) -> list[Any]:
+        pacing = self._qos.get("PacingInterval", 0) / 1e7
+        batch = self._take(self._limit(max_number), block=True, pacing=pacing)
+        return self._numbered(batch, per_event=False)
+
+    def try_pull_structured_events(self, max_number: int) -> tuple[list[Any], bool]:
+        batch = self._take(self._limit(max_number), block=False)
+        return self._numbered(batch, per_event=False), bool(batch)
+
+
+#: The Ack kind of each proxy supplier type an admin makes (admin.py).
+ACK_KINDS = {
+    "STRUCTURED_EVENT": (StructuredProxyPushSupplierAck, StructuredProxyPullSupplierAck),
+    "SEQUENCE_EVENT": (SequenceProxyPushSupplierAck, SequenceProxyPullSupplierAck),
+}

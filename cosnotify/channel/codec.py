@@ -1,0 +1,163 @@
+"""CORBA values as bytes for the store: events, Anys, property lists, references.
+
+Strategy: the store keeps opaque bytes (cosnotify/store); this module makes
+them, with omniORB's own marshalling (``cdrMarshal``: a CDR encapsulation,
+byte order included), so a stored value reads back exactly as it went in,
+TypeCodes from the wire included. An event record is a small fixed header
+(the resolved per-event QoS the queues need: arrival, priority, deadline,
+start) followed by the CDR of the StructuredEvent or the Any. Topology
+records are JSON, whose CORBA values (QoS and admin properties, mapping
+filter values) are base64 CDR.
+
+``cdrMarshal`` needs an initialised ORB. A process that uses a store without
+an ORB of its own gets one initialised on first use, listening on loopback
+only (``ensure_orb``); an application should initialise its ORB before
+making a factory with a store, or its options are ignored (omniORB allows
+one ORB per process).
+
+References are stored as their IOR strings and read back with
+``string_to_object``; an in-process client (a plain Python object) has no
+reference to store, so its connection is not persistent (docs/persistence.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import struct
+from typing import Any
+
+import omniORB
+from omniORB import CORBA
+
+import CosNotification
+
+__all__ = [
+    "decode_any",
+    "decode_event",
+    "decode_properties",
+    "dumps",
+    "encode_any",
+    "encode_event",
+    "encode_properties",
+    "ensure_orb",
+    "loads",
+    "reference_from_text",
+    "reference_text",
+]
+
+_TC_STRUCTURED = CosNotification._tc_StructuredEvent
+_TC_PROPERTIES = CosNotification._tc_PropertySeq
+#: Event record header: version, flags, arrival, priority, deadline, start.
+_HEADER = struct.Struct("<BBdhdd")
+_VERSION = 1
+_STRUCTURED, _HAS_DEADLINE, _HAS_START = 1, 2, 4
+
+
+def ensure_orb() -> Any:
+    """The process's ORB, initialised on loopback if the process has none yet."""
+    orb = omniORB.orb
+    if orb is None:
+        orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:"], CORBA.ORB_ID)
+    return orb
+
+
+# -- values --------------------------------------------------------------------------------
+
+
+def encode_any(value: Any) -> bytes:
+    ensure_orb()
+    return bytes(omniORB.cdrMarshal(CORBA.TC_any, value))
+
+
+def decode_any(data: bytes) -> Any:
+    ensure_orb()
+    return omniORB.cdrUnmarshal(CORBA.TC_any, data)
+
+
+def encode_properties(properties: list[Any]) -> bytes:
+    ensure_orb()
+    return bytes(omniORB.cdrMarshal(_TC_PROPERTIES, list(properties)))
+
+
+def decode_properties(data: bytes) -> list[Any]:
+    ensure_orb()
+    return list(omniORB.cdrUnmarshal(_TC_PROPERTIES, data))
+
+
+def reference_text(reference: Any) -> str | None:
+    """The IOR of an object reference; None for anything else (an in-process object)."""
+    if not isinstance(reference, CORBA.Object):
+        return None
+    return str(ensure_orb().object_to_string(reference))
+
+
+def reference_from_text(text: str | None) -> Any:
+    return None if text is None else ensure_orb().string_to_object(text)
+
+
+# -- events ----------------------------------------------------------------------------------
+
+
+def encode_event(event: Any, priority: int, deadline: float | None) -> bytes:
+    """One queue copy of ``event`` (a channel.event.Event) with its resolved QoS."""
+    ensure_orb()
+    flags = 0
+    if event.is_structured:
+        flags |= _STRUCTURED
+        body = omniORB.cdrMarshal(_TC_STRUCTURED, event.structured)
+    else:
+        body = omniORB.cdrMarshal(CORBA.TC_any, event.any)
+    if deadline is not None:
+        flags |= _HAS_DEADLINE
+    if event.start is not None:
+        flags |= _HAS_START
+    header = _HEADER.pack(_VERSION, flags, event.arrival, priority,
+                          deadline if deadline is not None else math.nan,
+                          event.start if event.start is not None else math.nan)
+    return header + bytes(body)
+
+
+def decode_event(data: bytes) -> tuple[Any, float, int, float | None, float | None]:
+    """(StructuredEvent or Any, arrival, priority, deadline, start) of an event record."""
+    ensure_orb()
+    version, flags, arrival, priority, deadline, start = _HEADER.unpack_from(data)
+    if version != _VERSION:
+        raise ValueError(f"event record version {version} is not {_VERSION}")
+    body = data[_HEADER.size:]
+    tc = _TC_STRUCTURED if flags & _STRUCTURED else CORBA.TC_any
+    value = omniORB.cdrUnmarshal(tc, body)
+    return (value, arrival, priority,
+            deadline if flags & _HAS_DEADLINE else None,
+            start if flags & _HAS_START else None)
+
+
+# -- JSON with CORBA values ----------------------------------------------------------------------
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def dumps(record: dict[str, Any]) -> bytes:
+    """A topology record as JSON; ``bytes`` values become ``{"b64": ...}``."""
+    return json.dumps(record, default=_default, separators=(",", ":"), sort_keys=True).encode()
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray):
+        return {"b64": _b64(bytes(value))}
+    raise TypeError(f"cannot store {value!r}")
+
+
+def loads(data: bytes) -> dict[str, Any]:
+    def hook(obj: dict[str, Any]) -> Any:
+        if set(obj) == {"b64"}:
+            return base64.b64decode(obj["b64"])
+        return obj
+
+    result = json.loads(data.decode(), object_hook=hook)
+    if not isinstance(result, dict):
+        raise TypeError("a topology record is not a JSON object")
+    return result

@@ -1,0 +1,211 @@
+"""Event persistence (EventReliability=Persistent): stored before the push returns.
+
+Strategy: a channel whose ConnectionReliability is Persistent, in a factory
+with a store, has an :class:`EventLog`. An event that is to be persistent --
+the header's EventReliability, else the channel's (spec section 2.5.5.1:
+"the EventReliability property can be set per-channel, or per-message to
+override the per-channel setting") -- is routed as usual, except that the
+proxy suppliers whose ConnectionReliability is Persistent do not queue their
+copy at once: they *stage* it. The log then writes the event once, naming
+those proxies (``Store.add_events``; concurrent pushes share one commit),
+and only then queues the staged copies, so no consumer is given an event
+the store does not hold. Best-effort proxies on the same channel queue their
+copies directly and lose them on a restart, as BestEffort promises.
+
+A copy leaves the store when it leaves its queue for good (``release``):
+delivered (the consumer's push returned, or a pull returned it), expired,
+or discarded by the queue's limits. When the proxy is destroyed, all it
+still holds goes (``drop_consumer``). A release may be lost in a crash, so
+after a restart a consumer may be given again what it had already received
+in the last moments (the duplicate window, docs/persistence.md).
+
+Memory stays bounded: a proxy keeps at most ``window`` stored copies in
+memory (queued, in flight, or waiting for a retry); past that, copies stay
+on disk only (the proxy is *spilled*) and are read back a page at a time,
+in arrival order, as the queue drains. After a restart every durable proxy
+starts spilled, so restarting costs nothing per stored event.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from omniORB import CORBA
+
+from cosnotify.channel import codec
+from cosnotify.channel.event import from_any, from_structured
+from cosnotify.channel.queue import Entry
+from cosnotify.store.interface import Store, StoreError
+
+__all__ = ["DurableQueue", "EventLog"]
+
+log = logging.getLogger("cosnotify.channel")
+
+#: Stored copies a proxy keeps in memory at most (the rest wait on disk).
+WINDOW = 4096
+_PAGE = 512
+_MAX_PAGES = 64  # pages one refill reads looking for copies not already in memory
+
+
+class DurableQueue:
+    """The store side of one durable proxy supplier's queue (guarded by the proxy's lock)."""
+
+    __slots__ = ("cursor", "generation", "path", "resident", "spilled")
+
+    def __init__(self, path: str, spilled: bool = False) -> None:
+        self.path = path
+        #: Store ids of the copies in memory (queued, in flight, to retry).
+        self.resident: set[int] = set()
+        #: Some copies are on disk only; read them back before taking new ones.
+        self.spilled = spilled
+        #: Counts spills, so a refill knows whether one happened while it read.
+        self.generation = 0
+        #: The refill's position in the store (ids below are resident or released).
+        self.cursor = -1
+
+
+class EventLog:
+    """The persistent events of one channel."""
+
+    def __init__(self, channel: Any, store: Store, window: int = WINDOW) -> None:
+        self._channel = channel
+        self._store = store
+        self.window = window
+        self._closing = threading.Event()
+
+    def wants(self, event: Any) -> bool:
+        """Is ``event`` to be persistent (its header's EventReliability, else the channel's)?"""
+        reliability = event.reliability
+        if reliability is None:
+            reliability = self._channel._qos.get("EventReliability", 0)
+        return bool(reliability == 1)
+
+    # -- entry ------------------------------------------------------------------------------
+    def admit(self, event: Any, staged: list[tuple[Any, Entry]], now: float) -> None:
+        """Store ``event`` for the proxies that staged a copy, then queue the copies.
+
+        A store failure is raised as the CORBA exception the supplier gets
+        (NO_RESOURCES, IMP_LIMIT): the event was not accepted by those proxies.
+        """
+        from cosnotify.channel.topology import _mapped
+
+        paths = [proxy._durable_path() for proxy, _ in staged]
+        data = codec.encode_event(event, event.priority, event.deadline)
+        mark = event.mark
+        with _mapped():
+            (event_id,) = self._store.add_events([(data, paths)],
+                                                 dict([mark]) if mark is not None else None)
+        event.mark = None
+        for (proxy, entry), path in zip(staged, paths, strict=True):
+            entry.stored = event_id
+            if not proxy._admit_stored(entry, path, now):
+                self.release_ids(path, [event_id])
+
+    # -- leaving -------------------------------------------------------------------------------
+    def released(self, entries: Iterable[Entry]) -> None:
+        """These copies left their queues for good: the store need not keep them."""
+        by_path: dict[str, list[int]] = {}
+        for entry in entries:
+            stored = entry.stored
+            if stored:
+                durable = entry.owner.durable if entry.owner is not None else None
+                if durable is not None:
+                    durable.resident.discard(stored)
+                    by_path.setdefault(durable.path, []).append(stored)
+        for path, ids in by_path.items():
+            self.release_ids(path, ids)
+
+    def release_ids(self, path: str, ids: list[int]) -> None:
+        try:
+            self._store.release(path, ids)
+        except StoreError as exc:  # delivered anyway: at worst given again after a restart
+            log.error("the store could not release %d event(s) of %s: %s", len(ids), path, exc)
+
+    def dropped(self, path: str) -> None:
+        """The proxy at ``path`` was destroyed: everything it held goes."""
+        try:
+            self._store.drop_consumer(path)
+        except StoreError as exc:
+            log.error("the store could not drop %s: %s", path, exc)
+
+    # -- reading back -----------------------------------------------------------------------------
+    def refill(self, proxy: Any) -> int:
+        """Read the next copies of a spilled proxy back into its queue; how many came.
+
+        0 with the proxy still spilled means the store could not be read (or the
+        memory window is full): the caller tries again later.
+        """
+        for _ in range(_MAX_PAGES):
+            added, more = self._refill_page(proxy)
+            if added or not more:
+                return added
+        return 0
+
+    def _refill_page(self, proxy: Any) -> tuple[int, bool]:
+        queue = proxy._queue
+        with proxy._lock:
+            durable = queue.durable
+            if durable is None or not durable.spilled:
+                return 0, False
+            room = self.window - len(durable.resident)
+            generation, cursor = durable.generation, durable.cursor
+            resident = set(durable.resident)
+        if room <= 0:
+            return 0, False
+        try:
+            page = self._store.pending(durable.path, after=cursor, limit=min(room, _PAGE))
+        except StoreError as exc:
+            log.error("%r: the store could not be read: %s", proxy, exc)
+            return 0, False
+        entries = []
+        for stored in page:
+            if stored.id in resident:
+                continue
+            try:
+                entry = _entry(proxy, stored.data)
+            except Exception:
+                log.exception("%r: stored event %d is unreadable: dropped", proxy, stored.id)
+                self.release_ids(durable.path, [stored.id])
+                continue
+            entry.stored = stored.id
+            entries.append(entry)
+        now = proxy._service.clock.now()
+        added = 0
+        dropped: list[Entry] = []
+        with proxy._lock:
+            if queue.durable is not durable or not proxy._connected:
+                return 0, False
+            for entry in entries:
+                if entry.stored not in durable.resident:
+                    durable.resident.add(entry.stored)
+                    dropped.extend(queue.put(entry, now))
+                    added += 1
+            if len(page) == min(room, _PAGE):
+                durable.cursor = page[-1].id  # more may follow
+            elif durable.generation == generation:
+                durable.spilled, durable.cursor = False, -1  # all read, none spilled since
+            else:
+                durable.cursor = -1  # spilled meanwhile, maybe below the cursor: rescan
+            more = durable.spilled
+            if added:
+                proxy._enqueued()
+        if dropped:
+            self._channel._released(dropped)
+        return added, more
+
+
+def _entry(proxy: Any, data: bytes) -> Entry:
+    """A stored event as ``proxy``'s queue copy (its mapping filters applied again)."""
+    value, arrival, priority, deadline, start = codec.decode_event(data)
+    if isinstance(value, CORBA.Any):
+        event = from_any(value, arrival)
+    else:
+        event = from_structured(value, arrival)
+    event.priority, event.priority_source = priority, 2
+    event.stop_time = event.deadline = deadline
+    event.lifetime_source = 2
+    event.start = start
+    return Entry(event, *proxy._resolve(event))

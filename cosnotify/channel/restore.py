@@ -1,0 +1,192 @@
+"""Rebuilding a factory's persistent objects from their store records (topology.py).
+
+Strategy: records come back in the order their paths were first written,
+but an object's record may name a filter made after it, so the rebuild runs
+in passes over the decoded records: filters; channels; admins; proxies (each
+with its QoS, filters, subscriptions, offers and mapping filters); and last
+the connections, once every object a client might call back exists. Objects
+are made with their constructors and put straight into their parents'
+tables with their stored ids, without the checks a client's request goes
+through (the state was valid when it was saved). A record that cannot be
+used (a grammar no longer known, a constraint that no longer compiles, a
+parent that is missing) is logged and skipped: one bad record does not
+keep the rest of the topology from coming back.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from typing import Any
+
+from cosnotify.channel import admin as admins
+from cosnotify.channel import codec
+from cosnotify.channel.ack import ACK_KINDS
+from cosnotify.channel.channel import EventChannel
+from cosnotify.channel.durable import DurableQueue
+from cosnotify.channel.topology import OPERATORS, Topology, client_stub, persistent, qos_values
+from cosnotify.store.interface import Record
+
+__all__ = ["run"]
+
+log = logging.getLogger("cosnotify.channel")
+
+_FILTER = "IDL:omg.org/CosNotifyFilter/Filter:1.0"
+_MAPPING_FILTER = "IDL:omg.org/CosNotifyFilter/MappingFilter:1.0"
+_PROXY_CLASSES: dict[str, Any] = {cls.__name__: cls for table in (
+    admins._PUSH_SUPPLIERS, admins._PULL_SUPPLIERS, admins._PUSH_CONSUMERS,
+    admins._PULL_CONSUMERS) for cls in table.values()}
+_PROXY_CLASSES.update({cls.__name__: cls for kinds in ACK_KINDS.values() for cls in kinds})
+
+
+def run(topology: Topology, factory: Any, records: list[Record]) -> None:
+    decoded: list[tuple[Record, dict[str, Any]]] = []
+    for record in records:
+        try:
+            decoded.append((record, codec.loads(record.data)))
+        except (ValueError, TypeError) as exc:
+            log.error("store record %s is unreadable (%s): skipped", record.path, exc)
+    rebuild = _Rebuild(topology, factory)
+    for kinds, step in ((("filter", "mapping"), rebuild.filter),
+                        (("channel",), rebuild.channel),
+                        (("consumer_admin", "supplier_admin"), rebuild.admin),
+                        (("proxy_supplier", "proxy_consumer"), rebuild.proxy)):
+        for record, data in decoded:
+            if record.kind in kinds:
+                try:
+                    step(record.path, data)
+                except Exception:
+                    log.exception("store record %s could not be restored: skipped", record.path)
+    rebuild.connect_all()
+
+
+class _Rebuild:
+    def __init__(self, topology: Topology, factory: Any) -> None:
+        self.topology = topology
+        self.factory = factory
+        self.filters: dict[str, Any] = {}
+        self.proxies: list[tuple[Any, dict[str, Any]]] = []
+
+    # -- objects ----------------------------------------------------------------------------
+    def filter(self, path: str, data: dict[str, Any]) -> None:
+        from cosnotify.filter.persist import restore
+
+        if data.get("destroyed"):
+            return
+        for item in data["constraints"]:
+            if item["value"] is not None:
+                item["value"] = codec.decode_any(item["value"])
+        if "default" in data:
+            data["default"] = codec.decode_any(data["default"])
+        ff = self.factory._get_filter_factory()
+        flt = restore(ff, data)
+        ff.adopt(flt, path)
+        self.filters[path] = flt
+
+    def channel(self, path: str, data: dict[str, Any]) -> None:
+        qos = qos_values(data["qos"])
+        admin = qos_values(data["admin"])
+        channel = EventChannel(self.factory, data["id"], qos, set(qos), admin)
+        self.factory._adopt_channel(channel)
+
+    def admin(self, path: str, data: dict[str, Any]) -> None:
+        parts = path.split("/")
+        channel = self.factory._channels[int(parts[1])]
+        consumer = parts[2] == "ca"
+        cls: Any = admins.ConsumerAdmin if consumer else admins.SupplierAdmin
+        table = channel._consumer_admins if consumer else channel._supplier_admins
+        admin: Any = cls(channel, data["id"], OPERATORS[data["op"]])
+        _apply_qos(admin, data["qos"])
+        with channel._lock:
+            table[admin._id] = admin
+            channel._rebuild_routes()
+        self._attach_filters(admin, data["filters"])
+        if consumer:
+            admin._explicit.update([tuple(t) for t in data["types"]], [])
+            admin._update_contribution()
+            admin._priority_filter = self._filter(data.get("priority_filter") or {}, "priority")
+            admin._lifetime_filter = self._filter(data.get("lifetime_filter") or {}, "lifetime")
+        else:
+            appeared, vanished = admin._offers.update([tuple(t) for t in data["offers"]], [])
+            channel._hub.change_offers(appeared, vanished)
+
+    def proxy(self, path: str, data: dict[str, Any]) -> None:
+        parts = path.split("/")
+        channel = self.factory._channels[int(parts[1])]
+        table = channel._consumer_admins if parts[2] == "ca" else channel._supplier_admins
+        admin = table[int(parts[3])]
+        cls = _PROXY_CLASSES[data["class"]]
+        channel._reserve_proxy(admin.limit_name, force=True)
+        proxy: Any = cls(admin, data["id"])
+        _apply_qos(proxy, data["qos"])
+        with admin._lock:
+            admin._proxies[proxy._id] = proxy
+        self._attach_filters(proxy, data["filters"])
+        if "explicit_set" in data:
+            types = [tuple(t) for t in data["types"]]
+            if data["explicit_set"]:
+                proxy._restore_subscription(types)
+            proxy._priority_filter = self._filter(data.get("priority_filter") or {}, "priority")
+            proxy._lifetime_filter = self._filter(data.get("lifetime_filter") or {}, "lifetime")
+            proxy._refresh_fast_path()
+        else:
+            appeared, vanished = proxy._offers.update([tuple(t) for t in data["offers"]], [])
+            channel._hub.change_offers(appeared, vanished)
+        self.proxies.append((proxy, data))
+
+    # -- connections, last ----------------------------------------------------------------------
+    def connect_all(self) -> None:
+        for proxy, data in self.proxies:
+            if (proxy._channel._event_log is not None and hasattr(proxy, "_queue")
+                    and persistent(proxy)):
+                # Its stored events are read back as it delivers (channel/durable.py).
+                proxy._queue.durable = DurableQueue(proxy._durable_path(), spilled=True)
+            if not data["connected"]:
+                continue
+            try:
+                reference = codec.reference_from_text(data["client"])
+                interface = (getattr(proxy, "consumer_interface", "")
+                             or getattr(proxy, "supplier_interface", ""))
+                proxy._restore_connection(client_stub(reference, interface), data["suspended"])
+                queue = getattr(proxy, "_queue", None)
+                if queue is not None and queue.durable is not None:
+                    proxy._refill()  # the first page; a push proxy reads on as it delivers
+            except Exception:
+                log.exception("%r: the connection to its client could not be restored", proxy)
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _filter(self, ref: dict[str, Any], role: str) -> Any:
+        """A stored filter reference: ``role`` is ``filter``, ``priority`` or ``lifetime``."""
+        if "flt" in ref:
+            found = self.filters.get(ref["flt"])
+            if found is None:
+                log.error("filter %s is not in the store: not attached", ref["flt"])
+            return found
+        if "ior" in ref:
+            interface = _FILTER if role == "filter" else _MAPPING_FILTER
+            reference = client_stub(codec.reference_from_text(ref["ior"]), interface)
+            make = self.topology.remote_filter
+            return make(reference, role) if make is not None else reference
+        return None
+
+    def _attach_filters(self, obj: Any, items: list[dict[str, Any]]) -> None:
+        attached = []
+        for item in items:
+            flt = self._filter(item, "filter")
+            if flt is not None:
+                attached.append((item["id"], flt))
+        top = max((filter_id for filter_id, _ in attached), default=0)
+        with obj._filter_lock:
+            obj._filters = tuple(attached)
+            obj._filter_ids = itertools.count(top + 1)
+        for filter_id, flt in attached:
+            obj._filter_added(filter_id, flt)
+
+
+def _apply_qos(obj: Any, data: bytes) -> None:
+    values = qos_values(data)
+    if values:
+        with obj._qos_lock:
+            obj._qos.update(values)
+            obj._qos_explicit.update(values)
+        obj._qos_changed(values)

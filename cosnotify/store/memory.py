@@ -1,0 +1,150 @@
+"""An in-memory :class:`~cosnotify.store.interface.Store`: the interface without the disk.
+
+For tests, and for a process that wants topology ids and restore logic
+within its own lifetime (``EventChannelFactory(store=MemoryStore())``
+then a second factory over the same store). Nothing survives the process.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+
+from cosnotify.store.interface import Reason, Record, StoredEvent, StoreError
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """A thread-safe store in dicts; ``max_events`` bounds the events kept (FULL past it)."""
+
+    def __init__(self, *, max_events: int | None = None) -> None:
+        self._lock = threading.Lock()
+        self._records: dict[str, Record] = {}
+        self._counters: dict[str, int] = {}
+        self._events: dict[int, bytes] = {}
+        self._holders: dict[int, int] = {}
+        self._pending: dict[str, list[int]] = {}
+        self._next_event = 1
+        self._max_events = max_events
+        self._closed = False
+
+    def _check(self) -> None:
+        if self._closed:
+            raise StoreError(Reason.CLOSED, "the memory store is closed")
+
+    # -- topology --------------------------------------------------------------------------
+    def put(self, record: Record) -> None:
+        with self._lock:
+            self._check()
+            self._records[record.path] = record  # an existing key keeps its position
+
+    def delete(self, path: str) -> None:
+        with self._lock:
+            self._check()
+            below = path + "/"
+            for key in [k for k in self._records if k == path or k.startswith(below)]:
+                del self._records[key]
+
+    def records(self) -> list[Record]:
+        with self._lock:
+            self._check()
+            return list(self._records.values())
+
+    # -- counters --------------------------------------------------------------------------
+    def next_value(self, name: str) -> int:
+        with self._lock:
+            self._check()
+            value = self._counters.get(name, 0)
+            self._counters[name] = value + 1
+            return value
+
+    def peek_value(self, name: str) -> int:
+        with self._lock:
+            self._check()
+            return self._counters.get(name, 0)
+
+    def raise_value(self, name: str, at_least: int) -> None:
+        with self._lock:
+            self._check()
+            self._counters[name] = max(self._counters.get(name, 0), at_least)
+
+    # -- events ------------------------------------------------------------------------------
+    def add_events(self, events: Sequence[tuple[bytes, Sequence[str]]],
+                   marks: Mapping[str, int] | None = None) -> list[int]:
+        with self._lock:
+            self._check()
+            kept = sum(1 for _, consumers in events if consumers)
+            if self._max_events is not None and len(self._events) + kept > self._max_events:
+                raise StoreError(Reason.FULL, f"the memory store holds its limit of "
+                                              f"{self._max_events} events")
+            for name, value in (marks or {}).items():
+                self._counters[name] = max(self._counters.get(name, 0), value)
+            ids = []
+            for data, consumers in events:
+                event_id = self._next_event
+                self._next_event += 1
+                ids.append(event_id)
+                names = set(consumers)
+                if not names:
+                    continue
+                self._events[event_id] = data
+                self._holders[event_id] = len(names)
+                for name in names:
+                    self._pending.setdefault(name, []).append(event_id)
+            return ids
+
+    def release(self, consumer: str, event_ids: Iterable[int]) -> None:
+        with self._lock:
+            self._check()
+            queue = self._pending.get(consumer)
+            if not queue:
+                return
+            for event_id in sorted(set(event_ids)):
+                at = bisect.bisect_left(queue, event_id)
+                if at < len(queue) and queue[at] == event_id:
+                    del queue[at]
+                    self._unhold(event_id)
+            if not queue:
+                del self._pending[consumer]
+
+    def _unhold(self, event_id: int) -> None:
+        left = self._holders[event_id] - 1
+        if left:
+            self._holders[event_id] = left
+        else:
+            del self._holders[event_id]
+            del self._events[event_id]
+
+    def pending(self, consumer: str, after: int = -1, limit: int = 1000) -> list[StoredEvent]:
+        with self._lock:
+            self._check()
+            queue = self._pending.get(consumer, [])
+            at = bisect.bisect_right(queue, after)
+            return [StoredEvent(i, self._events[i]) for i in queue[at:at + limit]]
+
+    def pending_count(self, consumer: str) -> int:
+        with self._lock:
+            self._check()
+            return len(self._pending.get(consumer, ()))
+
+    def drop_consumer(self, consumer: str) -> None:
+        with self._lock:
+            self._check()
+            for event_id in self._pending.pop(consumer, ()):
+                self._unhold(event_id)
+
+    def consumers(self) -> list[str]:
+        with self._lock:
+            self._check()
+            return sorted(self._pending)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def flush(self) -> None:
+        with self._lock:
+            self._check()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True

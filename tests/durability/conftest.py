@@ -1,0 +1,75 @@
+"""Fixtures for durability: stores to restart over, and client servants.
+
+``store_opener`` opens the same store again at each call, as a restarted
+process would: the same MemoryStore object, or the same SQLite file.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyComm__POA
+
+from cosnotify.store import MemoryStore, Store
+from tests.channel.conftest import WAIT
+
+#: A channel whose objects and events survive a restart.
+PERSISTENT_QOS = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short, N.Persistent))]
+#: ... and whose events do too (Persistent/Persistent, section 2.5.5.1).
+DURABLE_QOS = [*PERSISTENT_QOS,
+               N.Property("EventReliability", CORBA.Any(CORBA.TC_short, N.Persistent))]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store_opener(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Store]:
+    if request.param == "memory":
+        memory = MemoryStore()
+        return lambda: memory
+    from cosnotify.store.sqlite import SQLiteStore
+
+    opened: list[Store] = []
+
+    def reopen() -> Store:
+        if opened:
+            opened[-1].close()
+        opened.append(SQLiteStore(tmp_path / "store.db"))
+        return opened[-1]
+
+    request.addfinalizer(lambda: opened and opened[-1].close())
+    return reopen
+
+
+def reference(orb: Any, servant: Any) -> Any:
+    """``servant`` activated in this process's RootPOA."""
+    return orb.resolve_initial_references("RootPOA").servant_to_reference(servant)
+
+
+class StructuredConsumer(CosNotifyComm__POA.StructuredPushConsumer):
+    """Records what arrives; signals on a condition."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.cond = threading.Condition()
+        self.disconnected = threading.Event()
+
+    def push_structured_event(self, event: Any) -> None:
+        with self.cond:
+            self.items.append(event)
+            self.cond.notify_all()
+
+    def offer_change(self, added: Any, removed: Any) -> None:
+        pass
+
+    def disconnect_structured_push_consumer(self) -> None:
+        self.disconnected.set()
+
+    def wait_for(self, count: int) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: len(self.items) >= count, WAIT)

@@ -1,0 +1,294 @@
+"""Event Acknowledgment (section 3.7): SequenceNumber, acknowledge, redelivery.
+
+Section 3.7.7.1: an event not acknowledged within RetryInterval is sent
+again, and "The consumer checks the received events in duplication using
+SequenceNumber". Time is a ManualClock, so "RetryInterval passed" is a
+step of the test, not a wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import TimeBase
+
+from cosnotify.channel.ack import StructuredProxyPullSupplierAck, StructuredProxyPushSupplierAck
+from cosnotify.channel.clock import ManualClock
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.store import Store
+from tests.channel.conftest import number, structured
+from tests.durability.conftest import DURABLE_QOS, StructuredConsumer, reference
+
+INTERVAL = 10_000_000  # RetryInterval: 1 s of the manual clock
+
+ACK_QOS = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
+           N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, INTERVAL))]
+
+
+def sequence_number(event: Any) -> int | None:
+    for prop in event.header.variable_header:
+        if prop.name == "SequenceNumber":
+            return int(prop.value.value())
+    return None
+
+
+def numbered(consumer: StructuredConsumer) -> list[tuple[int | None, int]]:
+    with consumer.cond:
+        return [(sequence_number(e), number(e)) for e in consumer.items]
+
+
+def ack_admin(channel: Any) -> Any:
+    admin, _ = channel.new_for_consumers(CA.AND_OP)
+    admin.set_qos(ACK_QOS)
+    return admin
+
+
+def supplier_of(channel: Any) -> Any:
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    proxy.connect_structured_push_supplier(None)
+    return proxy
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def factory(clock: ManualClock) -> Iterator[EventChannelFactory]:
+    with EventChannelFactory(clock=clock) as made:
+        yield made
+
+
+class TestPush:
+    def test_an_ack_admin_makes_ack_proxies_that_number_each_event(
+            self, factory: EventChannelFactory, omniorb: Any) -> None:
+        channel, _ = factory.create_channel([], [])
+        proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        assert isinstance(proxy, StructuredProxyPushSupplierAck)
+        consumer = StructuredConsumer()
+        proxy.connect_structured_push_consumer(reference(omniorb, consumer))
+        supplier = supplier_of(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert consumer.wait_for(3)
+        assert numbered(consumer) == [(0, 0), (1, 1), (2, 2)]  # section 3.7.5: 0, 1, 2 ...
+
+    def test_what_is_not_acknowledged_comes_again_with_its_number(
+            self, factory: EventChannelFactory, clock: ManualClock, omniorb: Any) -> None:
+        channel, _ = factory.create_channel([], [])
+        proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        consumer = StructuredConsumer()
+        proxy.connect_structured_push_consumer(reference(omniorb, consumer))
+        supplier = supplier_of(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert consumer.wait_for(3)
+        proxy.acknowledge([0, 2])
+        clock.advance(1.0)
+        assert consumer.wait_for(4)
+        assert factory.service.dispatcher.wait_idle()
+        assert numbered(consumer)[3:] == [(1, 1)]
+        proxy.acknowledge([1, 1, 99])  # again, and never given: ignored (3.7.5.2)
+        clock.advance(5.0)
+        assert factory.service.dispatcher.wait_idle()
+        assert len(numbered(consumer)) == 4
+        assert proxy.pending == 0
+
+    def test_a_sequence_batch_has_one_number_on_its_first_event(
+            self, factory: EventChannelFactory, omniorb: Any) -> None:
+        from tests.channel.conftest import SequencePushConsumer
+
+        channel, _ = factory.create_channel([], [])
+        proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.SEQUENCE_EVENT)
+        proxy.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 2))])
+        consumer = SequencePushConsumer()
+        proxy.connect_sequence_push_consumer(consumer)
+        supplier = supplier_of(channel)
+        for n in range(4):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert consumer.wait_for(2)
+        batches = [[sequence_number(e) for e in batch] for batch in consumer.received]
+        assert batches == [[0, None], [1, None]]
+
+    def test_a_plain_proxy_cannot_be_switched_to_acknowledgment(
+            self, factory: EventChannelFactory) -> None:
+        channel, _ = factory.create_channel([], [])
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        with pytest.raises(N.UnsupportedQoS):
+            proxy.set_qos(ACK_QOS[:1])
+
+
+class TestPull:
+    def test_a_pulled_event_not_acknowledged_is_pulled_again(
+            self, factory: EventChannelFactory, clock: ManualClock) -> None:
+        channel, _ = factory.create_channel([], [])
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        assert isinstance(proxy, StructuredProxyPullSupplierAck)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(2):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        first, _ = proxy.try_pull_structured_event()
+        second, _ = proxy.try_pull_structured_event()
+        assert [sequence_number(first), sequence_number(second)] == [0, 1]
+        proxy.acknowledge([1])
+        assert not proxy.try_pull_structured_event()[1]
+        clock.advance(1.0)
+        again, has_event = proxy.try_pull_structured_event()
+        assert has_event and (sequence_number(again), number(again)) == (0, 0)
+
+
+class TestDurable:
+    @pytest.fixture
+    def reopen(self, store_opener: Callable[[], Store],
+               clock: ManualClock) -> Iterator[Callable[[], EventChannelFactory]]:
+        made: list[EventChannelFactory] = []
+
+        def restart() -> EventChannelFactory:
+            if made:
+                made[-1].close()
+            made.append(EventChannelFactory(clock=clock, store=store_opener()))
+            return made[-1]
+
+        yield restart
+        if made:
+            made[-1].close()
+
+    def test_unacknowledged_events_come_back_after_a_restart_with_their_numbers(
+            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
+        factory = reopen()
+        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        admin = ack_admin(channel)
+        proxy, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        consumer = StructuredConsumer()
+        proxy.connect_structured_push_consumer(reference(omniorb, consumer))
+        supplier = supplier_of(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert consumer.wait_for(3)
+        given = numbered(consumer)
+        assert len({seq for seq, _ in given}) == 3
+        proxy.acknowledge([given[1][0]])
+
+        factory = reopen()
+        assert consumer.wait_for(5)
+        assert factory.service.dispatcher.wait_idle()
+        assert numbered(consumer)[3:] == [given[0], given[2]]
+        admin = factory.get_event_channel(channel_id).get_consumeradmin(admin._get_MyID())
+        admin.get_proxy_supplier(proxy_id).acknowledge([given[0][0], given[2][0]])
+        store = factory.service.topology.store
+        assert store.pending_count(proxy._durable_path()) == 0
+
+
+def test_an_ack_proxy_over_iiop(omniorb: Any) -> None:
+    """A remote consumer narrows to CosNotifyChannelAdminAck and acknowledges."""
+    import CosNotifyChannelAdminAck
+
+    from cosnotify.server import NotificationServer, ServerConfig
+
+    server = NotificationServer(ServerConfig(port=0, call_timeout=2.0)).start()
+    try:
+        factory = omniorb.string_to_object(server.ior)._narrow(CA.EventChannelFactory)
+        channel, channel_id = factory.create_channel([], [])
+        admin, admin_id = channel.new_for_consumers(CA.AND_OP)
+        admin.set_qos(ACK_QOS)
+        proxy, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        proxy = proxy._narrow(CosNotifyChannelAdminAck.StructuredProxyPushSupplierAck)
+        assert proxy is not None
+        consumer = StructuredConsumer()
+        proxy.connect_structured_push_consumer(reference(omniorb, consumer))
+        supplier = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)[0]._narrow(CA.StructuredProxyPushConsumer)
+        supplier.connect_structured_push_supplier(None)
+        supplier.push_structured_event(structured(fields={"n": 5}))
+        assert consumer.wait_for(1)
+        assert numbered(consumer) == [(0, 5)]
+        core = server.factory.get_event_channel(channel_id).get_consumeradmin(
+            admin_id).get_proxy_supplier(proxy_id)
+        assert list(core._unacked) == [0]
+        proxy.acknowledge([0])
+        assert core._unacked == {}
+    finally:
+        server.stop()
+
+
+class TestSupplierSide:
+    """Section 3.7.3.1 with the channel's proxy push consumer as the consumer."""
+
+    def numbered_event(self, n: int, number: int) -> Any:
+        return structured(fields={"n": n}, header=[
+            N.Property("SequenceNumber", CORBA.Any(CORBA.TC_long, number))])
+
+    def test_a_resent_number_is_dropped_and_every_number_acknowledged(
+            self, factory: EventChannelFactory, omniorb: Any) -> None:
+        import threading
+
+        class AckingSupplier:
+            def __init__(self) -> None:
+                self.acknowledged: list[int] = []
+                self.cond = threading.Condition()
+
+            def acknowledge(self, numbers: list[int]) -> None:
+                with self.cond:
+                    self.acknowledged.extend(numbers)
+                    self.cond.notify_all()
+
+            def disconnect_structured_push_supplier(self) -> None:
+                pass
+
+        channel, _ = factory.create_channel([], [])
+        consumer = StructuredConsumer()
+        out, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_push_consumer(reference(omniorb, consumer))
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        proxy.set_qos(ACK_QOS[:1])
+        supplier = AckingSupplier()
+        proxy.connect_structured_push_supplier(supplier)
+        for n, seq in ((10, 0), (11, 1), (11, 1), (12, 2), (10, 0)):
+            proxy.push_structured_event(self.numbered_event(n, seq))
+        assert consumer.wait_for(3)
+        with supplier.cond:
+            assert supplier.cond.wait_for(lambda: len(supplier.acknowledged) == 5, 10)
+        assert factory.service.dispatcher.wait_idle()
+        assert [number(e) for e in consumer.items] == [10, 11, 12]
+        assert sorted(supplier.acknowledged) == [0, 0, 1, 1, 2]
+
+    def test_the_next_number_survives_a_restart(
+            self, store_opener: Callable[[], Store], clock: ManualClock, omniorb: Any) -> None:
+        factory = EventChannelFactory(clock=clock, store=store_opener())
+        try:
+            channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+            consumer = StructuredConsumer()
+            out, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+                CA.STRUCTURED_EVENT)
+            out.connect_structured_push_consumer(reference(omniorb, consumer))
+            proxy, proxy_id = channel._get_default_supplier_admin(
+            ).obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+            proxy.set_qos(ACK_QOS[:1])
+            proxy.connect_structured_push_supplier(None)
+            proxy.push_structured_event(self.numbered_event(1, 7))
+            assert consumer.wait_for(1)
+        finally:
+            factory.close()
+        factory = EventChannelFactory(clock=clock, store=store_opener())
+        try:
+            proxy = factory.get_event_channel(channel_id)._get_default_supplier_admin(
+            ).get_proxy_consumer(proxy_id)
+            proxy.push_structured_event(self.numbered_event(1, 7))  # the supplier's resend
+            proxy.push_structured_event(self.numbered_event(2, 8))
+            assert consumer.wait_for(2)
+            assert factory.service.dispatcher.wait_idle()
+            assert [number(e) for e in consumer.items] == [1, 2]
+        finally:
+            factory.close()

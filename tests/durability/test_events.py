@@ -1,0 +1,266 @@
+"""Event persistence (EventReliability=Persistent), in process.
+
+Spec section 2.5.5.1 (Persistent/Persistent): "Each event is guaranteed to
+be delivered to all consumers registered to receive it at the time the
+event was delivered to the channel, within expiry limits". Consumers are
+omniORBpy servants; a restart is a second factory over the same store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import TimeBase
+
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.store import MemoryStore, Store
+from tests.channel.conftest import number, structured
+from tests.durability.conftest import DURABLE_QOS, PERSISTENT_QOS, StructuredConsumer, reference
+
+
+def short(value: int) -> Any:
+    return CORBA.Any(CORBA.TC_short, value)
+
+
+@pytest.fixture
+def reopen(store_opener: Callable[[], Store]) -> Iterator[Callable[[], EventChannelFactory]]:
+    made: list[EventChannelFactory] = []
+
+    def restart() -> EventChannelFactory:
+        if made:
+            made[-1].close()
+        made.append(EventChannelFactory(store=store_opener()))
+        return made[-1]
+
+    yield restart
+    if made:
+        made[-1].close()
+
+
+def supplier_of(channel: Any) -> Any:
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    proxy.connect_structured_push_supplier(None)
+    return proxy
+
+
+def push_consumer(channel: Any, orb: Any, consumer: StructuredConsumer,
+                  qos: list[Any] | None = None) -> tuple[Any, int]:
+    proxy, proxy_id = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+        CA.STRUCTURED_EVENT)
+    if qos:
+        proxy.set_qos(qos)
+    proxy.connect_structured_push_consumer(reference(orb, consumer))
+    return proxy, proxy_id
+
+
+def numbers(consumer: StructuredConsumer) -> list[int]:
+    with consumer.cond:
+        return [number(e) for e in consumer.items]
+
+
+class TestAcrossARestart:
+    def test_queued_events_are_delivered_after_a_restart(
+            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
+        factory = reopen()
+        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        consumer = StructuredConsumer()
+        proxy, proxy_id = push_consumer(channel, omniorb, consumer)
+        proxy.suspend_connection()
+        supplier = supplier_of(channel)
+        for n in range(5):
+            supplier.push_structured_event(structured(fields={"n": n}))
+
+        factory = reopen()
+        proxy = factory.get_event_channel(channel_id)._get_default_consumer_admin(
+        ).get_proxy_supplier(proxy_id)
+        proxy.resume_connection()
+        assert consumer.wait_for(5)
+        assert numbers(consumer) == [0, 1, 2, 3, 4]
+
+    def test_delivered_events_leave_the_store(
+            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
+        factory = reopen()
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        consumer = StructuredConsumer()
+        proxy, _ = push_consumer(channel, omniorb, consumer)
+        supplier = supplier_of(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert consumer.wait_for(3)
+        assert factory.service.dispatcher.wait_idle()
+        store = factory.service.topology.store
+        assert store.pending_count(proxy._durable_path()) == 0
+
+    def test_a_pull_consumer_finds_its_events_after_a_restart(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        factory = reopen()
+        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        proxy, proxy_id = channel._get_default_consumer_admin(
+        ).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        event, _ = proxy.try_pull_structured_event()
+        assert number(event) == 0  # pulled: no longer the store's
+
+        factory = reopen()
+        proxy = factory.get_event_channel(channel_id)._get_default_consumer_admin(
+        ).get_proxy_supplier(proxy_id)
+        got = []
+        while True:
+            event, has_event = proxy.try_pull_structured_event()
+            if not has_event:
+                break
+            got.append(number(event))
+        assert got == [1, 2]
+
+    def test_a_best_effort_proxy_loses_its_queue_and_only_it(
+            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
+        factory = reopen()
+        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        kept, dropped = StructuredConsumer(), StructuredConsumer()
+        kept_proxy, kept_id = push_consumer(channel, omniorb, kept)
+        lost_proxy, lost_id = push_consumer(
+            channel, omniorb, dropped,
+            [N.Property("ConnectionReliability", short(N.BestEffort))])
+        kept_proxy.suspend_connection()
+        lost_proxy.suspend_connection()
+        supplier = supplier_of(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+
+        factory = reopen()
+        admin = factory.get_event_channel(channel_id)._get_default_consumer_admin()
+        assert lost_id not in admin._get_push_suppliers()
+        admin.get_proxy_supplier(kept_id).resume_connection()
+        assert kept.wait_for(3)
+        assert numbers(kept) == [0, 1, 2]
+        assert numbers(dropped) == []
+
+
+class TestPerMessageReliability:
+    def test_a_best_effort_event_on_a_persistent_channel_is_not_kept(
+            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
+        """Section 2.5.5.1: EventReliability "per-message to override the per-channel"."""
+        factory = reopen()
+        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        consumer = StructuredConsumer()
+        proxy, proxy_id = push_consumer(channel, omniorb, consumer)
+        proxy.suspend_connection()
+        supplier = supplier_of(channel)
+        supplier.push_structured_event(structured(
+            fields={"n": 1}, header=[N.Property("EventReliability", short(N.BestEffort))]))
+        supplier.push_structured_event(structured(fields={"n": 2}))
+
+        factory = reopen()
+        factory.get_event_channel(channel_id)._get_default_consumer_admin(
+        ).get_proxy_supplier(proxy_id).resume_connection()
+        assert consumer.wait_for(1)
+        assert factory.service.dispatcher.wait_idle()
+        assert numbers(consumer) == [2]
+
+    def test_a_persistent_event_on_a_best_effort_events_channel_is_kept(
+            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
+        factory = reopen()
+        channel, channel_id = factory.create_channel(PERSISTENT_QOS, [])  # events BestEffort
+        consumer = StructuredConsumer()
+        proxy, proxy_id = push_consumer(channel, omniorb, consumer)
+        proxy.suspend_connection()
+        supplier = supplier_of(channel)
+        supplier.push_structured_event(structured(
+            fields={"n": 1}, header=[N.Property("EventReliability", short(N.Persistent))]))
+        supplier.push_structured_event(structured(fields={"n": 2}))
+
+        factory = reopen()
+        factory.get_event_channel(channel_id)._get_default_consumer_admin(
+        ).get_proxy_supplier(proxy_id).resume_connection()
+        assert consumer.wait_for(1)
+        assert factory.service.dispatcher.wait_idle()
+        assert numbers(consumer) == [1]
+
+    def test_a_persistent_event_on_a_best_effort_channel_is_refused(self) -> None:
+        with EventChannelFactory(store=MemoryStore()) as factory:
+            channel, _ = factory.create_channel([], [])
+            supplier = supplier_of(channel)
+            with pytest.raises(CORBA.BAD_QOS):
+                supplier.push_structured_event(structured(
+                    header=[N.Property("EventReliability", short(N.Persistent))]))
+
+
+class TestLimitsAndFailures:
+    def test_events_past_the_memory_window_wait_on_disk(self, omniorb: Any) -> None:
+        store = MemoryStore()
+        with EventChannelFactory(store=store) as factory:
+            channel, _ = factory.create_channel(DURABLE_QOS, [])
+            channel._event_log.window = 8
+            consumer = StructuredConsumer()
+            proxy, _ = push_consumer(channel, omniorb, consumer)
+            proxy.suspend_connection()
+            supplier = supplier_of(channel)
+            for n in range(100):
+                supplier.push_structured_event(structured(fields={"n": n}))
+            assert len(proxy._queue.durable.resident) == 8
+            assert proxy.pending == 8
+            assert store.pending_count(proxy._durable_path()) == 100
+            proxy.resume_connection()
+            assert consumer.wait_for(100)
+            assert numbers(consumer) == list(range(100))
+
+    def test_a_full_store_refuses_the_push(self, omniorb: Any) -> None:
+        with EventChannelFactory(store=MemoryStore(max_events=2)) as factory:
+            channel, _ = factory.create_channel(DURABLE_QOS, [])
+            proxy, _ = push_consumer(channel, omniorb, StructuredConsumer())
+            proxy.suspend_connection()
+            supplier = supplier_of(channel)
+            supplier.push_structured_event(structured(fields={"n": 0}))
+            supplier.push_structured_event(structured(fields={"n": 1}))
+            with pytest.raises(CORBA.NO_RESOURCES) as raised:
+                supplier.push_structured_event(structured(fields={"n": 2}))
+            assert "limit" in str(raised.value)
+            assert proxy.pending == 2  # what was accepted stays
+
+    def test_destroying_a_proxy_drops_its_stored_events(self, omniorb: Any) -> None:
+        store = MemoryStore()
+        with EventChannelFactory(store=store) as factory:
+            channel, _ = factory.create_channel(DURABLE_QOS, [])
+            proxy, _ = push_consumer(channel, omniorb, StructuredConsumer())
+            proxy.suspend_connection()
+            path = proxy._durable_path()
+            supplier_of(channel).push_structured_event(structured(fields={"n": 0}))
+            assert store.pending_count(path) == 1
+            proxy.disconnect_structured_push_supplier()
+            assert store.pending_count(path) == 0 and store.consumers() == []
+
+    def test_a_failing_consumer_gets_the_event_again_and_is_never_dropped(
+            self, omniorb: Any) -> None:
+        """Section 2.5.5.1: the channel "will continue to retry" a Persistent connection
+        unless the reference raises OBJECT_NOT_EXIST (TAO's Reconnecting test: a
+        consumer's exception leads to redelivery)."""
+
+        class Flaky(StructuredConsumer):
+            failures = 4
+
+            def push_structured_event(self, event: Any) -> None:
+                if self.failures:
+                    self.failures -= 1
+                    raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+                super().push_structured_event(event)
+
+        with EventChannelFactory(store=MemoryStore()) as factory:
+            channel, _ = factory.create_channel(DURABLE_QOS, [])
+            consumer = Flaky()
+            _proxy, _ = push_consumer(channel, omniorb, consumer, [
+                N.Property("Retries", CORBA.Any(CORBA.TC_long, 1)),
+                N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000))])  # 1 ms
+            supplier_of(channel).push_structured_event(structured(fields={"n": 7}))
+            assert consumer.wait_for(1)
+            assert numbers(consumer) == [7] and consumer.failures == 0
+            assert not consumer.disconnected.is_set()

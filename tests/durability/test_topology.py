@@ -1,0 +1,269 @@
+"""Topology persistence (ConnectionReliability=Persistent), in process.
+
+A factory made over a store saves every persistent object on each change;
+closing it leaves them in the store; a second factory over the same store
+brings them back with their ids, QoS, filters and client connections (spec
+section 2.5.5.1). Clients are omniORBpy servants, so their references can
+be stored and called again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosEventChannelAdmin
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter
+
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.store import MemoryStore, Record, Store
+from cosnotify.store.interface import Reason, StoreError
+from tests.channel.conftest import number, structured
+from tests.durability.conftest import PERSISTENT_QOS, StructuredConsumer, reference
+
+
+@pytest.fixture
+def reopen(store_opener: Callable[[], Store]) -> Iterator[Callable[[], EventChannelFactory]]:
+    """Make a factory over the store; each call closes the previous one first (a restart)."""
+    made: list[EventChannelFactory] = []
+
+    def restart() -> EventChannelFactory:
+        if made:
+            made[-1].close()
+        made.append(EventChannelFactory(store=store_opener()))
+        return made[-1]
+
+    yield restart
+    if made:
+        made[-1].close()
+
+
+def persistent_channel(factory: EventChannelFactory) -> tuple[Any, int]:
+    return factory.create_channel(PERSISTENT_QOS, [])
+
+
+def push_proxy(channel: Any) -> tuple[Any, int]:
+    admin = channel._get_default_supplier_admin()
+    return admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+
+
+class TestIdsAndState:
+    def test_channels_admins_and_proxies_come_back_with_their_ids(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        factory = reopen()
+        channel, channel_id = persistent_channel(factory)
+        admin, admin_id = channel.new_for_consumers(CA.OR_OP)
+        _, proxy_id = admin.obtain_notification_push_supplier(CA.SEQUENCE_EVENT)
+
+        factory = reopen()
+        assert factory.get_all_channels() == [channel_id]
+        channel = factory.get_event_channel(channel_id)
+        assert admin_id in channel.get_all_consumeradmins()
+        admin = channel.get_consumeradmin(admin_id)
+        assert admin._get_MyOperator() == CA.OR_OP
+        assert admin.get_proxy_supplier(proxy_id)._get_MyType() == CA.PUSH_SEQUENCE
+
+    def test_ids_are_never_reused_after_a_restart(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        factory = reopen()
+        first, first_id = persistent_channel(factory)
+        _, gone_id = persistent_channel(factory)
+        factory.get_event_channel(gone_id).destroy()
+        admin, admin_id = first.new_for_consumers(CA.AND_OP)
+        admin.destroy()
+
+        factory = reopen()
+        _, new_id = persistent_channel(factory)
+        assert new_id not in (first_id, gone_id)
+        _, new_admin_id = factory.get_event_channel(first_id).new_for_consumers(CA.AND_OP)
+        assert new_admin_id != admin_id
+
+    def test_qos_and_admin_properties_come_back(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        factory = reopen()
+        admin_props = [N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 77))]
+        channel, channel_id = factory.create_channel(PERSISTENT_QOS, admin_props)
+        channel.set_qos([N.Property("Priority", CORBA.Any(CORBA.TC_short, 5))])
+        proxy, proxy_id = push_proxy(channel)
+        proxy.set_qos([N.Property("OrderPolicy", CORBA.Any(CORBA.TC_short, N.FifoOrder))])
+
+        factory = reopen()
+        channel = factory.get_event_channel(channel_id)
+        qos = {p.name: p.value.value() for p in channel.get_qos()}
+        assert qos["Priority"] == 5 and qos["ConnectionReliability"] == N.Persistent
+        assert {p.name: p.value.value() for p in channel.get_admin()}["MaxQueueLength"] == 77
+        proxy = channel._get_default_supplier_admin().get_proxy_consumer(proxy_id)
+        assert {p.name: p.value.value() for p in proxy.get_qos()}["OrderPolicy"] == N.FifoOrder
+
+    def test_destroyed_objects_stay_destroyed(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        factory = reopen()
+        channel, channel_id = persistent_channel(factory)
+        proxy, proxy_id = push_proxy(channel)
+        proxy.disconnect_structured_push_consumer()
+        _, gone = persistent_channel(factory)
+        factory.get_event_channel(gone).destroy()
+
+        factory = reopen()
+        assert factory.get_all_channels() == [channel_id]
+        admin = factory.get_event_channel(channel_id)._get_default_supplier_admin()
+        assert proxy_id not in admin._get_push_consumers()
+
+    def test_best_effort_objects_are_not_kept(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        """Section 2.5.5.1 promises nothing across a restart for BestEffort objects."""
+        factory = reopen()
+        _, best_effort_id = factory.create_channel([], [])
+        channel, channel_id = persistent_channel(factory)
+        admin = channel._get_default_supplier_admin()
+        _, kept = admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+        best_effort, dropped = admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+        best_effort.set_qos([N.Property("ConnectionReliability",
+                                        CORBA.Any(CORBA.TC_short, N.BestEffort))])
+
+        factory = reopen()
+        assert factory.get_all_channels() == [channel_id]
+        assert best_effort_id != channel_id
+        admin = factory.get_event_channel(channel_id)._get_default_supplier_admin()
+        assert kept in admin._get_push_consumers() and dropped not in admin._get_push_consumers()
+
+
+class TestFilters:
+    def test_constraints_keep_their_ids_and_still_filter(
+            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
+        factory = reopen()
+        channel, channel_id = persistent_channel(factory)
+        flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        infos = flt.add_constraints([CosNotifyFilter.ConstraintExp([], "$n >= 10"),
+                                     CosNotifyFilter.ConstraintExp([], "$n == 3")])
+        flt.modify_constraints([infos[1].constraint_id], [])
+        admin, admin_id = channel.new_for_consumers(CA.AND_OP)
+        filter_id = admin.add_filter(flt)
+        consumer = StructuredConsumer()
+        proxy, _proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(reference(omniorb, consumer))
+
+        factory = reopen()
+        channel = factory.get_event_channel(channel_id)
+        admin = channel.get_consumeradmin(admin_id)
+        restored = admin.get_filter(filter_id)
+        assert [c.constraint_id for c in restored.get_all_constraints()] == [
+            infos[0].constraint_id]
+        added = restored.add_constraints([CosNotifyFilter.ConstraintExp([], "$n == 5")])
+        assert added[0].constraint_id > infos[1].constraint_id  # ids are not reused
+        supplier, _ = push_proxy(channel)
+        supplier.connect_structured_push_supplier(None)
+        for n in (1, 5, 12):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert consumer.wait_for(2)
+        assert [number(e) for e in consumer.items] == [5, 12]
+
+    def test_a_mapping_filter_comes_back_and_still_maps(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        """The admin's priority mapping filter still reorders a PriorityOrder queue."""
+        factory = reopen()
+        channel, channel_id = persistent_channel(factory)
+        mapping = channel._get_default_filter_factory().create_mapping_filter(
+            "EXTENDED_TCL", CORBA.Any(CORBA.TC_short, 0))
+        mapping.add_mapping_constraints([CosNotifyFilter.MappingConstraintPair(
+            CosNotifyFilter.ConstraintExp([], "$n == 1"), CORBA.Any(CORBA.TC_short, 9))])
+        admin, admin_id = channel.new_for_consumers(CA.AND_OP)
+        admin._set_priority_filter(mapping)
+        proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.set_qos([N.Property("OrderPolicy", CORBA.Any(CORBA.TC_short, N.PriorityOrder))])
+        proxy.connect_structured_pull_consumer(None)
+
+        factory = reopen()
+        channel = factory.get_event_channel(channel_id)
+        admin = channel.get_consumeradmin(admin_id)
+        restored = admin._get_priority_filter()
+        assert restored._get_default_value().value() == 0
+        assert restored.get_all_mapping_constraints()[0].value.value() == 9
+        supplier, _ = push_proxy(channel)
+        supplier.connect_structured_push_supplier(None)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert drain(admin.get_proxy_supplier(proxy_id)) == [1, 0, 2]
+
+
+def drain(proxy: Any) -> list[int]:
+    out = []
+    while True:
+        event, has_event = proxy.try_pull_structured_event()
+        if not has_event:
+            return out
+        out.append(number(event))
+
+
+class TestConnections:
+    def test_a_push_proxy_reconnects_and_delivers_after_a_restart(
+            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
+        factory = reopen()
+        channel, channel_id = persistent_channel(factory)
+        admin = channel._get_default_consumer_admin()
+        proxy, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        consumer = StructuredConsumer()
+        proxy.connect_structured_push_consumer(reference(omniorb, consumer))
+
+        factory = reopen()
+        assert not consumer.disconnected.is_set()  # a restart is not a disconnect
+        channel = factory.get_event_channel(channel_id)
+        proxy = channel._get_default_consumer_admin().get_proxy_supplier(proxy_id)
+        with pytest.raises(CosEventChannelAdmin.AlreadyConnected):
+            proxy.connect_structured_push_consumer(reference(omniorb, StructuredConsumer()))
+        supplier, _ = push_proxy(channel)
+        supplier.connect_structured_push_supplier(None)
+        supplier.push_structured_event(structured(fields={"n": 42}))
+        assert consumer.wait_for(1)
+        assert number(consumer.items[0]) == 42
+
+    def test_a_suspended_proxy_stays_suspended(
+            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
+        factory = reopen()
+        channel, channel_id = persistent_channel(factory)
+        proxy, proxy_id = channel._get_default_consumer_admin(
+        ).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(reference(omniorb, StructuredConsumer()))
+        proxy.suspend_connection()
+
+        factory = reopen()
+        proxy = factory.get_event_channel(channel_id)._get_default_consumer_admin(
+        ).get_proxy_supplier(proxy_id)
+        with pytest.raises(CA.ConnectionAlreadyInactive):
+            proxy.suspend_connection()
+        proxy.resume_connection()
+
+
+class TestFailures:
+    def test_a_store_that_fails_gives_no_resources_and_keeps_the_object_usable(
+            self, omniorb: Any) -> None:
+        class FullStore(MemoryStore):
+            full = False
+
+            def put(self, record: Record) -> None:
+                if self.full:
+                    raise StoreError(Reason.FULL, "disk full (test)")
+                super().put(record)
+
+        store = FullStore()
+        with EventChannelFactory(store=store) as factory:
+            channel, _ = persistent_channel(factory)
+            store.full = True
+            with pytest.raises(CORBA.NO_RESOURCES) as raised:
+                channel.new_for_consumers(CA.AND_OP)
+            assert "disk full" in str(raised.value)
+            store.full = False
+            channel.new_for_consumers(CA.AND_OP)
+
+    def test_an_unreadable_record_is_skipped_and_the_rest_comes_back(self) -> None:
+        store = MemoryStore()
+        with EventChannelFactory(store=store) as factory:
+            _, kept = persistent_channel(factory)
+        store.put(Record("ch/99", "channel", b"\xff not json"))
+        with EventChannelFactory(store=store) as factory:
+            assert factory.get_all_channels() == [kept]

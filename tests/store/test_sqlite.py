@@ -1,0 +1,506 @@
+"""The SQLite store beyond the contract: the file, durability, failures, group commit, memory.
+
+The contract itself (what any Store answers) is tests/store/test_contract.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cosnotify.store import sqlite as sqlite_module
+from cosnotify.store.interface import Reason, Record, StoreError
+from cosnotify.store.sqlite import APPLICATION_ID, MIGRATIONS, PENDING_SQL, SQLiteStore
+
+REPO = Path(__file__).resolve().parents[2]
+CHILD_ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "store.db"
+
+
+def refused(path: Path) -> StoreError:
+    """The StoreError that opening ``path`` raises (fails the test if it opens)."""
+    with pytest.raises(StoreError) as caught:
+        SQLiteStore(path)
+    return caught.value
+
+
+class TestDurability:
+    def test_everything_survives_a_reopen(self, path: Path) -> None:
+        """Records, counters, events and releases read back the same after close and open."""
+        with SQLiteStore(path) as store:
+            store.put(Record("ch/1", "channel", b"one"))
+            store.put(Record("ch/0", "channel", b"zero"))
+            store.put(Record("ch/1", "channel", b"one again"))
+            assert [store.next_value("ch") for _ in range(3)] == [0, 1, 2]
+            store.raise_value("flt", 7)
+            ids = store.add_events([(b"%d" % i, ["a", "b"]) for i in range(5)])
+            store.release("a", ids[:2])
+            store.drop_consumer("b")
+        with SQLiteStore(path) as store:
+            assert store.records() == [Record("ch/1", "channel", b"one again"),
+                                       Record("ch/0", "channel", b"zero")]
+            assert (store.peek_value("ch"), store.peek_value("flt")) == (3, 7)
+            assert [(e.id, e.data) for e in store.pending("a")] == [
+                (i, b"%d" % n) for n, i in enumerate(ids) if n >= 2]
+            assert store.consumers() == ["a"]
+
+    def test_ids_and_counters_never_go_back_across_reopen(self, path: Path) -> None:
+        """With every event released, a reopened store still hands out higher ids."""
+        with SQLiteStore(path) as store:
+            ids = store.add_events([(b"x", ["c"]) for _ in range(3)])
+            store.release("c", ids)
+            store.next_value("n")
+        with SQLiteStore(path) as store:
+            assert store.add_events([(b"y", ["c"])])[0] > max(ids)
+            assert store.next_value("n") == 1
+
+    def test_the_last_copy_released_deletes_the_event_row(self, path: Path) -> None:
+        """An event's row goes with its last copy, by release or by drop_consumer."""
+        with SQLiteStore(path) as store:
+            ids = store.add_events([(b"1", ["a", "b"]), (b"2", ["a"]), (b"3", ["b"])])
+            store.release("a", ids[:2])
+            assert event_rows(path) == [ids[0], ids[2]]
+            store.drop_consumer("b")
+            assert event_rows(path) == []
+
+    def test_releases_commit_undurably_until_flush(self, path: Path) -> None:
+        """A release commits without fsync; flush() makes it durable once, then is free."""
+        with SQLiteStore(path) as store:
+            ids = store.add_events([(b"1", ["a"])])
+            before = store.commits
+            store.release("a", ids)
+            assert store.commits == before + 1
+            store.flush()
+            assert store.commits == before + 2
+            store.flush()
+            assert store.commits == before + 2
+
+    def test_a_killed_writer_loses_no_acknowledged_event(self, tmp_path: Path) -> None:
+        """kill -9 mid-stream: every id add_events returned is pending after reopening."""
+        rng = random.Random()
+        seed = rng.randrange(10**6)
+        rng.seed(seed)
+        path = tmp_path / "crash.db"
+        expected: dict[int, bytes] = {}
+        for _ in range(3):
+            target = rng.randrange(20, 400)
+            child = subprocess.Popen([sys.executable, "-c", CRASH_CHILD, str(path)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=CHILD_ENV, cwd=REPO)
+            assert child.stdout is not None and child.stderr is not None
+            with child:
+                for _ in range(target):
+                    line = child.stdout.readline()
+                    if not line:
+                        child.wait()
+                        pytest.fail(f"writer died: {child.stderr.read().decode()}")
+                    tag, n, *ids = line.split()
+                    for k, event_id in enumerate(ids):
+                        expected[int(event_id)] = b"%s-%s-%d" % (tag, n, k)
+                child.kill()
+            assert child.returncode == -signal.SIGKILL
+            with SQLiteStore(path) as store:
+                got = {e.id: e.data for name in ("t0", "t1")
+                       for e in store.pending(name, limit=10**9)}
+            missing = sorted(set(expected) - set(got))
+            assert not missing, f"seed {seed}: acknowledged ids lost: {missing[:10]}"
+            assert all(got[i] == data for i, data in expected.items()), f"seed {seed}"
+
+
+# Two threads add batches of 1-3 events for consumer t0 or t1 and print
+# "tag n id..." once add_events has returned.
+CRASH_CHILD = """
+import sys, threading
+from cosnotify.store.sqlite import SQLiteStore
+store = SQLiteStore(sys.argv[1])
+out = threading.Lock()
+def work(tag):
+    n = 0
+    while True:
+        batch = [(b"%s-%d-%d" % (tag.encode(), n, k), [tag]) for k in range(1 + n % 3)]
+        ids = store.add_events(batch)
+        with out:
+            sys.stdout.write(" ".join([tag, str(n), *map(str, ids)]) + "\\n")
+            sys.stdout.flush()
+        n += 1
+for tag in ("t0", "t1"):
+    threading.Thread(target=work, args=(tag,), daemon=True).start()
+threading.Event().wait()
+"""
+
+
+@contextlib.contextmanager
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    """A plain sqlite3 connection to ``path``, closed on exit (and committed if no error)."""
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            yield conn
+    finally:
+        conn.close()
+
+
+def event_rows(path: Path) -> list[int]:
+    with connect(path) as conn:
+        return [row[0] for row in conn.execute("SELECT id FROM events ORDER BY id")]
+
+
+class TestGroupCommit:
+    def test_callers_queued_together_share_one_commit(self, path: Path) -> None:
+        """N callers released by a barrier while commits are held take one commit."""
+        callers = 8
+        start = threading.Barrier(callers)
+        got: dict[int, list[int]] = {}
+
+        def add(n: int) -> None:
+            start.wait()
+            got[n] = store.add_events([(b"%d" % n, [f"c{n}"])])
+
+        with SQLiteStore(path) as store:
+            workers = [threading.Thread(target=add, args=(n,)) for n in range(callers)]
+            with store.hold_commits():
+                for worker in workers:
+                    worker.start()
+                assert store.wait_queued(callers, timeout=10)
+                before = store.commits
+            for worker in workers:
+                worker.join()
+            assert store.commits == before + 1
+            assert sorted(i for ids in got.values() for i in ids) == list(range(1, callers + 1))
+            for n in range(callers):
+                assert [e.id for e in store.pending(f"c{n}")] == got[n]
+
+    def test_one_caller_failing_does_not_fail_its_group(self, path: Path) -> None:
+        """In a shared commit, an add that hits FULL fails alone; the others are kept."""
+        results: dict[str, object] = {}
+
+        def add(name: str, size: int) -> None:
+            try:
+                results[name] = store.add_events([(b"x" * size, [name])])
+            except StoreError as exc:
+                results[name] = exc.reason
+
+        with SQLiteStore(path, max_bytes=256 * 1024) as store:
+            jobs = [("small1", 100), ("huge", 400 * 1024), ("small2", 100)]
+            workers = [threading.Thread(target=add, args=job) for job in jobs]
+            with store.hold_commits():
+                for queued, worker in enumerate(workers, 1):
+                    worker.start()
+                    assert store.wait_queued(queued, timeout=10)
+                before = store.commits
+            for worker in workers:
+                worker.join()
+            assert store.commits == before + 1
+            assert results["huge"] is Reason.FULL
+            for name in ("small1", "small2"):
+                assert [e.id for e in store.pending(name)] == results[name]
+            assert store.pending("huge") == []
+
+    def test_a_write_failing_half_way_is_undone_alone(self, path: Path) -> None:
+        """A grouped write that fails after writing is rolled back to its savepoint only."""
+        outcome: dict[str, object] = {}
+
+        def broken(conn: sqlite3.Connection, txn: object) -> None:
+            conn.execute("INSERT INTO records (path, kind, data) VALUES ('half', 'k', x'')")
+            raise ValueError("a bug half way")
+
+        def call_broken() -> None:
+            with pytest.raises(ValueError, match="half way") as caught:
+                store._submit(broken, sync=True, doing="broken")
+            outcome["broken"] = caught.value
+
+        with SQLiteStore(path) as store:
+            workers = [threading.Thread(target=store.put, args=(Record("a", "k", b""),)),
+                       threading.Thread(target=call_broken),
+                       threading.Thread(target=store.put, args=(Record("b", "k", b""),))]
+            with store.hold_commits():
+                for queued, worker in enumerate(workers, 1):
+                    worker.start()
+                    assert store.wait_queued(queued, timeout=10)
+                before = store.commits
+            for worker in workers:
+                worker.join()
+            assert store.commits == before + 1
+            assert isinstance(outcome["broken"], ValueError)
+            assert [r.path for r in store.records()] == ["a", "b"]
+
+
+class TestSchema:
+    def test_a_new_store_is_marked_and_versioned(self, path: Path) -> None:
+        """A new file carries cosnotify's application id, the schema version and WAL mode."""
+        SQLiteStore(path).close()
+        assert os.listdir(path.parent) == ["store.db"]  # no temporary, no -wal left
+        with connect(path) as conn:
+            assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'")
+            assert version.fetchone()[0] == len(MIGRATIONS)
+
+    def test_a_newer_schema_is_refused_untouched(self, path: Path) -> None:
+        """schema_version above this code's: NEWER_SCHEMA, naming both, file unchanged."""
+        SQLiteStore(path).close()
+        with connect(path) as conn:
+            conn.execute("UPDATE meta SET value = 99 WHERE key = 'schema_version'")
+        before = path.read_bytes()
+        error = refused(path)
+        assert error.reason is Reason.NEWER_SCHEMA
+        assert str(error) == (f"{path}: written by a newer cosnotify (schema 99, this code"
+                              f" knows {len(MIGRATIONS)})")
+        assert path.read_bytes() == before
+
+    def test_migrations_run_in_order_at_open(self, path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+        """An older store is brought up to date by each later migration, in order."""
+        SQLiteStore(path).close()
+        monkeypatch.setattr(sqlite_module, "MIGRATIONS", [
+            *MIGRATIONS, ("CREATE TABLE extra (n INTEGER)", "INSERT INTO extra VALUES (1)"),
+            ("UPDATE extra SET n = n * 10 + 2",)])
+        SQLiteStore(path).close()
+        with connect(path) as conn:
+            assert conn.execute("SELECT n FROM extra").fetchall() == [(12,)]
+            assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'"
+                                ).fetchone()[0] == len(MIGRATIONS) + 2
+
+    def test_a_failing_migration_changes_nothing(self, path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+        """Migrations share one transaction: if a later one fails, none is applied."""
+        SQLiteStore(path).close()
+        monkeypatch.setattr(sqlite_module, "MIGRATIONS", [
+            *MIGRATIONS, ("CREATE TABLE extra (n INTEGER)",), ("NOT SQL",)])
+        assert refused(path).reason is Reason.IO
+        monkeypatch.undo()
+        with SQLiteStore(path) as store:
+            store.add_events([(b"still works", ["c"])])
+        with connect(path) as conn:
+            assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'extra'"
+                                ).fetchall() == []
+
+
+class TestRefusedFiles:
+    @pytest.mark.parametrize("content", [b"hello, not a database\n" * 50, b"\0" * 4096,
+                                         b"SQLite format 3\0"], ids=["text", "zeros", "short"])
+    def test_a_file_that_is_not_sqlite_is_left_untouched(
+            self, path: Path, content: bytes) -> None:
+        """A non-SQLite file: DAMAGED, naming the file, its bytes unchanged."""
+        path.write_bytes(content)
+        error = refused(path)
+        assert error.reason is Reason.DAMAGED
+        assert str(path) in str(error) and "not a cosnotify store" in str(error)
+        assert path.read_bytes() == content
+        assert os.listdir(path.parent) == ["store.db"]
+
+    @pytest.mark.parametrize("app_id", [0, 12345])
+    def test_a_foreign_sqlite_database_is_left_untouched(self, path: Path, app_id: int) -> None:
+        """Another program's SQLite file (its tables, its application id): DAMAGED, unchanged."""
+        with connect(path) as conn:
+            conn.execute(f"PRAGMA application_id = {app_id}")
+            conn.execute("CREATE TABLE meta (key, value)")
+            conn.execute("INSERT INTO meta VALUES ('schema_version', 1)")
+        before = path.read_bytes()
+        error = refused(path)
+        assert error.reason is Reason.DAMAGED
+        assert f"application id {app_id:#x}" in str(error)
+        assert path.read_bytes() == before
+
+    def test_our_application_id_without_our_tables_is_damaged(self, path: Path) -> None:
+        """A file marked as a store but missing the meta table is DAMAGED."""
+        with connect(path) as conn:
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute("CREATE TABLE other (n)")
+        error = refused(path)
+        assert error.reason is Reason.DAMAGED and "no meta table" in str(error)
+
+    def test_garbage_in_the_middle_is_damaged_at_open_or_first_use(self, path: Path) -> None:
+        """Pages overwritten mid-file: DAMAGED from the open or the first read."""
+        with SQLiteStore(path) as store:
+            for n in range(20):
+                store.add_events([(b"%d" % n * 50, ["a", "b"]) for _ in range(100)])
+        size = path.stat().st_size
+        with path.open("r+b") as file:
+            file.seek(size // 2 // 4096 * 4096)
+            file.write(b"\xde\xad\xbe\xef" * 1024 * 8)
+        with pytest.raises(StoreError) as caught, SQLiteStore(path) as store:
+            store.pending("a", limit=10**9)
+            store.pending("b", limit=10**9)
+        assert caught.value.reason is Reason.DAMAGED
+        assert str(path) in str(caught.value)
+
+    def test_a_directory_is_not_a_store(self, path: Path) -> None:
+        """A directory at the path is refused as DAMAGED (not a store)."""
+        path.mkdir()
+        assert refused(path).reason is Reason.DAMAGED
+
+    def test_a_path_under_a_regular_file_is_read_only(self, tmp_path: Path) -> None:
+        """No directory to write in (its parent is a file): READ_ONLY at open.
+
+        Tests may run as root, who can write through file modes; a file as the
+        parent directory fails for root too. The chmod cases follow, unprivileged.
+        """
+        (tmp_path / "file").write_bytes(b"")
+        error = refused(tmp_path / "file" / "store.db")
+        assert error.reason is Reason.READ_ONLY
+        assert "not a directory" in str(error)
+
+    @pytest.mark.parametrize("case", ["read-only file", "read-only directory",
+                                      "new store in a read-only directory"])
+    def test_read_only_places_are_refused(self, unprivileged_dir: Path, case: str) -> None:
+        """chmod'ed file or directory: READ_ONLY at open, for a user the modes bind."""
+        path = unprivileged_dir / "store.db"
+        if case != "new store in a read-only directory":
+            SQLiteStore(path).close()
+        if case == "read-only file":
+            path.chmod(0o444)
+        else:
+            unprivileged_dir.chmod(0o555)
+        reason, message = open_unprivileged(path)
+        assert reason == "READ_ONLY", message
+        assert str(path) in message
+
+    def test_closed_means_closed(self, path: Path) -> None:
+        """The error after close names the file; a second close does nothing."""
+        store = SQLiteStore(path)
+        store.close()
+        store.close()
+        with pytest.raises(StoreError, match=f"{path}: the store is closed"):
+            store.records()
+
+
+@pytest.fixture
+def unprivileged_dir() -> Iterator[Path]:
+    """A directory outside pytest's root-only tmp tree, so 'nobody' can reach it."""
+    folder = Path(tempfile.mkdtemp(prefix="cosnotify-store-"))
+    folder.chmod(0o777)
+    try:
+        yield folder
+    finally:
+        folder.chmod(0o700)
+        shutil.rmtree(folder)
+
+
+# Opens the store as 'nobody' when run as root (root writes through any mode).
+OPEN_CHILD = """
+import json, os, sys
+from cosnotify.store.sqlite import SQLiteStore
+from cosnotify.store.interface import StoreError
+if os.getuid() == 0:
+    try:
+        os.setgid(65534)
+        os.setuid(65534)
+    except OSError as exc:
+        print(json.dumps(["skip", f"cannot drop root: {exc}"]))
+        sys.exit()
+try:
+    SQLiteStore(sys.argv[1]).close()
+    print(json.dumps(["opened", ""]))
+except StoreError as exc:
+    print(json.dumps([exc.reason.name, str(exc)]))
+"""
+
+
+def open_unprivileged(path: Path) -> tuple[str, str]:
+    done = subprocess.run([sys.executable, "-c", OPEN_CHILD, str(path)], capture_output=True,
+                          env=CHILD_ENV, cwd=REPO, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    reason, message = json.loads(done.stdout)
+    if reason == "skip":
+        pytest.skip(message)
+    return str(reason), str(message)
+
+
+class TestFull:
+    def test_a_full_store_keeps_what_it_accepted_and_recovers(self, path: Path) -> None:
+        """Past max_bytes add_events raises FULL; earlier events stay; releasing makes room."""
+        accepted: dict[int, bytes] = {}
+        with SQLiteStore(path, max_bytes=256 * 1024) as store:
+            with pytest.raises(StoreError) as caught:
+                for n in range(10_000):
+                    batch = [(bytes([n % 256]) * 700 + b"%d" % k, ["c"]) for k in range(5)]
+                    accepted.update(zip(store.add_events(batch), (d for d, _ in batch)))
+            assert caught.value.reason is Reason.FULL
+            assert "max_bytes=262144" in str(caught.value) and str(path) in str(caught.value)
+            assert len(accepted) > 100
+            assert {e.id: e.data for e in store.pending("c", limit=10**9)} == accepted
+            with pytest.raises(StoreError):  # still full
+                store.add_events([(b"y" * 700, ["c"])])
+            store.release("c", sorted(accepted)[:len(accepted) // 2])
+            again = store.add_events([(b"y" * 700, ["c"]) for _ in range(20)])
+            assert store.pending("c", after=again[0] - 1) == store.pending("c")[-20:]
+        assert path.stat().st_size <= 256 * 1024
+
+    def test_max_bytes_has_a_floor(self, path: Path) -> None:
+        """max_bytes below MIN_MAX_BYTES and unknown synchronous levels are ValueErrors."""
+        with pytest.raises(ValueError, match="max_bytes"):
+            SQLiteStore(path, max_bytes=4096)
+        with pytest.raises(ValueError, match="synchronous"):
+            SQLiteStore(path, synchronous="SOMETIMES")
+        assert not path.exists()
+
+
+class TestReads:
+    def test_paging_searches_the_primary_key(self, path: Path) -> None:
+        """pending()'s query plan is two index searches: no scan, no sort."""
+        with SQLiteStore(path) as store:
+            store.add_events([(b"x", ["c"])])
+        with connect(path) as conn:
+            plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + PENDING_SQL,
+                                                   ("c", 0, 10))]
+        assert plan == ["SEARCH p USING PRIMARY KEY (consumer=? AND event_id>?)",
+                        "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"]
+
+    def test_limits_are_checked(self, path: Path) -> None:
+        """limit 0 reads nothing, a negative one is a ValueError; bad events are TypeErrors."""
+        with SQLiteStore(path) as store:
+            store.add_events([(b"x", ["c"])])
+            assert store.pending("c", limit=0) == []
+            with pytest.raises(ValueError, match="limit"):
+                store.pending("c", limit=-1)
+            with pytest.raises(TypeError, match="consumers"):
+                store.add_events([(b"x", "c")])
+            with pytest.raises(TypeError, match="bytes"):
+                store.add_events([(3, ["c"])])  # type: ignore[list-item]
+            assert store.pending_count("c") == 1
+
+    def test_paging_memory_stays_flat(self, path: Path) -> None:
+        """Paging 200k events (40 MB) through grows the process by far less than the data."""
+        events, size, batch = 200_000, 200, 5_000
+        with SQLiteStore(path) as store:
+            store.add_events([(b"w" * size, ["c"])])
+            store.release("c", [e.id for e in store.pending("c")])
+            baseline = peak = rss()
+            for first in range(0, events, batch):
+                store.add_events([((b"%08d" % (first + k)).ljust(size, b"."), ["c"])
+                                  for k in range(batch)])
+                peak = max(peak, rss())
+            after, seen = -1, 0
+            while page := store.pending("c", after=after, limit=1000):
+                assert page[0].data.startswith(b"%08d" % seen)
+                seen += len(page)
+                after = page[-1].id
+                peak = max(peak, rss())
+        assert seen == events
+        assert path.stat().st_size > events * size
+        assert peak - baseline < 20 * 2**20, f"grew {(peak - baseline) / 2**20:.1f} MiB"
+
+
+def rss() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    pytest.skip("no VmRSS in /proc/self/status")
