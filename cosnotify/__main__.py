@@ -79,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--db", type=Path, metavar="PATH",
                        help="the SQLite store: Persistent reliability, and channels back after "
                             "a restart (docs/persistence.md)")
+    serve.add_argument("--db-max-bytes", type=_count, metavar="N",
+                       help="the most the store's file may grow to; past it persistent "
+                            "pushes get NO_RESOURCES (default: the disk is the limit)")
     serve.add_argument("--call-timeout", type=_seconds, default=10.0, metavar="SECONDS",
                        help="timeout of each call to a remote consumer or supplier (default 10)")
     serve.add_argument("--filter-timeout", type=_seconds, default=1.0, metavar="SECONDS",
@@ -87,6 +90,9 @@ def _parser() -> argparse.ArgumentParser:
                        metavar="SECONDS",
                        help="destroy a pull consumer's proxy after this long without a pull "
                             "(default 0: never)")
+    serve.add_argument("--allow-reconnect", action="store_true",
+                       help="let connect_* on a connected proxy replace its client (TAO's "
+                            "-AllowReconnect) instead of raising AlreadyConnected")
     serve.add_argument("--max-connections", type=_count, metavar="N",
                        help="connections past which omniORB serves connections from its "
                             "thread pool instead of a thread each (default 10000)")
@@ -105,8 +111,10 @@ def serve(args: argparse.Namespace) -> int:
                               ior_file=args.ior_file, call_timeout=args.call_timeout,
                               filter_timeout=args.filter_timeout,
                               max_connections=args.max_connections, db=args.db,
+                              db_max_bytes=args.db_max_bytes,
                               service=ServiceConfig(
-                                  idle_pull_consumer_timeout=args.idle_pull_timeout))
+                                  idle_pull_consumer_timeout=args.idle_pull_timeout,
+                                  allow_reconnect=args.allow_reconnect))
         server = NotificationServer(config).start()
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback
         print(f"cosnotify serve: cannot start: {exc}", file=sys.stderr)

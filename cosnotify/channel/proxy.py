@@ -141,8 +141,12 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
         with self._lock:
             self._check_alive()
             if self._connected:
-                raise CosEventChannelAdmin.AlreadyConnected()
-            self._admin._check_connect_limit(self)
+                # Section 3.3.10.1 and friends: AlreadyConnected -- unless the service
+                # lets a restarted client take its proxy back (TAO's -AllowReconnect).
+                if not self._service.config.allow_reconnect:
+                    raise CosEventChannelAdmin.AlreadyConnected()
+            else:
+                self._admin._check_connect_limit(self)
             self._client = client
             self._lane = self._service.lane_for(client)
             self._connected = True

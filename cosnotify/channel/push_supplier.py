@@ -95,6 +95,8 @@ class _PushSupplier(Suspendable, ProxySupplier):
         self._resends: list[tuple[int, list[Entry]]] = []
         self._failures = 0
         self._timer: Any = None
+        #: The backoff timer of a failed push, while one is waiting.
+        self._retry_timer: Any = None
 
     # -- connecting -------------------------------------------------------------------
     def _connect_consumer(self, consumer: Any) -> None:
@@ -104,6 +106,13 @@ class _PushSupplier(Suspendable, ProxySupplier):
     def _on_connected(self) -> None:
         self._update_contribution()
         self._start_offer_relay()
+        with self._lock:
+            timer, self._retry_timer = self._retry_timer, None
+            if timer is not None:  # a new consumer (--allow-reconnect): no backoff for it
+                timer.cancel()
+                self._failures = 0
+        if timer is not None:  # this task takes the slot the timer held (_scheduled)
+            self._service.submit(self._deliver, self._delivery_lane())
         self._kick()
 
     def _on_suspend_change(self) -> None:
@@ -298,11 +307,14 @@ class _PushSupplier(Suspendable, ProxySupplier):
         with self._lock:
             self._retry = batch + self._retry
             # Keep _scheduled True: only the timer may restart delivery.
-            self._service.clock.call_later(delay, self._retry_due)
+            self._retry_timer = self._service.clock.call_later(delay, self._retry_due)
         return False
 
     def _retry_due(self) -> None:
         with self._lock:
+            if self._retry_timer is None:
+                return  # a reconnect took over (_on_connected)
+            self._retry_timer = None
             if self._destroyed:
                 return
         self._service.submit(self._deliver, self._delivery_lane())

@@ -48,6 +48,10 @@ class ServiceConfig:
     #: Seconds a connected pull consumer may go without pulling before its proxy is
     #: destroyed (omniNotify's DeadConProxyInterval); 0: never (pull_supplier.py).
     idle_pull_consumer_timeout: float = 0.0
+    #: A ``connect_*`` on a proxy that is already connected replaces its client
+    #: (keeping its queue) instead of raising AlreadyConnected: TAO's -AllowReconnect,
+    #: for clients that restart and reuse their proxy ids (docs/persistence.md).
+    allow_reconnect: bool = False
 
     def __attrs_post_init__(self) -> None:
         if self.consumer_queue_cap < 1 or self.delivery_slice < 1:

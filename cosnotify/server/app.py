@@ -82,6 +82,9 @@ class ServerConfig:
     #: The SQLite store (``--db``): Persistent reliability, and the topology back at
     #: the next start (docs/persistence.md). None: nothing outlives the process.
     db: Path | None = None
+    #: The most the store's file may grow to (bytes); past it persistent pushes get
+    #: NO_RESOURCES. None: the disk is the limit.
+    db_max_bytes: int | None = attrs.field(default=None, validator=_optional_count)
 
 
 def _millis(seconds: float) -> str:
@@ -138,7 +141,7 @@ class NotificationServer:
         self._store: Any = None
         self.factory: Any = None
         try:
-            self._store = _open_store(config.db)
+            self._store = _open_store(config.db, config.db_max_bytes)
             self.factory = EventChannelFactory(config.service, store=self._store, restore=False)
             self.servants = ServantFactory(config.filter_timeout, self.factory.service.submit,
                                            config.call_timeout, self.factory.service.lane_for)
@@ -328,13 +331,13 @@ class NotificationServer:
         return self.ior
 
 
-def _open_store(path: Path | None) -> Any:
+def _open_store(path: Path | None, max_bytes: int | None) -> Any:
     """The SQLite store at ``path`` (StoreError, naming the file, if it cannot be used)."""
     if path is None:
         return None
     from cosnotify.store.sqlite import SQLiteStore
 
-    return SQLiteStore(path)
+    return SQLiteStore(path, max_bytes=max_bytes)
 
 
 def _free_poa_name(parent: Any) -> str:
