@@ -82,6 +82,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--db-max-bytes", type=_count, metavar="N",
                        help="the most the store's file may grow to; past it persistent "
                             "pushes get NO_RESOURCES (default: the disk is the limit)")
+    serve.add_argument("--db-sync", choices=["full", "normal"], default="full",
+                       help="full (default): what is accepted survives a power loss (an "
+                            "fsync per commit); normal: survives a killed process only")
     serve.add_argument("--call-timeout", type=_seconds, default=10.0, metavar="SECONDS",
                        help="timeout of each call to a remote consumer or supplier (default 10)")
     serve.add_argument("--filter-timeout", type=_seconds, default=1.0, metavar="SECONDS",
@@ -111,7 +114,7 @@ def serve(args: argparse.Namespace) -> int:
                               ior_file=args.ior_file, call_timeout=args.call_timeout,
                               filter_timeout=args.filter_timeout,
                               max_connections=args.max_connections, db=args.db,
-                              db_max_bytes=args.db_max_bytes,
+                              db_max_bytes=args.db_max_bytes, db_sync=args.db_sync.upper(),
                               service=ServiceConfig(
                                   idle_pull_consumer_timeout=args.idle_pull_timeout,
                                   allow_reconnect=args.allow_reconnect))

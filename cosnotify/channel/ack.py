@@ -11,13 +11,17 @@ RetryInterval is given again with the same number (section 3.7.7.1 step 3:
 pushed again; for pull, put back at the head of the queue), so a consumer
 that drops numbers it has seen receives every event exactly once.
 
-Sequence numbers: on a durable proxy (channel/durable.py) the number of an
-event is its store id (below 2^31), so an event given again after a
-restart carries the number it had before -- the consumer's duplicate check
-keeps working across the restart. Otherwise numbers count 0, 1, 2, ... per
-connection as section 3.7.5 describes. The durable numbering increases but
-skips the ids of events this consumer does not receive; docs/persistence.md
-records the choice. A batch's number is that of its first event.
+Sequence numbers: on a structured proxy with persistent events
+(channel/durable.py) the number of a stored event is its store id (below
+2^30), so an event given again after a restart carries the number it had
+before -- the consumer's duplicate check keeps working across the restart.
+Other numbers (batches of a sequence proxy, best-effort events) come from a
+count: 0, 1, 2, ... per connection as section 3.7.5 describes; on a proxy
+with persistent events it runs from 2^30 up, apart from the store ids, and
+its high-water mark is reserved in the store a block at a time, so no
+number is given twice across a restart. docs/persistence.md records the
+choice. An unacknowledged batch is given again as it was, under its
+number.
 
 Section 2.5.5.1 and 3.7.7.3: a durable proxy never gives up; a best-effort
 one stops after Retries unanswered resends, as for failed pushes.
@@ -48,6 +52,9 @@ log = logging.getLogger("cosnotify.channel")
 
 SEQUENCE_NUMBER = "SequenceNumber"
 _MASK = 0x7FFFFFFF
+_STORED = 0x3FFFFFFF  # store ids as numbers: below 2^30
+_COUNTED = 1 << 30  # counted numbers on a durable proxy: from 2^30
+_BLOCK = 10_000  # counted numbers reserved in the store at a time
 
 
 def stamped(structured: Any, number: int) -> Any:
@@ -71,15 +78,15 @@ class _Ack:
     _service: Any
     _queue: Any
     _check_alive: Any
+    _kick: Any
 
     def _init_ack(self) -> None:
-        self._next_number = 0
+        self._next_number: int | None = None  # None: not read from the store yet
+        self._reserved = 0  # numbers below this are reserved in the store
         #: SequenceNumber -> the entries it names, given and not yet acknowledged.
         self._unacked: dict[int, list[Entry]] = {}
         #: SequenceNumber -> when it was last given (clock seconds).
         self._given_at: dict[int, float] = {}
-        #: Numbers of best-effort entries given before (id(entry) -> number).
-        self._numbers: dict[int, int] = {}
         self._unanswered = 0
         self._ack_timer: Any = None
 
@@ -87,14 +94,35 @@ class _Ack:
         return bool(self._qos.get("DeliveryReliability", 0) == 1)
 
     def _number(self, entry: Entry) -> int:
-        """The SequenceNumber of ``entry`` (lock held)."""
-        if entry.stored:
-            return entry.stored & _MASK
-        found = self._numbers.get(id(entry))
-        if found is None:
-            found = self._numbers[id(entry)] = self._next_number
-            self._next_number = (self._next_number + 1) & _MASK
-        return found
+        """The SequenceNumber of ``entry`` (lock held): kept once given."""
+        if entry.number < 0:
+            entry.number = (entry.stored & _STORED) if entry.stored else self._count()
+        return entry.number
+
+    def _count(self) -> int:
+        """The next counted number (lock held); see the module docstring."""
+        counter = self._counter_name()
+        if counter is None:  # nothing survives a restart: 0, 1, 2 ...
+            number = self._next_number or 0
+            self._next_number = (number + 1) & _MASK
+            return number
+        store = self._service.topology.store
+        if self._next_number is None:
+            self._next_number = self._reserved = store.peek_value(counter)
+        number = self._next_number
+        if number >= self._reserved:
+            self._reserved = number + _BLOCK
+            store.raise_value(counter, self._reserved)
+        self._next_number = number + 1
+        return _COUNTED | (number & _STORED)
+
+    def _counter_name(self) -> str | None:
+        from cosnotify.channel.topology import Topology, persistent
+
+        if self._service.topology is None or self._channel._event_log is None \
+                or not persistent(self):
+            return None
+        return f"ack/{Topology.path(self)}"
 
     def _interval(self) -> float:
         return float(self._qos.get("RetryInterval", 1_000_000)) / 1e7
@@ -131,11 +159,11 @@ class _Ack:
                 if entries is not None:
                     del self._given_at[number]
                     done.extend(entries)
-            for entry in done:
-                self._numbers.pop(id(entry), None)
             if done:
                 self._unanswered = 0
         self._channel._released(done)
+        if done:
+            self._kick()  # room in memory: events waiting on disk may come
 
     def _ack_due(self) -> None:
         """RetryInterval passed for some numbers: give them again."""
@@ -146,6 +174,11 @@ class _Ack:
             now = self._service.clock.now()
             limit = now - self._interval()
             due = sorted(n for n, at in self._given_at.items() if at <= limit)
+            if getattr(self, "_suspended", False) or not getattr(self, "_connected", False):
+                due = []  # nothing can be given now; resume_connection carries on
+                for number, at in self._given_at.items():
+                    if at <= limit:
+                        self._given_at[number] = now
             if due:
                 self._unanswered += 1
             durable = self._queue.durable is not None
@@ -173,7 +206,6 @@ class _Ack:
         entries = [e for batch in self._unacked.values() for e in batch]
         self._unacked.clear()
         self._given_at.clear()
-        self._numbers.clear()
         return entries
 
 
@@ -191,7 +223,8 @@ class _PushAck(_Ack, pss._PushSupplier):
         # else recorded by _send as each push returned
 
     def _redeliver(self, numbers: list[int]) -> None:
-        self._resends.extend((n, self._unacked[n]) for n in numbers)
+        waiting = {n for n, _ in self._resends}
+        self._resends.extend((n, self._unacked[n]) for n in numbers if n not in waiting)
         if not self._scheduled and not self._suspended and self._connected:
             self._scheduled = True
             self._service.submit(self._deliver, self._delivery_lane())
@@ -270,7 +303,7 @@ class SequenceProxyPushSupplierAck(_PushAck, pss.SequenceProxyPushSupplier):
             super()._send(consumer, batch)
             return
         with self._lock:
-            number = self._number(batch[0])
+            number = self._count()  # a batch has a number of its own (module docstring)
         self._given(number, batch)  # before the call: see StructuredProxyPushSupplierAck
         try:
             self._push_numbered(consumer, number, batch)
@@ -291,12 +324,18 @@ class _PullAck(_Ack, pls._PullSupplier):
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
         self._init_ack()
+        self._repull: list[tuple[int, list[Entry]]] = []
 
     def _redeliver(self, numbers: list[int]) -> None:
-        back = [e for n in numbers for e in self._unacked.pop(n)]
-        for number in numbers:
-            del self._given_at[number]
-        self._queue.unget(back)  # at the head; pulled again with the same numbers
+        if isinstance(self, pls.SequenceProxyPullSupplier):
+            # A batch is pulled again as it was, under its number (_repulled).
+            waiting = {n for n, _ in self._repull}
+            self._repull.extend((n, self._unacked[n]) for n in numbers if n not in waiting)
+        else:
+            back = [e for n in numbers for e in self._unacked.pop(n)]
+            for number in numbers:
+                del self._given_at[number]
+            self._queue.unget(back)  # at the head; pulled again with the same numbers
         self._cond.notify_all()
 
     def _numbered(self, batch: list[Entry], per_event: bool) -> list[Any]:
@@ -314,14 +353,27 @@ class _PullAck(_Ack, pls._PullSupplier):
                 self._given(number, [entry])
         elif batch:
             with self._lock:
-                number = self._number(batch[0])
+                number = self._count()
             events[0] = stamped(events[0], number)
             self._given(number, batch)
         return events
 
+    def _repulled(self) -> list[Any] | None:
+        """A batch due to be pulled again, as it was (sequence proxies), else None."""
+        with self._lock:
+            while self._repull:
+                number, entries = self._repull.pop(0)
+                if self._unacked.get(number) is entries:
+                    self._given_at[number] = self._service.clock.now()
+                    events = [entry.event.as_structured() for entry in entries]
+                    events[0] = stamped(events[0], number)
+                    return events
+        return None
+
     def _on_teardown(self) -> None:
         with self._lock:
             gone = self._forget_unacked()
+            self._repull = []
         self._channel._released(gone)
         super()._on_teardown()
 
@@ -344,12 +396,23 @@ class SequenceProxyPullSupplierAck(_PullAck, pls.SequenceProxyPullSupplier):
 
     def pull_structured_events(self, max_number: int) -> list[Any]:
         pacing = self._qos.get("PacingInterval", 0) / 1e7
-        batch = self._take(self._limit(max_number), block=True, pacing=pacing)
-        return self._numbered(batch, per_event=False)
+        while True:
+            again = self._repulled()
+            if again is not None:
+                return again
+            batch = self._take(self._limit(max_number), block=True, pacing=pacing)
+            if batch:  # empty: woken for a batch due again
+                return self._numbered(batch, per_event=False)
 
     def try_pull_structured_events(self, max_number: int) -> tuple[list[Any], bool]:
+        again = self._repulled()
+        if again is not None:
+            return again, True
         batch = self._take(self._limit(max_number), block=False)
         return self._numbered(batch, per_event=False), bool(batch)
+
+    def _interrupted(self) -> bool:
+        return bool(self._repull)
 
 
 #: The Ack kind of each proxy supplier type an admin makes (admin.py).

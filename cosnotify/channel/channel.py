@@ -383,17 +383,42 @@ class EventChannel(QoSAdminMixin):
         """Admit ``event`` and route it to every consumer admin."""
         event_log = self._event_log
         if event_log is not None and event_log.wants(event):
-            # Durable proxies stage their copies; stored, then queued (durable.py).
-            staged: list[Any] = []
-            event.stage = staged
-            try:
-                self._route(event)
-            finally:
-                event.stage = None
+            staged = self._staged(event)
             if staged:
-                event_log.admit(event, staged, event.arrival)
+                event_log.admit([(event, staged)])
             return
         self._route(event)
+
+    def _forward_all(self, events: list[Any]) -> None:
+        """Admit a supplier's batch: its persistent events are stored in one commit."""
+        event_log = self._event_log
+        if event_log is None:
+            for event in events:
+                self._route(event)
+            return
+        items: list[Any] = []
+        for event in events:
+            if event_log.wants(event):
+                staged = self._staged(event)
+                if staged:
+                    items.append((event, staged))
+                continue
+            if items:  # keep the batch's order: what came before goes first
+                event_log.admit(items)
+                items = []
+            self._route(event)
+        if items:
+            event_log.admit(items)
+
+    def _staged(self, event: Any) -> list[Any]:
+        """Route ``event`` with durable proxies staging their copies (durable.py)."""
+        staged: list[Any] = []
+        event.stage = staged
+        try:
+            self._route(event)
+        finally:
+            event.stage = None
+        return staged
 
     def _route(self, event: Any) -> None:
         account = self._account
@@ -415,12 +440,16 @@ class EventChannel(QoSAdminMixin):
 
     def _discard(self, event: Any) -> None:
         """Remove a discarded event from every queue holding it."""
+        removed = []
         for entry in event.holders or ():
             queue = entry.owner
             if queue is not None and queue.lock is not None:
                 with queue.lock:
-                    queue.remove(entry)
+                    if queue.remove(entry):
+                        removed.append(entry)
         event.holders = None
+        if removed and self._event_log is not None:
+            self._event_log.released(removed)  # the count already let the event go
 
     def _released(self, entries: list[Any]) -> None:
         """Entries left their queues (delivered, expired, discarded, dropped)."""

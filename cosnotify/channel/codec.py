@@ -4,8 +4,8 @@ Strategy: the store keeps opaque bytes (cosnotify/store); this module makes
 them, with omniORB's own marshalling (``cdrMarshal``: a CDR encapsulation,
 byte order included), so a stored value reads back exactly as it went in,
 TypeCodes from the wire included. An event record is a small fixed header
-(the resolved per-event QoS the queues need: arrival, priority, deadline,
-start) followed by the CDR of the StructuredEvent or the Any. Topology
+(the per-event QoS resolved at entry: arrival, priority, lifetime, StopTime,
+StartTime, with where priority and lifetime came from) followed by the CDR of the StructuredEvent or the Any. Topology
 records are JSON, whose CORBA values (QoS and admin properties, mapping
 filter values) are base64 CDR.
 
@@ -49,10 +49,11 @@ __all__ = [
 
 _TC_STRUCTURED = CosNotification._tc_StructuredEvent
 _TC_PROPERTIES = CosNotification._tc_PropertySeq
-#: Event record header: version, flags, arrival, priority, deadline, start.
-_HEADER = struct.Struct("<BBdhdd")
+#: Event record header: version, flags, arrival, priority and its source, lifetime
+#: and its source, StopTime, StartTime (NaN: none).
+_HEADER = struct.Struct("<BBdhBdBdd")
 _VERSION = 1
-_STRUCTURED, _HAS_DEADLINE, _HAS_START = 1, 2, 4
+_STRUCTURED = 1
 
 
 def ensure_orb() -> Any:
@@ -100,8 +101,10 @@ def reference_from_text(text: str | None) -> Any:
 # -- events ----------------------------------------------------------------------------------
 
 
-def encode_event(event: Any, priority: int, deadline: float | None) -> bytes:
-    """One queue copy of ``event`` (a channel.event.Event) with its resolved QoS."""
+def encode_event(event: Any) -> bytes:
+    """``event`` (a channel.event.Event) with the per-event QoS resolved at entry
+    (priority and lifetime with where they came from, StopTime, StartTime), so a
+    proxy can resolve its own copy again when it reads it back (durable.py)."""
     ensure_orb()
     flags = 0
     if event.is_structured:
@@ -109,28 +112,34 @@ def encode_event(event: Any, priority: int, deadline: float | None) -> bytes:
         body = omniORB.cdrMarshal(_TC_STRUCTURED, event.structured)
     else:
         body = omniORB.cdrMarshal(CORBA.TC_any, event.any)
-    if deadline is not None:
-        flags |= _HAS_DEADLINE
-    if event.start is not None:
-        flags |= _HAS_START
-    header = _HEADER.pack(_VERSION, flags, event.arrival, priority,
-                          deadline if deadline is not None else math.nan,
-                          event.start if event.start is not None else math.nan)
+    header = _HEADER.pack(_VERSION, flags, event.arrival, event.priority,
+                          event.priority_source, _nan(event.lifetime), event.lifetime_source,
+                          _nan(event.stop_time), _nan(event.start))
     return header + bytes(body)
 
 
-def decode_event(data: bytes) -> tuple[Any, float, int, float | None, float | None]:
-    """(StructuredEvent or Any, arrival, priority, deadline, start) of an event record."""
+def decode_event(data: bytes) -> tuple[Any, dict[str, Any]]:
+    """(StructuredEvent or Any, the Event attributes encode_event kept) of a record."""
     ensure_orb()
-    version, flags, arrival, priority, deadline, start = _HEADER.unpack_from(data)
+    (version, flags, arrival, priority, priority_source, lifetime, lifetime_source, stop,
+     start) = _HEADER.unpack_from(data)
     if version != _VERSION:
         raise ValueError(f"event record version {version} is not {_VERSION}")
     body = data[_HEADER.size:]
     tc = _TC_STRUCTURED if flags & _STRUCTURED else CORBA.TC_any
     value = omniORB.cdrUnmarshal(tc, body)
-    return (value, arrival, priority,
-            deadline if flags & _HAS_DEADLINE else None,
-            start if flags & _HAS_START else None)
+    return value, {"arrival": arrival, "priority": priority,
+                   "priority_source": priority_source, "lifetime": _none(lifetime),
+                   "lifetime_source": lifetime_source, "stop_time": _none(stop),
+                   "start": _none(start)}
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def _none(value: float) -> float | None:
+    return None if math.isnan(value) else value
 
 
 # -- JSON with CORBA values ----------------------------------------------------------------------

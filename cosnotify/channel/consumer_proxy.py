@@ -73,7 +73,9 @@ class ProxyConsumer(ProxyBase):
     def _inject_any(self, value: Any) -> None:
         self._inject(from_any(value, self._service.clock.now()))
 
-    def _inject(self, event: Any) -> None:
+    def _inject(self, event: Any, batch: list[Any] | None = None) -> None:
+        """Filter ``event`` and forward it (or, given ``batch``, append it there for the
+        channel to forward with the rest of a supplier's sequence)."""
         explicit = self._qos_explicit
         if explicit or event.qos_header:
             apply_qos(event, self._qos, explicit, self._channel._event_log is not None)
@@ -87,6 +89,9 @@ class ProxyConsumer(ProxyBase):
                     return
             elif not own_ok and admin_filters and not match_any(admin_filters, event):
                 return
+        if batch is not None:
+            batch.append(event)
+            return
         self._channel._forward(event)
 
     # -- NotifyPublish on the proxy (section 2.6.2) ------------------------------------------
@@ -202,20 +207,20 @@ class SequenceProxyPushConsumer(_NumberedPushConsumer):
             self._numbered_push(notifications[0], lambda mark: self._inject_batch(
                 notifications, mark))
             return
-        for notification in notifications:
-            self._inject_structured(notification)
+        self._inject_batch(notifications, None)
 
     def _inject_batch(self, notifications: list[Any], mark: Any) -> Any:
-        """The batch, its number's mark stored with its last event (a crash in the
-        middle gives the supplier's resend again in full: duplicates, never a loss)."""
+        """The batch: filtered one by one, forwarded together (its persistent events
+        in one commit, durable.py), with its number's mark on its last event."""
         now = self._service.clock.now()
-        last = len(notifications) - 1
+        batch: list[Any] = []
         event = None
-        for at, notification in enumerate(notifications):
+        for notification in notifications:
             event = from_structured(notification, now)
-            if at == last:
-                event.mark = mark
-            self._inject(event)
+            self._inject(event, batch)
+        if event is not None:
+            event.mark = mark
+        self._channel._forward_all(batch)
         return event
 
     def disconnect_sequence_push_consumer(self) -> None:

@@ -29,7 +29,7 @@ starts spilled, so restarting costs nothing per stored event.
 from __future__ import annotations
 
 import logging
-import threading
+import weakref
 from collections.abc import Iterable
 from typing import Any
 
@@ -47,13 +47,15 @@ log = logging.getLogger("cosnotify.channel")
 #: Stored copies a proxy keeps in memory at most (the rest wait on disk).
 WINDOW = 4096
 _PAGE = 512
+_READ_BACK = 1 << 62  # seq of an event read back: its store id, below live events
 _MAX_PAGES = 64  # pages one refill reads looking for copies not already in memory
 
 
 class DurableQueue:
     """The store side of one durable proxy supplier's queue (guarded by the proxy's lock)."""
 
-    __slots__ = ("cursor", "generation", "path", "resident", "spilled")
+    __slots__ = ("admitting", "cursor", "generation", "path", "refilling", "resident",
+                 "spilled")
 
     def __init__(self, path: str, spilled: bool = False) -> None:
         self.path = path
@@ -65,6 +67,11 @@ class DurableQueue:
         self.generation = 0
         #: The refill's position in the store (ids below are resident or released).
         self.cursor = -1
+        #: Copies being stored for this proxy (staged, not yet admitted): while any
+        #: are, a refill may read them back but must not end the spill.
+        self.admitting = 0
+        #: A refill is reading: others wait their turn (one at a time per proxy).
+        self.refilling = False
 
 
 class EventLog:
@@ -74,7 +81,9 @@ class EventLog:
         self._channel = channel
         self._store = store
         self.window = window
-        self._closing = threading.Event()
+        #: Events read back from the store, by id, while some queue holds them: an
+        #: event stored for many proxies is decoded once and shared, as when it came.
+        self._read: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
     def wants(self, event: Any) -> bool:
         """Is ``event`` to be persistent (its header's EventReliability, else the channel's)?"""
@@ -84,25 +93,49 @@ class EventLog:
         return bool(reliability == 1)
 
     # -- entry ------------------------------------------------------------------------------
-    def admit(self, event: Any, staged: list[tuple[Any, Entry]], now: float) -> None:
-        """Store ``event`` for the proxies that staged a copy, then queue the copies.
+    def admit(self, items: list[tuple[Any, list[tuple[Any, Entry]]]]) -> None:
+        """Store each ``(event, staged)`` -- in one commit -- for the proxies that
+        staged a copy, then queue the copies.
 
         A store failure is raised as the CORBA exception the supplier gets
-        (NO_RESOURCES, IMP_LIMIT): the event was not accepted by those proxies.
+        (NO_RESOURCES): the events were not accepted by those proxies.
         """
         from cosnotify.channel.topology import _mapped
 
-        paths = [proxy._durable_path() for proxy, _ in staged]
-        data = codec.encode_event(event, event.priority, event.deadline)
-        mark = event.mark
-        with _mapped():
-            (event_id,) = self._store.add_events([(data, paths)],
-                                                 dict([mark]) if mark is not None else None)
-        event.mark = None
-        for (proxy, entry), path in zip(staged, paths, strict=True):
-            entry.stored = event_id
-            if not proxy._admit_stored(entry, path, now):
-                self.release_ids(path, [event_id])
+        rows: list[tuple[bytes, list[str]]] = []
+        marks: dict[str, int] = {}
+        for event, staged in items:
+            paths = [proxy._durable_path() for proxy, _ in staged]
+            rows.append((codec.encode_event(event), paths))
+            if event.mark is not None:
+                name, value = event.mark
+                marks[name] = max(value, marks.get(name, value))
+        for (_, staged), (_, paths) in zip(items, rows, strict=True):
+            for (proxy, _), path in zip(staged, paths, strict=True):
+                proxy._admitting(path)
+        try:
+            with _mapped():
+                ids = self._store.add_events(rows, marks or None)
+        except BaseException:
+            self._not_admitted(items)
+            raise
+        for (event, staged), (_, paths), event_id in zip(items, rows, ids, strict=True):
+            event.mark = None
+            for (proxy, entry), path in zip(staged, paths, strict=True):
+                entry.stored = event_id
+                if not proxy._admit_stored(entry, path, event.arrival):
+                    self.release_ids(path, [event_id])
+
+    def _not_admitted(self, items: list[tuple[Any, list[tuple[Any, Entry]]]]) -> None:
+        """The store refused the events: undo what staging counted."""
+        account = self._channel._account
+        for _, staged in items:
+            for proxy, entry in staged:
+                with proxy._lock:
+                    if proxy._queue.durable is not None:
+                        proxy._queue.durable.admitting -= 1
+                if account.limit:
+                    account.release([entry])
 
     # -- leaving -------------------------------------------------------------------------------
     def released(self, entries: Iterable[Entry]) -> None:
@@ -138,11 +171,21 @@ class EventLog:
         0 with the proxy still spilled means the store could not be read (or the
         memory window is full): the caller tries again later.
         """
-        for _ in range(_MAX_PAGES):
-            added, more = self._refill_page(proxy)
-            if added or not more:
-                return added
-        return 0
+        queue = proxy._queue
+        with proxy._lock:
+            durable = queue.durable
+            if durable is None or durable.refilling:
+                return 0  # another refill is reading: it queues what it finds
+            durable.refilling = True
+        try:
+            for _ in range(_MAX_PAGES):
+                added, more = self._refill_page(proxy)
+                if added or not more:
+                    return added
+            return 0
+        finally:
+            with proxy._lock:
+                durable.refilling = False
 
     def _refill_page(self, proxy: Any) -> tuple[int, bool]:
         queue = proxy._queue
@@ -150,7 +193,7 @@ class EventLog:
             durable = queue.durable
             if durable is None or not durable.spilled:
                 return 0, False
-            room = self.window - len(durable.resident)
+            room = proxy._window() - len(durable.resident)
             generation, cursor = durable.generation, durable.cursor
             resident = set(durable.resident)
         if room <= 0:
@@ -165,8 +208,11 @@ class EventLog:
             if stored.id in resident:
                 continue
             try:
-                entry = _entry(proxy, stored.data)
-            except Exception:
+                event = self._read.get(stored.id)
+                if event is None:
+                    event = self._read[stored.id] = _event(stored.data, stored.id)
+                entry = _entry(proxy, event)
+            except Exception:  # one unreadable record loses only itself
                 log.exception("%r: stored event %d is unreadable: dropped", proxy, stored.id)
                 self.release_ids(durable.path, [stored.id])
                 continue
@@ -185,7 +231,7 @@ class EventLog:
                     added += 1
             if len(page) == min(room, _PAGE):
                 durable.cursor = page[-1].id  # more may follow
-            elif durable.generation == generation:
+            elif durable.generation == generation and not durable.admitting:
                 durable.spilled, durable.cursor = False, -1  # all read, none spilled since
             else:
                 durable.cursor = -1  # spilled meanwhile, maybe below the cursor: rescan
@@ -197,15 +243,32 @@ class EventLog:
         return added, more
 
 
-def _entry(proxy: Any, data: bytes) -> Entry:
-    """A stored event as ``proxy``'s queue copy (its mapping filters applied again)."""
-    value, arrival, priority, deadline, start = codec.decode_event(data)
-    if isinstance(value, CORBA.Any):
-        event = from_any(value, arrival)
-    else:
-        event = from_structured(value, arrival)
-    event.priority, event.priority_source = priority, 2
-    event.stop_time = event.deadline = deadline
-    event.lifetime_source = 2
-    event.start = start
+def _entry(proxy: Any, event: Any) -> Entry:
+    """A stored event as ``proxy``'s queue copy (its QoS and mapping filters applied)."""
+    if proxy._fast:
+        return Entry(event, event.priority, event.deadline)
     return Entry(event, *proxy._resolve(event))
+
+
+def _event(data: bytes, event_id: int) -> Any:
+    """An event record as the channel's Event, as it was resolved at entry.
+
+    Its ``seq`` (the queues' arrival order) comes from its store id, below every
+    event made in this process: an event read back for one proxy and shared
+    with another keeps its place among the events that proxy reads after it,
+    and events read back go before the live ones that came after them.
+    """
+    value, fields = codec.decode_event(data)
+    arrival = fields.pop("arrival")
+    event = from_any(value, arrival) if isinstance(value, CORBA.Any) else from_structured(
+        value, arrival)
+    for name, field in fields.items():
+        setattr(event, name, field)
+    lifetime, stop = event.lifetime, event.stop_time
+    if lifetime:
+        expiry = arrival + lifetime
+        event.deadline = expiry if stop is None else min(stop, expiry)
+    else:
+        event.deadline = stop
+    event.seq = event_id - _READ_BACK
+    return event

@@ -65,6 +65,7 @@ class Event:
     """
 
     __slots__ = (
+        "__weakref__",  # durable.py shares an event read back among its proxies
         "any",
         "arrival",
         "deadline",

@@ -134,13 +134,26 @@ class _PullSupplier(ProxySupplier):
         deadline_armed = False
         while True:
             self._require_connected()
+            if block and self._interrupted():
+                return []  # the caller has something else to give (ack.py)
             now = clock.now()
             queue = self._queue
             queue.release_held(now)
             ready = queue.ready()
+            if ready < limit and self._on_disk():
+                self._channel._released(expired)  # expired copies make room
+                expired.clear()
+                if self._refill():
+                    continue  # persistent events read back from disk (durable.py)
             due = deadline is not None and now >= deadline
             if ready and (not block or ready >= limit or due):
                 batch = queue.get_batch(limit, now, expired)
+                if not batch and self._on_disk():
+                    # What was in memory had expired; more waits on disk: make room first.
+                    self._channel._released(expired)
+                    expired.clear()
+                    if self._refill():
+                        continue
                 if not block or len(batch) >= limit or (batch and due):
                     return batch
                 queue.unget(batch)  # expired entries made it short: wait for more
@@ -155,6 +168,15 @@ class _PullSupplier(ProxySupplier):
                 deadline_armed = True
                 timers.append(self._wake_at(deadline))
             self._cond.wait()
+
+    def _interrupted(self) -> bool:
+        """Hook: should a blocking pull stop waiting for the queue? (ack.py)"""
+        return False
+
+    def _kick(self) -> None:
+        """Events went to disk, or room was made for them: wake a waiting pull."""
+        with self._cond:
+            self._cond.notify_all()
 
     def _taken(self, batch: list[Entry]) -> None:
         self._channel._released(batch)

@@ -119,9 +119,10 @@ class _PushSupplier(Suspendable, ProxySupplier):
         self._kick()
 
     # -- scheduling -------------------------------------------------------------------
-    def _enqueue(self, entry: Entry, now: float) -> Entry | None:
+    def _enqueue(self, entry: Entry, now: float, held: bool = False) -> Entry | None:
         if self._channel._account.limit:
-            return super()._enqueue(entry, now)  # MaxQueueLength tracks queue entries exactly
+            # MaxQueueLength tracks queue entries exactly
+            return super()._enqueue(entry, now, held)
         inbox = self._inbox
         inbox.append(entry)
         if len(inbox) > _INBOX_DRAIN:

@@ -53,7 +53,7 @@ _INF = math.inf
 class Entry:
     """One proxy supplier's copy of an event, with its own priority and deadline."""
 
-    __slots__ = ("alive", "deadline", "event", "held", "owner", "priority", "stored")
+    __slots__ = ("alive", "deadline", "event", "held", "number", "owner", "priority", "stored")
 
     def __init__(self, event: Event, priority: int, deadline: float | None) -> None:
         self.event = event
@@ -64,6 +64,8 @@ class Entry:
         self.owner: EventQueue | None = None
         #: The store's id of the event, for a persistent copy (channel/durable.py); else 0.
         self.stored = 0
+        #: The SequenceNumber this copy was given under (ack.py); -1 before.
+        self.number = -1
 
     def __repr__(self) -> str:
         return f"<Entry {self.event!r} priority={self.priority} deadline={self.deadline}>"

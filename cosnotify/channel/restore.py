@@ -39,7 +39,8 @@ _PROXY_CLASSES: dict[str, Any] = {cls.__name__: cls for table in (
 _PROXY_CLASSES.update({cls.__name__: cls for kinds in ACK_KINDS.values() for cls in kinds})
 
 
-def run(topology: Topology, factory: Any, records: list[Record]) -> None:
+def run(topology: Topology, factory: Any, records: list[Record]) -> _Rebuild:
+    """Rebuild the objects of ``records``; the caller then calls ``connect_all``."""
     decoded: list[tuple[Record, dict[str, Any]]] = []
     for record in records:
         try:
@@ -57,7 +58,7 @@ def run(topology: Topology, factory: Any, records: list[Record]) -> None:
                     step(record.path, data)
                 except Exception:
                     log.exception("store record %s could not be restored: skipped", record.path)
-    rebuild.connect_all()
+    return rebuild
 
 
 class _Rebuild:
@@ -86,7 +87,8 @@ class _Rebuild:
     def channel(self, path: str, data: dict[str, Any]) -> None:
         qos = qos_values(data["qos"])
         admin = qos_values(data["admin"])
-        channel = EventChannel(self.factory, data["id"], qos, set(qos), admin)
+        channel: Any = EventChannel(self.factory, data["id"], qos, set(qos), admin)
+        channel._stored = True
         self.factory._adopt_channel(channel)
 
     def admin(self, path: str, data: dict[str, Any]) -> None:
@@ -96,6 +98,7 @@ class _Rebuild:
         cls: Any = admins.ConsumerAdmin if consumer else admins.SupplierAdmin
         table = channel._consumer_admins if consumer else channel._supplier_admins
         admin: Any = cls(channel, data["id"], OPERATORS[data["op"]])
+        admin._stored = True
         _apply_qos(admin, data["qos"])
         with channel._lock:
             table[admin._id] = admin
@@ -118,6 +121,7 @@ class _Rebuild:
         cls = _PROXY_CLASSES[data["class"]]
         channel._reserve_proxy(admin.limit_name, force=True)
         proxy: Any = cls(admin, data["id"])
+        proxy._stored = True
         _apply_qos(proxy, data["qos"])
         with admin._lock:
             admin._proxies[proxy._id] = proxy
@@ -136,7 +140,12 @@ class _Rebuild:
 
     # -- connections, last ----------------------------------------------------------------------
     def connect_all(self) -> None:
-        for proxy, data in self.proxies:
+        """Reconnect every proxy to its client: the consumers' side first, so an event
+        a pull supplier is polled for finds every consumer it is for connected."""
+        from cosnotify.channel.supplier_proxy import ProxySupplier
+
+        ordered = sorted(self.proxies, key=lambda item: not isinstance(item[0], ProxySupplier))
+        for proxy, data in ordered:
             if (proxy._channel._event_log is not None and hasattr(proxy, "_queue")
                     and persistent(proxy)):
                 # Its stored events are read back as it delivers (channel/durable.py).
@@ -148,9 +157,6 @@ class _Rebuild:
                 interface = (getattr(proxy, "consumer_interface", "")
                              or getattr(proxy, "supplier_interface", ""))
                 proxy._restore_connection(client_stub(reference, interface), data["suspended"])
-                queue = getattr(proxy, "_queue", None)
-                if queue is not None and queue.durable is not None:
-                    proxy._refill()  # the first page; a push proxy reads on as it delivers
             except Exception:
                 log.exception("%r: the connection to its client could not be restored", proxy)
 

@@ -33,6 +33,13 @@ _SUPPLIER_ACKS = {
     "push_structured_events": "IDL:omg.org/CosNotifyCommAck/SequencePushSupplierAck:1.0",
 }
 _UNKNOWN = object()
+_MASK = 0x7FFFFFFF
+
+
+def _older(number: int, expected: int) -> bool:
+    """Is ``number`` before ``expected`` on a connection whose numbers wrap at 2^31
+    (section 3.7.5)? Within half the range behind counts as before."""
+    return 0 < ((expected - number) & _MASK) < (1 << 30)
 
 
 def sequence_number(structured: Any) -> int | None:
@@ -60,7 +67,7 @@ class SupplierAck:
 
     def _init_supplier_ack(self) -> None:
         self._supplier_ack = False  # DeliveryReliability is Acknowledgment
-        self._expected: int | None = None  # None: not read from the store yet
+        self._expected: int | None = None  # None: no number accepted yet
         self._ack_lock = threading.Lock()
         self._ack_client: Any = _UNKNOWN
 
@@ -76,33 +83,31 @@ class SupplierAck:
         path = Topology.path(self)
         return None if path is None else f"ack/{path}"
 
-    def _check_number(self, number: int) -> tuple[bool, Any]:
-        """Is ``number`` new on this connection? Also the (counter, value) to store."""
-        counter = self._counter()
-        with self._ack_lock:
-            expected = self._expected
-            if expected is None:
-                expected = 0
-                if counter is not None:
-                    expected = self._service.topology.store.peek_value(counter)
-            if number < expected:
-                self._expected = expected
-                return False, None
-            self._expected = number + 1
-        return True, (counter, number + 1) if counter is not None else None
-
     def _numbered_push(self, structured: Any, inject: Any) -> None:
-        """Inject ``structured`` (via ``inject(mark)``) unless its number was seen; ack it."""
+        """Inject ``structured`` (via ``inject(mark)``) unless its number was seen; ack it.
+
+        The number counts as seen only once the inject returned: a push that
+        failed (the store full, a bad header) is taken when the supplier sends
+        it again. One numbered push at a time per proxy, so a number and the
+        event it names are accepted together.
+        """
         number = sequence_number(structured)
         if number is None:
             inject(None)
             return
-        fresh, mark = self._check_number(number)
-        if fresh:
-            event = inject(mark)
-            if mark is not None and (event is None or event.mark is not None):
-                # Not stored with an event (no durable consumer took it): on its own.
-                self._service.topology.store.raise_value(*mark)
+        counter = self._counter()
+        with self._ack_lock:
+            expected = self._expected
+            if expected is None and counter is not None:
+                # The stored next number; 0: none accepted yet (stored values are >= 1).
+                expected = self._service.topology.store.peek_value(counter) or None
+            if expected is None or not _older(number, expected):
+                mark = (counter, number + 1) if counter is not None else None
+                event = inject(mark)
+                if mark is not None and (event is None or event.mark is not None):
+                    # Not stored with an event (no durable consumer took it): alone.
+                    self._service.topology.store.raise_value(*mark)
+                self._expected = (number + 1) & _MASK
         self._service.call_soon(self._acknowledge_supplier, number, lane=self._lane)
 
     def _acknowledge_supplier(self, number: int) -> None:

@@ -128,6 +128,9 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             entry = Entry(event, *self._resolve(event))
         stage = event.stage
         if stage is not None and persistent(self) and self._id is not None:
+            account = self._channel._account
+            if account.limit:
+                account.hold(event)  # counted from now, as a queued copy is
             stage.append((self, entry))  # queued once stored (channel/durable.py)
             return entry
         return self._enqueue(entry, now)
@@ -142,25 +145,51 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
     def _admit_stored(self, entry: Entry, path: str, now: float) -> bool:
         """Queue a stored copy, or leave it on disk if the memory window is full.
         False if this proxy can no longer take it (the caller releases it)."""
-        window = self._channel._event_log.window
+        window = self._window()
+        account = self._channel._account
         with self._lock:
-            if not self._connected or self._destroyed:
-                return False
             durable = self._queue.durable
             if durable is None:
                 durable = self._queue.durable = DurableQueue(path)
-            if durable.spilled or len(durable.resident) >= window:
+            else:
+                durable.admitting -= 1
+            if not self._connected or self._destroyed:
+                if account.limit:
+                    account.release([entry])
+                return False
+            if entry.stored in durable.resident:
+                on_disk, queued = False, True  # a refill read it back already
+            elif durable.spilled or len(durable.resident) >= window:
                 durable.spilled = True
                 durable.generation += 1
-                on_disk = True
+                if entry.stored <= durable.cursor:  # a refill has read past it: go back
+                    durable.cursor = entry.stored - 1
+                on_disk, queued = True, False
             else:
                 durable.resident.add(entry.stored)
-                on_disk = False
-        if on_disk:
-            self._kick()
+                on_disk = queued = False
+        if on_disk or queued:
+            if account.limit:
+                account.release([entry])  # on disk only, or already queued: not this copy
+            if on_disk:
+                self._kick()
         else:
-            self._enqueue(entry, now)
+            self._enqueue(entry, now, held=bool(account.limit))
         return True
+
+    def _admitting(self, path: str) -> None:
+        """A copy for this proxy is about to be stored: a refill must not take the
+        proxy off the disk until it has been admitted (durable.py)."""
+        with self._lock:
+            durable = self._queue.durable
+            if durable is None:
+                durable = self._queue.durable = DurableQueue(path)
+            durable.admitting += 1
+
+    def _window(self) -> int:
+        """Stored copies kept in memory at most: the log's window, or a whole batch."""
+        window = int(self._channel._event_log.window)
+        return max(window, int(self._qos.get("MaximumBatchSize", 1)))
 
     def _kick(self) -> None:
         """Hook: start delivery if there is anything to deliver (push proxies)."""
@@ -176,17 +205,20 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         durable = self._queue.durable
         return durable is not None and durable.spilled
 
-    def _enqueue(self, entry: Entry, now: float) -> Entry | None:
+    def _enqueue(self, entry: Entry, now: float, held: bool = False) -> Entry | None:
         """Put ``entry`` in the queue (subclasses may defer the put, see push_supplier).
 
         Returns None when the entry was not queued (the proxy is not connected,
-        or MaxEventsPerConsumer discarded the entry itself).
+        or MaxEventsPerConsumer discarded the entry itself). ``held``: the
+        MaxQueueLength count already holds it (a staged copy).
         """
         account = self._channel._account
         with self._lock:
             if not self._connected:
+                if held:
+                    account.release([entry])
                 return None
-            if account.limit:
+            if account.limit and not held:
                 account.hold(entry.event)  # before a worker can see (and release) it
             dropped = self._queue.put(entry, now)
             self._enqueued()

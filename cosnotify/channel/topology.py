@@ -100,13 +100,20 @@ class Topology:
         if self._restoring:
             return
         path = self.path(obj)
-        if path is None or path.startswith("flt/") or not persistent(obj):
+        if path is None or path.startswith("flt/"):
+            return
+        if not persistent(obj):
+            if getattr(obj, "_stored", False):  # switched to BestEffort: no longer kept
+                with self._lock, _mapped():
+                    self.store.delete(path)
+                    obj._stored = False
             return
         with self._lock, _mapped():
             if getattr(obj, "_destroyed", False):
                 return
             kind, record = _record(obj)
             self.store.put(Record(path, kind, codec.dumps(record)))
+            obj._stored = True
 
     def save_filter(self, flt: Any) -> None:
         """The listener of every filter the factory's FilterFactory makes."""
@@ -142,9 +149,12 @@ class Topology:
 
         self._restoring = True
         try:
-            restore.run(self, factory, self.store.records())
+            rebuilt = restore.run(self, factory, self.store.records())
         finally:
             self._restoring = False
+        # Deliveries start only now: what they change (a consumer gone, a filter made)
+        # is saved like any change.
+        rebuilt.connect_all()
 
 
 @contextlib.contextmanager

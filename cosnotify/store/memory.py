@@ -118,6 +118,8 @@ class MemoryStore:
             del self._events[event_id]
 
     def pending(self, consumer: str, after: int = -1, limit: int = 1000) -> list[StoredEvent]:
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, not {limit}")
         with self._lock:
             self._check()
             queue = self._pending.get(consumer, [])

@@ -42,6 +42,13 @@ import CosNotifyChannelAdmin as CA
 import CosNotifyComm__POA
 
 T = TypeVar("T")
+_printing = threading.Lock()
+
+
+def say(text: str) -> None:
+    """One whole line at a time: the servant's thread prints too."""
+    with _printing:
+        print(text, flush=True)
 
 PERSISTENT = [N.Property(name, CORBA.Any(CORBA.TC_short, N.Persistent))
               for name in ("ConnectionReliability", "EventReliability")]
@@ -65,7 +72,7 @@ class Consumer(CosNotifyComm__POA.StructuredPushConsumer):
 
     def push_structured_event(self, event: Any) -> None:
         fields = " ".join(f"{p.name}={p.value.value()}" for p in event.filterable_data)
-        print(f"received {event.header.fixed_header.event_name} {fields}", flush=True)
+        say(f"received {event.header.fixed_header.event_name} {fields}")
         self.received += 1
         if self.received >= self.count:
             self.done.set()
@@ -74,7 +81,7 @@ class Consumer(CosNotifyComm__POA.StructuredPushConsumer):
         pass
 
     def disconnect_structured_push_consumer(self) -> None:
-        print("disconnected by the channel", flush=True)
+        say("disconnected by the channel")
         self.done.set()
 
 
@@ -107,11 +114,11 @@ def main(argv: list[str] | None = None) -> int:
         poa._get_the_POAManager().activate()
         factory = again(lambda: orb.string_to_object(args.url)._narrow(CA.EventChannelFactory))
         proxy, channel_id = find_or_make_proxy(factory, args.state)
-        print(f"channel {channel_id}", flush=True)
+        say(f"channel {channel_id}")
         consumer = Consumer(args.count)
         reference = poa.servant_to_reference(consumer)
         again(lambda: proxy.connect_structured_push_consumer(reference))
-        print("ready", flush=True)
+        say("ready")
         if not consumer.done.wait(args.timeout):
             print(f"timed out after {consumer.received} events", file=sys.stderr)
             return 1

@@ -89,19 +89,30 @@ class Consumer(CosNotifyComm__POA.StructuredPushConsumer):
         self.ended = threading.Event()
         self.proxy: Any = None  # an Ack proxy to acknowledge to, with --ack
         self.seen: set[int] = set()
+        self.lock = threading.Lock()  # a restarted server's pushes overlap an old upcall
 
     def push_structured_event(self, notification: Any) -> None:
         if self.proxy is not None:
             number = next(p.value.value() for p in notification.header.variable_header
                           if p.name == "SequenceNumber")
+            # Record first, then acknowledge (section 3.7.3.1 steps 3-5): an acknowledge
+            # may wait for a server that is being killed.
+            with self.lock:
+                fresh = number not in self.seen
+                if fresh:
+                    self.seen.add(number)
+                    print(f"number={number}", flush=True)
+                    self.record(notification)
+                else:
+                    print(f"dup={number}", flush=True)
             try:
                 self.proxy.acknowledge([number])
             except CORBA.SystemException:
                 pass  # lost: the event comes again (section 3.7.7.1 step 5)
-            if number in self.seen:
-                print(f"dup={number}", flush=True)
-                return
-            self.seen.add(number)
+            return
+        self.record(notification)
+
+    def record(self, notification: Any) -> None:
         if notification.header.fixed_header.event_type.type_name == "End":
             print("end", flush=True)
             self.ended.set()

@@ -264,3 +264,28 @@ class TestLimitsAndFailures:
             assert consumer.wait_for(1)
             assert numbers(consumer) == [7] and consumer.failures == 0
             assert not consumer.disconnected.is_set()
+
+
+def test_a_supplier_batch_is_stored_in_one_commit(tmp_path: Any, omniorb: Any) -> None:
+    """push_structured_events: its persistent events share one store commit."""
+    from cosnotify.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "store.db")
+    try:
+        with EventChannelFactory(store=store) as factory:
+            channel, _ = factory.create_channel(DURABLE_QOS, [])
+            consumer = StructuredConsumer()
+            proxy, _ = push_consumer(channel, omniorb, consumer)
+            proxy.suspend_connection()
+            supplier, _ = channel._get_default_supplier_admin(
+            ).obtain_notification_push_consumer(CA.SEQUENCE_EVENT)
+            supplier.connect_sequence_push_supplier(None)
+            before = store.commits
+            supplier.push_structured_events([structured(fields={"n": n}) for n in range(50)])
+            assert store.commits == before + 1
+            assert store.pending_count(proxy._durable_path()) == 50
+            proxy.resume_connection()
+            assert consumer.wait_for(50)
+            assert numbers(consumer) == list(range(50))
+    finally:
+        store.close()

@@ -97,7 +97,13 @@ def test_sigkill_at_random_moments_loses_no_accepted_event(
             assert duplicates <= KILLS * WINDOW, f"{name}: {duplicates} duplicates {context}"
         # Duplicates are redeliveries: each first arrival comes in order.
         firsts = list(dict.fromkeys(numbers))
-        assert firsts == sorted(firsts), f"{name} consumer: out of order {context}"
+        if firsts != sorted(firsts):
+            at = next(i for i, (a, b) in enumerate(zip(firsts, sorted(firsts))) if a != b)
+            lines = python.lines if name == "omniORBpy" else []
+            got_at = [i for i, line in enumerate(lines) if line.startswith("got=")][at]
+            raise AssertionError(f"{name} consumer: out of order at {at}: "
+                                 f"{firsts[max(0, at - 5):at + 10]} {context}\n"
+                                 + "\n".join(lines[max(0, got_at - 20):got_at + 30]))
 
 
 @pytest.fixture(scope="module")

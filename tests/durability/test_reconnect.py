@@ -65,7 +65,7 @@ class Service:
 def service(tmp_path: Path) -> Iterator[Service]:
     made = Service(tmp_path, "--allow-reconnect")
     yield made
-    made.process.stop()
+    assert made.process.stop() == 0, "".join(made.process.log)
 
 
 def resolve(orb: Any, url: str) -> Any:

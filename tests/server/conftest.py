@@ -101,8 +101,12 @@ class ServeProcess:
         try:
             status = self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            status = self.process.wait()
+            self.process.send_signal(signal.SIGABRT)  # faulthandler: its threads, in the log
+            try:
+                status = self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                status = self.process.wait()
         self._reader.join(10)  # the pipe ends with the process
         return status
 

@@ -1,0 +1,471 @@
+"""Regressions from the adversarial review of the durability change (ae1f6c8).
+
+Each test failed on that commit and shows one bug, now fixed: lost or
+duplicated persistent events, SequenceNumber defects, MaxQueueLength
+accounting, stale topology records. Interleavings are forced with store
+subclasses whose hooks run at the racy moment, and time is a ManualClock.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import TimeBase
+
+from cosnotify.channel.clock import ManualClock
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.store import MemoryStore
+from tests.channel.conftest import SequencePushConsumer, number, structured
+from tests.durability.conftest import DURABLE_QOS
+
+ACK_QOS = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
+           N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))]  # 1 s
+
+
+def short(v: int) -> Any:
+    return CORBA.Any(CORBA.TC_short, v)
+
+
+def seqno(event: Any) -> int | None:
+    for p in event.header.variable_header:
+        if p.name == "SequenceNumber":
+            return int(p.value.value())
+    return None
+
+
+def supplier_of(channel: Any) -> Any:
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    proxy.connect_structured_push_supplier(None)
+    return proxy
+
+
+class Rec:
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.cond = threading.Condition()
+
+    def push_structured_event(self, e: Any) -> None:
+        with self.cond:
+            self.items.append(e)
+            self.cond.notify_all()
+
+    def offer_change(self, a: Any, r: Any) -> None:
+        pass
+
+    def disconnect_structured_push_consumer(self) -> None:
+        pass
+
+    def wait_for(self, n: int, t: float = 10.0) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: len(self.items) >= n, t)
+
+
+# -----------------------------------------------------------------------------------------
+def test_supplier_ack_failed_push_is_dropped_on_resend() -> None:
+    """supplier_ack._check_number advances _expected before the inject; when the inject
+    fails (store full -> NO_RESOURCES) the supplier's resend of the same number is taken
+    for a duplicate: dropped AND acknowledged. The event is lost."""
+    store = MemoryStore(max_events=1)
+    with EventChannelFactory(store=store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        consumer = Rec()
+        out, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_push_consumer(consumer)
+        out.suspend_connection()
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        proxy.set_qos(ACK_QOS[:1])
+        proxy.connect_structured_push_supplier(None)
+
+        def numbered(n: int, s: int) -> Any:
+            return structured(fields={"n": n}, header=[
+                N.Property("SequenceNumber", CORBA.Any(CORBA.TC_long, s))])
+
+        proxy.push_structured_event(numbered(0, 0))
+        with pytest.raises(CORBA.NO_RESOURCES):
+            proxy.push_structured_event(numbered(1, 1))  # not accepted: supplier must resend
+        out.resume_connection()
+        assert consumer.wait_for(1)
+        assert factory.service.dispatcher.wait_idle()
+        proxy.push_structured_event(numbered(1, 1))  # the resend, room again
+        assert consumer.wait_for(2)
+        assert [number(e) for e in consumer.items] == [0, 1], "event 1 lost"
+
+
+# 2 -----------------------------------------------------------------------------------------
+def test_durable_ack_numbers_collide_with_best_effort_numbers() -> None:
+    """ack._number: a stored copy is numbered by its store id (1, 2, ...), a best-effort
+    copy on the same proxy by a counter from 0: two different events get the same
+    SequenceNumber; _unacked[n] is overwritten."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        admin.set_qos(ACK_QOS)
+        proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        consumer = Rec()
+        proxy.connect_structured_push_consumer(consumer)
+        supplier = supplier_of(channel)
+        best_effort = [N.Property("EventReliability", short(0))]
+        supplier.push_structured_event(structured(fields={"n": 0}))                      # stored id 1
+        supplier.push_structured_event(structured(fields={"n": 1}, header=best_effort))  # number 0
+        supplier.push_structured_event(structured(fields={"n": 2}, header=best_effort))  # number 1
+        assert consumer.wait_for(3)
+        assert factory.service.dispatcher.wait_idle()
+        numbers = [seqno(e) for e in consumer.items]
+        assert len(set(numbers)) == 3, f"SequenceNumbers {numbers}: two events share one"
+
+
+# 3 -----------------------------------------------------------------------------------------
+class RacingStore(MemoryStore):
+    """Runs ``hook`` right after add_events commits, before EventLog.admit queues the
+    copies: the interleaving of a delivery/pull thread refilling at that moment."""
+    hook: Any = None
+
+    def add_events(self, events: Any, marks: Any = None) -> list[int]:
+        ids = super().add_events(events, marks)
+        hook, self.hook = self.hook, None
+        if hook is not None:
+            hook()
+        return ids
+
+
+def test_refill_racing_admit_queues_the_event_twice() -> None:
+    store = RacingStore()
+    with EventChannelFactory(store=store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        channel._event_log.window = 3
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(4):                       # 0..2 in memory, 3 spilled to disk
+            supplier.push_structured_event(structured(fields={"n": n}))
+        got = [number(proxy.try_pull_structured_event()[0]) for _ in range(3)]
+        assert got == [0, 1, 2]
+        store.hook = proxy._refill               # a concurrent pull refills here
+        supplier.push_structured_event(structured(fields={"n": 4}))
+        while True:
+            event, ok = proxy.try_pull_structured_event()
+            if not ok:
+                break
+            got.append(number(event))
+        assert got == [0, 1, 2, 3, 4], f"delivered {got}"
+
+
+# 4 -----------------------------------------------------------------------------------------
+def test_resends_pile_up_while_suspended() -> None:
+    """_ack_due appends every due number to _resends each RetryInterval even when the
+    previous resend never went (suspended consumer): unbounded growth, and on resume
+    the consumer gets the same number N times. (Durable proxy: it never gives up.)"""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        admin.set_qos(ACK_QOS)
+        proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        consumer = Rec()
+        proxy.connect_structured_push_consumer(consumer)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 0}))
+        assert consumer.wait_for(1)
+        assert factory.service.dispatcher.wait_idle()
+        proxy.suspend_connection()
+        for _ in range(20):
+            clock.advance(1.0)
+        pending = len(proxy._resends)
+        proxy.resume_connection()
+        assert factory.service.dispatcher.wait_idle()
+        assert pending <= 1, f"{pending} resends of one number queued"
+        assert len(consumer.items) <= 2, f"consumer got number 0 {len(consumer.items)} times"
+
+
+def test_a_suspended_ack_proxy_is_destroyed() -> None:
+    """_ack_due counts an 'unanswered' round even while suspended (nothing was sent), so a
+    best-effort Ack proxy whose consumer merely suspended is torn down after Retries+1
+    RetryIntervals and its queued events discarded."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock) as factory:
+        channel, _ = factory.create_channel([], [])
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        admin.set_qos(ACK_QOS)
+        proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        consumer = Rec()
+        proxy.connect_structured_push_consumer(consumer)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 0}))
+        assert consumer.wait_for(1)
+        assert factory.service.dispatcher.wait_idle()
+        proxy.suspend_connection()
+        for _ in range(5):
+            clock.advance(1.0)
+        assert not proxy._destroyed, "suspended consumer's proxy destroyed"
+
+
+# 6 -----------------------------------------------------------------------------------------
+def test_max_queue_length_is_not_enforced_for_persistent_events() -> None:
+    """Staged (durable) copies are not held by the account during routing, so
+    _QueueAccount.admitted drops the count to 0 and the later hold() never counts:
+    MaxQueueLength/RejectNewEvents are ignored, and count goes negative on delivery."""
+    admin_props = [N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 3)),
+                   N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))]
+    with EventChannelFactory(store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, admin_props)
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        accepted = 0
+        for n in range(10):
+            try:
+                supplier.push_structured_event(structured(fields={"n": n}))
+                accepted += 1
+            except CORBA.IMP_LIMIT:
+                break
+        assert accepted == 3, f"MaxQueueLength=3 but {accepted} events queued"
+
+
+# 7 -----------------------------------------------------------------------------------------
+def _durable_pull_with_timeout(clock: ManualClock, factory: EventChannelFactory) -> Any:
+    channel, _ = factory.create_channel(DURABLE_QOS, [])
+    channel._event_log.window = 1
+    proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+        CA.STRUCTURED_EVENT)
+    proxy.set_qos([N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))])  # 1 s
+    proxy.connect_structured_pull_consumer(None)
+    supplier = supplier_of(channel)
+    for n in range(3):              # 0 in memory, 1 and 2 spilled to disk
+        supplier.push_structured_event(structured(fields={"n": n}))
+    clock.advance(5.0)              # all three are past the proxy's 1 s Timeout
+    return proxy
+
+
+def test_spilled_copy_loses_the_proxys_timeout() -> None:
+    """durable._entry forces priority_source/lifetime_source = 2 ("from the header"), so a
+    copy read back from disk skips the proxy supplier's own Timeout (and Priority) QoS:
+    the in-memory copy expires, the spilled ones never do."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        proxy = _durable_pull_with_timeout(clock, factory)
+        got = []
+        for _ in range(5):
+            event, ok = proxy.try_pull_structured_event()
+            if ok:
+                got.append(number(event))
+        assert got == [], f"expired events delivered: {got}"
+
+
+def test_try_pull_says_empty_while_events_wait_on_disk() -> None:
+    """_take refills only when ready() < limit *before* taking; an expired entry counts as
+    ready, then get_batch drops it: try_pull answers has_event=False with events on disk."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        proxy = _durable_pull_with_timeout(clock, factory)
+        clock.advance(0)
+        _event, ok = proxy.try_pull_structured_event()
+        store = factory.service.topology.store
+        assert ok or store.pending_count(proxy._durable_path()) == 0, \
+            f"has_event=False with {store.pending_count(proxy._durable_path())} events stored"
+
+
+def test_supplier_sequence_number_wrap_drops_everything_after() -> None:
+    """supplier_ack docstring says only the wrap *across a restart* is not followed; in
+    fact after 2^31-1 every later number (0, 1, ...) is < _expected and dropped forever."""
+    with EventChannelFactory() as factory:
+        channel, _ = factory.create_channel([], [])
+        consumer = Rec()
+        out, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_push_consumer(consumer)
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        proxy.set_qos(ACK_QOS[:1])
+        proxy.connect_structured_push_supplier(None)
+        for n, s in ((0, 0x7FFFFFFF), (1, 0), (2, 1)):
+            proxy.push_structured_event(structured(fields={"n": n}, header=[
+                N.Property("SequenceNumber", CORBA.Any(CORBA.TC_long, s))]))
+        assert consumer.wait_for(3)
+        assert [number(e) for e in consumer.items] == [0, 1, 2]
+
+
+# 9 -----------------------------------------------------------------------------------------
+def test_sequence_pull_redelivery_merges_new_events_under_an_old_number() -> None:
+    """_PullAck._redeliver ungets the batch; the next pull may take it together with new
+    events and numbers the batch by its first entry: the new event arrives under a number
+    the consumer has already seen, and a consumer that drops duplicates by SequenceNumber
+    (section 3.7.7.1) drops it."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock) as factory:
+        channel, _ = factory.create_channel([], [])
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        admin.set_qos(ACK_QOS)
+        proxy, _ = admin.obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)
+        proxy.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 10))])
+        proxy.connect_sequence_pull_consumer(None)
+        supplier = supplier_of(channel)
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        first, _ = proxy.try_pull_structured_events(10)
+        seen = {seqno(first[0])}
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        clock.advance(1.0)                               # batch #0 due again
+        again, _ = proxy.try_pull_structured_events(10)
+        # Given again as it was, under its number; event 1 comes in a batch of its own.
+        assert ([number(e) for e in again], seqno(again[0])) == ([0], seqno(first[0]))
+        then, _ = proxy.try_pull_structured_events(10)
+        assert [number(e) for e in then] == [1] and seqno(then[0]) not in seen
+
+
+# 10 ----------------------------------------------------------------------------------------
+def test_sequence_push_stalls_when_batch_size_exceeds_the_window() -> None:
+    """A sequence proxy with PacingInterval 0 waits for MaximumBatchSize ready entries; the
+    memory window caps them below that, refill finds no room (room <= 0) and retries every
+    second forever: nothing is ever delivered although every event is stored."""
+    with EventChannelFactory(store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        channel._event_log.window = 4
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 5))])
+        consumer = SequencePushConsumer()
+        proxy.connect_sequence_push_consumer(consumer)
+        supplier = supplier_of(channel)
+        for n in range(10):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert consumer.wait_for(1), "no batch delivered: 10 events stored, window 4 < 5"
+
+
+# 11 ----------------------------------------------------------------------------------------
+def test_a_proxy_switched_to_best_effort_comes_back_after_a_crash() -> None:
+    """Topology.save returns early once the proxy is no longer Persistent and never deletes
+    the old record; after a crash (no clean close) the BestEffort proxy is resurrected, as
+    Persistent, with its stale state."""
+    from tests.durability.conftest import PERSISTENT_QOS
+
+    store = MemoryStore()
+    crashed = EventChannelFactory(store=store)
+    channel, channel_id = crashed.create_channel(PERSISTENT_QOS, [])
+    proxy, proxy_id = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+        CA.STRUCTURED_EVENT)
+    proxy.set_qos([N.Property("ConnectionReliability", short(N.BestEffort))])
+    # kill -9: no close(); a new process opens the same store
+    with EventChannelFactory(store=store) as factory:
+        admin = factory.get_event_channel(channel_id)._get_default_consumer_admin()
+        assert proxy_id not in admin._get_push_suppliers(), \
+            "a BestEffort proxy was restored from a stale record"
+    crashed._service.close(wait=False)
+
+
+# 12 ----------------------------------------------------------------------------------------
+class PageHookStore(MemoryStore):
+    """Runs ``hook`` right after a pending() page is read: another thread acting while
+    EventLog._refill_page has the page but not yet the proxy lock."""
+    hook: Any = None
+
+    def pending(self, consumer: str, after: int = -1, limit: int = 1000) -> Any:
+        page = super().pending(consumer, after, limit)
+        hook, self.hook = self.hook, None
+        if hook is not None:
+            hook()
+        return page
+
+
+def test_two_refills_requeue_an_event_delivered_in_between() -> None:
+    """Two pullers refill at once: both read the same page (the id is in neither's
+    resident snapshot), the first queues it and it is delivered and released (resident
+    discards it), then the second re-checks against the live resident set, no longer
+    holding the id, and queues it again: delivered twice without any crash."""
+    store = PageHookStore()
+    with EventChannelFactory(store=store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        channel._event_log.window = 2
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 10))])
+        proxy.connect_sequence_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(3):                         # 0, 1 in memory; 2 on disk
+            supplier.push_structured_event(structured(fields={"n": n}))
+        got = [number(e) for e in proxy.try_pull_structured_events(2)[0]]   # 0, 1
+        other: list[int] = []
+        # puller B refills and takes event 2 while puller A's refill holds a page with it
+        store.hook = lambda: other.extend(
+            number(e) for e in proxy.try_pull_structured_events(10)[0])
+        got += [number(e) for e in proxy.try_pull_structured_events(10)[0]]
+        got += other
+        assert sorted(got) == [0, 1, 2], f"delivered {sorted(got)}"
+
+
+# 14 ----------------------------------------------------------------------------------------
+def test_numbers_keyed_by_id_of_a_dead_entry_are_reused() -> None:
+    """_Ack._numbers maps id(entry) -> number and is cleaned only on acknowledge. An entry
+    that leaves another way (expired while waiting to be retried) leaves its key behind;
+    a later Entry allocated at the same address inherits the old number, which the
+    consumer may already have seen (the failed push may have reached it): dropped."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock) as factory:
+        channel, _ = factory.create_channel([], [])
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        admin.set_qos(ACK_QOS + [N.Property("Retries", CORBA.Any(CORBA.TC_long, 100))])
+        proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+
+        class Flaky(Rec):
+            fail = 1
+
+            def push_structured_event(self, e: Any) -> None:
+                super().push_structured_event(e)          # it got there ...
+                if self.fail:
+                    self.fail -= 1
+                    raise CORBA.TIMEOUT(0, CORBA.COMPLETED_MAYBE)  # ... but the reply did not
+
+        consumer = Flaky()
+        proxy.connect_structured_push_consumer(consumer)
+        supplier = supplier_of(channel)
+        timeout = [N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT, 1_000_000))]  # 0.1 s
+        supplier.push_structured_event(structured(fields={"n": 0}, header=timeout))
+        assert consumer.wait_for(1)
+        assert factory.service.dispatcher.wait_idle()
+        clock.advance(1.0)                      # expired while waiting for its retry
+        assert factory.service.dispatcher.wait_idle()
+        for n in range(1, 50):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert consumer.wait_for(50)
+        assert factory.service.dispatcher.wait_idle()
+        numbers = [seqno(e) for e in consumer.items]
+        assert len(set(numbers)) == len(numbers), f"numbers reused: {numbers[:8]}..."
+
+
+# 15 ----------------------------------------------------------------------------------------
+def test_channel_discard_of_a_durable_copy_leaks_resident_and_store() -> None:
+    """EventChannel._discard (MaxQueueLength victim) removes queue entries without
+    _released: a durable copy discarded this way stays in the store and in
+    DurableQueue.resident for good. Once `window` ids leak, room <= 0 forever: every new
+    event spills and refill never reads it back -> the proxy stalls."""
+    admin_props = [N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 2))]
+    with EventChannelFactory(store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, admin_props)
+        channel._event_log.window = 4
+        admin = channel._get_default_consumer_admin()
+        durable, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        durable.connect_structured_pull_consumer(None)
+        plain, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        plain.set_qos([N.Property("ConnectionReliability", short(N.BestEffort))])
+        plain.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(10):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        got = []
+        while True:
+            event, ok = durable.try_pull_structured_event()
+            if not ok:
+                break
+            got.append(number(event))
+        store = factory.service.topology.store
+        left = store.pending_count(durable._durable_path())
+        resident = len(durable._queue.durable.resident)
+        assert left == 0 and resident == 0, \
+            f"pulled {got}; store still holds {left}, resident {resident} (discarded copies)"
