@@ -451,13 +451,14 @@ class EventChannel(QoSAdminMixin):
         if removed and self._event_log is not None:
             self._event_log.released(removed)  # the count already let the event go
 
-    def _released(self, entries: list[Any]) -> None:
-        """Entries left their queues (delivered, expired, discarded, dropped)."""
+    def _released(self, entries: list[Any], delivered: bool = False) -> None:
+        """Entries left their queues (delivered, expired, discarded, dropped).
+        ``delivered`` by a push: the store may write that with the next event."""
         if entries:
             if self._account.limit:
                 self._account.release(entries)
             if self._event_log is not None:
-                self._event_log.released(entries)
+                self._event_log.released(entries, defer=delivered)
 
     def _delivered(self, count: int) -> None:
         self.delivered += count

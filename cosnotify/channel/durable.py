@@ -29,6 +29,7 @@ starts spilled, so restarting costs nothing per stored event.
 from __future__ import annotations
 
 import logging
+import threading
 import weakref
 from collections.abc import Iterable
 from typing import Any
@@ -47,6 +48,10 @@ log = logging.getLogger("cosnotify.channel")
 #: Stored copies a proxy keeps in memory at most (the rest wait on disk).
 WINDOW = 4096
 _PAGE = 512
+#: Seconds a delivery's release may wait for an event's commit to share before it is
+#: written on its own; and how many may wait at most.
+RELEASE_DELAY = 0.02
+_DEFER_LIMIT = 1024
 _READ_BACK = 1 << 62  # seq of an event read back: its store id, below live events
 _MAX_PAGES = 64  # pages one refill reads looking for copies not already in memory
 
@@ -81,6 +86,13 @@ class EventLog:
         self._channel = channel
         self._store = store
         self.window = window
+        self._release_lock = threading.Lock()
+        #: Releases of deliveries not yet written, by consumer path (released(defer)).
+        self._deferred: dict[str, list[int]] = {}
+        self._deferred_count = 0
+        self._flush_due = False
+        #: Releases being written (taken from _deferred), by path.
+        self._releasing: dict[str, list[list[int]]] = {}
         #: Events read back from the store, by id, while some queue holds them: an
         #: event stored for many proxies is decoded once and shared, as when it came.
         self._read: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
@@ -113,12 +125,17 @@ class EventLog:
         for (_, staged), (_, paths) in zip(items, rows, strict=True):
             for (proxy, _), path in zip(staged, paths, strict=True):
                 proxy._admitting(path)
+        releases = self._take_deferred()  # deliveries since: in the same commit
         try:
             with _mapped():
-                ids = self._store.add_events(rows, marks or None)
+                ids = self._store.add_events(rows, marks or None, releases or None)
         except BaseException:
+            for path, released in releases.items():
+                self.release_ids(path, released)  # on their own, then
             self._not_admitted(items)
             raise
+        finally:
+            self._settled(releases)
         for (event, staged), (_, paths), event_id in zip(items, rows, ids, strict=True):
             event.mark = None
             for (proxy, entry), path in zip(staged, paths, strict=True):
@@ -138,8 +155,12 @@ class EventLog:
                     account.release([entry])
 
     # -- leaving -------------------------------------------------------------------------------
-    def released(self, entries: Iterable[Entry]) -> None:
-        """These copies left their queues for good: the store need not keep them."""
+    def released(self, entries: Iterable[Entry], defer: bool = False) -> None:
+        """These copies left their queues for good: the store need not keep them.
+
+        ``defer`` (deliveries): the release is written with the next event stored,
+        or at most ``RELEASE_DELAY`` seconds later, not in a commit of its own.
+        """
         by_path: dict[str, list[int]] = {}
         for entry in entries:
             stored = entry.stored
@@ -148,8 +169,63 @@ class EventLog:
                 if durable is not None:
                     durable.resident.discard(stored)
                     by_path.setdefault(durable.path, []).append(stored)
-        for path, ids in by_path.items():
-            self.release_ids(path, ids)
+        if not by_path:
+            return
+        if not defer:
+            for path, ids in by_path.items():
+                self.release_ids(path, ids)
+            return
+        with self._release_lock:
+            for path, ids in by_path.items():
+                self._deferred.setdefault(path, []).extend(ids)
+                self._deferred_count += len(ids)
+            flush = self._deferred_count >= _DEFER_LIMIT
+            timer = not flush and not self._flush_due
+            if timer:
+                self._flush_due = True
+        if flush:
+            self.flush_releases()
+        elif timer:
+            self._channel._service.clock.call_later(RELEASE_DELAY, self._flush_timer)
+
+    def _flush_timer(self) -> None:
+        with self._release_lock:
+            self._flush_due = False
+        self.flush_releases()
+
+    def _take_deferred(self) -> dict[str, list[int]]:
+        """The deferred releases, now in flight (refills still skip them)."""
+        with self._release_lock:
+            taken, self._deferred, self._deferred_count = self._deferred, {}, 0
+            for path, ids in taken.items():
+                self._releasing.setdefault(path, []).append(ids)
+        return taken
+
+    def _settled(self, taken: dict[str, list[int]]) -> None:
+        """``taken`` is in the store now: the store's reads reflect it."""
+        with self._release_lock:
+            for path, ids in taken.items():
+                flights = self._releasing[path]
+                flights.remove(ids)
+                if not flights:
+                    del self._releasing[path]
+
+    def unreleased(self, path: str) -> set[int]:
+        """Ids released for ``path`` that the store may not reflect yet."""
+        with self._release_lock:
+            gone = set(self._deferred.get(path, ()))
+            for ids in self._releasing.get(path, ()):
+                gone.update(ids)
+        return gone
+
+    def flush_releases(self) -> None:
+        """Write every deferred release (idle, closing, too many waiting)."""
+        taken = self._take_deferred()
+        try:
+            for path, ids in taken.items():
+                self.release_ids(path, ids)
+        finally:
+            self._settled(taken)
 
     def release_ids(self, path: str, ids: list[int]) -> None:
         try:
@@ -196,6 +272,7 @@ class EventLog:
             room = proxy._window() - len(durable.resident)
             generation, cursor = durable.generation, durable.cursor
             resident = set(durable.resident)
+        resident |= self.unreleased(durable.path)  # delivered: not to be read back
         if room <= 0:
             return 0, False
         try:

@@ -134,6 +134,9 @@ class EventChannelFactory:
         if topology is not None:
             topology.closing = True
         self._service.close(wait=wait)
+        for channel in channels:  # the workers are done: their last releases are in
+            if channel._event_log is not None:
+                channel._event_log.flush_releases()
 
     def __enter__(self) -> Self:
         return self

@@ -271,7 +271,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
 
     def _sent(self, entries: list[Entry]) -> None:
         """The consumer has these: they leave the queue for good (Ack proxies wait)."""
-        self._channel._released(entries)
+        self._channel._released(entries, delivered=True)
 
     def _stopped(self, unsent: list[Entry]) -> bool:
         """Keep what was not sent at the head (suspended), or let it go (gone)."""

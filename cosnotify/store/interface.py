@@ -98,13 +98,15 @@ class Store(Protocol):
 
     # -- events ------------------------------------------------------------------------------
     def add_events(self, events: Sequence[tuple[bytes, Sequence[str]]],
-                   marks: Mapping[str, int] | None = None) -> list[int]:
+                   marks: Mapping[str, int] | None = None,
+                   releases: Mapping[str, Sequence[int]] | None = None) -> list[int]:
         """Store each ``(data, consumers)``; their ids, once durable.
 
         Concurrent callers share one commit (group commit), so durability does
         not cost one fsync per event. An event with no consumers is not kept.
         ``marks`` raises counters (as :meth:`raise_value`) in the same commit:
-        either the events and the marks are stored, or neither.
+        either the events and the marks are stored, or neither. ``releases``
+        (consumer -> ids, as :meth:`release`) are written in the same commit too.
         """
 
     def release(self, consumer: str, event_ids: Iterable[int]) -> None:

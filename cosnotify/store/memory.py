@@ -72,7 +72,10 @@ class MemoryStore:
 
     # -- events ------------------------------------------------------------------------------
     def add_events(self, events: Sequence[tuple[bytes, Sequence[str]]],
-                   marks: Mapping[str, int] | None = None) -> list[int]:
+                   marks: Mapping[str, int] | None = None,
+                   releases: Mapping[str, Sequence[int]] | None = None) -> list[int]:
+        for consumer, ids in (releases or {}).items():
+            self.release(consumer, ids)
         with self._lock:
             self._check()
             kept = sum(1 for _, consumers in events if consumers)

@@ -479,9 +479,12 @@ class SQLiteStore:
 
     # -- events ------------------------------------------------------------------------------
     def add_events(self, events: Sequence[tuple[bytes, Sequence[str]]],
-                   marks: Mapping[str, int] | None = None) -> list[int]:
+                   marks: Mapping[str, int] | None = None,
+                   releases: Mapping[str, Sequence[int]] | None = None) -> list[int]:
         counters = [(name, max(0, operator.index(value)))
                     for name, value in (marks or {}).items()]
+        released = [(consumer, operator.index(event_id))
+                    for consumer, ids in (releases or {}).items() for event_id in ids]
         rows: list[tuple[bytes, tuple[str, ...]]] = []
         for at, (data, consumers) in enumerate(events):
             if isinstance(consumers, (str, bytes)):  # a lone name would be read as letters
@@ -492,11 +495,17 @@ class SQLiteStore:
                 if not isinstance(name, str):
                     raise TypeError(f"events[{at}]: a consumer must be a str, not {name!r}")
             rows.append((data if type(data) is bytes else _blob(data, f"events[{at}]"), names))
-        if not rows and not counters:
+        if not rows and not counters and not released:
             self._check_open()
             return []
 
         def add(conn: sqlite3.Connection, txn: _Txn) -> list[int]:
+            if released:
+                conn.executemany("DELETE FROM pending WHERE consumer = ? AND event_id = ?",
+                                 released)
+                conn.executemany("DELETE FROM events WHERE id = ? AND NOT EXISTS"
+                                 " (SELECT 1 FROM pending WHERE event_id = ?)",
+                                 [(event_id, event_id) for _, event_id in released])
             first = txn.take_ids(conn, len(rows))
             kept, copies = [], []
             for event_id, (data, names) in enumerate(rows, first):

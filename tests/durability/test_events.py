@@ -85,18 +85,29 @@ class TestAcrossARestart:
         assert numbers(consumer) == [0, 1, 2, 3, 4]
 
     def test_delivered_events_leave_the_store(
-            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
-        factory = reopen()
-        channel, _ = factory.create_channel(DURABLE_QOS, [])
-        consumer = StructuredConsumer()
-        proxy, _ = push_consumer(channel, omniorb, consumer)
-        supplier = supplier_of(channel)
-        for n in range(3):
-            supplier.push_structured_event(structured(fields={"n": n}))
-        assert consumer.wait_for(3)
-        assert factory.service.dispatcher.wait_idle()
-        store = factory.service.topology.store
-        assert store.pending_count(proxy._durable_path()) == 0
+            self, store_opener: Callable[[], Store], omniorb: Any) -> None:
+        """A push's release is written with the next event stored, or RELEASE_DELAY
+        seconds later on its own (durable.py)."""
+        from cosnotify.channel.clock import ManualClock
+        from cosnotify.channel.durable import RELEASE_DELAY
+
+        clock = ManualClock()
+        store = store_opener()
+        with EventChannelFactory(clock=clock, store=store) as factory:
+            channel, _ = factory.create_channel(DURABLE_QOS, [])
+            consumer = StructuredConsumer()
+            proxy, _ = push_consumer(channel, omniorb, consumer)
+            supplier = supplier_of(channel)
+            for n in range(3):
+                supplier.push_structured_event(structured(fields={"n": n}))
+            assert consumer.wait_for(3)
+            assert factory.service.dispatcher.wait_idle()
+            path = proxy._durable_path()
+            # Delivered: what the store still names is waiting to be written.
+            assert {e.id for e in store.pending(path)} <= channel._event_log.unreleased(path)
+            clock.advance(RELEASE_DELAY)
+            assert store.pending_count(path) == 0
+            assert channel._event_log.unreleased(path) == set()
 
     def test_a_pull_consumer_finds_its_events_after_a_restart(
             self, reopen: Callable[[], EventChannelFactory]) -> None:

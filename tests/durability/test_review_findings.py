@@ -129,8 +129,8 @@ class RacingStore(MemoryStore):
     copies: the interleaving of a delivery/pull thread refilling at that moment."""
     hook: Any = None
 
-    def add_events(self, events: Any, marks: Any = None) -> list[int]:
-        ids = super().add_events(events, marks)
+    def add_events(self, events: Any, marks: Any = None, releases: Any = None) -> list[int]:
+        ids = super().add_events(events, marks, releases)
         hook, self.hook = self.hook, None
         if hook is not None:
             hook()

@@ -126,6 +126,16 @@ class TestEvents:
         assert store.consumers() == ["c"]
         assert everything(store, "c") == [StoredEvent(ids[1], b"kept")]
 
+    def test_marks_and_releases_share_the_events_commit(self, store: Store) -> None:
+        """add_events(..., marks, releases): counters raised and ids released with it."""
+        first = store.add_events([(b"1", ["a"]), (b"2", ["a"])])
+        store.raise_value("m", 5)
+        more = store.add_events([(b"3", ["a"])], {"m": 3, "n": 9}, {"a": [first[0]]})
+        assert ids_of(everything(store, "a")) == [first[1], more[0]]
+        assert (store.peek_value("m"), store.peek_value("n")) == (5, 9)  # raised, never lowered
+        store.add_events([], None, {"a": [first[1]]})  # releases alone
+        assert ids_of(everything(store, "a")) == [more[0]]
+
     def test_each_consumer_reads_its_events_in_order(self, store: Store) -> None:
         """pending() gives a consumer's events in id order, with their bytes."""
         ids = store.add_events([(b"1", ["a", "b"]), (b"2", ["b"]), (b"3", ["a"])])
