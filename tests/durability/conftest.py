@@ -7,7 +7,7 @@ process would: the same MemoryStore object, or the same SQLite file.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,10 @@ import pytest
 from omniORB import CORBA
 
 import CosNotification as N
+import CosNotifyChannelAdmin as CA
 import CosNotifyComm__POA
 
+from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import MemoryStore, Store
 from tests.channel.conftest import WAIT
 
@@ -44,6 +46,30 @@ def store_opener(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[],
 
     request.addfinalizer(lambda: opened and opened[-1].close())
     return reopen
+
+
+@pytest.fixture
+def reopen(store_opener: Callable[[], Store]) -> Iterator[Callable[[], EventChannelFactory]]:
+    """Make a factory over the store; each call closes the previous one first (a restart)."""
+    made: list[EventChannelFactory] = []
+
+    def restart() -> EventChannelFactory:
+        if made:
+            made[-1].close()
+        made.append(EventChannelFactory(store=store_opener()))
+        return made[-1]
+
+    yield restart
+    if made:
+        made[-1].close()
+
+
+def supplier_of(channel: Any) -> Any:
+    """A connected structured push supplier's proxy on the default supplier admin."""
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    proxy.connect_structured_push_supplier(None)
+    return proxy
 
 
 def reference(orb: Any, servant: Any) -> Any:

@@ -23,7 +23,7 @@ from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import Store
 from tests.channel.conftest import number, structured
-from tests.durability.conftest import DURABLE_QOS, StructuredConsumer, reference
+from tests.durability.conftest import DURABLE_QOS, StructuredConsumer, reference, supplier_of
 
 INTERVAL = 10_000_000  # RetryInterval: 1 s of the manual clock
 
@@ -47,13 +47,6 @@ def ack_admin(channel: Any) -> Any:
     admin, _ = channel.new_for_consumers(CA.AND_OP)
     admin.set_qos(ACK_QOS)
     return admin
-
-
-def supplier_of(channel: Any) -> Any:
-    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
-        CA.STRUCTURED_EVENT)
-    proxy.connect_structured_push_supplier(None)
-    return proxy
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ omniORBpy servants; a restart is a second factory over the same store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -21,33 +21,17 @@ import TimeBase
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import MemoryStore, Store
 from tests.channel.conftest import number, structured
-from tests.durability.conftest import DURABLE_QOS, PERSISTENT_QOS, StructuredConsumer, reference
+from tests.durability.conftest import (
+    DURABLE_QOS,
+    PERSISTENT_QOS,
+    StructuredConsumer,
+    reference,
+    supplier_of,
+)
 
 
 def short(value: int) -> Any:
     return CORBA.Any(CORBA.TC_short, value)
-
-
-@pytest.fixture
-def reopen(store_opener: Callable[[], Store]) -> Iterator[Callable[[], EventChannelFactory]]:
-    made: list[EventChannelFactory] = []
-
-    def restart() -> EventChannelFactory:
-        if made:
-            made[-1].close()
-        made.append(EventChannelFactory(store=store_opener()))
-        return made[-1]
-
-    yield restart
-    if made:
-        made[-1].close()
-
-
-def supplier_of(channel: Any) -> Any:
-    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
-        CA.STRUCTURED_EVENT)
-    proxy.connect_structured_push_supplier(None)
-    return proxy
 
 
 def push_consumer(channel: Any, orb: Any, consumer: StructuredConsumer,

@@ -21,7 +21,7 @@ from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import MemoryStore
 from tests.channel.conftest import SequencePushConsumer, number, structured
-from tests.durability.conftest import DURABLE_QOS
+from tests.durability.conftest import DURABLE_QOS, supplier_of
 
 ACK_QOS = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
            N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))]  # 1 s
@@ -36,13 +36,6 @@ def seqno(event: Any) -> int | None:
         if p.name == "SequenceNumber":
             return int(p.value.value())
     return None
-
-
-def supplier_of(channel: Any) -> Any:
-    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
-        CA.STRUCTURED_EVENT)
-    proxy.connect_structured_push_supplier(None)
-    return proxy
 
 
 class Rec:

@@ -9,7 +9,7 @@ be stored and called again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -21,26 +21,11 @@ import CosNotifyChannelAdmin as CA
 import CosNotifyFilter
 
 from cosnotify.channel.factory import EventChannelFactory
-from cosnotify.store import MemoryStore, Record, Store
+from cosnotify.store import MemoryStore, Record
 from cosnotify.store.interface import Reason, StoreError
 from tests.channel.conftest import number, structured
+from tests.channel.test_real_filters import drain
 from tests.durability.conftest import PERSISTENT_QOS, StructuredConsumer, reference
-
-
-@pytest.fixture
-def reopen(store_opener: Callable[[], Store]) -> Iterator[Callable[[], EventChannelFactory]]:
-    """Make a factory over the store; each call closes the previous one first (a restart)."""
-    made: list[EventChannelFactory] = []
-
-    def restart() -> EventChannelFactory:
-        if made:
-            made[-1].close()
-        made.append(EventChannelFactory(store=store_opener()))
-        return made[-1]
-
-    yield restart
-    if made:
-        made[-1].close()
 
 
 def persistent_channel(factory: EventChannelFactory) -> tuple[Any, int]:
@@ -189,15 +174,6 @@ class TestFilters:
         for n in range(3):
             supplier.push_structured_event(structured(fields={"n": n}))
         assert drain(admin.get_proxy_supplier(proxy_id)) == [1, 0, 2]
-
-
-def drain(proxy: Any) -> list[int]:
-    out = []
-    while True:
-        event, has_event = proxy.try_pull_structured_event()
-        if not has_event:
-            return out
-        out.append(number(event))
 
 
 class TestConnections:
