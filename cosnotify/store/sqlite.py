@@ -25,8 +25,10 @@ complete store. An existing file's header (magic, application id) is read
 by hand first, so SQLite never touches a foreign file. ``MIGRATIONS[v]``
 takes schema ``v`` to ``v + 1``; the steps an open needs run in one
 transaction. Event ids come from ``meta.next_event_id``, a high-water mark
-written with the events, so no id is reused once its event is gone (a
-consumer paging with ``after=`` would miss a reused id).
+written with the events -- ``ID_BLOCK`` ids ahead, so it is written once a
+block, not every commit -- so no id is reused once its event is gone (a
+consumer paging with ``after=`` would miss a reused id; an Ack consumer
+would take a new event for one it has seen).
 """
 from __future__ import annotations
 
@@ -93,28 +95,55 @@ PENDING_SQL = ("SELECT p.event_id, e.data FROM pending AS p CROSS JOIN events AS
 _UNSET: Any = object()
 
 
+#: Event ids reserved in ``meta.next_event_id`` at a time: the high-water mark is
+#: written once per block, not once per transaction.
+ID_BLOCK = 4096
+
+
 @attrs.define
-class _Txn:
-    """What operations of one transaction share: the next event id, read once."""
+class _Ids:
+    """The event ids of this connection: the next one, and the stored high-water mark
+    (every id below it may have been used). Read from the file once; forgotten
+    when a transaction fails, so it is read again."""
 
     next_id: int | None = None
-    stored_id: int | None = None
+    stored: int = 0
+
+    def forget(self) -> None:
+        self.next_id = None
+
+
+@attrs.define
+class _Txn:
+    """What operations of one transaction share: the next event id."""
+
+    ids: _Ids
+    next_id: int | None = None
 
     def take_ids(self, conn: sqlite3.Connection, n: int) -> int:
         if self.next_id is None:
-            stored, top = conn.execute("SELECT (SELECT value FROM meta WHERE key ="
-                                       " 'next_event_id'), (SELECT max(id) FROM events)"
-                                       ).fetchone()
-            self.stored_id = stored
-            self.next_id = max(stored, (top or 0) + 1)
+            if self.ids.next_id is None:
+                stored, top = conn.execute("SELECT (SELECT value FROM meta WHERE key ="
+                                           " 'next_event_id'), (SELECT max(id) FROM events)"
+                                           ).fetchone()
+                self.ids.stored = stored
+                self.ids.next_id = max(stored, (top or 0) + 1)
+            self.next_id = self.ids.next_id
         first = self.next_id
         self.next_id += n
         return first
 
     def finish(self, conn: sqlite3.Connection) -> None:
-        if self.next_id is not None and self.next_id != self.stored_id:
+        """Before COMMIT: reserve the next block if this transaction passed the mark."""
+        if self.next_id is not None and self.next_id > self.ids.stored:
+            reserved = self.next_id + ID_BLOCK
             conn.execute("UPDATE meta SET value = ? WHERE key = 'next_event_id'",
-                         (self.next_id,))
+                         (reserved,))
+            self.ids.stored = reserved  # undone by forget() if the COMMIT fails
+
+    def committed(self) -> None:
+        if self.next_id is not None:
+            self.ids.next_id = self.next_id
 
 
 @attrs.define(eq=False)
@@ -151,6 +180,7 @@ class SQLiteStore:
             raise ValueError(f"max_bytes must be at least {MIN_MAX_BYTES}, not {max_bytes}")
         self.max_bytes = max_bytes
         self.commits = 0
+        self._ids = _Ids()
         self._sync_level = level
         # Releases never ask for more than NORMAL, nor more than the caller chose.
         self._release_level = min(level, "NORMAL", key=_SYNC_LEVELS.index)
@@ -366,9 +396,11 @@ class SQLiteStore:
                     conn.execute(f"PRAGMA synchronous = {level}")
                     self._sync_now = level
                 if not self._transaction(conn, todo):
+                    self._ids.forget()
                     todo = [op for op in todo if op.error is None]
                     continue
             except sqlite3.Error as exc:
+                self._ids.forget()
                 if conn.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
                         conn.execute("ROLLBACK")
@@ -384,7 +416,7 @@ class SQLiteStore:
     def _transaction(self, conn: sqlite3.Connection, ops: list[_Op]) -> bool:
         """One try at ``ops``; False if it committed nothing (SQLite undid it, or a lone op
         failed): the caller reruns the ops without an error, if any."""
-        txn = _Txn()
+        txn = _Txn(self._ids)
         alone = len(ops) == 1  # then the transaction is the op's savepoint
         conn.execute("BEGIN IMMEDIATE")
         for op in ops:
@@ -404,6 +436,7 @@ class SQLiteStore:
                 conn.execute("RELEASE op")
         txn.finish(conn)
         conn.execute("COMMIT")
+        txn.committed()
         return True
 
     def _error(self, exc: sqlite3.Error, doing: str, *, opening: bool = False) -> StoreError:
