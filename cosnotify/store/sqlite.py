@@ -547,10 +547,14 @@ class SQLiteStore:
                     copies += [(name, event_id) for name in names]
             if len(copies) > len(kept):
                 copies.sort()  # one consumer's rows together: fewer pages touched
-            conn.executemany("INSERT INTO events (id, data) VALUES (?, ?)", kept)
-            conn.executemany("INSERT INTO pending (consumer, event_id) VALUES (?, ?)", copies)
-            conn.executemany("INSERT INTO counters (name, next) VALUES (?, ?) ON CONFLICT (name)"
-                             " DO UPDATE SET next = max(next, excluded.next)", counters)
+            if kept:
+                conn.executemany("INSERT INTO events (id, data) VALUES (?, ?)", kept)
+                conn.executemany("INSERT INTO pending (consumer, event_id) VALUES (?, ?)",
+                                 copies)
+            if counters:
+                conn.executemany("INSERT INTO counters (name, next) VALUES (?, ?) ON CONFLICT"
+                                 " (name) DO UPDATE SET next = max(next, excluded.next)",
+                                 counters)
             return list(range(first, first + len(rows)))
 
         ids: list[int] = self._submit(add, sync=True, doing="add_events")
