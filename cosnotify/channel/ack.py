@@ -111,8 +111,12 @@ class _Ack:
             self._next_number = self._reserved = store.peek_value(counter)
         number = self._next_number
         if number >= self._reserved:
-            self._reserved = number + _BLOCK
-            store.raise_value(counter, self._reserved)
+            from cosnotify.channel.topology import _mapped
+
+            reserved = number + _BLOCK
+            with _mapped():  # StoreError -> NO_RESOURCES; nothing reserved, nothing taken
+                store.raise_value(counter, reserved)
+            self._reserved = reserved
         self._next_number = number + 1
         return _COUNTED | (number & _STORED)
 
@@ -302,8 +306,11 @@ class SequenceProxyPushSupplierAck(_PushAck, pss.SequenceProxyPushSupplier):
         if not self._acking():
             super()._send(consumer, batch)
             return
-        with self._lock:
-            number = self._count()  # a batch has a number of its own (module docstring)
+        try:
+            with self._lock:
+                number = self._count()  # a batch has a number of its own (module docstring)
+        except Exception as exc:  # the store could not reserve numbers: retried as a push
+            raise pss._Undelivered(0, exc) from exc
         self._given(number, batch)  # before the call: see StructuredProxyPushSupplierAck
         try:
             self._push_numbered(consumer, number, batch)
@@ -343,19 +350,25 @@ class _PullAck(_Ack, pls._PullSupplier):
         if not self._acking():
             self._taken(batch)
             return [entry.event.as_structured() for entry in batch]
+        try:
+            with self._lock:  # numbers first: the store may fail to reserve them
+                if per_event:
+                    numbers = [self._number(entry) for entry in batch]
+                else:
+                    numbers = [self._count()] if batch else []
+        except Exception:
+            with self._lock:
+                self._queue.unget(batch)  # nothing was given: pulled again later
+            raise
         self._channel._delivered(len(batch))
         events = [entry.event.as_structured() for entry in batch]
         if per_event:
-            for at, entry in enumerate(batch):
-                with self._lock:
-                    number = self._number(entry)
+            for at, (entry, number) in enumerate(zip(batch, numbers, strict=True)):
                 events[at] = stamped(events[at], number)
                 self._given(number, [entry])
         elif batch:
-            with self._lock:
-                number = self._count()
-            events[0] = stamped(events[0], number)
-            self._given(number, batch)
+            events[0] = stamped(events[0], numbers[0])
+            self._given(numbers[0], batch)
         return events
 
     def _repulled(self) -> list[Any] | None:

@@ -397,16 +397,23 @@ class EventChannel(QoSAdminMixin):
                 self._route(event)
             return
         items: list[Any] = []
-        for event in events:
-            if event_log.wants(event):
-                staged = self._staged(event)
-                if staged:
-                    items.append((event, staged))
-                continue
-            if items:  # keep the batch's order: what came before goes first
+        try:
+            for event in events:
+                if event_log.wants(event):
+                    staged = self._staged(event)
+                    if staged:
+                        items.append((event, staged))
+                    continue
+                if items:  # keep the batch's order: what came before goes first
+                    event_log.admit(items)
+                    items = []
+                self._route(event)
+        except BaseException:
+            # One event refused (IMP_LIMIT...): those before it are accepted, as
+            # they are on a best-effort channel; then the supplier is told.
+            if items:
                 event_log.admit(items)
-                items = []
-            self._route(event)
+            raise
         if items:
             event_log.admit(items)
 

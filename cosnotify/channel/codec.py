@@ -52,7 +52,10 @@ _TC_PROPERTIES = CosNotification._tc_PropertySeq
 #: Event record header: version, flags, arrival, priority and its source, lifetime
 #: and its source, StopTime, StartTime (NaN: none).
 _HEADER = struct.Struct("<BBdhBdBdd")
-_VERSION = 1
+_VERSION = 2
+#: Version 1 (the first commits of the store): version, flags, arrival, priority,
+#: deadline, start; flags 2 and 4 say whether deadline and start are set.
+_HEADER_1 = struct.Struct("<BBdhdd")
 _STRUCTURED = 1
 
 
@@ -121,11 +124,18 @@ def encode_event(event: Any) -> bytes:
 def decode_event(data: bytes) -> tuple[Any, dict[str, Any]]:
     """(StructuredEvent or Any, the Event attributes encode_event kept) of a record."""
     ensure_orb()
-    (version, flags, arrival, priority, priority_source, lifetime, lifetime_source, stop,
-     start) = _HEADER.unpack_from(data)
-    if version != _VERSION:
-        raise ValueError(f"event record version {version} is not {_VERSION}")
-    body = data[_HEADER.size:]
+    if data[:1] == b"\x01":
+        version, flags, arrival, priority, deadline, start = _HEADER_1.unpack_from(data)
+        priority_source, lifetime, lifetime_source = 2, math.nan, 2
+        stop = deadline if flags & 2 else math.nan
+        start = start if flags & 4 else math.nan
+        body = data[_HEADER_1.size:]
+    else:
+        (version, flags, arrival, priority, priority_source, lifetime, lifetime_source, stop,
+         start) = _HEADER.unpack_from(data)
+        if version != _VERSION:
+            raise ValueError(f"event record version {version} is not {_VERSION}")
+        body = data[_HEADER.size:]
     tc = _TC_STRUCTURED if flags & _STRUCTURED else CORBA.TC_any
     value = omniORB.cdrUnmarshal(tc, body)
     return value, {"arrival": arrival, "priority": priority,

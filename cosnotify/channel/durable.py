@@ -116,12 +116,16 @@ class EventLog:
 
         rows: list[tuple[bytes, list[str]]] = []
         marks: dict[str, int] = {}
-        for event, staged in items:
-            paths = [proxy._durable_path() for proxy, _ in staged]
-            rows.append((codec.encode_event(event), paths))
-            if event.mark is not None:
-                name, value = event.mark
-                marks[name] = max(value, marks.get(name, value))
+        try:
+            for event, staged in items:
+                paths = [proxy._durable_path() for proxy, _ in staged]
+                rows.append((codec.encode_event(event), paths))
+                if event.mark is not None:
+                    name, value = event.mark
+                    marks[name] = max(value, marks.get(name, value))
+        except BaseException:
+            self._not_admitted(items, admitting=False)
+            raise
         for (_, staged), (_, paths) in zip(items, rows, strict=True):
             for (proxy, _), path in zip(staged, paths, strict=True):
                 proxy._admitting(path)
@@ -140,16 +144,18 @@ class EventLog:
             event.mark = None
             for (proxy, entry), path in zip(staged, paths, strict=True):
                 entry.stored = event_id
+                entry.seq = event_id - _READ_BACK  # as it will be if read back
                 if not proxy._admit_stored(entry, path, event.arrival):
                     self.release_ids(path, [event_id])
 
-    def _not_admitted(self, items: list[tuple[Any, list[tuple[Any, Entry]]]]) -> None:
-        """The store refused the events: undo what staging counted."""
+    def _not_admitted(self, items: list[tuple[Any, list[tuple[Any, Entry]]]],
+                      admitting: bool = True) -> None:
+        """The events were not stored: undo what staging (and ``_admitting``) counted."""
         account = self._channel._account
         for _, staged in items:
             for proxy, entry in staged:
                 with proxy._lock:
-                    if proxy._queue.durable is not None:
+                    if admitting and proxy._queue.durable is not None:
                         proxy._queue.durable.admitting -= 1
                 if account.limit:
                     account.release([entry])
@@ -162,36 +168,48 @@ class EventLog:
         or at most ``RELEASE_DELAY`` seconds later, not in a commit of its own.
         """
         by_path: dict[str, list[int]] = {}
+        owners: list[tuple[Any, int]] = []
         for entry in entries:
             stored = entry.stored
             if stored:
                 durable = entry.owner.durable if entry.owner is not None else None
                 if durable is not None:
-                    durable.resident.discard(stored)
+                    owners.append((durable, stored))
                     by_path.setdefault(durable.path, []).append(stored)
         if not by_path:
             return
-        if not defer:
-            for path, ids in by_path.items():
-                self.release_ids(path, ids)
-            return
+        # Registered as released before they stop being resident: a refill in
+        # between skips them either way (unreleased), never reads them back.
         with self._release_lock:
-            for path, ids in by_path.items():
-                self._deferred.setdefault(path, []).extend(ids)
-                self._deferred_count += len(ids)
-            flush = self._deferred_count >= _DEFER_LIMIT
-            timer = not flush and not self._flush_due
-            if timer:
-                self._flush_due = True
-        if flush:
+            if defer:
+                for path, ids in by_path.items():
+                    self._deferred.setdefault(path, []).extend(ids)
+                    self._deferred_count += len(ids)
+                flush = self._deferred_count >= _DEFER_LIMIT
+                timer = not flush and not self._flush_due
+                if timer:
+                    self._flush_due = True
+            else:
+                for path, ids in by_path.items():
+                    self._releasing.setdefault(path, []).append(ids)
+        for durable, stored in owners:
+            durable.resident.discard(stored)
+        if not defer:
+            try:
+                for path, ids in by_path.items():
+                    self.release_ids(path, ids)
+            finally:
+                self._settled(by_path)
+        elif flush:
             self.flush_releases()
         elif timer:
             self._channel._service.clock.call_later(RELEASE_DELAY, self._flush_timer)
 
     def _flush_timer(self) -> None:
+        """On the clock's thread, which must not wait: the write goes to a worker."""
         with self._release_lock:
             self._flush_due = False
-        self.flush_releases()
+        self._channel._service.call_soon(self.flush_releases)
 
     def _take_deferred(self) -> dict[str, list[int]]:
         """The deferred releases, now in flight (refills still skip them)."""

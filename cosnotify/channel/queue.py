@@ -4,8 +4,9 @@ Strategy: entries live in two binary heaps with lazy deletion. The *order*
 heap gives the next event to deliver under the OrderPolicy; the *discard*
 heap (kept only while a limit is set) gives the next victim under the
 DiscardPolicy (spec section 2.5.5, "Order Policy" and "Discard Policy").
-Both hold ``(key, seq, entry)`` tuples; ``seq`` is the channel-wide arrival
-number, so ties break first-in-first-out and entries are never compared.
+Both hold ``(key, seq, entry)`` tuples; ``seq`` is the copy's arrival number
+(``Entry.seq``: the channel-wide one, or the store id of a persistent copy),
+so ties break first-in-first-out and entries are never compared.
 Removing an entry only marks it dead; the heaps drop dead tuples as they
 surface and are compacted when dead tuples outnumber live ones.
 
@@ -53,7 +54,8 @@ _INF = math.inf
 class Entry:
     """One proxy supplier's copy of an event, with its own priority and deadline."""
 
-    __slots__ = ("alive", "deadline", "event", "held", "number", "owner", "priority", "stored")
+    __slots__ = ("alive", "deadline", "event", "held", "number", "owner", "priority", "seq",
+                 "stored")
 
     def __init__(self, event: Event, priority: int, deadline: float | None) -> None:
         self.event = event
@@ -62,6 +64,10 @@ class Entry:
         self.alive = True
         self.held = False  # waiting for its StartTime in the held heap
         self.owner: EventQueue | None = None
+        #: This copy's place in arrival order: the event's, or for a copy the store
+        #: holds, its store id (channel/durable.py: the same whether queued on
+        #: arrival or read back from disk).
+        self.seq = event.seq
         #: The store's id of the event, for a persistent copy (channel/durable.py); else 0.
         self.stored = 0
         #: The SequenceNumber this copy was given under (ack.py); -1 before.
@@ -92,12 +98,12 @@ _NOTHING: list[Entry] = []
 
 def _discard_key(policy: int, entry: Entry) -> float:
     if policy == LIFO_ORDER:
-        return float(-entry.event.seq)
+        return float(-entry.seq)
     if policy == PRIORITY_ORDER:
         return float(entry.priority)
     if policy == DEADLINE_ORDER:
         return entry.deadline if entry.deadline is not None else _INF
-    return float(entry.event.seq)  # FIFO_ORDER and ANY_ORDER: oldest first
+    return float(entry.seq)  # FIFO_ORDER and ANY_ORDER: oldest first
 
 
 class EventQueue:
@@ -130,7 +136,7 @@ class EventQueue:
         self.order_policy, self.discard_policy, self.max_events = (
             order_policy, discard_policy, max_events)
         self._order_key = _ORDER_KEYS[order_policy]
-        self._order = [(self._order_key(e), e.event.seq, e) for e in ready]
+        self._order = [(self._order_key(e), e.seq, e) for e in ready]
         heapq.heapify(self._order)
         self._run.clear()
         self._dead_in_order = 0
@@ -146,13 +152,13 @@ class EventQueue:
         start = event.start
         if start is not None and start > now:
             entry.held = True
-            heapq.heappush(self._held, (start, event.seq, entry))
+            heapq.heappush(self._held, (start, entry.seq, entry))
         else:
             self._push_ready(entry)
         self._size += 1
         discard = self._discard
         if discard is not None:
-            heapq.heappush(discard, (_discard_key(self.discard_policy, entry), event.seq, entry))
+            heapq.heappush(discard, (_discard_key(self.discard_policy, entry), entry.seq, entry))
         if self._size > self.max_events > 0:
             return self._enforce_limit()
         return _NOTHING
@@ -166,16 +172,16 @@ class EventQueue:
                 self._run_key = key
                 run.append(entry)
                 return
-            if key == self._run_key and entry.event.seq > run[-1].event.seq:
+            if key == self._run_key and entry.seq > run[-1].seq:
                 run.append(entry)
                 return
             self._spill()
-        heapq.heappush(self._order, (key, entry.event.seq, entry))
+        heapq.heappush(self._order, (key, entry.seq, entry))
 
     def _spill(self) -> None:
         """Move the run into the (empty) order heap; in (key, seq) order it is a heap."""
         key = self._run_key
-        self._order = [(key, e.event.seq, e) for e in self._run]
+        self._order = [(key, e.seq, e) for e in self._run]
         self._run.clear()
 
     def release_held(self, now: float) -> int:
@@ -235,10 +241,10 @@ class EventQueue:
             self._spill()  # they go before the run: the heap puts them there
         for entry in entries:
             entry.alive = True
-            heapq.heappush(self._order, (self._order_key(entry), entry.event.seq, entry))
+            heapq.heappush(self._order, (self._order_key(entry), entry.seq, entry))
             if self._discard is not None:
                 heapq.heappush(self._discard, (_discard_key(self.discard_policy, entry),
-                                               entry.event.seq, entry))
+                                               entry.seq, entry))
             self._size += 1
 
     def ready(self) -> int:
@@ -284,7 +290,7 @@ class EventQueue:
             return discarded
         heap = self._discard
         if heap is None:
-            heap = self._discard = [(_discard_key(self.discard_policy, e), e.event.seq, e)
+            heap = self._discard = [(_discard_key(self.discard_policy, e), e.seq, e)
                                     for e in self._live_entries()]
             heapq.heapify(heap)
         while self._size > self.max_events and heap:

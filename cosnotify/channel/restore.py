@@ -25,7 +25,7 @@ from cosnotify.channel.ack import ACK_KINDS
 from cosnotify.channel.channel import EventChannel
 from cosnotify.channel.durable import DurableQueue
 from cosnotify.channel.topology import OPERATORS, Topology, client_stub, persistent, qos_values
-from cosnotify.store.interface import Record
+from cosnotify.store.interface import Record, StoreError
 
 __all__ = ["run"]
 
@@ -136,6 +136,8 @@ class _Rebuild:
         else:
             appeared, vanished = proxy._offers.update([tuple(t) for t in data["offers"]], [])
             channel._hub.change_offers(appeared, vanished)
+            if hasattr(proxy, "_ack_epoch"):
+                proxy._ack_epoch = data.get("ack_epoch", 0)
         self.proxies.append((proxy, data))
 
     # -- connections, last ----------------------------------------------------------------------
@@ -144,6 +146,7 @@ class _Rebuild:
         a pull supplier is polled for finds every consumer it is for connected."""
         from cosnotify.channel.supplier_proxy import ProxySupplier
 
+        self.drop_orphans()
         ordered = sorted(self.proxies, key=lambda item: not isinstance(item[0], ProxySupplier))
         for proxy, data in ordered:
             if (proxy._channel._event_log is not None and hasattr(proxy, "_queue")
@@ -159,6 +162,20 @@ class _Rebuild:
                 proxy._restore_connection(client_stub(reference, interface), data["suspended"])
             except Exception:
                 log.exception("%r: the connection to its client could not be restored", proxy)
+
+    def drop_orphans(self) -> None:
+        """Stored events of a consumer that did not come back (its record gone, or
+        not restorable) would stay for ever: they go."""
+        store = self.topology.store
+        kept = {proxy._durable_path() for proxy, _ in self.proxies
+                if hasattr(proxy, "_queue") and persistent(proxy)}
+        try:
+            for consumer in store.consumers():
+                if consumer not in kept:
+                    log.warning("stored events of %s, which is gone, are dropped", consumer)
+                    store.drop_consumer(consumer)
+        except StoreError as exc:
+            log.error("the store could not drop the events of gone consumers: %s", exc)
 
     # -- helpers --------------------------------------------------------------------------------
     def _filter(self, ref: dict[str, Any], role: str) -> Any:

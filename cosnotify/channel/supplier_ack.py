@@ -11,11 +11,12 @@ supplier is a ``CosNotifyCommAck`` ``...PushSupplierAck``, off the
 supplier's call (a worker of its client's lane).
 
 The next number expected is kept in the store with the event itself (the
-counter ``ack/<proxy path>``, written in the same commit by
+counter ``ack/<proxy path>/<connection>``, written in the same commit by
 ``Store.add_events``), so a supplier that pushes again after a crash --
 not knowing whether its event was stored -- is not given a duplicate. The
-numbers of a connection are taken to increase (section 3.7.5); their wrap
-from 2^31-1 to 0 is not followed across a restart.
+numbers of a connection increase and wrap from 2^31-1 to 0 (section 3.7.5);
+they are kept unwrapped (a count that only grows) so the wrap is followed
+across a restart too. A new ``connect_*`` starts a new count (3.7.5.1).
 """
 
 from __future__ import annotations
@@ -36,10 +37,16 @@ _UNKNOWN = object()
 _MASK = 0x7FFFFFFF
 
 
-def _older(number: int, expected: int) -> bool:
-    """Is ``number`` before ``expected`` on a connection whose numbers wrap at 2^31
-    (section 3.7.5)? Within half the range behind counts as before."""
-    return 0 < ((expected - number) & _MASK) < (1 << 30)
+def _unwrapped(number: int, expected: int) -> int:
+    """``number`` (0 .. 2^31-1, wrapping: section 3.7.5) as a count that only grows:
+    the value congruent to it modulo 2^31 nearest to ``expected``, the unwrapped
+    next number. Below ``expected`` means seen before."""
+    at = expected - (expected & _MASK) + number
+    if at < expected - (1 << 30):
+        at += 1 << 31
+    elif at >= expected + (1 << 30):
+        at -= 1 << 31
+    return at
 
 
 def sequence_number(structured: Any) -> int | None:
@@ -67,9 +74,21 @@ class SupplierAck:
 
     def _init_supplier_ack(self) -> None:
         self._supplier_ack = False  # DeliveryReliability is Acknowledgment
-        self._expected: int | None = None  # None: no number accepted yet
+        #: The next number expected, unwrapped (it only grows; compared modulo 2^31);
+        #: None: none accepted yet on this connection.
+        self._expected: int | None = None
+        #: Connections so far (kept in the proxy's record): each ``connect_*`` is a new
+        #: logical connection, whose numbers start again (section 3.7.5.1).
+        self._ack_epoch = 0
         self._ack_lock = threading.Lock()
         self._ack_client: Any = _UNKNOWN
+
+    def _new_connection(self) -> None:
+        """A supplier connected (again): its numbers start from scratch."""
+        with self._ack_lock:
+            self._ack_epoch += 1
+            self._expected = None
+            self._ack_client = _UNKNOWN
 
     def _update_supplier_ack(self) -> None:
         self._supplier_ack = self._qos.get("DeliveryReliability", 0) == 1
@@ -81,7 +100,7 @@ class SupplierAck:
         if topology is None or not persistent(self):
             return None
         path = Topology.path(self)
-        return None if path is None else f"ack/{path}"
+        return None if path is None else f"ack/{path}/{self._ack_epoch}"
 
     def _numbered_push(self, structured: Any, inject: Any) -> None:
         """Inject ``structured`` (via ``inject(mark)``) unless its number was seen; ack it.
@@ -95,19 +114,20 @@ class SupplierAck:
         if number is None:
             inject(None)
             return
-        counter = self._counter()
         with self._ack_lock:
+            counter = self._counter()
             expected = self._expected
             if expected is None and counter is not None:
                 # The stored next number; 0: none accepted yet (stored values are >= 1).
                 expected = self._service.topology.store.peek_value(counter) or None
-            if expected is None or not _older(number, expected):
-                mark = (counter, number + 1) if counter is not None else None
+            at = number if expected is None else _unwrapped(number, expected)
+            if expected is None or at >= expected:
+                mark = (counter, at + 1) if counter is not None else None
                 event = inject(mark)
                 if mark is not None and (event is None or event.mark is not None):
                     # Not stored with an event (no durable consumer took it): alone.
                     self._service.topology.store.raise_value(*mark)
-                self._expected = (number + 1) & _MASK
+                self._expected = at + 1
         self._service.call_soon(self._acknowledge_supplier, number, lane=self._lane)
 
     def _acknowledge_supplier(self, number: int) -> None:

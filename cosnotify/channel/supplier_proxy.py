@@ -157,6 +157,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 if account.limit:
                     account.release([entry])
                 return False
+            if account.limit and entry.event.refs <= 0:
+                return False  # MaxQueueLength discarded it while it was being stored
             if entry.stored in durable.resident:
                 on_disk, queued = False, True  # a refill read it back already
             elif durable.spilled or len(durable.resident) >= window:

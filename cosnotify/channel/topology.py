@@ -106,6 +106,7 @@ class Topology:
             if getattr(obj, "_stored", False):  # switched to BestEffort: no longer kept
                 with self._lock, _mapped():
                     self.store.delete(path)
+                    self.store.drop_consumer(path)  # nor its stored events
                     obj._stored = False
             return
         with self._lock, _mapped():
@@ -242,6 +243,7 @@ def _record(obj: Any) -> tuple[str, dict[str, Any]]:
         return "proxy_supplier", record
     assert isinstance(obj, ProxyConsumer)
     record["offers"] = _types(obj._offers.types)
+    record["ack_epoch"] = getattr(obj, "_ack_epoch", 0)
     return "proxy_consumer", record
 
 

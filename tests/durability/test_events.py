@@ -89,7 +89,8 @@ class TestAcrossARestart:
             path = proxy._durable_path()
             # Delivered: what the store still names is waiting to be written.
             assert {e.id for e in store.pending(path)} <= channel._event_log.unreleased(path)
-            clock.advance(RELEASE_DELAY)
+            clock.advance(RELEASE_DELAY)  # the timer hands the write to a worker
+            assert factory.service.dispatcher.wait_idle()
             assert store.pending_count(path) == 0
             assert channel._event_log.unreleased(path) == set()
 

@@ -462,3 +462,281 @@ def test_channel_discard_of_a_durable_copy_leaks_resident_and_store() -> None:
         resident = len(durable._queue.durable.resident)
         assert left == 0 and resident == 0, \
             f"pulled {got}; store still holds {left}, resident {resident} (discarded copies)"
+
+
+# -- the second review (after 6ed3829) --------------------------------------------------------
+
+
+class ReleaseHookStore(MemoryStore):
+    """Runs ``hook`` at the start of release(): what another thread does while the
+    release is on its way to the store (the resident set already forgot the id)."""
+    hook: Any = None
+
+    def release(self, consumer: str, event_ids: Any) -> None:
+        hook, self.hook = self.hook, None
+        if hook is not None:
+            hook()
+        super().release(consumer, event_ids)
+
+
+# ---------------------------------------------------------------------------------------
+def test_pull_release_racing_a_refill_delivers_twice() -> None:
+    """EventLog.released(defer=False) discards the id from durable.resident and only then
+    writes store.release; a refill of the same proxy in between (another puller) finds
+    the id neither resident nor in unreleased() and still pending: queued again."""
+    store = ReleaseHookStore()
+    with EventChannelFactory(store=store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        channel._event_log.window = 2
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(3):                        # 0, 1 in memory; 2 on disk
+            supplier.push_structured_event(structured(fields={"n": n}))
+        got = [number(proxy.try_pull_structured_event()[0])]          # 0
+        other: list[int] = []
+
+        def concurrent_puller() -> None:
+            while True:
+                event, ok = proxy.try_pull_structured_event()
+                if not ok:
+                    return
+                other.append(number(event))
+        store.hook = None
+        # Puller A takes 1; while its release is on its way, puller B pulls.
+        store.hook = concurrent_puller
+        got.append(number(proxy.try_pull_structured_event()[0]))     # 1
+        got += other
+        while True:
+            event, ok = proxy.try_pull_structured_event()
+            if not ok:
+                break
+            got.append(number(event))
+        assert sorted(got) == [0, 1, 2], f"delivered {sorted(got)}"
+
+
+def _batch(n: int) -> Any:
+    return N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, n))
+
+
+# 2 ---------------------------------------------------------------------------------------
+def test_events_read_back_overtake_older_ones_still_in_memory() -> None:
+    """durable._event gives a read-back event seq = id - 2**62, below every live event,
+    and a sequence proxy refills while live (older) copies are still queued (pull:
+    ready < limit; push: a batch not yet full). FifoOrder is broken: 2, 3 before 1."""
+    store = MemoryStore()
+    with EventChannelFactory(store=store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        channel._event_log.window = 2
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([_batch(2), N.Property("OrderPolicy", CORBA.Any(CORBA.TC_short,
+                                                                      N.FifoOrder))])
+        proxy.connect_sequence_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(4):                        # 0, 1 in memory; 2, 3 on disk
+            supplier.push_structured_event(structured(fields={"n": n}))
+        got = [number(e) for e in proxy.try_pull_structured_events(1)[0]]        # [0]
+        for _ in range(3):
+            got += [number(e) for e in proxy.try_pull_structured_events(2)[0]]
+        assert got == [0, 1, 2, 3], f"delivered in the order {got}"
+
+
+def _numbered(n: int, seq: int) -> Any:
+    return structured(fields={"n": n}, header=[
+        N.Property("SequenceNumber", CORBA.Any(CORBA.TC_long, seq))])
+
+
+# 3 ---------------------------------------------------------------------------------------
+def test_supplier_numbers_after_the_wrap_are_dropped_after_a_restart() -> None:
+    """supplier_ack._numbered_push stores mark = number + 1 unmasked, with raise_value
+    (never lowers). Past the wrap the counter stays at 2**31 for ever; after a restart
+    expected = 2**31 and every number in (2**30, 2**31) is 'older': dropped (and
+    acknowledged to the supplier) -- lost. Steps of < 2**30 stand in for ~1.5e9 pushes."""
+    store = MemoryStore()
+    factory = EventChannelFactory(store=store)
+    channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+    out, out_id = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+        CA.STRUCTURED_EVENT)
+    out.connect_structured_pull_consumer(None)
+    proxy, proxy_id = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    proxy.set_qos([N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1))])
+    proxy.connect_structured_push_supplier(None)
+    for n, seq in enumerate((0x7FFFFFFF, 0, 1_000_000_000, 1_500_000_000)):
+        proxy.push_structured_event(_numbered(n, seq))
+    factory.close()
+
+    factory = EventChannelFactory(store=store)               # the restart
+    try:
+        channel = factory.get_event_channel(channel_id)
+        proxy = channel._get_default_supplier_admin().get_proxy_consumer(proxy_id)
+        out = channel._get_default_consumer_admin().get_proxy_supplier(out_id)
+        proxy.push_structured_event(_numbered(4, 1_500_000_001))   # the next, new one
+        got = []
+        while True:
+            event, ok = out.try_pull_structured_event()
+            if not ok:
+                break
+            got.append(number(event))
+        assert got == [0, 1, 2, 3, 4], f"delivered {got}"
+    finally:
+        factory.close()
+
+
+# 4 ---------------------------------------------------------------------------------------
+def test_a_refused_sequence_leaks_its_staged_events_in_max_queue_length() -> None:
+    """EventChannel._forward_all stages every persistent event of a supplier's sequence
+    (each reserving a MaxQueueLength slot and holding it) and admits them at the end.
+    When a later event of the batch is refused (RejectNewEvents: IMP_LIMIT from
+    account.reserve), the exception skips admit/_not_admitted: the staged events are
+    neither stored nor released, and their slots are held for ever."""
+    admin = [N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 2)),
+             N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))]
+    with EventChannelFactory(store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, admin)
+        out, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_pull_consumer(None)
+        seq, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.SEQUENCE_EVENT)
+        seq.connect_sequence_push_supplier(None)
+        with pytest.raises(CORBA.IMP_LIMIT):
+            seq.push_structured_events([structured(fields={"n": n}) for n in range(3)])
+        # Those before the refused one were accepted (as on a best-effort channel) ...
+        assert [number(out.try_pull_structured_event()[0]) for _ in range(2)] == [0, 1]
+        assert out.try_pull_structured_event()[1] is False
+        # ... and once they are gone the channel takes events again (no slot leaked).
+        supplier = supplier_of(channel)
+        supplier.push_structured_event(structured(fields={"n": 10}))
+        assert number(out.try_pull_structured_event()[0]) == 10
+
+
+# 5 ---------------------------------------------------------------------------------------
+def test_a_proxy_switched_to_best_effort_leaves_its_events_in_the_store_for_ever() -> None:
+    """Topology.save deletes the record of a proxy switched to BestEffort, but its stored
+    copies stay pending under its path. After a restart nothing owns that path: no
+    proxy will ever release or drop it, and nothing sweeps consumers() at restore."""
+    store = MemoryStore()
+    factory = EventChannelFactory(store=store)
+    channel, _ = factory.create_channel(DURABLE_QOS, [])
+    proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+        CA.STRUCTURED_EVENT)
+    proxy.connect_structured_pull_consumer(None)
+    supplier = supplier_of(channel)
+    for n in range(3):
+        supplier.push_structured_event(structured(fields={"n": n}))
+    path = proxy._durable_path()
+    proxy.set_qos([N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short,
+                                                                 N.BestEffort))])
+    # kill -9: no close() (a clean close destroys the BestEffort proxy, dropping them)
+    with EventChannelFactory(store=store):
+        assert path not in store.consumers(), \
+            f"{store.pending_count(path)} events pending for {path}, which no longer exists"
+    factory._service.close(wait=False)
+
+
+# 6 ---------------------------------------------------------------------------------------
+def test_a_failed_number_reservation_stops_a_sequence_ack_proxy_for_ever() -> None:
+    """SequenceProxyPushSupplierAck._send calls _count() (store.raise_value every 10,000
+    numbers) outside its try: a StoreError (a full store, which docs/persistence.md says
+    the channel goes on from) escapes _deliver, the worker logs it, _scheduled stays
+    True and the batch -- taken from the queue, still resident -- is never sent."""
+    from cosnotify.store.interface import Reason, StoreError
+    from tests.channel.conftest import SequencePushConsumer
+
+    class FlakyStore(MemoryStore):
+        fail = False
+
+        def raise_value(self, name: str, at_least: int) -> None:
+            if self.fail and name.startswith("ack/"):
+                raise StoreError(Reason.FULL, "full")
+            super().raise_value(name, at_least)
+
+    store = FlakyStore()
+    with EventChannelFactory(store=store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        admin.set_qos([N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1))])
+        proxy, _ = admin.obtain_notification_push_supplier(CA.SEQUENCE_EVENT)
+        consumer = SequencePushConsumer()
+        proxy.connect_sequence_push_consumer(consumer)
+        supplier = supplier_of(channel)
+        store.fail = True                          # the store is full for a moment
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        factory._service.dispatcher.wait_idle()
+        store.fail = False                         # room again
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        assert consumer.wait_for(2, timeout=3.0), \
+            f"delivered {[[number(e) for e in b] for b in consumer.received]}"
+
+
+# 7 ---------------------------------------------------------------------------------------
+def test_an_event_record_of_the_previous_format_is_not_read_as_such(omniorb: Any) -> None:
+    """codec._HEADER changed from <BBdhdd (ae1f6c8, 9778c2f) to <BBdhBdBdd: records of
+    the first layout (version 1) must still be read as such (now version 2)."""
+    import math
+    import struct
+
+    import omniORB
+
+    from cosnotify.channel import codec
+
+    body = omniORB.cdrMarshal(codec._TC_STRUCTURED, structured(fields={"n": 7}))
+    old = struct.Struct("<BBdhdd").pack(1, 1, 1_700_000_000.0, 3, math.nan, math.nan)
+    value, fields = codec.decode_event(old + bytes(body))  # version 1 is still read
+    assert number(value) == 7 and fields["priority"] == 3, f"misread: {fields}"
+    assert fields["stop_time"] is None and fields["start"] is None
+
+
+# 8 ---------------------------------------------------------------------------------------
+def test_a_reconnected_supplier_starting_again_at_0_is_dropped() -> None:
+    """--allow-reconnect (9778c2f): connect_* on a connected proxy push consumer makes a
+    new logical connection, whose SequenceNumbers start at 0 (section 3.7.5). The proxy
+    keeps _expected (and the stored ack/<path> counter, and _ack_client: acks go to the
+    old supplier): the new supplier's events 0..4 are 'resends', dropped and acked."""
+    from cosnotify.channel.service import ServiceConfig
+
+    config = ServiceConfig(allow_reconnect=True)
+    with EventChannelFactory(config, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        out, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_pull_consumer(None)
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        proxy.set_qos([N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1))])
+        proxy.connect_structured_push_supplier(None)
+        for n in range(5):
+            proxy.push_structured_event(_numbered(n, n))
+        proxy.connect_structured_push_supplier(None)          # the supplier restarted
+        for n in range(5, 8):
+            proxy.push_structured_event(_numbered(n, n - 5))  # 0, 1, 2 again
+        got = []
+        while True:
+            event, ok = out.try_pull_structured_event()
+            if not ok:
+                break
+            got.append(number(event))
+        assert got == list(range(8)), f"delivered {got}"
+
+
+# 10 --------------------------------------------------------------------------------------
+def test_a_sequence_larger_than_max_queue_length_is_not_discarded() -> None:
+    """_forward_all stages the whole batch before storing it: the victims account.reserve
+    picks for the later events are the batch's own staged events, whose entries have no
+    owner yet, so _discard removes nothing -- and admit then queues them anyway, as
+    uncounted. MaxQueueLength=2 (discard oldest) holds 5 events."""
+    admin = [N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 2))]
+    with EventChannelFactory(store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, admin)
+        out, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_pull_consumer(None)
+        seq, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.SEQUENCE_EVENT)
+        seq.connect_sequence_push_supplier(None)
+        seq.push_structured_events([structured(fields={"n": n}) for n in range(5)])
+        assert len(out._queue) <= 2, f"{len(out._queue)} events queued, " \
+            f"account.count={channel._account.count}"
