@@ -12,7 +12,6 @@ locking.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
 from collections.abc import Mapping
@@ -110,13 +109,14 @@ class FilterAdminMixin:
     def _init_filters(self) -> None:
         self._filters = ()
         self._filter_lock = threading.Lock()
-        self._filter_ids = itertools.count(1)
+        self._next_filter_id = 1  # never reused, across restarts too (topology.py)
 
     def add_filter(self, new_filter: Any) -> int:
         if new_filter is None:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "add_filter: nil filter")
         with self._filter_lock:
-            filter_id = next(self._filter_ids)
+            filter_id = self._next_filter_id
+            self._next_filter_id += 1
             self._filters = self._filters + ((filter_id, new_filter),)
         self._filter_added(filter_id, new_filter)
         self._persist()

@@ -15,7 +15,6 @@ keep the rest of the topology from coming back.
 
 from __future__ import annotations
 
-import itertools
 import logging
 from typing import Any
 
@@ -192,7 +191,10 @@ class _Rebuild:
             return make(reference, role) if make is not None else reference
         return None
 
-    def _attach_filters(self, obj: Any, items: list[dict[str, Any]]) -> None:
+    def _attach_filters(self, obj: Any, record: Any) -> None:
+        # A list: a record of the first format, without the next filter id.
+        items = record if isinstance(record, list) else record["attached"]
+        next_id = 1 if isinstance(record, list) else int(record["next"])
         attached = []
         for item in items:
             flt = self._filter(item, "filter")
@@ -201,7 +203,7 @@ class _Rebuild:
         top = max((filter_id for filter_id, _ in attached), default=0)
         with obj._filter_lock:
             obj._filters = tuple(attached)
-            obj._filter_ids = itertools.count(top + 1)
+            obj._next_filter_id = max(top + 1, next_id)
         for filter_id, flt in attached:
             obj._filter_added(filter_id, flt)
 

@@ -191,8 +191,9 @@ def qos_values(data: bytes) -> dict[str, Any]:
     return values
 
 
-def _filters_record(obj: Any) -> list[dict[str, Any]]:
-    return [{"id": filter_id, **filter_ref(flt)} for filter_id, flt in obj._filters]
+def _filters_record(obj: Any) -> dict[str, Any]:
+    return {"next": obj._next_filter_id,
+            "attached": [{"id": filter_id, **filter_ref(flt)} for filter_id, flt in obj._filters]}
 
 
 def filter_ref(flt: Any) -> dict[str, Any]:

@@ -148,6 +148,23 @@ class TestFilters:
         assert consumer.wait_for(2)
         assert [number(e) for e in consumer.items] == [5, 12]
 
+    def test_filter_ids_are_not_reused_after_a_restart(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        factory = reopen()
+        channel, channel_id = persistent_channel(factory)
+        admin, admin_id = channel.new_for_consumers(CA.AND_OP)
+        make = channel._get_default_filter_factory().create_filter
+        kept = admin.add_filter(make("EXTENDED_TCL"))
+        gone = admin.add_filter(make("EXTENDED_TCL"))
+        admin.remove_filter(gone)
+
+        factory = reopen()
+        channel = factory.get_event_channel(channel_id)
+        admin = channel.get_consumeradmin(admin_id)
+        assert admin.get_all_filters() == [kept]
+        assert admin.add_filter(channel._get_default_filter_factory().create_filter(
+            "EXTENDED_TCL")) not in (kept, gone)
+
     def test_a_mapping_filter_comes_back_and_still_maps(
             self, reopen: Callable[[], EventChannelFactory]) -> None:
         """The admin's priority mapping filter still reorders a PriorityOrder queue."""
