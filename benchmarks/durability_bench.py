@@ -56,7 +56,6 @@ import platform
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -66,10 +65,11 @@ from typing import Any
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from machine import cpu_model  # benchmarks/machine.py, beside this script
+from machine import cpu_model, tool_version  # benchmarks/machine.py, beside this script
 from omniORB import CORBA
 from remote_bench import print_hot_spots  # the same py-spy summary
 from store_bench import filesystem
+from store_bench import floor as store_floor
 
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
@@ -78,7 +78,7 @@ import CosNotifyComm__POA
 from cosnotify.channel import durable
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import MemoryStore
-from cosnotify.store.sqlite import MIGRATIONS, SQLiteStore
+from cosnotify.store.sqlite import SQLiteStore
 from tests.interop.notify import harness
 
 #: ConnectionReliability and EventReliability Persistent (section 2.5.5.1).
@@ -93,18 +93,10 @@ SYNC = {"full": "FULL", "normal": "NORMAL"}
 
 # -- what every part prints ----------------------------------------------------------------
 def machine_info(folder: str) -> list[str]:
-    def version(command: list[str]) -> str:
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=10,
-                                  check=False)
-        except (OSError, subprocess.SubprocessError):
-            return "not installed"
-        return (done.stdout.strip().splitlines() or ["?"])[0]
-
     return [f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs)",
             (f"Python: {platform.python_implementation()} {platform.python_version()}, "
              f"SQLite {sqlite3.sqlite_version}"),
-            f"omniORB (C++ clients): {version(['pkg-config', '--modversion', 'omniORB4'])}",
+            f"omniORB (C++ clients): {tool_version(['pkg-config', '--modversion', 'omniORB4'])}",
             f"OS: {platform.platform()}",
             f"stores in {folder}: {filesystem(os.path.realpath(folder))}"]
 
@@ -149,27 +141,11 @@ def remove_store(path: pathlib.Path) -> None:
 
 # -- part 1: relay through cosnotify serve, and the SQLite floor ------------------------------
 def floor(path: pathlib.Path, events: int, batch: int, synchronous: str, size: int) -> float:
-    """Plain sqlite3 writing the store's rows (``size``-byte events), WAL, one commit per
-    ``batch``; events/s. As ``store_bench.floor``, with the relayed event's size."""
-    data = b"e" * size
-    conn = sqlite3.connect(path, isolation_level=None)
+    """``store_bench.floor`` with the relayed event's size (``size`` bytes); events/s."""
     try:
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute(f"PRAGMA synchronous = {synchronous}")
-        for statement in MIGRATIONS[0]:
-            conn.execute(statement)
-        started = time.perf_counter()
-        for first in range(1, events + 1, batch):
-            ids = range(first, min(first + batch, events + 1))
-            conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT INTO events (id, data) VALUES (?, ?)",
-                             [(i, data) for i in ids])
-            conn.executemany("INSERT INTO pending (consumer, event_id) VALUES (?, ?)",
-                             [("ch/0/ca/0/1", i) for i in ids])
-            conn.execute("COMMIT")
-        return events / (time.perf_counter() - started)
+        return float(store_floor(str(path), events, batch, synchronous, b"e" * size,
+                                 "ch/0/ca/0/1"))
     finally:
-        conn.close()
         remove_store(path)
 
 

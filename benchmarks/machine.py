@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 
@@ -14,3 +15,12 @@ def cpu_model() -> str:
     except OSError:
         pass
     return "unknown CPU"
+
+
+def tool_version(command: list[str]) -> str:
+    """The first line ``command`` prints (its version), or "not installed"."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return "not installed"
+    return (done.stdout.strip().splitlines() or ["?"])[0]

@@ -45,7 +45,6 @@ import pathlib
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -53,7 +52,7 @@ from collections.abc import Callable
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from machine import cpu_model  # benchmarks/machine.py, beside this script
+from machine import cpu_model, tool_version  # benchmarks/machine.py, beside this script
 
 from tests.interop.notify import harness
 
@@ -74,18 +73,10 @@ FLOOR_OF = {"structured": "floor", "filter": "floor", "anchor": "floor-any",
 def machine_info() -> list[str]:
     cpu = cpu_model()
 
-    def version(command: list[str]) -> str:
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=10,
-                                  check=False)
-        except (OSError, subprocess.SubprocessError):
-            return "not installed"
-        return (done.stdout.strip().splitlines() or ["?"])[0]
-
     return [f"CPU: {cpu} ({os.cpu_count()} logical CPUs)",
             f"Python: {platform.python_implementation()} {platform.python_version()}",
-            f"omniORB: {version(['pkg-config', '--modversion', 'omniORB4'])}",
-            f"omniEvents: {version(['omniEvents', '-V'])}",
+            f"omniORB: {tool_version(['pkg-config', '--modversion', 'omniORB4'])}",
+            f"omniEvents: {tool_version(['omniEvents', '-V'])}",
             f"OS: {platform.platform()}"]
 
 

@@ -71,7 +71,8 @@ def filesystem(folder: str) -> str:
     return f"{best[1]} on {best[0]} (mounted at {best[2] or '?'})"
 
 
-def floor(path: str, events: int, batch: int, synchronous: str) -> float:
+def floor(path: str, events: int, batch: int, synchronous: str, data: bytes = DATA,
+          consumer: str = CONSUMER) -> float:
     """Plain sqlite3: the store's schema, WAL, one commit per batch; events/s."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -83,9 +84,9 @@ def floor(path: str, events: int, batch: int, synchronous: str) -> float:
         ids = range(first, min(first + batch, events + 1))
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany("INSERT INTO events (id, data) VALUES (?, ?)",
-                         [(i, DATA) for i in ids])
+                         [(i, data) for i in ids])
         conn.executemany("INSERT INTO pending (consumer, event_id) VALUES (?, ?)",
-                         [(CONSUMER, i) for i in ids])
+                         [(consumer, i) for i in ids])
         conn.execute("COMMIT")
     rate = events / (time.perf_counter() - started)
     conn.close()

@@ -40,6 +40,7 @@ from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel import push_supplier as pss
 from cosnotify.channel.event import empty_structured_event
 from cosnotify.channel.queue import Entry
+from cosnotify.channel.topology import store_failures
 
 __all__ = [
     "SequenceProxyPullSupplierAck",
@@ -111,10 +112,8 @@ class _Ack:
             self._next_number = self._reserved = store.peek_value(counter)
         number = self._next_number
         if number >= self._reserved:
-            from cosnotify.channel.topology import _mapped
-
             reserved = number + _BLOCK
-            with _mapped():  # StoreError -> NO_RESOURCES; nothing reserved, nothing taken
+            with store_failures():  # StoreError -> NO_RESOURCES: nothing reserved nor taken
                 store.raise_value(counter, reserved)
             self._reserved = reserved
         self._next_number = number + 1

@@ -162,10 +162,6 @@ class _NumberedPushConsumer(SupplierAck, _PushConsumer):
         if "DeliveryReliability" in changes:
             self._update_supplier_ack()
 
-    def _connect_supplier(self, supplier: Any) -> None:
-        super()._connect_supplier(supplier)
-        self._new_connection()
-        self._persist()  # the connection count is in the record
 
     def _inject_marked(self, event: Any, mark: Any) -> Any:
         event.mark = mark

@@ -39,6 +39,7 @@ from omniORB import CORBA
 from cosnotify.channel import codec
 from cosnotify.channel.event import from_any, from_structured
 from cosnotify.channel.queue import Entry
+from cosnotify.channel.topology import store_failures
 from cosnotify.store.interface import Store, StoreError
 
 __all__ = ["DurableQueue", "EventLog"]
@@ -112,8 +113,6 @@ class EventLog:
         A store failure is raised as the CORBA exception the supplier gets
         (NO_RESOURCES): the events were not accepted by those proxies.
         """
-        from cosnotify.channel.topology import _mapped
-
         rows: list[tuple[bytes, list[str]]] = []
         marks: dict[str, int] = {}
         try:
@@ -131,7 +130,7 @@ class EventLog:
                 proxy._admitting(path)
         releases = self._take_deferred()  # deliveries since: in the same commit
         try:
-            with _mapped():
+            with store_failures():
                 ids = self._store.add_events(rows, marks or None, releases or None)
         except BaseException:
             for path, released in releases.items():

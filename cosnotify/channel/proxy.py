@@ -152,7 +152,12 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
             self._connected = True
         self._admin._connection_changed(self)
         self._on_connected()
+        self._new_connection()
         self._persist()
+
+    def _new_connection(self) -> None:
+        """Hook: a client connected by ``connect_*`` (a new logical connection; not one
+        restored after a restart), before the proxy's record is saved."""
 
     def _restore_connection(self, client: Any, suspended: bool) -> None:
         """Reconnect to ``client`` after a restart (channel/restore.py); no checks."""

@@ -45,7 +45,7 @@ from cosnotify.qos.negotiation import from_any, to_property_seq
 from cosnotify.qos.properties import ADMIN_PROPERTIES, PERSISTENT, QOS_PROPERTIES
 from cosnotify.store.interface import Reason, Record, Store, StoreError
 
-__all__ = ["Topology", "persistent"]
+__all__ = ["Topology", "persistent", "store_failures"]
 
 log = logging.getLogger("cosnotify.channel")
 
@@ -72,7 +72,7 @@ class Topology:
 
     # -- ids ------------------------------------------------------------------------------
     def next_id(self, counter: str) -> int:
-        with _mapped():
+        with store_failures():
             return self.store.next_value(counter)
 
     # -- paths ------------------------------------------------------------------------------
@@ -104,12 +104,12 @@ class Topology:
             return
         if not persistent(obj):
             if getattr(obj, "_stored", False):  # switched to BestEffort: no longer kept
-                with self._lock, _mapped():
+                with self._lock, store_failures():
                     self.store.delete(path)
                     self.store.drop_consumer(path)  # nor its stored events
                     obj._stored = False
             return
-        with self._lock, _mapped():
+        with self._lock, store_failures():
             if getattr(obj, "_destroyed", False):
                 return
             kind, record = _record(obj)
@@ -123,7 +123,7 @@ class Topology:
         if self._restoring:
             return
         path = flt.store_path
-        with self._lock, _mapped():
+        with self._lock, store_failures():
             if flt._is_destroyed:
                 self.store.delete(path)
                 return
@@ -140,7 +140,7 @@ class Topology:
         path = self.path(obj)
         if path is None or self._restoring or self.closing:
             return
-        with self._lock, _mapped():
+        with self._lock, store_failures():
             self.store.delete(path)
 
     # -- restoring ----------------------------------------------------------------------------
@@ -159,7 +159,7 @@ class Topology:
 
 
 @contextlib.contextmanager
-def _mapped() -> Iterator[None]:
+def store_failures() -> Iterator[None]:
     """A store failure as the CORBA exception a client gets (docs/persistence.md)."""
     try:
         yield

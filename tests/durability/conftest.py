@@ -17,6 +17,7 @@ from omniORB import CORBA
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
 import CosNotifyComm__POA
+import TimeBase
 
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import MemoryStore, Store
@@ -27,6 +28,17 @@ PERSISTENT_QOS = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short, 
 #: ... and whose events do too (Persistent/Persistent, section 2.5.5.1).
 DURABLE_QOS = [*PERSISTENT_QOS,
                N.Property("EventReliability", CORBA.Any(CORBA.TC_short, N.Persistent))]
+#: Event Acknowledgment (section 3.7), unanswered numbers given again after 1 s.
+ACK_QOS = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
+           N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))]
+
+
+def sequence_number(event: Any) -> int | None:
+    """The SequenceNumber header field of a StructuredEvent, if any."""
+    for prop in event.header.variable_header:
+        if prop.name == "SequenceNumber":
+            return int(prop.value.value())
+    return None
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -16,26 +16,20 @@ from omniORB import CORBA
 
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
-import TimeBase
 
 from cosnotify.channel.ack import StructuredProxyPullSupplierAck, StructuredProxyPushSupplierAck
 from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import Store
 from tests.channel.conftest import number, structured
-from tests.durability.conftest import DURABLE_QOS, StructuredConsumer, reference, supplier_of
-
-INTERVAL = 10_000_000  # RetryInterval: 1 s of the manual clock
-
-ACK_QOS = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
-           N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, INTERVAL))]
-
-
-def sequence_number(event: Any) -> int | None:
-    for prop in event.header.variable_header:
-        if prop.name == "SequenceNumber":
-            return int(prop.value.value())
-    return None
+from tests.durability.conftest import (
+    ACK_QOS,
+    DURABLE_QOS,
+    StructuredConsumer,
+    reference,
+    sequence_number,
+    supplier_of,
+)
 
 
 def numbered(consumer: StructuredConsumer) -> list[tuple[int | None, int]]:

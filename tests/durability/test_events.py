@@ -143,17 +143,23 @@ class TestAcrossARestart:
 
 
 class TestPerMessageReliability:
-    def test_a_best_effort_event_on_a_persistent_channel_is_not_kept(
-            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
-        """Section 2.5.5.1: EventReliability "per-message to override the per-channel"."""
+    @pytest.mark.parametrize(("channel_qos", "header", "kept"), [
+        (DURABLE_QOS, N.BestEffort, 2),     # the channel's events are Persistent
+        (PERSISTENT_QOS, N.Persistent, 1),  # the channel's events are BestEffort
+    ], ids=["best-effort-event-not-kept", "persistent-event-kept"])
+    def test_an_events_header_overrides_the_channel(
+            self, reopen: Callable[[], EventChannelFactory], omniorb: Any,
+            channel_qos: list[Any], header: int, kept: int) -> None:
+        """Section 2.5.5.1: EventReliability "per-message to override the per-channel".
+        Event 1 carries the header; event 2 follows the channel."""
         factory = reopen()
-        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        channel, channel_id = factory.create_channel(channel_qos, [])
         consumer = StructuredConsumer()
         proxy, proxy_id = push_consumer(channel, omniorb, consumer)
         proxy.suspend_connection()
         supplier = supplier_of(channel)
         supplier.push_structured_event(structured(
-            fields={"n": 1}, header=[N.Property("EventReliability", short(N.BestEffort))]))
+            fields={"n": 1}, header=[N.Property("EventReliability", short(header))]))
         supplier.push_structured_event(structured(fields={"n": 2}))
 
         factory = reopen()
@@ -161,26 +167,7 @@ class TestPerMessageReliability:
         ).get_proxy_supplier(proxy_id).resume_connection()
         assert consumer.wait_for(1)
         assert factory.service.dispatcher.wait_idle()
-        assert numbers(consumer) == [2]
-
-    def test_a_persistent_event_on_a_best_effort_events_channel_is_kept(
-            self, reopen: Callable[[], EventChannelFactory], omniorb: Any) -> None:
-        factory = reopen()
-        channel, channel_id = factory.create_channel(PERSISTENT_QOS, [])  # events BestEffort
-        consumer = StructuredConsumer()
-        proxy, proxy_id = push_consumer(channel, omniorb, consumer)
-        proxy.suspend_connection()
-        supplier = supplier_of(channel)
-        supplier.push_structured_event(structured(
-            fields={"n": 1}, header=[N.Property("EventReliability", short(N.Persistent))]))
-        supplier.push_structured_event(structured(fields={"n": 2}))
-
-        factory = reopen()
-        factory.get_event_channel(channel_id)._get_default_consumer_admin(
-        ).get_proxy_supplier(proxy_id).resume_connection()
-        assert consumer.wait_for(1)
-        assert factory.service.dispatcher.wait_idle()
-        assert numbers(consumer) == [1]
+        assert numbers(consumer) == [kept]
 
     def test_a_persistent_event_on_a_best_effort_channel_is_refused(self) -> None:
         with EventChannelFactory(store=MemoryStore()) as factory:

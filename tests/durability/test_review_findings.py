@@ -7,7 +7,6 @@ subclasses whose hooks run at the racy moment, and time is a ManualClock.
 """
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
@@ -20,43 +19,17 @@ import TimeBase
 from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import MemoryStore
-from tests.channel.conftest import SequencePushConsumer, number, structured
-from tests.durability.conftest import DURABLE_QOS, supplier_of
-
-ACK_QOS = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
-           N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))]  # 1 s
+from tests.channel.conftest import (
+    SequencePushConsumer,
+    StructuredPushConsumer,
+    number,
+    structured,
+)
+from tests.durability.conftest import ACK_QOS, DURABLE_QOS, sequence_number, supplier_of
 
 
 def short(v: int) -> Any:
     return CORBA.Any(CORBA.TC_short, v)
-
-
-def seqno(event: Any) -> int | None:
-    for p in event.header.variable_header:
-        if p.name == "SequenceNumber":
-            return int(p.value.value())
-    return None
-
-
-class Rec:
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-        self.cond = threading.Condition()
-
-    def push_structured_event(self, e: Any) -> None:
-        with self.cond:
-            self.items.append(e)
-            self.cond.notify_all()
-
-    def offer_change(self, a: Any, r: Any) -> None:
-        pass
-
-    def disconnect_structured_push_consumer(self) -> None:
-        pass
-
-    def wait_for(self, n: int, t: float = 10.0) -> bool:
-        with self.cond:
-            return self.cond.wait_for(lambda: len(self.items) >= n, t)
 
 
 # -----------------------------------------------------------------------------------------
@@ -67,7 +40,7 @@ def test_supplier_ack_failed_push_is_dropped_on_resend() -> None:
     store = MemoryStore(max_events=1)
     with EventChannelFactory(store=store) as factory:
         channel, _ = factory.create_channel(DURABLE_QOS, [])
-        consumer = Rec()
+        consumer = StructuredPushConsumer()
         out, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
             CA.STRUCTURED_EVENT)
         out.connect_structured_push_consumer(consumer)
@@ -89,7 +62,7 @@ def test_supplier_ack_failed_push_is_dropped_on_resend() -> None:
         assert factory.service.dispatcher.wait_idle()
         proxy.push_structured_event(numbered(1, 1))  # the resend, room again
         assert consumer.wait_for(2)
-        assert [number(e) for e in consumer.items] == [0, 1], "event 1 lost"
+        assert [number(e) for e in consumer.received] == [0, 1], "event 1 lost"
 
 
 # 2 -----------------------------------------------------------------------------------------
@@ -103,7 +76,7 @@ def test_durable_ack_numbers_collide_with_best_effort_numbers() -> None:
         admin, _ = channel.new_for_consumers(CA.AND_OP)
         admin.set_qos(ACK_QOS)
         proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-        consumer = Rec()
+        consumer = StructuredPushConsumer()
         proxy.connect_structured_push_consumer(consumer)
         supplier = supplier_of(channel)
         best_effort = [N.Property("EventReliability", short(0))]
@@ -112,7 +85,7 @@ def test_durable_ack_numbers_collide_with_best_effort_numbers() -> None:
         supplier.push_structured_event(structured(fields={"n": 2}, header=best_effort))  # number 1
         assert consumer.wait_for(3)
         assert factory.service.dispatcher.wait_idle()
-        numbers = [seqno(e) for e in consumer.items]
+        numbers = [sequence_number(e) for e in consumer.received]
         assert len(set(numbers)) == 3, f"SequenceNumbers {numbers}: two events share one"
 
 
@@ -154,29 +127,35 @@ def test_refill_racing_admit_queues_the_event_twice() -> None:
 
 
 # 4 -----------------------------------------------------------------------------------------
+def _given_once_then_suspended(factory: EventChannelFactory, qos: list[Any]) -> Any:
+    """An Ack push proxy that gave event 0 (not acknowledged), then was suspended."""
+    channel, _ = factory.create_channel(qos, [])
+    admin, _ = channel.new_for_consumers(CA.AND_OP)
+    admin.set_qos(ACK_QOS)
+    proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+    consumer = StructuredPushConsumer()
+    proxy.connect_structured_push_consumer(consumer)
+    supplier_of(channel).push_structured_event(structured(fields={"n": 0}))
+    assert consumer.wait_for(1)
+    assert factory.service.dispatcher.wait_idle()
+    proxy.suspend_connection()
+    return proxy, consumer
+
+
 def test_resends_pile_up_while_suspended() -> None:
     """_ack_due appends every due number to _resends each RetryInterval even when the
     previous resend never went (suspended consumer): unbounded growth, and on resume
     the consumer gets the same number N times. (Durable proxy: it never gives up.)"""
     clock = ManualClock()
     with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
-        channel, _ = factory.create_channel(DURABLE_QOS, [])
-        admin, _ = channel.new_for_consumers(CA.AND_OP)
-        admin.set_qos(ACK_QOS)
-        proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-        consumer = Rec()
-        proxy.connect_structured_push_consumer(consumer)
-        supplier_of(channel).push_structured_event(structured(fields={"n": 0}))
-        assert consumer.wait_for(1)
-        assert factory.service.dispatcher.wait_idle()
-        proxy.suspend_connection()
+        proxy, consumer = _given_once_then_suspended(factory, DURABLE_QOS)
         for _ in range(20):
             clock.advance(1.0)
         pending = len(proxy._resends)
         proxy.resume_connection()
         assert factory.service.dispatcher.wait_idle()
         assert pending <= 1, f"{pending} resends of one number queued"
-        assert len(consumer.items) <= 2, f"consumer got number 0 {len(consumer.items)} times"
+        assert len(consumer.received) <= 2, f"consumer got number 0 {len(consumer.received)} times"
 
 
 def test_a_suspended_ack_proxy_is_destroyed() -> None:
@@ -185,16 +164,7 @@ def test_a_suspended_ack_proxy_is_destroyed() -> None:
     RetryIntervals and its queued events discarded."""
     clock = ManualClock()
     with EventChannelFactory(clock=clock) as factory:
-        channel, _ = factory.create_channel([], [])
-        admin, _ = channel.new_for_consumers(CA.AND_OP)
-        admin.set_qos(ACK_QOS)
-        proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-        consumer = Rec()
-        proxy.connect_structured_push_consumer(consumer)
-        supplier_of(channel).push_structured_event(structured(fields={"n": 0}))
-        assert consumer.wait_for(1)
-        assert factory.service.dispatcher.wait_idle()
-        proxy.suspend_connection()
+        proxy, _ = _given_once_then_suspended(factory, [])
         for _ in range(5):
             clock.advance(1.0)
         assert not proxy._destroyed, "suspended consumer's proxy destroyed"
@@ -271,7 +241,7 @@ def test_supplier_sequence_number_wrap_drops_everything_after() -> None:
     fact after 2^31-1 every later number (0, 1, ...) is < _expected and dropped forever."""
     with EventChannelFactory() as factory:
         channel, _ = factory.create_channel([], [])
-        consumer = Rec()
+        consumer = StructuredPushConsumer()
         out, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
             CA.STRUCTURED_EVENT)
         out.connect_structured_push_consumer(consumer)
@@ -283,7 +253,7 @@ def test_supplier_sequence_number_wrap_drops_everything_after() -> None:
             proxy.push_structured_event(structured(fields={"n": n}, header=[
                 N.Property("SequenceNumber", CORBA.Any(CORBA.TC_long, s))]))
         assert consumer.wait_for(3)
-        assert [number(e) for e in consumer.items] == [0, 1, 2]
+        assert [number(e) for e in consumer.received] == [0, 1, 2]
 
 
 # 9 -----------------------------------------------------------------------------------------
@@ -303,14 +273,14 @@ def test_sequence_pull_redelivery_merges_new_events_under_an_old_number() -> Non
         supplier = supplier_of(channel)
         supplier.push_structured_event(structured(fields={"n": 0}))
         first, _ = proxy.try_pull_structured_events(10)
-        seen = {seqno(first[0])}
+        seen = {sequence_number(first[0])}
         supplier.push_structured_event(structured(fields={"n": 1}))
         clock.advance(1.0)                               # batch #0 due again
         again, _ = proxy.try_pull_structured_events(10)
         # Given again as it was, under its number; event 1 comes in a batch of its own.
-        assert ([number(e) for e in again], seqno(again[0])) == ([0], seqno(first[0]))
+        assert ([number(e) for e in again], sequence_number(again[0])) == ([0], sequence_number(first[0]))
         then, _ = proxy.try_pull_structured_events(10)
-        assert [number(e) for e in then] == [1] and seqno(then[0]) not in seen
+        assert [number(e) for e in then] == [1] and sequence_number(then[0]) not in seen
 
 
 # 10 ----------------------------------------------------------------------------------------
@@ -406,7 +376,7 @@ def test_numbers_keyed_by_id_of_a_dead_entry_are_reused() -> None:
         admin.set_qos(ACK_QOS + [N.Property("Retries", CORBA.Any(CORBA.TC_long, 100))])
         proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
 
-        class Flaky(Rec):
+        class Flaky(StructuredPushConsumer):
             fail = 1
 
             def push_structured_event(self, e: Any) -> None:
@@ -428,7 +398,7 @@ def test_numbers_keyed_by_id_of_a_dead_entry_are_reused() -> None:
             supplier.push_structured_event(structured(fields={"n": n}))
         assert consumer.wait_for(50)
         assert factory.service.dispatcher.wait_idle()
-        numbers = [seqno(e) for e in consumer.items]
+        numbers = [sequence_number(e) for e in consumer.received]
         assert len(set(numbers)) == len(numbers), f"numbers reused: {numbers[:8]}..."
 
 
