@@ -213,11 +213,15 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
         self._priority_filter: Any = None
         self._lifetime_filter: Any = None
         self._routes: tuple[Any, ...] = ()
+        self._routes_stale = False
         self._init_subscriptions()
 
     # -- routing ------------------------------------------------------------------------------
     def route(self, event: Any, now: float, holders: list[Any] | None) -> int:
-        """Offer ``event`` to every connected proxy supplier; returns how many queued it."""
+        """Offer ``event`` to every connected proxy supplier; returns how many queued it
+        (the scanning router; ``cosnotify.routing`` is the indexed one)."""
+        if self._routes_stale:
+            self._list_routes()
         routes = self._routes
         if not routes:
             return 0
@@ -235,12 +239,27 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
         return queued
 
     def _connection_changed(self, proxy: Any) -> None:
-        self._rebuild_routes()
+        self._routes_stale = True
+        self._channel._router.refresh(proxy)
 
-    def _rebuild_routes(self) -> None:
+    def _list_routes(self) -> None:
         with self._lock:
+            self._routes_stale = False
             self._routes = tuple(p for p in list(self._proxies.values()) + self._anonymous
                                  if p._connected and not p._destroyed)
+
+    # -- filters, for the channel's router (cosnotify.routing) -------------------------------
+    def _filter_added(self, filter_id: int, new_filter: Any) -> None:
+        super()._filter_added(filter_id, new_filter)
+        router = self._channel._router
+        router.attach(self, new_filter)
+        router.refresh_admin(self)
+
+    def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
+        super()._filter_removed(filter_id, old_filter)
+        router = self._channel._router
+        router.refresh_admin(self)
+        router.detach(self, old_filter)
 
     # -- attributes ------------------------------------------------------------------------------
     def _get_priority_filter(self) -> Any:
@@ -295,6 +314,7 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
     def _on_destroy(self) -> None:
         self.remove_all_filters()  # detaches this admin's callbacks from its filters
         self._update_contribution()
+        self._channel._router.admin_gone(self)
 
 
 class SupplierAdmin(_Admin):

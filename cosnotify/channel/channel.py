@@ -40,6 +40,7 @@ from cosnotify.channel.queue import DEADLINE_ORDER, LIFO_ORDER, PRIORITY_ORDER
 from cosnotify.channel.subscriptions import SubscriptionHub
 from cosnotify.qos.negotiation import Target, check_admin, to_property_seq
 from cosnotify.qos.properties import ADMIN_PROPERTIES, Level
+from cosnotify.routing.router import Router
 
 __all__ = ["EventChannel"]
 
@@ -166,7 +167,11 @@ class EventChannel(QoSAdminMixin):
         self._lock = threading.RLock()
         self._hub = SubscriptionHub()
         self._account = _QueueAccount()
+        #: Receivers of each event (cosnotify.routing), unless config.routing is "scan".
+        self._router = Router()
+        self._indexed = self._service.config.routing == "index"
         self._routes: tuple[ConsumerAdmin, ...] = ()
+        self._routes_stale = False
         self._consumer_admins: dict[int, ConsumerAdmin] = {}
         self._supplier_admins: dict[int, SupplierAdmin] = {}
         self._es_admins: list[Any] = []
@@ -292,10 +297,17 @@ class EventChannel(QoSAdminMixin):
             self._rebuild_routes()
 
     def _rebuild_routes(self) -> None:
-        with self._lock:
-            admins = list(self._consumer_admins.values())
-            admins += [a for a in self._es_admins if isinstance(a, ConsumerAdmin)]
-            self._routes = tuple(admins)
+        """The admins changed: the scanning router lists them again before its next event."""
+        self._routes_stale = True
+
+    def _scan_routes(self) -> tuple[ConsumerAdmin, ...]:
+        if self._routes_stale:
+            with self._lock:
+                self._routes_stale = False
+                admins = list(self._consumer_admins.values())
+                admins += [a for a in self._es_admins if isinstance(a, ConsumerAdmin)]
+                self._routes = tuple(admins)
+        return self._routes
 
     # -- QoS and admin properties --------------------------------------------------------------
     def _qos_target(self) -> Target:
@@ -352,7 +364,7 @@ class EventChannel(QoSAdminMixin):
         """Start MaxQueueLength accounting with the events already queued."""
         holders: dict[int, list[Any]] = {}
         events: dict[int, Any] = {}
-        for admin in self._routes:
+        for admin in self._scan_routes():
             for proxy in admin._all_proxies():
                 queue = getattr(proxy, "_queue", None)
                 if queue is None:
@@ -431,8 +443,7 @@ class EventChannel(QoSAdminMixin):
         account = self._account
         now = event.arrival
         if not account.limit:
-            for admin in self._routes:
-                admin.route(event, now, None)
+            self._deliver(event, now, None)
             return
         for victim in account.reserve():
             self._discard(victim)
@@ -440,10 +451,20 @@ class EventChannel(QoSAdminMixin):
         event.holders = holders
         account.routing(event)
         try:
-            for admin in self._routes:
-                admin.route(event, now, holders)
+            self._deliver(event, now, holders)
         finally:
             account.admitted(event)
+
+    def _deliver(self, event: Any, now: float, holders: list[Any] | None) -> None:
+        """Offer ``event`` to the proxy suppliers whose filters pass it (section 2.3)."""
+        if not self._indexed:
+            for admin in self._scan_routes():
+                admin.route(event, now, holders)
+            return
+        for proxy in self._router.receivers(event):
+            entry = proxy.accept(event, now)
+            if entry is not None and holders is not None:
+                holders.append(entry)
 
     def _discard(self, event: Any) -> None:
         """Remove a discarded event from every queue holding it."""

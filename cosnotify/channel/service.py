@@ -52,8 +52,19 @@ class ServiceConfig:
     #: (keeping its queue) instead of raising AlreadyConnected: TAO's -AllowReconnect,
     #: for clients that restart and reuse their proxy ids (docs/persistence.md).
     allow_reconnect: bool = False
+    #: How each event finds its consumers: "index" (a predicate index over every
+    #: filter of the channel, cosnotify.routing; docs/routing.md) or "scan" (every
+    #: proxy's filters in turn, as TAO, JacORB and omniNotify do).
+    routing: str = "index"
+    #: Proxy suppliers (subscriptions) the service holds at most, over all its
+    #: channels; obtaining one more raises AdminLimitExceeded. 0: no limit.
+    max_subscriptions: int = 0
 
     def __attrs_post_init__(self) -> None:
+        if self.routing not in ("index", "scan"):
+            raise ValueError(f"routing must be 'index' or 'scan', not {self.routing!r}")
+        if self.max_subscriptions < 0:
+            raise ValueError("max_subscriptions must be >= 0 (0: no limit)")
         if self.consumer_queue_cap < 1 or self.delivery_slice < 1:
             raise ValueError("consumer_queue_cap and delivery_slice must be positive")
         if self.max_workers_per_client < 0 or self.max_workers_failing < 0:

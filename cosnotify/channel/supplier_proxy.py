@@ -122,6 +122,18 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 # OR: either set passing is enough, and an empty set passes
                 # everything (section 2.3, "a Proxy ... with no filters forwards all").
                 return None
+        return self._admit_copy(event, now)
+
+    def accept(self, event: Any, now: float) -> Entry | None:
+        """Take ``event``, which the channel's router found the filters pass
+        (``cosnotify.routing``); returns the queued entry, if any."""
+        if not self._connected:
+            return None
+        if self._type_filter is not None and not self._type_subscribed(event):
+            return None
+        return self._admit_copy(event, now)
+
+    def _admit_copy(self, event: Any, now: float) -> Entry | None:
         if self._fast:
             entry = Entry(event, event.priority, event.deadline)
         else:
@@ -134,6 +146,19 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             stage.append((self, entry))  # queued once stored (channel/durable.py)
             return entry
         return self._enqueue(entry, now)
+
+    # -- filters, for the channel's router (cosnotify.routing) -------------------------------
+    def _filter_added(self, filter_id: int, new_filter: Any) -> None:
+        super()._filter_added(filter_id, new_filter)
+        router = self._channel._router
+        router.attach(self, new_filter)
+        router.refresh(self)
+
+    def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
+        super()._filter_removed(filter_id, old_filter)
+        router = self._channel._router
+        router.refresh(self)
+        router.detach(self, old_filter)
 
     # -- persistent events (channel/durable.py) ----------------------------------------------
     def _durable_path(self) -> str:

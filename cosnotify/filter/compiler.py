@@ -58,7 +58,7 @@ from cosnotify.filter.runtime import (
 )
 
 __all__ = ["Matcher", "compile_form", "compile_text", "compile_tree", "compile_trees",
-           "generated_source", "system_clock"]
+           "generated_source", "operand_function", "sequence_function", "system_clock"]
 
 Matcher: TypeAlias = Callable[[Any], bool]
 Clock: TypeAlias = Callable[[], int]
@@ -465,6 +465,39 @@ def compile_form(trees: Sequence[ast.Expression], form: Form,
     exec(code, namespace)  # noqa: S102 - our own generated source, no user text in names
     match: Matcher = namespace["_match"]
     return match
+
+
+def operand_function(component: ast.Component, form: Form,
+                     clock: Clock = system_clock) -> Callable[[Any], Any]:
+    """A function from an event of ``form`` to the operand ``component`` stands for
+    in a comparison with a literal, exactly as a compiled constraint reads it; it
+    raises (``Fail``) where that comparison would be an error (the routing index,
+    ``cosnotify.routing``, looks events up by it)."""
+    generator = _Generator([component], form, clock)
+    code, _ = generator.value(component, label=False)
+    head = "def _operand(ev, _U=_U):\n"
+    if form is Form.ANY:
+        head += "    ev = _any_root(ev)\n"
+    source = "\n".join([*generator.functions, f"{head}    return {code}\n"])
+    namespace = generator.namespace
+    exec(compile(source, "<operand>", "exec"), namespace)  # noqa: S102 - generated, as above
+    found: Callable[[Any], Any] = namespace["_operand"]
+    return found
+
+
+def sequence_function(component: ast.Component, form: Form,
+                      clock: Clock = system_clock) -> Callable[[Any], Any]:
+    """A function from an event of ``form`` to the sequence view (``runtime.sequence_view``)
+    that ``x in component`` reads; it raises where that would be an error."""
+    generator = _Generator([component], form, clock)
+    head = "def _sequence(ev, _U=_U):\n"
+    if form is Form.ANY:
+        head += "    ev = _any_root(ev)\n"
+    source = f"{head}    return _seq({generator.located(component)})\n"
+    namespace = generator.namespace
+    exec(compile(source, "<sequence>", "exec"), namespace)  # noqa: S102 - generated, as above
+    found: Callable[[Any], Any] = namespace["_sequence"]
+    return found
 
 
 def compile_trees(trees: Sequence[ast.Expression],

@@ -120,6 +120,8 @@ class Entry:
     applies: Callable[[str, str], bool] | None  # None: every type
     compiled: CompiledConstraint
     value: Any = None  # MappingFilter: the CORBA.Any result_to_set
+    #: The routing index's terms (``cosnotify.routing.terms``); None: not indexable.
+    access: Any = None
 
 
 def _type_test(types: Sequence[TypePair]) -> Callable[[str, str], bool] | None:
@@ -136,8 +138,11 @@ def _type_test(types: Sequence[TypePair]) -> Callable[[str, str], bool] | None:
 
 
 def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
-                  constraint_id: int = 0, value: Any = None) -> Entry:
-    """Check and compile one ConstraintExp; InvalidConstraint if it is not valid."""
+                  constraint_id: int = 0, value: Any = None, *, index: bool = True) -> Entry:
+    """Check and compile one ConstraintExp; InvalidConstraint if it is not valid.
+
+    With ``index`` (forwarding filters), the grammar's decompose function gives
+    the entry's routing access, and its limits apply."""
     try:
         text = expression.constraint_expr
         raw_types = list(expression.event_types)
@@ -165,8 +170,16 @@ def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
     except Exception as exc:
         log.exception("compiling constraint %r failed", text)
         raise InvalidConstraintError(copy, f"cannot compile: {exc}") from None
+    access = None
+    if index and grammar.decompose is not None:
+        try:
+            access = grammar.decompose(compiled)
+        except ValueError as exc:
+            raise InvalidConstraintError(copy, str(exc)) from None
+        except Exception:  # noqa: BLE001 - indexing is an optimisation: fall back to matching
+            log.exception("decomposing constraint %r failed", text)
     unique = tuple(dict.fromkeys(types)) or (ALL,)
-    return Entry(constraint_id, copy, unique, _type_test(unique), compiled, value)
+    return Entry(constraint_id, copy, unique, _type_test(unique), compiled, value, access)
 
 
 def _expression(types: Iterable[Any], text: str) -> Any:

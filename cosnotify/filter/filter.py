@@ -94,6 +94,8 @@ class Filter:
         self.listener: Callable[[Any], None] | None = None
         #: ``flt/N`` when the filter is kept in a store, else None.
         self.store_path: str | None = None
+        #: Routers indexing this filter (``cosnotify.routing``): router -> its record.
+        self._watchers: dict[Any, Any] = {}
 
     def __repr__(self) -> str:
         return (f"<Filter {self._grammar_name} with {len(self._state.entries)} constraint(s)"
@@ -193,7 +195,11 @@ class Filter:
             self._is_destroyed = True
             removed = sorted(self._types)
             self._types.clear()
+            gone = list(self._state.entries)
             self._install(_DESTROYED)
+            for watcher, record in list(self._watchers.items()):
+                watcher.withdrawn(record, gone)
+            self._watchers = {}
             self._notify([], removed)
             self._callbacks = {}
             self._changed()
@@ -242,6 +248,25 @@ class Filter:
             top = max((e.constraint_id for e in entries), default=0)
             self._next_constraint_id = max(next_id, top + 1)
 
+    def _watch(self, watcher: Any, record: Any) -> None:
+        """Tell ``watcher`` (a router) of every constraint, now and as they change:
+        ``posted(record, entries)`` before entries are published,
+        ``withdrawn(record, entries)`` after they no longer are, so what the
+        watcher holds always covers the published constraints (called in order,
+        with this filter's lock held)."""
+        with self._lock:
+            if self._is_destroyed:
+                return
+            self._watchers = {**self._watchers, watcher: record}
+            watcher.posted(record, list(self._state.entries))
+
+    def _unwatch(self, watcher: Any, record: Any) -> None:
+        with self._lock:
+            if self._watchers.get(watcher) is not record:
+                return
+            self._watchers = {k: v for k, v in self._watchers.items() if k is not watcher}
+            watcher.withdrawn(record, list(self._state.entries))
+
     def _install(self, state: _State) -> None:
         """Publish ``state``. Its match functions also become instance attributes
         that shadow the methods above, so ``f.match_structured(event)`` calls the
@@ -258,7 +283,18 @@ class Filter:
             types.update(entry.types)
         added = sorted(set(types) - set(self._types))
         removed = sorted(set(self._types) - set(types))
+        watchers = self._watchers
+        if watchers:
+            old = self._state.by_id
+            new = state.by_id
+            fresh = [e for e in state.entries if old.get(e.constraint_id) is not e]
+            gone = [e for e in old.values() if new.get(e.constraint_id) is not e]
+            for watcher, record in watchers.items():
+                watcher.posted(record, fresh)
         self._install(state)
+        if watchers:
+            for watcher, record in watchers.items():
+                watcher.withdrawn(record, gone)
         self._types = types
         if added or removed:
             self._notify(added, removed)

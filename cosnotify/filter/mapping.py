@@ -250,7 +250,8 @@ class MappingFilter:
             self._next_constraint_id = max(next_id, top + 1)
 
     def _compile(self, expression: Any, value: Any, constraint_id: int = 0) -> Entry:
-        entry = compile_entry(self._grammar, self._context, expression, constraint_id)
+        entry = compile_entry(self._grammar, self._context, expression, constraint_id,
+                              index=False)
         if type(value) is not CorbaAny or not D.equivalent(value._t._d, self._value_type._d):
             raise CosNotifyFilter.InvalidValue(entry.expression, value)
         return attrs.evolve(entry, value=value)

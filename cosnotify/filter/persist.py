@@ -62,9 +62,10 @@ def restore(factory: FilterFactory, record: dict[str, Any]) -> Filter | MappingF
     for item in record["constraints"]:
         expression = CosNotifyFilter.ConstraintExp(
             [CosNotification.EventType(d, t) for d, t in item["types"]], item["text"])
-        entry = compile_entry(grammar, factory._context, expression, item["id"])
         if isinstance(flt, MappingFilter):
             entry = flt._compile(expression, item["value"], item["id"])
+        else:
+            entry = compile_entry(grammar, factory._context, expression, item["id"])
         entries.append(entry)
     flt._restore(entries, record.get("next_id", 1))
     return flt

@@ -24,13 +24,15 @@ Names are case-sensitive, as in TAO (``strcmp``) and JacORB (``equals``).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeAlias
 
 import attrs
 
-from cosnotify.filter.compiler import compile_form, compile_tree, system_clock
+from cosnotify.filter.compiler import compile_form, system_clock
+from cosnotify.filter.decompose import access_of
 from cosnotify.filter.parser import parse_constraint
 from cosnotify.filter.paths import Form
 
@@ -39,6 +41,7 @@ __all__ = [
     "CompileContext",
     "CompileFunction",
     "CompiledConstraint",
+    "DecomposeFunction",
     "Grammar",
     "GrammarRegistry",
     "any_of",
@@ -48,6 +51,8 @@ __all__ = [
 ]
 
 Matcher: TypeAlias = Callable[[Any], bool]
+
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -83,6 +88,9 @@ class CompileContext:
 
 
 CompileFunction: TypeAlias = Callable[[str, CompileContext], CompiledConstraint]
+#: A compiled constraint -> its index access (``cosnotify.routing.terms``), or None
+#: when it cannot be indexed; ValueError when it is too big to index.
+DecomposeFunction: TypeAlias = Callable[[CompiledConstraint], Any]
 #: (constraints, form, context) -> one matcher of that form ("structured", "any"
 #: or "typed") that is TRUE when any of the constraints is.
 CombineFunction: TypeAlias = Callable[[Sequence[CompiledConstraint], str, CompileContext],
@@ -96,6 +104,7 @@ class Grammar:
     name: str
     compile: CompileFunction
     combine: CombineFunction | None = None
+    decompose: DecomposeFunction | None = None
 
 
 class GrammarRegistry:
@@ -107,12 +116,14 @@ class GrammarRegistry:
 
     def register(self, name: str, compile_fn: CompileFunction,
                  aliases: Iterable[str] = (), *, combine: CombineFunction | None = None,
+                 decompose: DecomposeFunction | None = None,
                  replace: bool = False) -> Grammar:
-        """Register ``compile_fn`` (and ``combine``) under ``name`` and ``aliases``.
+        """Register ``compile_fn`` (and ``combine``, ``decompose``) under ``name`` and
+        ``aliases``.
 
         Raises ValueError when a name is taken and ``replace`` is false.
         """
-        grammar = Grammar(name, compile_fn, combine)
+        grammar = Grammar(name, compile_fn, combine, decompose)
         names = [name, *aliases]
         with self._lock:
             taken = [n for n in names if n in self._grammars]
@@ -142,9 +153,11 @@ def default_registry() -> GrammarRegistry:
 
 def register_grammar(name: str, compile_fn: CompileFunction, aliases: Iterable[str] = (),
                      *, combine: CombineFunction | None = None,
+                     decompose: DecomposeFunction | None = None,
                      replace: bool = False) -> Grammar:
     """Register a grammar in the default registry (see :meth:`GrammarRegistry.register`)."""
-    return _DEFAULT.register(name, compile_fn, aliases, combine=combine, replace=replace)
+    return _DEFAULT.register(name, compile_fn, aliases, combine=combine, decompose=decompose,
+                             replace=replace)
 
 
 def lookup_grammar(name: str) -> Grammar | None:
@@ -153,16 +166,46 @@ def lookup_grammar(name: str) -> Grammar | None:
 
 
 def compile_extended_tcl(text: str, context: CompileContext) -> CompiledConstraint:
-    """EXTENDED_TCL (§2.4): parse once, generate Python for each event form."""
+    """EXTENDED_TCL (§2.4): parse once, generate Python for each event form.
+
+    The structured form is compiled at once (it also proves the constraint
+    compiles); the Any and typed forms when first used, since most filters
+    only ever see one form and compiling costs more than parsing.
+    """
     tree = parse_constraint(text)
     try:
-        structured, any_form, typed = compile_tree(tree, context.clock)
+        structured = compile_form([tree], Form.STRUCTURED, context.clock)
     except RecursionError:
         # The compiler recurses once per tree level (at most ast.MAX_DEPTH); only a
         # caller already deep in the stack, or a lowered recursion limit, gets here.
         raise ValueError(f"constraint nests too deeply ({tree.depth} levels) to compile "
                          "within Python's recursion limit here") from None
-    return CompiledConstraint(structured, any_form, typed, tree)
+    compiled = CompiledConstraint(structured, structured, structured, tree)
+    for form in (Form.ANY, Form.TYPED):
+        object.__setattr__(compiled, form.value, _on_first_use(compiled, form, context.clock))
+    return compiled
+
+
+def _on_first_use(compiled: CompiledConstraint, form: Form, clock: Any) -> Matcher:
+    """A matcher that compiles ``form`` of ``compiled`` when first called and then
+    stands in its place (callers that kept this function still reach it)."""
+    name = form.value
+
+    def first(event: Any) -> bool:
+        real = getattr(compiled, name)
+        if real is first:
+            try:
+                real = compile_form([compiled.source], form, clock)
+            except Exception:  # noqa: BLE001 - the structured form compiled: not expected
+                log.exception("compiling the %s form of %r failed", name, compiled.source)
+                real = _false
+            object.__setattr__(compiled, name, real)
+        return bool(real(event))
+    return first
+
+
+def _false(event: Any) -> bool:
+    return False
 
 
 def combine_extended_tcl(constraints: Sequence[CompiledConstraint], form: str,
@@ -182,4 +225,4 @@ def any_of(matchers: tuple[Matcher, ...]) -> Matcher:
 
 
 register_grammar("EXTENDED_TCL", compile_extended_tcl, aliases=("TCL", "ETCL"),
-                 combine=combine_extended_tcl)
+                 combine=combine_extended_tcl, decompose=access_of)

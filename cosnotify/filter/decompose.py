@@ -1,0 +1,113 @@
+"""EXTENDED_TCL constraints as index terms (``cosnotify.routing.terms``).
+
+Strategy: walk the AST for a *necessary* condition. A constraint is TRUE only
+when its body evaluates to TRUE without error (an error ends the whole
+constraint with FALSE, §2.4.3), so:
+
+- ``component == literal`` (either way round) needs the component to equal
+  the literal: an ``EQ`` term; ``<``, ``<=``, ``>``, ``>=`` give range terms;
+  ``literal in component`` an ``IN`` term;
+- ``a or b`` needs a term of ``a`` or one of ``b``: the union of both;
+- ``a and b`` needs both, so either one's terms will do: the cheapest is
+  kept (equality and ``in`` before ranges, then the fewest keys);
+- ``FALSE`` is never TRUE: no terms;
+- everything else (``!=``, ``not``, ``~``, ``exist``, arithmetic, two
+  components compared, ``TRUE``, ``$curtime`` whose value moves between the
+  lookup and the match) gives no access, and the constraint is evaluated for
+  every event of its types.
+
+Comparison semantics (numbers as doubles, characters as numbers, booleans as
+0/1) are folded into the keys by :func:`cosnotify.routing.terms.keys_of`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from cosnotify.filter import ast
+from cosnotify.filter.paths import CURTIME
+from cosnotify.routing.terms import MAX_KEYS, Access, Kind, Term, keys_of
+
+__all__ = ["decompose"]
+
+_OP = ast.BinaryOperator
+_FLIPPED: Final = {_OP.EQ: _OP.EQ, _OP.LT: _OP.GT, _OP.LE: _OP.GE,
+                   _OP.GT: _OP.LT, _OP.GE: _OP.LE}
+_KIND: Final = {_OP.EQ: Kind.EQ, _OP.GT: Kind.LOWER, _OP.GE: Kind.LOWER,
+                _OP.LT: Kind.UPPER, _OP.LE: Kind.UPPER}
+_LITERALS: Final = (ast.IntegerLiteral, ast.FloatLiteral, ast.StringLiteral, ast.BooleanLiteral)
+
+
+def decompose(tree: ast.Expression) -> Access | None:
+    """The access of a constraint (None: it cannot be indexed).
+
+    Raises ValueError when the access would need more than ``MAX_KEYS`` keys.
+    """
+    found = _necessary(tree)
+    if found is not None and sum(len(term.keys) for term in found) > MAX_KEYS:
+        raise ValueError(f"the constraint needs more than {MAX_KEYS} index keys "
+                         "(docs/routing.md, Limits); split it into several constraints")
+    return found
+
+
+def _component(node: ast.Expression) -> ast.Component | None:
+    if isinstance(node, ast.Identifier):
+        node = ast.Component(node.name, node.name in ast.KEYWORDS, ())
+    if not isinstance(node, ast.Component):
+        return None
+    if node.variable == CURTIME and not node.escaped:
+        return None
+    return node
+
+
+def _comparison(node: ast.BinaryOp) -> Access | None:
+    operator = node.operator
+    if operator not in _KIND:
+        return None
+    component, literal = _component(node.left), node.right
+    if component is None or not isinstance(literal, _LITERALS):
+        component, literal = _component(node.right), node.left
+        operator = _FLIPPED[operator]
+        if component is None or not isinstance(literal, _LITERALS):
+            return None
+    keys = keys_of(literal.value)
+    if not keys:
+        return None
+    return (Term(_KIND[operator], component, keys),)
+
+
+def _cost(access: Access) -> tuple[int, int]:
+    ranges = sum(term.kind in (Kind.LOWER, Kind.UPPER) for term in access)
+    return ranges, sum(len(term.keys) for term in access)
+
+
+def _necessary(node: ast.Expression) -> Access | None:
+    if isinstance(node, ast.BooleanLiteral):
+        return None if node.value else ()
+    if isinstance(node, ast.BinaryOp):
+        return _comparison(node)
+    if isinstance(node, ast.In):
+        component = _component(node.collection)
+        if component is None or not isinstance(node.element, _LITERALS):
+            return None
+        keys = keys_of(node.element.value)
+        return (Term(Kind.IN, component, keys),) if keys else None
+    if isinstance(node, ast.Or):
+        terms: list[Term] = []
+        for operand in node.operands:
+            found = _necessary(operand)
+            if found is None:
+                return None
+            terms.extend(found)
+            if len(terms) > MAX_KEYS:
+                break  # decompose() refuses it; stop walking
+        return tuple(terms)
+    if isinstance(node, ast.And):
+        options = [found for found in map(_necessary, node.operands) if found is not None]
+        return min(options, key=_cost) if options else None
+    return None
+
+
+def access_of(compiled: Any) -> Access | None:
+    """The access of a compiled EXTENDED_TCL constraint (its ``source`` is the AST)."""
+    return decompose(compiled.source)

@@ -1,0 +1,306 @@
+"""The predicate index: which constraints of a channel an event may satisfy.
+
+Strategy: every constraint of every indexed filter is *posted* under its
+access (``terms``): under each key of each term, in the *slot* of the
+term's component. A slot holds a hash table per relation (``==`` and
+``in``: key to postings) and, for ranges, postings sorted by bound, one
+list per key domain (numbers, strings), so ``value > bound`` is a bisection
+that returns exactly the postings whose bound lies below the value. To look
+an event up, each slot reads its component from the event once and looks
+the value's keys up; constraints without an access are found by event type
+instead (exact types hashed, wildcards tested once per type and cached).
+
+What comes out are *candidates*: every constraint that can be TRUE for the
+event, and some that are not. Each candidate is then evaluated with its own
+compiled function, against the snapshot of its filter that the lookup saw,
+so results are exactly those of matching every filter (see ``match``).
+
+Cost per event: one read per slot (components in use, not constraints),
+one hash lookup per key, one bisection per range domain, and one evaluation
+per candidate. The index is not thread-safe: the router serialises it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+from cosnotify.filter.compiler import operand_function, sequence_function
+from cosnotify.filter.constraints import Entry, TypePair
+from cosnotify.filter.paths import Form
+from cosnotify.filter.runtime import operand
+from cosnotify.routing.terms import Kind, keys_of
+
+__all__ = ["Posting", "PredicateIndex"]
+
+log = logging.getLogger("cosnotify.routing")
+
+_CACHE_LIMIT: Final = 4096
+_PLAIN: Final = frozenset({str, int, float, bool})
+
+
+class Posting:
+    """One constraint (``entry``) of one indexed filter (``record``)."""
+
+    __slots__ = ("entry", "record")
+
+    def __init__(self, record: Any, entry: Entry) -> None:
+        self.record = record
+        self.entry = entry
+
+
+class _Sorted:
+    """Postings ordered by bound (one key domain: all numbers or all strings)."""
+
+    __slots__ = ("bounds", "items")
+
+    def __init__(self) -> None:
+        self.bounds: list[Any] = []
+        self.items: list[Posting] = []
+
+    def add(self, bound: Any, posting: Posting) -> None:
+        i = bisect.bisect_right(self.bounds, bound)
+        self.bounds.insert(i, bound)
+        self.items.insert(i, posting)
+
+    def remove(self, bound: Any, posting: Posting) -> None:
+        i = bisect.bisect_left(self.bounds, bound)
+        while self.items[i] is not posting:
+            i += 1
+        del self.bounds[i], self.items[i]
+
+    def at_most(self, value: Any) -> list[Posting]:
+        """Postings whose bound is <= value."""
+        return self.items[:bisect.bisect_right(self.bounds, value)]
+
+    def at_least(self, value: Any) -> list[Posting]:
+        """Postings whose bound is >= value."""
+        return self.items[bisect.bisect_left(self.bounds, value):]
+
+
+class _Slot:
+    """Everything posted on one component."""
+
+    __slots__ = ("component", "eq", "has", "lower", "readers", "sequences", "size", "upper")
+
+    def __init__(self, component: Any) -> None:
+        self.component = component
+        self.eq: dict[Any, list[Posting]] = {}
+        self.has: dict[Any, list[Posting]] = {}
+        self.lower: dict[str, _Sorted] = {}  # value >= bound
+        self.upper: dict[str, _Sorted] = {}  # value <= bound
+        self.readers: dict[Form, Callable[[Any], Any]] = {}
+        self.sequences: dict[Form, Callable[[Any], Any]] = {}
+        self.size = 0
+
+    def post(self, kind: Kind, key: Any, posting: Posting, add: bool) -> None:
+        if kind is Kind.EQ or kind is Kind.IN:
+            table = self.eq if kind is Kind.EQ else self.has
+            if add:
+                table.setdefault(key, []).append(posting)
+            else:
+                found = table[key]
+                found.remove(posting)
+                if not found:
+                    del table[key]
+        else:
+            ranges = self.lower if kind is Kind.LOWER else self.upper
+            domain, bound = key
+            if add:
+                ranges.setdefault(domain, _Sorted()).add(bound, posting)
+            else:
+                ranges[domain].remove(bound, posting)
+                if not ranges[domain].items:
+                    del ranges[domain]
+        self.size += 1 if add else -1
+
+    def reader(self, form: Form) -> Callable[[Any], Any]:
+        found = self.readers.get(form)
+        if found is None:
+            found = self.readers[form] = operand_function(self.component, form)
+        return found
+
+    def sequence(self, form: Form) -> Callable[[Any], Any]:
+        found = self.sequences.get(form)
+        if found is None:
+            found = self.sequences[form] = sequence_function(self.component, form)
+        return found
+
+    def lookup(self, event: Any, form: Form, out: list[Any]) -> None:
+        """Append to ``out`` the lists of postings ``event`` may satisfy here."""
+        if self.eq or self.lower or self.upper:
+            try:
+                value = self.reader(form)(event)
+            except Exception:  # noqa: BLE001 - unreadable: no comparison can be TRUE
+                pass
+            else:
+                for key in keys_of(value):
+                    found = self.eq.get(key)
+                    if found:
+                        out.append(found)
+                    if self.lower:
+                        ranges = self.lower.get(key[0])
+                        if ranges is not None:
+                            out.append(ranges.at_most(key[1]))
+                    if self.upper:
+                        ranges = self.upper.get(key[0])
+                        if ranges is not None:
+                            out.append(ranges.at_least(key[1]))
+        if self.has:
+            try:
+                seq, content, _ = self.sequence(form)(event)
+            except Exception:  # noqa: BLE001 - not a sequence: ``in`` is FALSE
+                return
+            has = self.has
+            for item in seq:
+                if type(item) not in _PLAIN:
+                    try:
+                        item = operand(item, content)
+                    except Exception:  # noqa: BLE001 - an element no literal equals
+                        continue
+                for key in keys_of(item):
+                    found = has.get(key)
+                    if found:
+                        out.append(found)
+
+
+class _ByType:
+    """Constraints without an access, found by the event's type (§2.3)."""
+
+    def __init__(self) -> None:
+        self.everywhere: dict[Posting, None] = {}
+        self.exact: dict[TypePair, dict[Posting, None]] = {}
+        self.patterns: dict[Posting, None] = {}
+        self._cache: dict[TypePair | None, tuple[Posting, ...]] = {}
+
+    def __len__(self) -> int:
+        return (len(self.everywhere) + len(self.patterns)
+                + sum(len(found) for found in self.exact.values()))
+
+    def _place(self, entry: Entry) -> list[dict[Posting, None]]:
+        if entry.applies is None:
+            return [self.everywhere]
+        if any("*" in d + t or not d or not t for d, t in entry.types):
+            return [self.patterns]
+        return [self.exact.setdefault(pair, {}) for pair in entry.types]
+
+    def add(self, posting: Posting) -> None:
+        for table in self._place(posting.entry):
+            table[posting] = None
+        self._cache.clear()
+
+    def remove(self, posting: Posting) -> None:
+        for table in self._place(posting.entry):
+            table.pop(posting, None)
+        for pair in posting.entry.types:
+            if not self.exact.get(pair, True):
+                del self.exact[pair]
+        self._cache.clear()
+
+    def lookup(self, key: TypePair | None) -> tuple[Posting, ...]:
+        found = self._cache.get(key)
+        if found is None:
+            chosen = list(self.everywhere)
+            if key is not None:
+                chosen.extend(self.exact.get(key, ()))
+                chosen.extend(p for p in self.patterns if p.entry.applies(*key))  # type: ignore[misc]
+            found = tuple(chosen)
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[key] = found
+        return found
+
+
+class PredicateIndex:
+    """Postings of the constraints of many filters, looked up per event."""
+
+    def __init__(self) -> None:
+        self._slots: dict[Any, _Slot] = {}
+        self._by_type = _ByType()
+        #: (record, entry) -> its posting, to remove it again.
+        self._postings: dict[tuple[int, int], Posting] = {}
+
+    def __len__(self) -> int:
+        """How many constraints are posted."""
+        return len(self._postings)
+
+    @property
+    def fallback_count(self) -> int:
+        """Constraints posted by type only (no access): evaluated for every event."""
+        return len(self._by_type)
+
+    @property
+    def slot_count(self) -> int:
+        return len(self._slots)
+
+    # -- changes --------------------------------------------------------------------------
+    def add(self, record: Any, entries: Iterable[Entry]) -> None:
+        for entry in entries:
+            ident = (id(record), id(entry))
+            if ident in self._postings:
+                continue
+            posting = self._postings[ident] = Posting(record, entry)
+            self._post(posting, add=True)
+
+    def remove(self, record: Any, entries: Iterable[Entry]) -> None:
+        for entry in entries:
+            posting = self._postings.pop((id(record), id(entry)), None)
+            if posting is not None:
+                self._post(posting, add=False)
+
+    def _post(self, posting: Posting, add: bool) -> None:
+        access = posting.entry.access
+        if access is None:
+            if add:
+                self._by_type.add(posting)
+            else:
+                self._by_type.remove(posting)
+            return
+        for term in access:
+            slot = self._slots.get(term.component)
+            if slot is None:
+                slot = self._slots[term.component] = _Slot(term.component)
+            for key in dict.fromkeys(term.keys):
+                slot.post(term.kind, key, posting, add)
+            if not slot.size:
+                del self._slots[term.component]
+
+    # -- lookup ---------------------------------------------------------------------------
+    def candidates(self, event: Any, form: Form, key: TypePair | None) -> dict[Posting, None]:
+        """Every posting ``event`` (of ``form``, of type ``key``) may satisfy, and more."""
+        lists: list[Any] = []
+        for slot in self._slots.values():
+            slot.lookup(event, form, lists)
+        found: dict[Posting, None] = dict.fromkeys(self._by_type.lookup(key))
+        for postings in lists:
+            found.update(dict.fromkeys(postings))
+        return found
+
+    def match(self, event: Any, form: Form, key: TypePair | None) -> list[Any]:
+        """The records whose filter matches ``event``: exactly those, as if each
+        filter's own ``match`` were called (§2.3: a filter matches when one of
+        its constraints that applies to the event's type is TRUE)."""
+        by_record: dict[Any, list[Entry]] = {}
+        for posting in self.candidates(event, form, key):
+            found = by_record.get(posting.record)
+            if found is None:
+                by_record[posting.record] = [posting.entry]
+            else:
+                found.append(posting.entry)
+        matched = []
+        attribute = form.value
+        for record, entries in by_record.items():
+            by_id = record.filter._state.by_id  # one snapshot (§3.2.1.2: changes are atomic)
+            if all(by_id.get(e.constraint_id) is e for e in entries):
+                for entry in entries:
+                    applies = entry.applies
+                    if ((applies is None or (key is not None and applies(*key)))
+                            and getattr(entry.compiled, attribute)(event)):
+                        matched.append(record)
+                        break
+            elif record.match_whole(event, form):
+                # The filter changed since these were posted: ask it as a whole.
+                matched.append(record)
+        return matched

@@ -1,0 +1,235 @@
+"""The channel's router: from an event to the proxy suppliers that receive it.
+
+Strategy: section 2.3 decides delivery per proxy supplier from two filter
+groups, the admin's and the proxy's, combined by the admin's
+InterFilterGroupOperator; a group with no filters passes everything, one with
+filters passes when one of them matches. The router keeps, per proxy, which
+of these shapes it has, so an event costs the proxies it reaches plus the
+filters it matches, not every proxy:
+
+- *open* proxies receive every event, whatever matched: OR admins without
+  filters, or whose proxy has none; AND admins where neither has any;
+- a *filtered* proxy (it has filters) receives the event when one of its
+  filters matched and the admin's group allows it (AND: the admin matched or
+  has no filters; OR: the admin did not already pass everything);
+- a matching admin passes all its filtered proxies (OR), or its unfiltered
+  ones (AND: the proxy group is empty, so it passes).
+
+Filters made by this process's factories are indexed (``index``): which of
+them match is one lookup. Any other filter (another process's, or one of a
+grammar without index terms) is *opaque* and asked on every event, outside
+the router's lock, as the scanning router would.
+
+Everything the router keeps is changed and read under one lock, taken while
+the receivers are computed, never while an event is delivered.
+Subscription-type filters (``subscription_change`` on the proxy) are
+checked by each proxy as it takes the event.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from cosnotify.filter.constraints import ANY_EVENT_TYPE, holds_structured_event, structured_type
+from cosnotify.filter.filter import Filter
+from cosnotify.filter.paths import Form
+from cosnotify.routing.index import PredicateIndex
+
+__all__ = ["Router"]
+
+log = logging.getLogger("cosnotify.routing")
+
+_OPEN, _FILTERED, _UNFILTERED = "open", "filtered", "unfiltered"
+
+
+class FilterRecord:
+    """One filter attached somewhere in the channel, with who holds it."""
+
+    __slots__ = ("filter", "owners")
+
+    def __init__(self, flt: Any) -> None:
+        self.filter = flt
+        self.owners: dict[Any, int] = {}  # admin or proxy -> times attached
+
+    def match_whole(self, event: Any, form: Form) -> bool:
+        """The filter's own answer (§3.2.1.7-8); a failure is no match."""
+        try:
+            if form is Form.STRUCTURED:
+                return bool(self.filter.match_structured(event))
+            return bool(self.filter.match(event))
+        except Exception as exc:  # noqa: BLE001 - as admin_mixins.match_any
+            log.warning("filter %r failed on %r: %s", self.filter, event, exc)
+            return False
+
+
+class _AdminRoutes:
+    __slots__ = ("and_op", "filtered", "has_filters", "unfiltered")
+
+    def __init__(self, and_op: bool) -> None:
+        self.and_op = and_op
+        self.has_filters = False
+        self.filtered: dict[Any, None] = {}    # connected proxies with filters
+        self.unfiltered: dict[Any, None] = {}  # connected proxies without
+
+
+class Router:
+    """Receivers of each event of one channel, from a predicate index."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.index = PredicateIndex()
+        self._records: dict[int, FilterRecord] = {}  # id(filter) -> indexed record
+        self._opaque: dict[int, FilterRecord] = {}
+        self._opaque_snapshot: tuple[FilterRecord, ...] = ()
+        self._admins: dict[Any, _AdminRoutes] = {}
+        self._open: dict[Any, None] = {}
+        self._shape: dict[Any, str] = {}  # connected proxy -> its shape
+
+    # -- what the channel tells us ----------------------------------------------------------
+    def attach(self, owner: Any, flt: Any) -> None:
+        """``owner`` (an admin or proxy supplier) added ``flt``."""
+        indexed = isinstance(flt, Filter) and flt._grammar.decompose is not None
+        with self._lock:
+            table = self._records if indexed else self._opaque
+            record = table.get(id(flt))
+            fresh = record is None
+            if fresh:
+                record = table[id(flt)] = FilterRecord(flt)
+                if not indexed:
+                    self._opaque_snapshot = tuple(self._opaque.values())
+            record.owners[owner] = record.owners.get(owner, 0) + 1
+        if fresh and indexed:
+            flt._watch(self, record)  # posts its constraints (filter lock, then ours)
+
+    def detach(self, owner: Any, flt: Any) -> None:
+        """``owner`` removed ``flt``."""
+        with self._lock:
+            table = self._records if id(flt) in self._records else self._opaque
+            record = table.get(id(flt))
+            if record is None or owner not in record.owners:
+                return
+            record.owners[owner] -= 1
+            if record.owners[owner]:
+                return
+            del record.owners[owner]
+            if record.owners:
+                return
+            del table[id(flt)]
+            if table is self._opaque:
+                self._opaque_snapshot = tuple(self._opaque.values())
+                return
+        flt._unwatch(self, record)
+
+    def posted(self, record: FilterRecord, entries: list[Any]) -> None:
+        """The filter's watcher hook: ``entries`` are about to be published."""
+        with self._lock:
+            self.index.add(record, entries)
+
+    def withdrawn(self, record: FilterRecord, entries: list[Any]) -> None:
+        """The filter's watcher hook: ``entries`` are no longer published."""
+        with self._lock:
+            self.index.remove(record, entries)
+
+    def refresh(self, proxy: Any) -> None:
+        """A proxy supplier connected, went away, or gained or lost its filters."""
+        with self._lock:
+            self._place(proxy)
+
+    def refresh_admin(self, admin: Any) -> None:
+        """A consumer admin gained its first filter or lost its last one."""
+        proxies = admin._all_proxies()
+        with self._lock:
+            routes = self._routes_of(admin)
+            routes.has_filters = bool(admin._filters)
+            for proxy in proxies:
+                self._place(proxy)
+
+    def admin_gone(self, admin: Any) -> None:
+        with self._lock:
+            self._admins.pop(admin, None)
+
+    def _routes_of(self, admin: Any) -> _AdminRoutes:
+        routes = self._admins.get(admin)
+        if routes is None:
+            routes = self._admins[admin] = _AdminRoutes(admin._and_op)
+            routes.has_filters = bool(admin._filters)
+        return routes
+
+    def _place(self, proxy: Any) -> None:
+        admin = proxy._admin
+        routes = self._routes_of(admin)
+        old = self._shape.pop(proxy, None)
+        if old == _OPEN:
+            del self._open[proxy]
+        else:
+            routes.filtered.pop(proxy, None)
+            routes.unfiltered.pop(proxy, None)
+        if not proxy._connected or proxy._destroyed or admin._destroyed:
+            return
+        own = bool(proxy._filters)
+        if routes.and_op:
+            shape = (_OPEN if not (own or routes.has_filters)
+                     else _FILTERED if own else _UNFILTERED)
+        else:
+            shape = _FILTERED if own and routes.has_filters else _OPEN
+        self._shape[proxy] = shape
+        if shape == _OPEN:
+            self._open[proxy] = None
+        elif shape == _FILTERED:
+            routes.filtered[proxy] = None
+        else:
+            routes.unfiltered[proxy] = None
+
+    # -- the event path --------------------------------------------------------------------
+    def receivers(self, event: Any) -> list[Any]:
+        """The proxy suppliers whose filters (and admins' filters) pass ``event``."""
+        if event.is_structured:
+            data, form = event.structured, Form.STRUCTURED
+            key = structured_type(data)
+        else:
+            inner = holds_structured_event(event.any)
+            if inner is not None:
+                data, form, key = inner, Form.STRUCTURED, structured_type(inner)
+            else:
+                data, form, key = event.any, Form.ANY, ANY_EVENT_TYPE
+        opaque = [record for record in self._opaque_snapshot
+                  if record.match_whole(data, form)]
+        with self._lock:
+            matched = self.index.match(data, form, key)
+            matched.extend(opaque)
+            found = dict.fromkeys(self._open)
+            if not matched:
+                return list(found)
+            admins: dict[Any, _AdminRoutes] = {}
+            proxies = []
+            for record in matched:
+                for owner in record.owners:
+                    routes = self._admins.get(owner)
+                    if routes is not None:
+                        admins[owner] = routes
+                    else:
+                        proxies.append(owner)
+            for routes in admins.values():
+                found.update(routes.filtered if not routes.and_op else routes.unfiltered)
+            shape = self._shape
+            for proxy in proxies:
+                if shape.get(proxy) != _FILTERED:
+                    continue
+                admin = proxy._admin
+                routes = self._admins[admin]
+                if routes.and_op:
+                    if not routes.has_filters or admin in admins:
+                        found[proxy] = None
+                elif admin not in admins:
+                    found[proxy] = None
+            return list(found)
+
+    # -- inspection -------------------------------------------------------------------------
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return {"filters": len(self._records), "opaque_filters": len(self._opaque),
+                    "constraints": len(self.index), "fallback_constraints":
+                    self.index.fallback_count, "components": self.index.slot_count,
+                    "open_proxies": len(self._open), "proxies": len(self._shape)}
