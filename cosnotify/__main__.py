@@ -61,6 +61,10 @@ def _count(text: str) -> int:
     return value
 
 
+def _count_or_zero(text: str) -> int:
+    return 0 if text.strip() == "0" else _count(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cosnotify",
                                      description="An OMG CORBA Notification Service 1.1.")
@@ -96,6 +100,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--allow-reconnect", action="store_true",
                        help="let connect_* on a connected proxy replace its client (TAO's "
                             "-AllowReconnect) instead of raising AlreadyConnected")
+    serve.add_argument("--max-subscriptions", type=_count_or_zero, default=100_000, metavar="N",
+                       help="proxy suppliers the service holds at most, over all channels; "
+                            "one more is refused with AdminLimitExceeded (default 100000; "
+                            "0: no limit)")
     serve.add_argument("--max-connections", type=_count, metavar="N",
                        help="connections past which omniORB serves connections from its "
                             "thread pool instead of a thread each (default 10000)")
@@ -117,7 +125,8 @@ def serve(args: argparse.Namespace) -> int:
                               db_max_bytes=args.db_max_bytes, db_sync=args.db_sync.upper(),
                               service=ServiceConfig(
                                   idle_pull_consumer_timeout=args.idle_pull_timeout,
-                                  allow_reconnect=args.allow_reconnect))
+                                  allow_reconnect=args.allow_reconnect,
+                                  max_subscriptions=args.max_subscriptions))
         server = NotificationServer(config).start()
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback
         print(f"cosnotify serve: cannot start: {exc}", file=sys.stderr)

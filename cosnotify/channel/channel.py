@@ -384,11 +384,15 @@ class EventChannel(QoSAdminMixin):
             if limit and not force and self._proxy_counts[name] >= limit:
                 raise CA.AdminLimitExceeded(CA.AdminLimit(
                     name, CORBA.Any(CORBA.TC_long, limit)))
+            if name == "MaxConsumers":
+                self._service.reserve_subscription(force)
             self._proxy_counts[name] += 1
 
     def _unreserve_proxy(self, name: str) -> None:
         with self._lock:
             self._proxy_counts[name] -= 1
+        if name == "MaxConsumers":
+            self._service.release_subscription()
 
     # -- the event path -----------------------------------------------------------------------------
     def _forward(self, event: Any) -> None:

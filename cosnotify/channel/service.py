@@ -14,6 +14,9 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 import attrs
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.clock import Clock, SystemClock
 from cosnotify.channel.dispatch import Dispatcher, Lane
@@ -57,8 +60,9 @@ class ServiceConfig:
     #: proxy's filters in turn, as TAO, JacORB and omniNotify do).
     routing: str = "index"
     #: Proxy suppliers (subscriptions) the service holds at most, over all its
-    #: channels; obtaining one more raises AdminLimitExceeded. 0: no limit.
-    max_subscriptions: int = 0
+    #: channels; obtaining one more raises AdminLimitExceeded (name
+    #: "MaxSubscriptions"). 0: no limit. About 15 KB each (docs/routing.md).
+    max_subscriptions: int = 100_000
 
     def __attrs_post_init__(self) -> None:
         if self.routing not in ("index", "scan"):
@@ -92,11 +96,31 @@ class Service:
         self.client_key: Callable[[Any], Hashable | None] | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._subscriptions = 0
         #: Called with each channel, admin and proxy once it is destroyed (the server
         #: layer deactivates its servant); None when nothing needs to know.
         self.destroyed_hook: Callable[[Any], None] | None = None
         #: The topology's store hooks (channel/topology.py) when the factory has a store.
         self.topology: Any = None
+
+    def reserve_subscription(self, force: bool = False) -> None:
+        """Count one more proxy supplier, or raise AdminLimitExceeded past
+        ``config.max_subscriptions`` (``force``: one restored from the store)."""
+        limit = self.config.max_subscriptions
+        with self._lock:
+            if limit and not force and self._subscriptions >= limit:
+                raise CA.AdminLimitExceeded(CA.AdminLimit(
+                    "MaxSubscriptions", CORBA.Any(CORBA.TC_long, limit)))
+            self._subscriptions += 1
+
+    def release_subscription(self) -> None:
+        with self._lock:
+            self._subscriptions -= 1
+
+    @property
+    def subscription_count(self) -> int:
+        """Proxy suppliers the service holds now."""
+        return self._subscriptions
 
     def object_destroyed(self, obj: Any) -> None:
         """Report that ``obj`` was destroyed to the hook, if any (never raises)."""

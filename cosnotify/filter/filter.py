@@ -49,28 +49,61 @@ __all__ = ["Filter"]
 log = logging.getLogger(__name__)
 
 
-@attrs.frozen(eq=False)
 class _State:
-    """One published constraint set with its match functions."""
+    """One published constraint set; its match functions are built when first used.
 
-    entries: tuple[Entry, ...]
-    by_id: dict[int, Entry]
-    match_structured: Matcher
-    match: Matcher
-    match_typed: Matcher
+    Building the dispatch costs time linear in the constraints, so a filter
+    that changes often (or whose events are matched by the channel's routing
+    index, which calls constraints directly) does not pay it per change.
+    """
+
+    __slots__ = ("_context", "_grammar", "_lock", "by_id", "entries", "match",
+                 "match_structured", "match_typed")
+
+    def __init__(self, entries: tuple[Entry, ...], by_id: dict[int, Entry],
+                 grammar: Grammar | None, context: CompileContext | None) -> None:
+        self.entries = entries
+        self.by_id = by_id
+        self._grammar = grammar
+        self._context = context
+        self._lock = threading.Lock()
+        self.match_structured: Matcher = self._first_structured
+        self.match: Matcher = self._first_any
+        self.match_typed: Matcher = self._first_typed
 
     @classmethod
     def of(cls, entries: Sequence[Entry], grammar: Grammar, context: CompileContext) -> _State:
         ordered = tuple(sorted(entries, key=lambda e: e.constraint_id))
-        structured, any_form, typed = bool_dispatch(ordered, grammar, context)
-        return cls(ordered, {e.constraint_id: e for e in ordered}, structured, any_form, typed)
+        return cls(ordered, {e.constraint_id: e for e in ordered}, grammar, context)
+
+    def build(self) -> None:
+        """Build the match functions (idempotent; concurrent callers build once)."""
+        with self._lock:
+            if self._grammar is None:
+                return
+            self.match_structured, self.match, self.match_typed = bool_dispatch(
+                self.entries, self._grammar, self._context)  # type: ignore[arg-type]
+            self._grammar = None
+
+    def _first_structured(self, event: Any) -> bool:
+        self.build()
+        return self.match_structured(event)
+
+    def _first_any(self, event: Any) -> bool:
+        self.build()
+        return self.match(event)
+
+    def _first_typed(self, event: Any) -> bool:
+        self.build()
+        return self.match_typed(event)
 
 
 def _destroyed(event: Any) -> bool:
     raise object_not_exist("match")
 
 
-_DESTROYED: Final = _State((), {}, _destroyed, _destroyed, _destroyed)
+_DESTROYED: Final = _State((), {}, None, None)
+_DESTROYED.match_structured = _DESTROYED.match = _DESTROYED.match_typed = _destroyed
 
 
 class Filter:
@@ -82,6 +115,7 @@ class Filter:
         self._grammar = grammar
         self._context = context or CompileContext()
         self._lock = threading.RLock()
+        self._shadow_lock = threading.Lock()  # publishing vs. a first match shadowing
         self._state = _DESTROYED
         self._install(_State.of((), grammar, self._context))
         self._next_constraint_id = 1  # ids are never reused, across restarts too
@@ -104,15 +138,26 @@ class Filter:
     # -- matching (lock-free) ----------------------------------------------------------------
     def match(self, filterable_data: Any) -> bool:
         """Does the Any event satisfy a constraint? (§3.2.1.7; type ``%ANY``)"""
-        return self._state.match(filterable_data)
+        return self._built().match(filterable_data)
 
     def match_structured(self, filterable_data: Any) -> bool:
         """Does the structured event satisfy a constraint? (§3.2.1.8)"""
-        return self._state.match_structured(filterable_data)
+        return self._built().match_structured(filterable_data)
 
     def match_typed(self, filterable_data: Any) -> bool:
         """Does the typed event (a PropertySeq, §2.7) satisfy a constraint? (§3.2.1.9)"""
-        return self._state.match_typed(filterable_data)
+        return self._built().match_typed(filterable_data)
+
+    def _built(self) -> _State:
+        """The published state with its match functions built; they then shadow
+        the three methods above (while it stays the published one)."""
+        state = self._state
+        if state._grammar is not None:
+            state.build()
+            with self._shadow_lock:
+                if self._state is state:
+                    self._shadow(state)
+        return state
 
     # -- attributes ----------------------------------------------------------------------------
     def _get_constraint_grammar(self) -> str:
@@ -131,7 +176,7 @@ class Filter:
             first = self._next_constraint_id
             added = [attrs.evolve(e, constraint_id=first + i) for i, e in enumerate(compiled)]
             self._next_constraint_id = first + len(added)
-            self._publish([*self._state.entries, *added])
+            self._append(added)
             self._changed()
         return [_info(e) for e in added]
 
@@ -268,34 +313,64 @@ class Filter:
             watcher.withdrawn(record, list(self._state.entries))
 
     def _install(self, state: _State) -> None:
-        """Publish ``state``. Its match functions also become instance attributes
-        that shadow the methods above, so ``f.match_structured(event)`` calls the
-        compiled dispatch directly, without an extra Python frame."""
-        self._state = state
+        """Publish ``state``. Once built, its match functions also become instance
+        attributes that shadow the methods above, so ``f.match_structured(event)``
+        calls the compiled dispatch directly, without an extra Python frame."""
+        with self._shadow_lock:
+            self._state = state
+            if state._grammar is None:
+                self._shadow(state)
+            else:
+                for name in ("match", "match_structured", "match_typed"):
+                    vars(self).pop(name, None)
+
+    def _shadow(self, state: _State) -> None:
+        """(``_shadow_lock`` held.)"""
         vars(self).update(match=state.match, match_structured=state.match_structured,
                           match_typed=state.match_typed)
 
-    def _publish(self, entries: Sequence[Entry]) -> None:
-        """Install a new constraint set and report aggregate type changes (lock held)."""
+    def _publish(self, entries: Sequence[Entry], fresh: Sequence[Entry] | None = None,
+                 gone: Sequence[Entry] | None = None) -> None:
+        """Install a new constraint set and report aggregate type changes (lock held).
+
+        ``fresh`` and ``gone`` are the entries added and removed, when the caller
+        knows them (else they are worked out), so a change costs what changed,
+        not the size of the filter.
+        """
         state = _State.of(entries, self._grammar, self._context)
-        types: collections.Counter[TypePair] = collections.Counter()
-        for entry in state.entries:
-            types.update(entry.types)
-        added = sorted(set(types) - set(self._types))
-        removed = sorted(set(self._types) - set(types))
-        watchers = self._watchers
-        if watchers:
-            old = self._state.by_id
-            new = state.by_id
+        self._switch(state, fresh, gone)
+
+    def _append(self, added: Sequence[Entry]) -> None:
+        """``_publish`` for new constraints (their ids are above every other's): no
+        sort, and the id table is copied rather than rebuilt."""
+        old = self._state
+        by_id = dict(old.by_id)
+        by_id.update((e.constraint_id, e) for e in added)
+        self._switch(_State((*old.entries, *added), by_id, self._grammar, self._context),
+                     added, ())
+
+    def _switch(self, state: _State, fresh: Sequence[Entry] | None,
+                gone: Sequence[Entry] | None) -> None:
+        if fresh is None or gone is None:
+            old, new = self._state.by_id, state.by_id
             fresh = [e for e in state.entries if old.get(e.constraint_id) is not e]
             gone = [e for e in old.values() if new.get(e.constraint_id) is not e]
-            for watcher, record in watchers.items():
-                watcher.posted(record, fresh)
+        types = self._types
+        before = set(types)
+        for entry in fresh:
+            types.update(entry.types)
+        for entry in gone:
+            types.subtract(entry.types)
+        for pair in [pair for pair in types if types[pair] <= 0]:
+            del types[pair]
+        added = sorted(set(types) - before)
+        removed = sorted(before - set(types))
+        watchers = self._watchers
+        for watcher, record in watchers.items():
+            watcher.posted(record, list(fresh))
         self._install(state)
-        if watchers:
-            for watcher, record in watchers.items():
-                watcher.withdrawn(record, gone)
-        self._types = types
+        for watcher, record in watchers.items():
+            watcher.withdrawn(record, list(gone))
         if added or removed:
             self._notify(added, removed)
 
