@@ -42,6 +42,7 @@ check-stubs: $(STAMP)
 	$(PY) -m cosnotify.corba.stubgen --check
 
 bench: $(STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[bench]'
 	for b in benchmarks/*_bench.py; do $(PY) $$b; done
 
 clean:

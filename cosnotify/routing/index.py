@@ -167,45 +167,72 @@ class _Slot:
 
 
 class _ByType:
-    """Constraints without an access, found by the event's type (§2.3)."""
+    """Constraints without an access, found by the event's type (§2.3).
+
+    A type pattern with a literal domain and type is hashed on both; one that
+    leaves the domain or the type open ("" or "*") on the other; patterns with
+    '*' inside a name are tested once per event type seen, and cached.
+    """
 
     def __init__(self) -> None:
         self.everywhere: dict[Posting, None] = {}
         self.exact: dict[TypePair, dict[Posting, None]] = {}
+        self.by_domain: dict[str, dict[Posting, None]] = {}
+        self.by_type: dict[str, dict[Posting, None]] = {}
         self.patterns: dict[Posting, None] = {}
+        self._size = 0
         self._cache: dict[TypePair | None, tuple[Posting, ...]] = {}
 
     def __len__(self) -> int:
-        return (len(self.everywhere) + len(self.patterns)
-                + sum(len(found) for found in self.exact.values()))
+        return self._size
 
-    def _place(self, entry: Entry) -> list[dict[Posting, None]]:
+    def _tables(self, entry: Entry) -> list[tuple[dict[Any, Any], Any]]:
+        """(table, key) pairs where ``entry`` is filed (key None: the table is a set)."""
         if entry.applies is None:
-            return [self.everywhere]
-        if any("*" in d + t or not d or not t for d, t in entry.types):
-            return [self.patterns]
-        return [self.exact.setdefault(pair, {}) for pair in entry.types]
+            return [(self.everywhere, None)]
+        found: list[tuple[dict[Any, Any], Any]] = []
+        for domain, type_name in entry.types:
+            open_domain, open_type = domain in ("", "*"), type_name in ("", "*")
+            if ("*" in domain and not open_domain) or ("*" in type_name and not open_type):
+                found.append((self.patterns, None))
+            elif open_domain:
+                found.append((self.by_type, type_name))
+            elif open_type:
+                found.append((self.by_domain, domain))
+            else:
+                found.append((self.exact, (domain, type_name)))
+        return found
 
     def add(self, posting: Posting) -> None:
-        for table in self._place(posting.entry):
-            table[posting] = None
+        for table, key in self._tables(posting.entry):
+            (table if key is None else table.setdefault(key, {}))[posting] = None
+        self._size += 1
         self._cache.clear()
 
     def remove(self, posting: Posting) -> None:
-        for table in self._place(posting.entry):
-            table.pop(posting, None)
-        for pair in posting.entry.types:
-            if not self.exact.get(pair, True):
-                del self.exact[pair]
+        for table, key in self._tables(posting.entry):
+            if key is None:
+                table.pop(posting, None)
+            else:
+                inner = table.get(key)
+                if inner is not None:
+                    inner.pop(posting, None)
+                    if not inner:
+                        del table[key]
+        self._size -= 1
         self._cache.clear()
 
     def lookup(self, key: TypePair | None) -> tuple[Posting, ...]:
         found = self._cache.get(key)
         if found is None:
-            chosen = list(self.everywhere)
+            chosen = dict(self.everywhere)
             if key is not None:
-                chosen.extend(self.exact.get(key, ()))
-                chosen.extend(p for p in self.patterns if p.entry.applies(*key))  # type: ignore[misc]
+                domain, type_name = key
+                chosen.update(self.exact.get(key, {}))
+                chosen.update(self.by_domain.get(domain, {}))
+                chosen.update(self.by_type.get(type_name, {}))
+                chosen.update((p, None) for p in self.patterns
+                              if p.entry.applies(domain, type_name))  # type: ignore[misc]
             found = tuple(chosen)
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
@@ -268,39 +295,50 @@ class PredicateIndex:
                 del self._slots[term.component]
 
     # -- lookup ---------------------------------------------------------------------------
-    def candidates(self, event: Any, form: Form, key: TypePair | None) -> dict[Posting, None]:
-        """Every posting ``event`` (of ``form``, of type ``key``) may satisfy, and more."""
+    def candidates(self, event: Any, form: Form, key: TypePair | None) -> list[Any]:
+        """Lists of postings that together hold every posting ``event`` (of ``form``,
+        of type ``key``) may satisfy, and more; a posting may be in several."""
         lists: list[Any] = []
+        by_type = self._by_type.lookup(key)
+        if by_type:
+            lists.append(by_type)
         for slot in self._slots.values():
             slot.lookup(event, form, lists)
-        found: dict[Posting, None] = dict.fromkeys(self._by_type.lookup(key))
-        for postings in lists:
-            found.update(dict.fromkeys(postings))
-        return found
+        return lists
 
     def match(self, event: Any, form: Form, key: TypePair | None) -> list[Any]:
         """The records whose filter matches ``event``: exactly those, as if each
         filter's own ``match`` were called (§2.3: a filter matches when one of
-        its constraints that applies to the event's type is TRUE)."""
-        by_record: dict[Any, list[Entry]] = {}
-        for posting in self.candidates(event, form, key):
-            found = by_record.get(posting.record)
-            if found is None:
-                by_record[posting.record] = [posting.entry]
-            else:
-                found.append(posting.entry)
-        matched = []
+        its constraints that applies to the event's type is TRUE).
+
+        Each record's constraints are read from one snapshot of its filter, taken
+        at its first candidate (§3.2.1.2: changes are atomic); a candidate that is
+        not in that snapshot (the filter changed since it was posted) has the
+        filter asked as a whole. The caller holds the lock that changes to the
+        index take, and filters post new constraints before publishing them, so
+        every constraint of a snapshot read here was posted before the lookup.
+        """
         attribute = form.value
-        for record, entries in by_record.items():
-            by_id = record.filter._state.by_id  # one snapshot (§3.2.1.2: changes are atomic)
-            if all(by_id.get(e.constraint_id) is e for e in entries):
-                for entry in entries:
-                    applies = entry.applies
-                    if ((applies is None or (key is not None and applies(*key)))
-                            and getattr(entry.compiled, attribute)(event)):
-                        matched.append(record)
-                        break
-            elif record.match_whole(event, form):
-                # The filter changed since these were posted: ask it as a whole.
-                matched.append(record)
-        return matched
+        matched: dict[Any, None] = {}
+        snapshots: dict[Any, Any] = {}
+        stale: list[Any] = []
+        for postings in self.candidates(event, form, key):
+            for posting in postings:
+                record = posting.record
+                if record in matched:
+                    continue
+                by_id = snapshots.get(record)
+                if by_id is None:
+                    by_id = snapshots[record] = record.filter._state.by_id
+                entry = posting.entry
+                if by_id.get(entry.constraint_id) is not entry:
+                    stale.append(record)
+                    continue
+                applies = entry.applies
+                if ((applies is None or (key is not None and applies(*key)))
+                        and getattr(entry.compiled, attribute)(event)):
+                    matched[record] = None
+        for record in stale:
+            if record not in matched and record.match_whole(event, form):
+                matched[record] = None
+        return list(matched)

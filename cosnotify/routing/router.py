@@ -194,35 +194,36 @@ class Router:
                 data, form, key = inner, Form.STRUCTURED, structured_type(inner)
             else:
                 data, form, key = event.any, Form.ANY, ANY_EVENT_TYPE
-        opaque = [record for record in self._opaque_snapshot
-                  if record.match_whole(data, form)]
+        opaque = self._opaque_snapshot
+        if opaque:
+            opaque = tuple(record for record in opaque if record.match_whole(data, form))
         with self._lock:
             matched = self.index.match(data, form, key)
-            matched.extend(opaque)
-            found = dict.fromkeys(self._open)
+            if opaque:
+                matched.extend(opaque)
             if not matched:
-                return list(found)
-            admins: dict[Any, _AdminRoutes] = {}
+                return list(self._open)
+            found = dict.fromkeys(self._open) if self._open else {}
+            admins = self._admins
+            shape = self._shape
+            hit: dict[Any, _AdminRoutes] = {}
             proxies = []
             for record in matched:
                 for owner in record.owners:
-                    routes = self._admins.get(owner)
+                    routes = admins.get(owner)
                     if routes is not None:
-                        admins[owner] = routes
-                    else:
+                        hit[owner] = routes
+                    elif shape.get(owner) == _FILTERED:
                         proxies.append(owner)
-            for routes in admins.values():
-                found.update(routes.filtered if not routes.and_op else routes.unfiltered)
-            shape = self._shape
+            for routes in hit.values():
+                found.update(routes.unfiltered if routes.and_op else routes.filtered)
             for proxy in proxies:
-                if shape.get(proxy) != _FILTERED:
-                    continue
                 admin = proxy._admin
-                routes = self._admins[admin]
+                routes = admins[admin]
                 if routes.and_op:
-                    if not routes.has_filters or admin in admins:
+                    if not routes.has_filters or admin in hit:
                         found[proxy] = None
-                elif admin not in admins:
+                elif admin not in hit:
                     found[proxy] = None
             return list(found)
 
