@@ -1,0 +1,168 @@
+"""Limits and costs of routing at scale (docs/routing.md, "Limits", "Topology changes")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter as F
+
+from cosnotify.__main__ import _parser
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.channel.service import ServiceConfig
+from cosnotify.filter import filter as filter_module
+from tests.channel.conftest import structured
+
+
+def _factory(**config: Any) -> EventChannelFactory:
+    return EventChannelFactory(ServiceConfig(**config))
+
+
+def _obtain(admin: Any) -> Any:
+    return admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)[0]
+
+
+class TestMaxSubscriptions:
+    def test_one_more_than_the_limit_is_refused_with_admin_limit_exceeded(self) -> None:
+        """The service-wide limit counts proxy suppliers of every channel."""
+        factory = _factory(max_subscriptions=2)
+        first, _ = factory.create_channel([], [])
+        second, _ = factory.create_channel([], [])
+        _obtain(first._get_default_consumer_admin())
+        _obtain(second._get_default_consumer_admin())
+        with pytest.raises(CA.AdminLimitExceeded) as raised:
+            _obtain(first._get_default_consumer_admin())
+        limit = raised.value.admin_property_err
+        assert (limit.name, limit.value.value()) == ("MaxSubscriptions", 2)
+        assert factory._service.subscription_count == 2
+
+    def test_a_destroyed_proxy_frees_its_place(self) -> None:
+        factory = _factory(max_subscriptions=1)
+        channel, _ = factory.create_channel([], [])
+        admin = channel._get_default_consumer_admin()
+        proxy = _obtain(admin)
+        proxy.disconnect_structured_pull_supplier()
+        assert _obtain(admin) is not None
+
+    def test_a_destroyed_channel_frees_its_places(self) -> None:
+        factory = _factory(max_subscriptions=1)
+        channel, _ = factory.create_channel([], [])
+        _obtain(channel._get_default_consumer_admin())
+        channel.destroy()
+        other, _ = factory.create_channel([], [])
+        assert _obtain(other._get_default_consumer_admin()) is not None
+
+    def test_event_service_proxies_are_refused_with_imp_limit(self) -> None:
+        """CosEventChannelAdmin's obtain operations declare no exception."""
+        factory = _factory(max_subscriptions=1)
+        channel, _ = factory.create_channel([], [])
+        admin = channel.for_consumers()
+        admin.obtain_push_supplier()
+        with pytest.raises(CORBA.IMP_LIMIT):
+            admin.obtain_pull_supplier()
+
+    def test_proxy_consumers_do_not_count(self) -> None:
+        factory = _factory(max_subscriptions=1)
+        channel, _ = factory.create_channel([], [])
+        suppliers = channel._get_default_supplier_admin()
+        for _ in range(3):
+            suppliers.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+        assert factory._service.subscription_count == 0
+
+    def test_zero_means_no_limit(self) -> None:
+        factory = _factory(max_subscriptions=0)
+        channel, _ = factory.create_channel([], [])
+        admin = channel._get_default_consumer_admin()
+        for _ in range(5):
+            _obtain(admin)
+        assert factory._service.subscription_count == 5
+
+    @pytest.mark.parametrize("config", [{"max_subscriptions": -1}, {"routing": "linear"}])
+    def test_bad_configuration_is_refused(self, config: dict[str, Any]) -> None:
+        with pytest.raises(ValueError, match="max_subscriptions|routing"):
+            ServiceConfig(**config)
+
+    def test_serve_takes_the_limit(self) -> None:
+        assert _parser().parse_args(["serve"]).max_subscriptions == 100_000
+        assert _parser().parse_args(["serve", "--max-subscriptions", "0"]).max_subscriptions == 0
+        with pytest.raises(SystemExit):
+            _parser().parse_args(["serve", "--max-subscriptions", "-5"])
+
+
+class TestChangeCosts:
+    def test_adding_constraints_does_not_rebuild_the_dispatch(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The dispatch is built on first use after a change, not on every change."""
+        builds: list[int] = []
+        real = filter_module.bool_dispatch
+
+        def counting(entries: Any, *args: Any) -> Any:
+            builds.append(len(entries))
+            return real(entries, *args)
+        monkeypatch.setattr(filter_module, "bool_dispatch", counting)
+        factory = _factory()
+        channel, _ = factory.create_channel([], [])
+        flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        for i in range(50):
+            flt.add_constraints([F.ConstraintExp([], f"$n == {i}")])
+        assert builds == []
+        assert flt.match_structured(structured(fields={"n": 49})) is True
+        assert flt.match_structured(structured(fields={"n": 50})) is False
+        assert builds == [50]
+
+    def test_a_filter_shared_by_many_proxies_is_indexed_once(self) -> None:
+        factory = _factory()
+        channel, _ = factory.create_channel([], [])
+        admin = channel._get_default_consumer_admin()
+        flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        flt.add_constraints([F.ConstraintExp([], "$n == 1"), F.ConstraintExp([], "$n > 5")])
+        proxies = [_obtain(admin) for _ in range(10)]
+        for proxy in proxies:
+            proxy.add_filter(flt)
+        stats = channel._router.stats()
+        assert (stats["filters"], stats["constraints"]) == (1, 2)
+        for proxy in proxies:
+            proxy.remove_all_filters()
+        stats = channel._router.stats()
+        assert (stats["filters"], stats["constraints"]) == (0, 0)
+
+
+class _CountingFilter:
+    """A filter object that is not one of ours (a client's, as the server wraps it)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def match_structured(self, event: Any) -> bool:
+        self.calls += 1
+        return True
+
+    def get_all_constraints(self) -> list[Any]:
+        return []
+
+    def attach_callback(self, callback: Any) -> int:
+        return 1
+
+    def detach_callback(self, callback: int) -> None:
+        pass
+
+
+def test_an_opaque_filter_is_asked_once_per_event_however_many_hold_it() -> None:
+    factory = _factory()
+    channel, _ = factory.create_channel([], [])
+    admin = channel._get_default_consumer_admin()
+    opaque = _CountingFilter()
+    proxies = [_obtain(admin) for _ in range(5)]
+    for proxy in proxies:
+        proxy.add_filter(opaque)
+        proxy.connect_structured_pull_consumer(None)
+    supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    supplier.connect_structured_push_supplier(None)
+    supplier.push_structured_event(structured(fields={"n": 1}))
+    assert opaque.calls == 1
+    assert all(proxy.try_pull_structured_event()[1] for proxy in proxies)
+    assert channel._router.stats()["opaque_filters"] == 1
