@@ -100,6 +100,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--allow-reconnect", action="store_true",
                        help="let connect_* on a connected proxy replace its client (TAO's "
                             "-AllowReconnect) instead of raising AlreadyConnected")
+    serve.add_argument("--max-workers", type=_count, default=32, metavar="N",
+                       help="worker threads delivering to consumers and polling suppliers, "
+                            "at most (default 32)")
+    serve.add_argument("--max-workers-per-client", type=_count_or_zero, default=0, metavar="N",
+                       help="workers the consumers and suppliers of one client process may "
+                            "hold at once (default 0: a quarter of --max-workers)")
+    serve.add_argument("--slow-push", type=_seconds_or_zero, default=0.01, metavar="SECONDS",
+                       help="a push that takes longer marks its consumer slow: it is served "
+                            "from a shared lane of a quarter of the workers until a push is "
+                            "quick again (default 0.01; 0: never)")
     serve.add_argument("--max-subscriptions", type=_count_or_zero, default=100_000, metavar="N",
                        help="proxy suppliers the service holds at most, over all channels; "
                             "one more is refused with AdminLimitExceeded (default 100000; "
@@ -126,7 +136,10 @@ def serve(args: argparse.Namespace) -> int:
                               service=ServiceConfig(
                                   idle_pull_consumer_timeout=args.idle_pull_timeout,
                                   allow_reconnect=args.allow_reconnect,
-                                  max_subscriptions=args.max_subscriptions))
+                                  max_subscriptions=args.max_subscriptions,
+                                  max_workers=args.max_workers,
+                                  max_workers_per_client=args.max_workers_per_client,
+                                  slow_push=args.slow_push))
         server = NotificationServer(config).start()
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback
         print(f"cosnotify serve: cannot start: {exc}", file=sys.stderr)

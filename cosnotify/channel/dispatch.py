@@ -18,9 +18,11 @@ submitted in a :class:`Lane`, which runs at most ``limit`` of its tasks at
 once; a task whose lane is full is parked there, holding no worker, until
 one of the lane's running tasks ends. The server puts each remote client
 (one process: one host and port) in a lane of its own, and every consumer
-whose last delivery failed in the shared ``failing`` lane, so a client that
-hangs with many consumers, or many dead consumers, hold a bounded share of
-the workers and the rest keep flowing (docs/architecture.md).
+whose last delivery failed in the shared ``failing`` lane, and every consumer
+whose last push was slow in the shared ``slow`` lane, so a client that hangs
+with many consumers, many dead consumers, or slow consumers among fast ones
+in one process, hold a bounded share of the workers and the rest keep
+flowing (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ class Dispatcher:
 
     def __init__(self, min_workers: int = 2, max_workers: int = 32,
                  idle_timeout: float = 30.0, name: str = "cosnotify", *,
-                 lane_limit: int | None = None, failing_limit: int | None = None) -> None:
+                 lane_limit: int | None = None, failing_limit: int | None = None,
+                 slow_limit: int | None = None) -> None:
         if not 1 <= min_workers <= max_workers:
             raise ValueError("need 1 <= min_workers <= max_workers")
         self.min_workers = min_workers
@@ -68,6 +71,8 @@ class Dispatcher:
         self.lane_limit = lane_limit or max(1, max_workers // 4)
         #: The lane of tasks whose last attempt failed.
         self.failing = Lane("failing", failing_limit or max(1, max_workers // 4))
+        #: The lane of consumers whose last push was slow (see ServiceConfig.slow_push).
+        self.slow = Lane("slow", slow_limit or max(1, max_workers // 4))
         self._lanes: weakref.WeakValueDictionary[Hashable, Lane] = (
             weakref.WeakValueDictionary())
         self._name = name
@@ -177,7 +182,7 @@ class Dispatcher:
                 current = threading.current_thread()
                 done = self._cond.wait_for(lambda: not (self._workers - {current}), timeout)
                 if not done:
-                    lanes = [*self._lanes.values(), self.failing]
+                    lanes = [*self._lanes.values(), self.failing, self.slow]
                     dropped = len(self._queue) + sum(len(lane.parked) for lane in lanes)
                     self._queue.clear()
                     for lane in lanes:

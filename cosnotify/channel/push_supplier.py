@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import time
 from typing import Any
 
 from omniORB import CORBA
@@ -78,6 +79,8 @@ def _one_by_one(proxy: Any, push: Any, batch: list[Entry], convert: Any) -> None
 
 
 class _PushSupplier(Suspendable, ProxySupplier):
+    #: One call delivers a whole batch (sequence proxies), not one event.
+    _batched = False
     """Delivery machinery shared by the push proxy suppliers."""
 
     consumer_method = ""
@@ -94,6 +97,8 @@ class _PushSupplier(Suspendable, ProxySupplier):
         #: Unacknowledged batches due to be sent again, with their SequenceNumber (ack.py).
         self._resends: list[tuple[int, list[Entry]]] = []
         self._failures = 0
+        #: The last push took longer than ServiceConfig.slow_push (see _delivery_lane).
+        self._slow = False
         self._timer: Any = None
         #: The backoff timer of a failed push, while one is waiting.
         self._retry_timer: Any = None
@@ -155,8 +160,13 @@ class _PushSupplier(Suspendable, ProxySupplier):
             self._service.submit(self._deliver, self._delivery_lane())
 
     def _delivery_lane(self) -> Any:
-        """Failing consumers share one lane; the others run in their client's lane."""
-        return self._service.dispatcher.failing if self._failures else self._lane
+        """Failing consumers share one lane, slow ones another; the others run in
+        their client's lane."""
+        if self._failures:
+            return self._service.dispatcher.failing
+        if self._slow:
+            return self._service.dispatcher.slow
+        return self._lane
 
     def _kick(self) -> None:
         """Schedule delivery if there is anything to deliver."""
@@ -184,9 +194,12 @@ class _PushSupplier(Suspendable, ProxySupplier):
 
     # -- delivering -------------------------------------------------------------------
     def _deliver(self) -> bool:
-        budget = self._service.config.delivery_slice
+        config = self._service.config
+        budget = config.delivery_slice
         clock = self._service.clock
-        failing = self._failures > 0  # then this task runs in the failing lane
+        lane = self._delivery_lane()  # the lane this task runs in
+        slow_push = config.slow_push
+        yield_at = time.monotonic() + config.delivery_time_slice
         while budget > 0:
             if self._resends:  # Ack proxies: unacknowledged events due again (ack.py)
                 if not self._send_resends():
@@ -237,6 +250,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
                 continue
             if not batch:
                 return False
+            started = time.monotonic()
             try:
                 self._send(consumer, batch)
             except _Undelivered as failure:
@@ -244,15 +258,24 @@ class _PushSupplier(Suspendable, ProxySupplier):
                 if isinstance(failure.error, _Stopped):
                     return self._stopped(batch[failure.sent:])
                 return self._failed(batch[failure.sent:], failure.error)
+            ended = time.monotonic()
             self._failures = 0
+            if slow_push:
+                # Per call: a sequence proxy's batch is one call, a structured one's
+                # one call per event.
+                calls = 1 if self._batched else len(batch)
+                self._slow = ended - started > slow_push * calls
             self._sent(batch)
             self._channel._delivered(len(batch))
             budget -= len(batch)
-            if failing:
-                # Recovered: carry on in the client's own lane, not behind dead consumers
+            if self._delivery_lane() is not lane:
+                # Recovered, or turned slow (or quick again): carry on in the lane that
+                # now fits, not behind dead consumers nor holding the client's lane
                 # (_scheduled stays True: the new task is this proxy's one task in flight).
                 self._service.submit(self._deliver, self._delivery_lane())
                 return False
+            if ended >= yield_at:
+                return True  # to the back of the run queue: others take a turn
         return True
 
     def _take(self, now: float, expired: list[Entry]) -> list[Entry]:
@@ -368,6 +391,7 @@ class StructuredProxyPushSupplier(_PushSupplier):
 
 
 class SequenceProxyPushSupplier(_PushSupplier):
+    _batched = True
     """``CosNotifyChannelAdmin::SequenceProxyPushSupplier``: batches by QoS."""
 
     proxy_type = CA.PUSH_SEQUENCE

@@ -48,6 +48,14 @@ class ServiceConfig:
     max_workers_per_client: int = 0
     #: Workers consumers whose last delivery failed may hold at once (0: a quarter).
     max_workers_failing: int = 0
+    #: A push that takes longer than this (seconds) marks its consumer *slow*: its
+    #: deliveries move to a shared lane of ``max_workers_slow`` workers (0: a
+    #: quarter), out of its client's lane, until a push is quick again; 0: never.
+    slow_push: float = 0.01
+    max_workers_slow: int = 0
+    #: Seconds of pushing after which a delivery task yields its worker to the next
+    #: task (besides ``delivery_slice`` events), so slow consumers take turns.
+    delivery_time_slice: float = 0.05
     #: Seconds a connected pull consumer may go without pulling before its proxy is
     #: destroyed (omniNotify's DeadConProxyInterval); 0: never (pull_supplier.py).
     idle_pull_consumer_timeout: float = 0.0
@@ -71,8 +79,12 @@ class ServiceConfig:
             raise ValueError("max_subscriptions must be >= 0 (0: no limit)")
         if self.consumer_queue_cap < 1 or self.delivery_slice < 1:
             raise ValueError("consumer_queue_cap and delivery_slice must be positive")
-        if self.max_workers_per_client < 0 or self.max_workers_failing < 0:
-            raise ValueError("max_workers_per_client and max_workers_failing must be >= 0")
+        if min(self.max_workers_per_client, self.max_workers_failing,
+               self.max_workers_slow) < 0:
+            raise ValueError("max_workers_per_client, max_workers_failing and "
+                             "max_workers_slow must be >= 0")
+        if not (0 <= self.slow_push < float("inf") and 0 < self.delivery_time_slice < float("inf")):
+            raise ValueError("slow_push must be >= 0 and delivery_time_slice > 0 (seconds)")
         if not 0 <= self.idle_pull_consumer_timeout < float("inf"):
             raise ValueError("idle_pull_consumer_timeout must be a finite number >= 0 (0: never)")
 
@@ -89,7 +101,8 @@ class Service:
         config = self.config
         self.dispatcher = Dispatcher(config.min_workers, config.max_workers,
                                      lane_limit=config.max_workers_per_client or None,
-                                     failing_limit=config.max_workers_failing or None)
+                                     failing_limit=config.max_workers_failing or None,
+                                     slow_limit=config.max_workers_slow or None)
         #: ``client_key(reference)``: which remote client (process) a consumer or
         #: supplier reference belongs to, or None (in-process); set by the server
         #: layer. Each client's tasks share a lane (see dispatch.Lane).
