@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import time
 from typing import Any
 
 from omniORB import CORBA
@@ -64,16 +63,30 @@ class _Stopped(Exception):
     """The proxy was suspended, disconnected or destroyed in the middle of a batch."""
 
 
+class _Slowed(Exception):
+    """A push took longer than ServiceConfig.slow_push: the rest of the batch waits
+    for the slow lane."""
+
+
 def _one_by_one(proxy: Any, push: Any, batch: list[Entry], convert: Any) -> None:
-    """Push each entry with ``push``, raising _Undelivered at the first failure, or
-    with ``_Stopped`` as soon as the proxy may no longer forward (3.4.13.2)."""
+    """Push each entry with ``push``, raising _Undelivered at the first failure, with
+    ``_Stopped`` as soon as the proxy may no longer forward (3.4.13.2), or with
+    ``_Slowed`` when a push was slow and the proxy was not known to be slow."""
     sent = 0
+    clock = proxy._service.clock
+    slow_push = proxy._service.config.slow_push
     try:
         for entry in batch:
             if proxy._suspended or not proxy._connected:
                 raise _Stopped()
+            started = clock.now()
             push(convert(entry.event))
             sent += 1
+            if slow_push:
+                was_slow = proxy._slow
+                proxy._slow = clock.now() - started > slow_push
+                if proxy._slow and not was_slow and sent < len(batch):
+                    raise _Slowed()
     except Exception as exc:
         raise _Undelivered(sent, exc) from exc
 
@@ -199,7 +212,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
         clock = self._service.clock
         lane = self._delivery_lane()  # the lane this task runs in
         slow_push = config.slow_push
-        yield_at = time.monotonic() + config.delivery_time_slice
+        yield_at = clock.now() + config.delivery_time_slice
         while budget > 0:
             if self._resends:  # Ack proxies: unacknowledged events due again (ack.py)
                 if not self._send_resends():
@@ -250,21 +263,26 @@ class _PushSupplier(Suspendable, ProxySupplier):
                 continue
             if not batch:
                 return False
-            started = time.monotonic()
+            started = clock.now()  # the service's clock: tests move a ManualClock
             try:
                 self._send(consumer, batch)
             except _Undelivered as failure:
                 self._sent(batch[:failure.sent])
                 if isinstance(failure.error, _Stopped):
                     return self._stopped(batch[failure.sent:])
+                if isinstance(failure.error, _Slowed):
+                    self._failures = 0
+                    self._channel._delivered(failure.sent)
+                    with self._lock:
+                        self._retry = batch[failure.sent:] + self._retry
+                    self._service.submit(self._deliver, self._delivery_lane())
+                    return False
                 return self._failed(batch[failure.sent:], failure.error)
-            ended = time.monotonic()
+            ended = clock.now()
             self._failures = 0
-            if slow_push:
-                # Per call: a sequence proxy's batch is one call, a structured one's
-                # one call per event.
-                calls = 1 if self._batched else len(batch)
-                self._slow = ended - started > slow_push * calls
+            if slow_push and self._batched:
+                # One call for the batch (one_by_one times each of its calls).
+                self._slow = ended - started > slow_push
             self._sent(batch)
             self._channel._delivered(len(batch))
             budget -= len(batch)
