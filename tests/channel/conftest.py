@@ -229,7 +229,9 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def manual_factory(clock: ManualClock) -> Iterator[EventChannelFactory]:
-    f = EventChannelFactory(ServiceConfig(pull_interval=1.0), clock=clock)
+    # slow_push=0: tests move the clock while pushes are in flight, which would
+    # mark those consumers slow (tests/channel/test_slow_consumers.py tests that).
+    f = EventChannelFactory(ServiceConfig(pull_interval=1.0, slow_push=0), clock=clock)
     yield f
     f.close()
 
