@@ -113,9 +113,10 @@ class _Sink:
 
 
 def child(workload: str, routing: str, n: int, count: int, push: bool) -> dict[str, Any]:
-    import cosnotify  # noqa: F401 - loads the stubs
     import CosNotifyChannelAdmin as CA
     import CosNotifyFilter as F
+
+    import cosnotify  # noqa: F401 - loads the stubs
     from cosnotify.channel.factory import EventChannelFactory
     from cosnotify.channel.service import ServiceConfig
 

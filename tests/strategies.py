@@ -393,3 +393,214 @@ def _filter_extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 #: Valid constraints whose names and literals often meet the generated events.
 filter_expressions: st.SearchStrategy[tcl.Expression] = st.recursive(
     _filter_leaves, _filter_extend, max_leaves=8)
+
+
+# -- cosnotify.routing: constraints the predicate index decomposes, events that meet them --
+# Few names and literals, so generated constraints are often TRUE for generated events.
+# The values cover every rule of §2.4.3 the index folds into its keys: numbers of mixed
+# kinds compare as doubles, chars as numbers, booleans as 0/1, enums by ordinal, fixed
+# exactly; sequences of each kind for ``in``; Anys inside Anys.
+
+from decimal import Decimal
+
+from cosnotify.filter import runtime as _runtime
+
+ROUTING_ENUM_TC = D.enum_tc("IDL:test/routing/E:1.0", "E", ["e0", "e1", "e2", "e3"])
+_ROUTING_FIXED_TC = tcInternal.createFixedTC(10, 2)
+
+
+def routing_sequence_tc(content: Any) -> Any:
+    """``sequence<content>`` (unbounded)."""
+    return tcInternal.createSequenceTC(0, content)
+
+
+def _routing_any(tc: Any) -> Any:
+    return lambda value: CORBA.Any(tc, value)
+
+
+def _routing_enum(ordinal: int) -> Any:
+    return ROUTING_ENUM_TC._d[3][ordinal]
+
+
+#: Property values of a simple type (what a comparison with a literal reads).
+routing_scalars: st.SearchStrategy[Any] = st.one_of(
+    st.integers(-3, 3).map(_routing_any(CORBA.TC_long)),
+    st.sampled_from([2**53, 2**53 + 1, 2**63 - 1]).map(_routing_any(CORBA.TC_longlong)),
+    st.sampled_from([2**64 - 1, 97]).map(_routing_any(CORBA.TC_ulonglong)),
+    st.sampled_from([0.0, -0.0, 0.5, -2.5, 3.0, 97.0, 1e300, 2.0**53, float("inf"),
+                     float("nan")]).map(_routing_any(CORBA.TC_double)),
+    st.sampled_from([0.5, 3.0, 0.1]).map(_routing_any(CORBA.TC_float)),
+    st.sampled_from(["a", "b", "3", "A"]).map(_routing_any(CORBA.TC_char)),
+    st.sampled_from(["a", "ab", "", "3", "b", "abc", "e1"]).map(_routing_any(CORBA.TC_string)),
+    st.sampled_from(["a", "ab"]).map(_routing_any(CORBA.TC_wstring)),
+    st.booleans().map(_routing_any(CORBA.TC_boolean)),
+    st.integers(0, 3).map(lambda i: CORBA.Any(ROUTING_ENUM_TC, _routing_enum(i))),
+    st.sampled_from([0, 300, 50, -250, 9700]).map(
+        lambda n: CORBA.Any(_ROUTING_FIXED_TC, CORBA.fixed(10, 2, n))),
+    st.sampled_from([0, 3, 97, 255]).map(_routing_any(CORBA.TC_octet)),
+)
+
+#: Sequence and array values (what ``literal in $component`` reads).
+routing_sequences: st.SearchStrategy[Any] = st.one_of(
+    st.lists(st.sampled_from(["a", "ab", "x", "3", ""]), max_size=3).map(
+        _routing_any(routing_sequence_tc(CORBA.TC_string))),
+    st.lists(st.integers(-3, 3), max_size=3).map(_routing_any(routing_sequence_tc(CORBA.TC_long))),
+    st.lists(st.sampled_from([0.5, 3.0, 97.0]), max_size=3).map(
+        _routing_any(routing_sequence_tc(CORBA.TC_double))),
+    st.binary(max_size=3).map(_routing_any(routing_sequence_tc(CORBA.TC_octet))),
+    st.text("a3bx", max_size=3).map(_routing_any(routing_sequence_tc(CORBA.TC_char))),
+    st.lists(st.booleans(), max_size=3).map(_routing_any(routing_sequence_tc(CORBA.TC_boolean))),
+    st.lists(st.integers(0, 3), max_size=3).map(
+        lambda v: CORBA.Any(routing_sequence_tc(ROUTING_ENUM_TC), [_routing_enum(i) for i in v])),
+    st.lists(routing_scalars, max_size=3).map(_routing_any(routing_sequence_tc(CORBA.TC_any))),
+    st.lists(st.integers(-3, 3), min_size=2, max_size=2).map(
+        _routing_any(tcInternal.createArrayTC(2, CORBA.TC_long))),
+)
+
+routing_values: st.SearchStrategy[Any] = st.one_of(
+    routing_scalars, routing_scalars, routing_sequences,
+    routing_scalars.map(_routing_any(CORBA.TC_any)))
+
+_ROUTING_DOMAINS = ["", "D", "Dx", "a"]
+_ROUTING_TYPES = ["", "T1", "T2", "a", "%ANY"]
+_routing_properties = st.lists(
+    st.builds(_Notification.Property, st.sampled_from(["a", "b"]), routing_values), max_size=3)
+
+
+def _routing_event(domain: str, type_name: str, name: str, variable: list[Any],
+                   filterable: list[Any], body: Any) -> Any:
+    return _Notification.StructuredEvent(
+        _Notification.EventHeader(
+            _Notification.FixedEventHeader(_Notification.EventType(domain, type_name), name),
+            variable),
+        filterable, body)
+
+
+#: StructuredEvents whose header and properties the routing constraints read.
+routing_structured_events: st.SearchStrategy[Any] = st.builds(
+    _routing_event, st.sampled_from(_ROUTING_DOMAINS), st.sampled_from(_ROUTING_TYPES),
+    st.sampled_from(["", "a", "e"]), _routing_properties,
+    st.lists(st.builds(_Notification.Property, st.sampled_from(["a", "a", "b"]), routing_values),
+             min_size=1, max_size=3),
+    routing_values)
+
+#: Unstructured events: a value, or a StructuredEvent in one or two Any layers.
+routing_any_events: st.SearchStrategy[Any] = st.one_of(
+    routing_values,
+    routing_structured_events.map(_routing_any(_Notification._tc_StructuredEvent)),
+    routing_structured_events.map(
+        lambda ev: CORBA.Any(CORBA.TC_any, CORBA.Any(_Notification._tc_StructuredEvent, ev))))
+
+#: Literals of every kind, as constraint text (huge integers, chars, labels ...);
+#: the first ones often equal, or bound, generated values.
+ROUTING_LITERALS = ["0", "1", "3", "-2", "'a'", "0.5", "3.0", "TRUE"] * 3 + [
+    "97", "300", "9007199254740993", "9223372036854775807", "18446744073709551615", "-2.5",
+    "1e+300", "97.0", "0.1", "3.00", "9007199254740992.0", "'ab'", "''", "'3'", "'b'",
+    "'e1'", "FALSE", "e1",
+]
+#: Components, weighted towards the properties and the event itself.
+ROUTING_COMPONENTS = ["$a"] * 8 + ["$b"] * 2 + ["$"] * 3 + [
+    "a", "$.a", "$\\a", "$a[0]", "$a._length", "$a._d", "$a.m0", "$type_name", "$domain_name",
+    "$event_name", "$.header.fixed_header.event_type.type_name", "$.filterable_data[0].value",
+    "$.remainder_of_body",
+]
+
+
+@st.composite
+def routing_comparisons(draw: Any) -> str:
+    """``component op literal`` (either way round) or ``literal in component``."""
+    component = draw(st.sampled_from(ROUTING_COMPONENTS))
+    literal = draw(st.sampled_from(ROUTING_LITERALS))
+    if draw(st.integers(0, 4)) == 0:
+        return f"{literal} in {component}"
+    op = draw(st.sampled_from(["==", "<", "<=", ">", ">=", "!="]))
+    return f"{component} {op} {literal}" if draw(st.booleans()) else f"{literal} {op} {component}"
+
+
+#: Constraint text: comparisons, often alone, else combined with and, or and not.
+routing_constraint_texts: st.SearchStrategy[str] = st.one_of(
+    routing_comparisons(), routing_comparisons(),
+    st.recursive(
+        routing_comparisons(),
+        lambda children: st.one_of(
+            st.tuples(children, children).map(lambda p: f"({p[0]} or {p[1]})"),
+            st.tuples(children, children).map(lambda p: f"({p[0]} and {p[1]})"),
+            children.map(lambda p: f"not ({p})")),
+        max_leaves=4))
+
+#: Event type lists of constraints: none, exact, wildcards, %ALL and %ANY.
+routing_type_lists: st.SearchStrategy[list[tuple[str, str]]] = st.sampled_from([
+    [], [], [], [("D", "T1")], [("D*", "*")], [("", "T1")], [("*", "%ALL")], [("", "%ANY")],
+    [("a", "a"), ("D", "T2")], [("D", "%ALL")], [("%ALL", "")], [("*x", "T*")],
+])
+
+
+@st.composite
+def routing_constraint_exps(draw: Any) -> Any:
+    """A ``CosNotifyFilter::ConstraintExp`` from the two strategies above."""
+    import CosNotifyFilter
+
+    types = [_Notification.EventType(d, t) for d, t in draw(routing_type_lists)]
+    return CosNotifyFilter.ConstraintExp(types, draw(routing_constraint_texts))
+
+
+#: Operands as compiled constraints see them (``runtime``): every simple kind.
+routing_operands: st.SearchStrategy[Any] = st.one_of(
+    st.integers(-3, 3), st.integers(-(2**64), 2**64),
+    st.sampled_from([2**53, 2**53 + 1, 2**63 - 1, 2**64 - 1]),
+    st.floats(allow_nan=False), st.sampled_from([0.5, -0.0, 97.0, 2.0**53, 2.0**64]),
+    st.booleans(),
+    st.characters(max_codepoint=0x2FF), st.text(max_size=3),
+    st.decimals(min_value=-(10**31) + 1, max_value=10**31 - 1, allow_nan=False,
+                allow_infinity=False, places=2),
+    st.sampled_from([Decimal(97), Decimal("0.50"), Decimal("-0"), Decimal(9007199254740993)]),
+    st.integers(0, 3).map(lambda i: _runtime.EnumVal(
+        f"e{i}", i, ROUTING_ENUM_TC._d[3])),
+)
+
+
+_DENSE_LITERALS = ["0", "1", "2", "'a'", "1.0", "TRUE"]
+
+
+@st.composite
+def _routing_dense_comparisons(draw: Any) -> str:
+    literal = draw(st.sampled_from(_DENSE_LITERALS))
+    if draw(st.integers(0, 3)) == 0:
+        return f"{literal} in $c"
+    component = draw(st.sampled_from(["$a", "$b", "a"]))
+    op = draw(st.sampled_from(["==", "<", "<=", ">", ">=", "!="]))
+    return f"{component} {op} {literal}" if draw(st.booleans()) else f"{literal} {op} {component}"
+
+
+#: Constraints over three properties and a few literals, true for about half of
+#: ``routing_dense_events``: ``and``, ``or`` and ``not`` are exercised both ways.
+routing_dense_constraint_texts: st.SearchStrategy[str] = st.recursive(
+    _routing_dense_comparisons(),
+    lambda children: st.one_of(
+        st.lists(children, min_size=2, max_size=3).map(lambda ps: "(" + " or ".join(ps) + ")"),
+        st.lists(children, min_size=2, max_size=3).map(lambda ps: "(" + " and ".join(ps) + ")"),
+        children.map(lambda p: f"not ({p})")),
+    max_leaves=5)
+
+_dense_scalars = st.one_of(
+    st.integers(0, 2).map(_routing_any(CORBA.TC_long)),
+    st.sampled_from(["a", "b"]).map(_routing_any(CORBA.TC_char)),
+    st.sampled_from([1.0, 1.5]).map(_routing_any(CORBA.TC_double)),
+    st.booleans().map(_routing_any(CORBA.TC_boolean)),
+)
+_dense_sequences = st.one_of(
+    st.lists(st.integers(0, 2), max_size=2).map(_routing_any(routing_sequence_tc(CORBA.TC_long))),
+    st.lists(st.sampled_from(["a", "b"]), max_size=2).map(
+        _routing_any(routing_sequence_tc(CORBA.TC_string))),
+)
+
+
+@st.composite
+def routing_dense_events(draw: Any) -> Any:
+    """StructuredEvents of type D/T1 with properties a, b (simple) and c (a sequence),
+    each there three times in four."""
+    found = []
+    for name, values in (("a", _dense_scalars), ("b", _dense_scalars), ("c", _dense_sequences)):
+        if draw(st.integers(0, 3)):
+            found.append(_Notification.Property(name, draw(values)))
+    return _routing_event("D", "T1", "e", [], found, CORBA.Any(CORBA.TC_null, None))

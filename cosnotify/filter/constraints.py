@@ -176,7 +176,7 @@ def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
             access = grammar.decompose(compiled)
         except ValueError as exc:
             raise InvalidConstraintError(copy, str(exc)) from None
-        except Exception:  # noqa: BLE001 - indexing is an optimisation: fall back to matching
+        except Exception:
             log.exception("decomposing constraint %r failed", text)
     unique = tuple(dict.fromkeys(types)) or (ALL,)
     return Entry(constraint_id, copy, unique, _type_test(unique), compiled, value, access)

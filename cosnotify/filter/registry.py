@@ -196,7 +196,7 @@ def _on_first_use(compiled: CompiledConstraint, form: Form, clock: Any) -> Match
         if real is first:
             try:
                 real = compile_form([compiled.source], form, clock)
-            except Exception:  # noqa: BLE001 - the structured form compiled: not expected
+            except Exception:
                 log.exception("compiling the %s form of %r failed", name, compiled.source)
                 real = _false
             object.__setattr__(compiled, name, real)

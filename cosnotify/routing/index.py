@@ -133,7 +133,7 @@ class _Slot:
         if self.eq or self.lower or self.upper:
             try:
                 value = self.reader(form)(event)
-            except Exception:  # noqa: BLE001 - unreadable: no comparison can be TRUE
+            except Exception:  # noqa: BLE001, S110 - unreadable: no comparison can be TRUE
                 pass
             else:
                 for key in keys_of(value):
@@ -158,7 +158,7 @@ class _Slot:
                 if type(item) not in _PLAIN:
                     try:
                         item = operand(item, content)
-                    except Exception:  # noqa: BLE001 - an element no literal equals
+                    except Exception:  # noqa: BLE001, S112 - an element no literal equals
                         continue
                 for key in keys_of(item):
                     found = has.get(key)

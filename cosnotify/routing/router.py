@@ -93,10 +93,11 @@ class Router:
         indexed = isinstance(flt, Filter) and flt._grammar.decompose is not None
         with self._lock:
             table = self._records if indexed else self._opaque
-            record = table.get(id(flt))
-            fresh = record is None
+            found = table.get(id(flt))
+            fresh = found is None
+            record = FilterRecord(flt) if found is None else found
             if fresh:
-                record = table[id(flt)] = FilterRecord(flt)
+                table[id(flt)] = record
                 if not indexed:
                     self._opaque_snapshot = tuple(self._opaque.values())
             record.owners[owner] = record.owners.get(owner, 0) + 1

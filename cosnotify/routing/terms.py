@@ -21,6 +21,7 @@ never exact: equal values share a key, unequal ones may too.
 from __future__ import annotations
 
 import enum
+import math
 from decimal import Decimal
 from typing import Any, Final, TypeAlias
 
@@ -69,7 +70,7 @@ def number_key(value: Any) -> Key | None:
         # Beyond a double: TCL's conversion fails too, except between two
         # integers, which then compare exactly.
         return ("n", value)
-    if number != number:
+    if math.isnan(number):
         return None  # NaN equals nothing
     return ("n", number)
 

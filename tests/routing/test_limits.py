@@ -13,6 +13,7 @@ import CosNotifyFilter as F
 from cosnotify.__main__ import _parser
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
+from cosnotify.filter import constraints
 from cosnotify.filter import filter as filter_module
 from tests.channel.conftest import structured
 
@@ -97,7 +98,7 @@ class TestChangeCosts:
             self, monkeypatch: pytest.MonkeyPatch) -> None:
         """The dispatch is built on first use after a change, not on every change."""
         builds: list[int] = []
-        real = filter_module.bool_dispatch
+        real = constraints.bool_dispatch
 
         def counting(entries: Any, *args: Any) -> Any:
             builds.append(len(entries))
