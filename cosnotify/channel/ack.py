@@ -285,12 +285,14 @@ class StructuredProxyPushSupplierAck(_PushAck, pss.StructuredProxyPushSupplier):
                     number = self._number(entry)
                 # Given before the call: the consumer may acknowledge before it returns.
                 self._given(number, [entry])
+                started = self._service.clock.now()
                 try:
                     consumer.push_structured_event(stamped(entry.event.as_structured(), number))
                 except Exception:
                     self._not_given(number)
                     raise
                 sent += 1
+                pss.timed_push(self, started, sent < len(batch))
         except Exception as exc:
             raise pss._Undelivered(sent, exc) from exc
 

@@ -249,17 +249,15 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
                                  if p._connected and not p._destroyed)
 
     # -- filters, for the channel's router (cosnotify.routing) -------------------------------
-    def _filter_added(self, filter_id: int, new_filter: Any) -> None:
-        super()._filter_added(filter_id, new_filter)
+    def _route_filter(self, flt: Any, added: bool) -> None:
         router = self._channel._router
-        router.attach(self, new_filter)
-        router.refresh_admin(self)
-
-    def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
-        super()._filter_removed(filter_id, old_filter)
-        router = self._channel._router
-        router.refresh_admin(self)
-        router.detach(self, old_filter)
+        if added:
+            if not self._destroyed:
+                router.attach(self, flt)
+            router.refresh_admin(self)
+        else:
+            router.refresh_admin(self)
+            router.detach(self, flt)
 
     # -- attributes ------------------------------------------------------------------------------
     def _get_priority_filter(self) -> Any:

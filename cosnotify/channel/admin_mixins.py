@@ -118,6 +118,7 @@ class FilterAdminMixin:
             filter_id = self._next_filter_id
             self._next_filter_id += 1
             self._filters = self._filters + ((filter_id, new_filter),)
+            self._route_filter(new_filter, True)
         self._filter_added(filter_id, new_filter)
         self._persist()
         return filter_id
@@ -129,6 +130,7 @@ class FilterAdminMixin:
                 raise CosNotifyFilter.FilterNotFound()
             removed = next(pair[1] for pair in self._filters if pair[0] == filter)
             self._filters = kept
+            self._route_filter(removed, False)
         self._filter_removed(filter, removed)
         self._persist()
 
@@ -144,6 +146,8 @@ class FilterAdminMixin:
     def remove_all_filters(self) -> None:
         with self._filter_lock:
             removed, self._filters = self._filters, ()
+            for _, old in removed:
+                self._route_filter(old, False)
         for filter_id, old in removed:
             self._filter_removed(filter_id, old)
         if removed:
@@ -152,7 +156,11 @@ class FilterAdminMixin:
     def _persist(self) -> None:
         """Overridden by QoSAdminMixin where both are mixed in."""
 
-    # -- hooks for subscription sharing -----------------------------------------------
+    # -- hooks -------------------------------------------------------------------------
+    def _route_filter(self, flt: Any, added: bool) -> None:
+        """The channel's router follows ``_filters`` (called with ``_filter_lock`` held,
+        so the router sees adds and removes in the order they happened)."""
+
     def _filter_added(self, filter_id: int, new_filter: Any) -> None:
         """Called after a filter is added (outside the lock)."""
 

@@ -168,8 +168,8 @@ class EventChannel(QoSAdminMixin):
         self._hub = SubscriptionHub()
         self._account = _QueueAccount()
         #: Receivers of each event (cosnotify.routing), unless config.routing is "scan".
-        self._router = Router()
         self._indexed = self._service.config.routing == "index"
+        self._router = Router(enabled=self._indexed)
         self._routes: tuple[ConsumerAdmin, ...] = ()
         self._routes_stale = False
         self._consumer_admins: dict[int, ConsumerAdmin] = {}

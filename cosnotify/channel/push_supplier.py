@@ -74,7 +74,6 @@ def _one_by_one(proxy: Any, push: Any, batch: list[Entry], convert: Any) -> None
     ``_Slowed`` when a push was slow and the proxy was not known to be slow."""
     sent = 0
     clock = proxy._service.clock
-    slow_push = proxy._service.config.slow_push
     try:
         for entry in batch:
             if proxy._suspended or not proxy._connected:
@@ -82,13 +81,24 @@ def _one_by_one(proxy: Any, push: Any, batch: list[Entry], convert: Any) -> None
             started = clock.now()
             push(convert(entry.event))
             sent += 1
-            if slow_push:
-                was_slow = proxy._slow
-                proxy._slow = clock.now() - started > slow_push
-                if proxy._slow and not was_slow and sent < len(batch):
-                    raise _Slowed()
+            timed_push(proxy, started, sent < len(batch))
     except Exception as exc:
         raise _Undelivered(sent, exc) from exc
+
+
+def timed_push(proxy: Any, started: float, more: bool, events: int = 1) -> None:
+    """Note how long one push call (of ``events`` events) took: over
+    ``ServiceConfig.slow_push`` (per 10 events) marks the consumer slow, under it
+    quick again. Raises ``_Slowed`` when it just turned slow and ``more`` of the
+    batch remain, so they go on from the slow lane."""
+    slow_push = proxy._service.config.slow_push
+    if not slow_push:
+        return
+    was_slow = proxy._slow
+    allowed = slow_push * max(1, events // 10)
+    proxy._slow = proxy._service.clock.now() - started > allowed
+    if proxy._slow and not was_slow and more:
+        raise _Slowed()
 
 
 class _PushSupplier(Suspendable, ProxySupplier):
@@ -211,7 +221,6 @@ class _PushSupplier(Suspendable, ProxySupplier):
         budget = config.delivery_slice
         clock = self._service.clock
         lane = self._delivery_lane()  # the lane this task runs in
-        slow_push = config.slow_push
         yield_at = clock.now() + config.delivery_time_slice
         while budget > 0:
             if self._resends:  # Ack proxies: unacknowledged events due again (ack.py)
@@ -280,9 +289,8 @@ class _PushSupplier(Suspendable, ProxySupplier):
                 return self._failed(batch[failure.sent:], failure.error)
             ended = clock.now()
             self._failures = 0
-            if slow_push and self._batched:
-                # One call for the batch (one_by_one times each of its calls).
-                self._slow = ended - started > slow_push
+            if self._batched:  # one call for the batch (one_by_one times each call)
+                timed_push(self, started, False, len(batch))
             self._sent(batch)
             self._channel._delivered(len(batch))
             budget -= len(batch)

@@ -119,9 +119,13 @@ class _Rebuild:
         admin = table[int(parts[3])]
         cls = _PROXY_CLASSES[data["class"]]
         channel._reserve_proxy(admin.limit_name, force=True)
-        proxy: Any = cls(admin, data["id"])
-        proxy._stored = True
-        _apply_qos(proxy, data["qos"])
+        try:
+            proxy: Any = cls(admin, data["id"])
+            proxy._stored = True
+            _apply_qos(proxy, data["qos"])
+        except BaseException:
+            channel._unreserve_proxy(admin.limit_name)  # the record is skipped: no count
+            raise
         with admin._lock:
             admin._proxies[proxy._id] = proxy
         self._attach_filters(proxy, data["filters"])
@@ -204,6 +208,8 @@ class _Rebuild:
         with obj._filter_lock:
             obj._filters = tuple(attached)
             obj._next_filter_id = max(top + 1, next_id)
+            for _, flt in attached:
+                obj._route_filter(flt, True)
         for filter_id, flt in attached:
             obj._filter_added(filter_id, flt)
 

@@ -148,17 +148,15 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         return self._enqueue(entry, now)
 
     # -- filters, for the channel's router (cosnotify.routing) -------------------------------
-    def _filter_added(self, filter_id: int, new_filter: Any) -> None:
-        super()._filter_added(filter_id, new_filter)
+    def _route_filter(self, flt: Any, added: bool) -> None:
         router = self._channel._router
-        router.attach(self, new_filter)
-        router.refresh(self)
-
-    def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
-        super()._filter_removed(filter_id, old_filter)
-        router = self._channel._router
-        router.refresh(self)
-        router.detach(self, old_filter)
+        if added:
+            if not self._destroyed:  # a torn-down proxy detached everything it held
+                router.attach(self, flt)
+            router.refresh(self)
+        else:
+            router.refresh(self)
+            router.detach(self, flt)
 
     # -- persistent events (channel/durable.py) ----------------------------------------------
     def _durable_path(self) -> str:
@@ -336,6 +334,9 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
     # -- teardown ---------------------------------------------------------------------------
     def _on_teardown(self) -> None:
         self._channel._hub.unwatch(id(self))
+        with self._filter_lock:
+            for _, old in self._filters:
+                self._route_filter(old, False)
         for filter_id, old in list(self._filters):
             self._filter_removed(filter_id, old)
         self._update_contribution()

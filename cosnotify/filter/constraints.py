@@ -138,11 +138,14 @@ def _type_test(types: Sequence[TypePair]) -> Callable[[str, str], bool] | None:
 
 
 def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
-                  constraint_id: int = 0, value: Any = None, *, index: bool = True) -> Entry:
+                  constraint_id: int = 0, value: Any = None, *, index: bool = True,
+                  limits: bool = True) -> Entry:
     """Check and compile one ConstraintExp; InvalidConstraint if it is not valid.
 
     With ``index`` (forwarding filters), the grammar's decompose function gives
-    the entry's routing access, and its limits apply."""
+    the entry's routing access, and its limits apply; without ``limits`` (a
+    constraint read back from a store, accepted before those limits existed), a
+    constraint beyond them is kept, unindexed."""
     try:
         text = expression.constraint_expr
         raw_types = list(expression.event_types)
@@ -175,7 +178,9 @@ def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
         try:
             access = grammar.decompose(compiled)
         except ValueError as exc:
-            raise InvalidConstraintError(copy, str(exc)) from None
+            if limits:
+                raise InvalidConstraintError(copy, str(exc)) from None
+            log.warning("constraint %r kept unindexed: %s", text, exc)
         except Exception:
             log.exception("decomposing constraint %r failed", text)
     unique = tuple(dict.fromkeys(types)) or (ALL,)

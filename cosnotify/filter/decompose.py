@@ -9,7 +9,7 @@ constraint with FALSE, §2.4.3), so:
   ``literal in component`` an ``IN`` term;
 - ``a or b`` needs a term of ``a`` or one of ``b``: the union of both;
 - ``a and b`` needs both, so either one's terms will do: the cheapest is
-  kept (equality and ``in`` before ranges, then the fewest keys);
+  kept (a key costs 1, a range 16: a range returns every bound on one side);
 - ``FALSE`` is never TRUE: no terms;
 - everything else (``!=``, ``not``, ``~``, ``exist``, arithmetic, two
   components compared, ``TRUE``, ``$curtime`` whose value moves between the
@@ -76,9 +76,14 @@ def _comparison(node: ast.BinaryOp) -> Access | None:
     return (Term(_KIND[operator], component, keys),)
 
 
-def _cost(access: Access) -> tuple[int, int]:
-    ranges = sum(term.kind in (Kind.LOWER, Kind.UPPER) for term in access)
-    return ranges, sum(len(term.keys) for term in access)
+#: What a range term costs against one equality key: a range lookup returns every
+#: bound on one side of the value, an equality key only the constraints with it.
+_RANGE_COST: Final = 16
+
+
+def _cost(access: Access) -> int:
+    return sum(_RANGE_COST if term.kind in (Kind.LOWER, Kind.UPPER) else len(term.keys)
+               for term in access)
 
 
 def _necessary(node: ast.Expression) -> Access | None:
@@ -99,8 +104,6 @@ def _necessary(node: ast.Expression) -> Access | None:
             if found is None:
                 return None
             terms.extend(found)
-            if len(terms) > MAX_KEYS:
-                break  # decompose() refuses it; stop walking
         return tuple(terms)
     if isinstance(node, ast.And):
         options = [found for found in map(_necessary, node.operands) if found is not None]

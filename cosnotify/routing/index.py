@@ -321,7 +321,7 @@ class PredicateIndex:
         attribute = form.value
         matched: dict[Any, None] = {}
         snapshots: dict[Any, Any] = {}
-        stale: list[Any] = []
+        stale: dict[Any, None] = {}
         for postings in self.candidates(event, form, key):
             for posting in postings:
                 record = posting.record
@@ -332,7 +332,7 @@ class PredicateIndex:
                     by_id = snapshots[record] = record.filter._state.by_id
                 entry = posting.entry
                 if by_id.get(entry.constraint_id) is not entry:
-                    stale.append(record)
+                    stale[record] = None
                     continue
                 applies = entry.applies
                 if ((applies is None or (key is not None and applies(*key)))

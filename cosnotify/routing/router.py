@@ -32,6 +32,7 @@ import logging
 import threading
 from typing import Any
 
+from cosnotify.channel.admin_mixins import match_any
 from cosnotify.filter.constraints import ANY_EVENT_TYPE, holds_structured_event, structured_type
 from cosnotify.filter.filter import Filter
 from cosnotify.filter.paths import Form
@@ -77,7 +78,9 @@ class _AdminRoutes:
 class Router:
     """Receivers of each event of one channel, from a predicate index."""
 
-    def __init__(self) -> None:
+    def __init__(self, enabled: bool = True) -> None:
+        #: False with ``ServiceConfig.routing == "scan"``: the router keeps nothing.
+        self.enabled = enabled
         self._lock = threading.Lock()
         self.index = PredicateIndex()
         self._records: dict[int, FilterRecord] = {}  # id(filter) -> indexed record
@@ -89,39 +92,63 @@ class Router:
 
     # -- what the channel tells us ----------------------------------------------------------
     def attach(self, owner: Any, flt: Any) -> None:
-        """``owner`` (an admin or proxy supplier) added ``flt``."""
-        indexed = isinstance(flt, Filter) and flt._grammar.decompose is not None
-        with self._lock:
-            table = self._records if indexed else self._opaque
-            found = table.get(id(flt))
-            fresh = found is None
-            record = FilterRecord(flt) if found is None else found
-            if fresh:
-                table[id(flt)] = record
-                if not indexed:
+        """``owner`` (an admin or proxy supplier) added ``flt``; once this returns the
+        filter's constraints are indexed.
+
+        Attaching and detaching one filter hold that filter's lock throughout (the
+        order its own changes take: the filter's lock, then the router's), so the
+        first holder's posting and the last holder's withdrawal are never
+        interleaved with another holder's."""
+        if not self.enabled:
+            return
+        if not (isinstance(flt, Filter) and flt._grammar.decompose is not None):
+            with self._lock:
+                record = self._opaque.get(id(flt))
+                if record is None:
+                    record = self._opaque[id(flt)] = FilterRecord(flt)
                     self._opaque_snapshot = tuple(self._opaque.values())
-            record.owners[owner] = record.owners.get(owner, 0) + 1
-        if fresh and indexed:
-            flt._watch(self, record)  # posts its constraints (filter lock, then ours)
+                record.owners[owner] = record.owners.get(owner, 0) + 1
+            return
+        with flt._lock:
+            with self._lock:
+                found = self._records.get(id(flt))
+                record = FilterRecord(flt) if found is None else found
+                if found is None:
+                    self._records[id(flt)] = record
+                record.owners[owner] = record.owners.get(owner, 0) + 1
+            if found is None:
+                flt._watch(self, record)  # posts its constraints
 
     def detach(self, owner: Any, flt: Any) -> None:
         """``owner`` removed ``flt``."""
-        with self._lock:
-            table = self._records if id(flt) in self._records else self._opaque
-            record = table.get(id(flt))
-            if record is None or owner not in record.owners:
-                return
-            record.owners[owner] -= 1
-            if record.owners[owner]:
-                return
-            del record.owners[owner]
-            if record.owners:
-                return
-            del table[id(flt)]
-            if table is self._opaque:
-                self._opaque_snapshot = tuple(self._opaque.values())
-                return
-        flt._unwatch(self, record)
+        if not self.enabled:
+            return
+        if not (isinstance(flt, Filter) and flt._grammar.decompose is not None):
+            with self._lock:
+                record = self._opaque.get(id(flt))
+                if record is not None and self._drop_owner(record, owner):
+                    del self._opaque[id(flt)]
+                    self._opaque_snapshot = tuple(self._opaque.values())
+            return
+        with flt._lock:
+            with self._lock:
+                record = self._records.get(id(flt))
+                if record is None or not self._drop_owner(record, owner):
+                    return
+                del self._records[id(flt)]
+            flt._unwatch(self, record)  # withdraws its constraints
+
+    @staticmethod
+    def _drop_owner(record: FilterRecord, owner: Any) -> bool:
+        """One hold of ``owner`` less; True when the record has no holder left."""
+        count = record.owners.get(owner)
+        if count is None:
+            return False
+        if count > 1:
+            record.owners[owner] = count - 1
+            return False
+        del record.owners[owner]
+        return not record.owners
 
     def posted(self, record: FilterRecord, entries: list[Any]) -> None:
         """The filter's watcher hook: ``entries`` are about to be published."""
@@ -135,15 +162,26 @@ class Router:
 
     def refresh(self, proxy: Any) -> None:
         """A proxy supplier connected, went away, or gained or lost its filters."""
+        if not self.enabled:
+            return
         with self._lock:
             self._place(proxy)
 
     def refresh_admin(self, admin: Any) -> None:
-        """A consumer admin gained its first filter or lost its last one."""
+        """A consumer admin's filters changed: when it gained its first or lost its
+        last, its proxies' shapes change with it."""
+        if not self.enabled:
+            return
+        with self._lock:
+            routes = self._admins.get(admin)
+            if routes is not None and routes.has_filters == bool(admin._filters):
+                return
         proxies = admin._all_proxies()
         with self._lock:
-            routes = self._routes_of(admin)
-            routes.has_filters = bool(admin._filters)
+            if admin._destroyed:
+                self._admins.pop(admin, None)
+                return
+            self._routes_of(admin).has_filters = bool(admin._filters)
             for proxy in proxies:
                 self._place(proxy)
 
@@ -160,21 +198,27 @@ class Router:
 
     def _place(self, proxy: Any) -> None:
         admin = proxy._admin
-        routes = self._routes_of(admin)
         old = self._shape.pop(proxy, None)
         if old == _OPEN:
             del self._open[proxy]
-        else:
-            routes.filtered.pop(proxy, None)
-            routes.unfiltered.pop(proxy, None)
+        elif old is not None:
+            routes = self._admins.get(admin)
+            if routes is not None:
+                routes.filtered.pop(proxy, None)
+                routes.unfiltered.pop(proxy, None)
         if not proxy._connected or proxy._destroyed or admin._destroyed:
             return
+        routes = self._routes_of(admin)
+        # The admin's filters read live: a proxy placed while its admin gains its
+        # first filter (before refresh_admin re-places the others and records it)
+        # already takes the shape that goes with it.
+        admin_filtered = bool(admin._filters)
         own = bool(proxy._filters)
         if routes.and_op:
-            shape = (_OPEN if not (own or routes.has_filters)
+            shape = (_OPEN if not (own or admin_filtered)
                      else _FILTERED if own else _UNFILTERED)
         else:
-            shape = _FILTERED if own and routes.has_filters else _OPEN
+            shape = _FILTERED if own and admin_filtered else _OPEN
         self._shape[proxy] = shape
         if shape == _OPEN:
             self._open[proxy] = None
@@ -197,7 +241,9 @@ class Router:
                 data, form, key = event.any, Form.ANY, ANY_EVENT_TYPE
         opaque = self._opaque_snapshot
         if opaque:
-            opaque = tuple(record for record in opaque if record.match_whole(data, form))
+            # Asked exactly as the scanning router asks them (admin_mixins.match_any).
+            opaque = tuple(record for record in opaque
+                           if match_any(((0, record.filter),), event))
         with self._lock:
             matched = self.index.match(data, form, key)
             if opaque:

@@ -219,6 +219,7 @@ class TestConcurrentChanges:
             assert not NEVER & set(got), (placement, sorted(set(got)))
             assert got.count(0) == pushed_zero, (placement, got.count(0), pushed_zero)
 
+    @pytest.mark.parametrize("setup", ["index"], indirect=True)  # scan: no router to tell
     def test_events_routed_inside_each_step_of_a_change(self, setup: Setup) -> None:
         """Events pushed from inside a change, at each point where the filter tells the
         router (before and after it posts new constraints, before and after it

@@ -1,0 +1,358 @@
+"""Reproducers from the review of the predicate index (routing="index" vs "scan").
+
+Each test states what the scan (the old per-proxy evaluation) does; the
+``index`` parametrisations fail where the router departs from it. Races are
+made deterministic by widening the window at the exact point where another
+thread can run (an instance attribute that wraps the real method and runs the
+other thread's operation, or waits for it).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter as F
+
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.channel.service import ServiceConfig
+from cosnotify.filter import decompose as decompose_module
+
+WAIT = 5.0
+ROUTINGS = ["scan", "index"]
+
+
+def _event(**props: int) -> Any:
+    return N.StructuredEvent(
+        N.EventHeader(N.FixedEventHeader(N.EventType("D", "T"), "e"), []),
+        [N.Property(k, CORBA.Any(CORBA.TC_long, v)) for k, v in props.items()],
+        CORBA.Any(CORBA.TC_null, None))
+
+
+class World:
+    def __init__(self, routing: str) -> None:
+        self.factory = EventChannelFactory(ServiceConfig(routing=routing))
+        self.channel, _ = self.factory.create_channel([], [])
+        self.admin = self.channel._get_default_consumer_admin()  # AND_OP
+        supplier_admin = self.channel._get_default_supplier_admin()
+        self.supplier, _ = supplier_admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+        self.supplier.connect_structured_push_supplier(None)
+        self.any_supplier, _ = supplier_admin.obtain_notification_push_consumer(CA.ANY_EVENT)
+        self.any_supplier.connect_any_push_supplier(None)
+
+    def proxy(self, admin: Any = None) -> Any:
+        proxy, _ = (admin or self.admin).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        return proxy
+
+    def filter(self, *texts: str) -> Any:
+        flt = self.channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        flt.add_constraints([F.ConstraintExp([], text) for text in texts])
+        return flt
+
+    def push(self, **props: int) -> None:
+        self.supplier.push_structured_event(_event(**props))
+
+    @staticmethod
+    def drain(proxy: Any) -> list[dict[str, Any]]:
+        got = []
+        while True:
+            event, ok = proxy.try_pull_structured_event()
+            if not ok:
+                return got
+            got.append({p.name: p.value.value() for p in event.filterable_data})
+
+
+@pytest.fixture(params=ROUTINGS)
+def world(request: pytest.FixtureRequest) -> Iterator[World]:
+    made = World(request.param)
+    try:
+        yield made
+    finally:
+        made.factory.close()
+
+
+# 1 -------------------------------------------------------------------------------------------------
+
+
+class ForeignFilter:
+    """A client's filter in another ORB (the router cannot index it). It answers the two
+    operations by its own rules: here an Any event is matched as an Any (%ANY), so
+    ``match`` is TRUE and ``match_structured`` FALSE for the same event."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def match(self, filterable_data: Any) -> bool:
+        self.calls.append("match")
+        return True
+
+    def match_structured(self, filterable_data: Any) -> bool:
+        self.calls.append("match_structured")
+        return False
+
+    def get_all_constraints(self) -> list[Any]:
+        return []
+
+    def attach_callback(self, callback: Any) -> int:
+        return 1
+
+    def detach_callback(self, callback: int) -> None:
+        pass
+
+
+def test_opaque_filter_is_asked_the_operation_the_scan_asks(world: World) -> None:
+    """An Any holding an Any holding a StructuredEvent is not unwrapped by the channel
+    (event.from_any unwraps one layer), so the scan calls ``match(any)`` on the proxy's
+    filters. The router asks an opaque filter ``match_structured(inner)`` instead
+    (router.py receivers: holds_structured_event, then FilterRecord.match_whole)."""
+    proxy = world.proxy()
+    foreign = ForeignFilter()
+    proxy.add_filter(foreign)
+    wrapped = CORBA.Any(CORBA.TC_any, CORBA.Any(N._tc_StructuredEvent, _event(n=1)))
+    world.any_supplier.push(wrapped)
+    _, ok = proxy.try_pull_structured_event()
+    assert foreign.calls == ["match"]
+    assert ok
+
+
+# 2 -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("world", ["index"], indirect=True)  # scan: the router keeps nothing
+def test_add_filter_that_returned_is_in_force(world: World) -> None:
+    """Proxy A adds filter f; while A's attach is posting f's constraints, proxy B adds f
+    too. B's add_filter must not return before f is posted: an event pushed after it
+    returned is matched against f for B, as the scan does. (Before the fix, B's attach
+    found f's record and returned at once, with nothing posted.)"""
+    a, b = world.proxy(), world.proxy()
+    flt = world.filter("$n == 1")
+    router = world.channel._router
+    entered, release = threading.Event(), threading.Event()
+    real = flt._watch
+
+    def slow_watch(watcher: Any, record: Any) -> None:
+        entered.set()
+        release.wait(WAIT)
+        real(watcher, record)
+
+    flt._watch = slow_watch
+    posted_when_b_returned: list[int] = []
+
+    def add_to_b() -> None:
+        b.add_filter(flt)
+        posted_when_b_returned.append(len(router.index))
+
+    first = threading.Thread(target=a.add_filter, args=(flt,))
+    first.start()
+    second = threading.Thread(target=add_to_b)
+    try:
+        assert entered.wait(WAIT)
+        second.start()
+        # A holds f's lock while it posts: B's attach waits for it.
+        assert not flt._lock.acquire(blocking=False)
+    finally:
+        release.set()
+        first.join(WAIT)
+        second.join(WAIT)
+    assert posted_when_b_returned == [1]
+    world.push(n=1)
+    assert world.drain(b) == [{"n": 1}]
+
+
+# 3 -------------------------------------------------------------------------------------------------
+
+
+def test_remove_all_filters_racing_add_filter_leaves_no_ghost(world: World) -> None:
+    """add_filter(f) on the admin publishes f in admin._filters, then runs _filter_added;
+    a remove_all_filters in between detaches f before it was attached. The router then
+    attaches f for good: f is no longer the admin's filter, but counts as one. Once the
+    admin gains a real filter g, f's events pass the admin too (AND admin, proxy without
+    filters: the scan delivers n == 2 only)."""
+    proxy = world.proxy()
+    f, g = world.filter("$n == 1"), world.filter("$n == 2")
+    admin = world.admin
+    entered, release = threading.Event(), threading.Event()
+    real = admin._filter_added
+
+    def slow_added(filter_id: int, new_filter: Any) -> None:
+        entered.set()
+        release.wait(WAIT)
+        real(filter_id, new_filter)
+
+    admin._filter_added = slow_added
+    adding = threading.Thread(target=admin.add_filter, args=(f,))
+    adding.start()
+    try:
+        assert entered.wait(WAIT)
+        admin.remove_all_filters()  # another client, at the same time
+    finally:
+        release.set()
+        adding.join(WAIT)
+        del admin._filter_added
+    admin.add_filter(g)
+    assert [admin.get_filter(i) for i in admin.get_all_filters()] == [g]
+    for n in (1, 2, 3):
+        world.push(n=n)
+    assert world.drain(proxy) == [{"n": 2}]
+
+
+# 4 -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("world", ["index"], indirect=True)  # scan: the router keeps nothing
+def test_proxy_connecting_while_admin_gains_its_first_filter(world: World) -> None:
+    """Router.refresh_admin lists the admin's proxies, then takes the router's lock and
+    sets has_filters. A proxy that connects in between is placed (refresh) with the
+    old has_filters, and refresh_admin does not place it again: it stays *open* and
+    gets every event, where the scan gives it only what the admin's filter passes."""
+    world.proxy()  # the admin has a connected proxy: its routes exist
+    admin = world.admin
+    late: list[Any] = []
+    real = admin._all_proxies
+
+    def listing() -> list[Any]:
+        found = real()
+        if not late and _called_from("refresh_admin"):
+            late.append(world.proxy())  # another client connects now
+        return found
+
+    admin._all_proxies = listing
+    try:
+        admin.add_filter(world.filter("$n == 1"))
+    finally:
+        del admin._all_proxies
+    assert late
+    world.push(n=1)
+    world.push(n=2)
+    assert world.drain(late[0]) == [{"n": 1}]
+
+
+def _called_from(name: str) -> bool:
+    import sys
+
+    return sys._getframe(2).f_code.co_name == name
+
+
+# 5 -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("world", ["index"], indirect=True)  # scan: the router keeps nothing
+def test_detach_racing_attach_withdraws_every_posting(world: World) -> None:
+    """remove_filter on A (the filter's last holder) withdraws f's postings while
+    add_filter on B attaches f afresh. Before the fix A released the router's lock
+    before f._unwatch, B's fresh record replaced the router in f._watchers, and A's
+    _unwatch then withdrew nothing: the postings stayed for ever. Now a detach holds
+    f's lock until its withdrawal is done, so B's attach comes after it."""
+    a, b = world.proxy(), world.proxy()
+    flt = world.filter("$n == 1", "$n == 2")
+    a_id = a.add_filter(flt)
+    entered, release = threading.Event(), threading.Event()
+    real = flt._unwatch
+
+    def slow_unwatch(watcher: Any, record: Any) -> None:
+        entered.set()
+        release.wait(WAIT)
+        real(watcher, record)
+
+    flt._unwatch = slow_unwatch
+    removing = threading.Thread(target=a.remove_filter, args=(a_id,))
+    b_ids: list[int] = []
+    adding = threading.Thread(target=lambda: b_ids.append(b.add_filter(flt)))
+    removing.start()
+    try:
+        assert entered.wait(WAIT)
+        adding.start()
+        assert not flt._lock.acquire(blocking=False)  # held by the withdrawal
+    finally:
+        release.set()
+        removing.join(WAIT)
+        adding.join(WAIT)
+    router = world.channel._router
+    assert (router.stats()["filters"], len(router.index)) == (1, 2)
+    world.push(n=2)
+    assert world.drain(b) == [{"n": 2}]
+    b.remove_filter(b_ids[0])
+    assert router.stats()["filters"] == 0
+    assert len(router.index) == 0, "postings of a filter no holder has"
+
+
+# 6 -------------------------------------------------------------------------------------------------
+
+_BIG_OR = " or ".join(f"$a == {i}" for i in range(1100))
+
+
+@pytest.mark.parametrize("text", [
+    f"$b > 5 and ({_BIG_OR})",       # one conjunct (1 key) is a necessary condition
+    f"{_BIG_OR} or exist $x",        # not indexable at all: no keys
+])
+def test_constraint_with_a_small_access_is_accepted(world: World, text: str) -> None:
+    """decompose's And keeps the option with the fewest *ranges* first, so a 1,100-key
+    equality alternative wins over a 1-key range and the constraint is refused
+    (decompose.py _cost / _necessary And); an Or stops at MAX_KEYS before it meets an
+    operand without access, so ``big or exist $x`` is refused while ``exist $x or big``
+    is accepted (And/Or are not commutative here). Both are refused with routing="scan"
+    too, and the previous version accepted them."""
+    flt = world.filter()
+    flt.add_constraints([F.ConstraintExp([], text)])
+
+
+def test_filter_stored_by_the_previous_version_comes_back(tmp_path: Any) -> None:
+    """A filter with a 1,100-alternative constraint (valid before the index; made here
+    with the limit lifted, as the previous version stored it) is dropped at restore
+    (compile_entry raises InvalidConstraint, restore.py skips the record) and its proxy
+    comes back without the filter: it then receives every event."""
+    from cosnotify.store.sqlite import SQLiteStore
+
+    persistent = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short, N.Persistent))]
+    store_path = tmp_path / "store.db"
+    factory = EventChannelFactory(store=SQLiteStore(store_path))
+    lifted = pytest.MonkeyPatch()
+    try:
+        channel, channel_id = factory.create_channel(persistent, [])
+        proxy, proxy_id = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        lifted.setattr(decompose_module, "MAX_KEYS", 10**6)
+        flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        flt.add_constraints([F.ConstraintExp([], _BIG_OR)])
+        proxy.add_filter(flt)
+    finally:
+        lifted.undo()
+        factory.close()
+    factory = EventChannelFactory(store=SQLiteStore(store_path))
+    try:
+        channel = factory.get_event_channel(channel_id)
+        proxy = channel._get_default_consumer_admin().get_proxy_supplier(proxy_id)
+        assert proxy.get_all_filters() == [1]
+    finally:
+        factory.close()
+
+
+# 7 -------------------------------------------------------------------------------------------------
+
+
+def test_a_second_admin_filter_does_not_replace_every_proxy() -> None:
+    """docs/routing.md, Topology changes: only the first filter added to an admin (or the
+    last removed) re-places its proxies. ConsumerAdmin._filter_added/_filter_removed
+    call Router.refresh_admin on every change, which re-places all of them with the
+    router's lock held (no event is routed meanwhile)."""
+    world = World("index")
+    try:
+        for _ in range(500):
+            world.proxy()
+        world.admin.add_filter(world.filter("$n == 1"))
+        router = world.channel._router
+        placed = []
+        real = router._place
+        router._place = lambda proxy: (placed.append(proxy), real(proxy))[1]
+        second = world.admin.add_filter(world.filter("$n == 2"))
+        world.admin.remove_filter(second)
+        assert len(placed) <= 2
+    finally:
+        world.factory.close()
