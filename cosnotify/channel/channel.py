@@ -167,9 +167,11 @@ class EventChannel(QoSAdminMixin):
         self._lock = threading.RLock()
         self._hub = SubscriptionHub()
         self._account = _QueueAccount()
-        #: Receivers of each event (cosnotify.routing), unless config.routing is "scan".
-        self._indexed = self._service.config.routing == "index"
-        self._router = Router(enabled=self._indexed)
+        #: Receivers of each event (cosnotify.routing), unless config.routing is "scan";
+        #: with "auto", only once more than config.scan_below proxy suppliers connect.
+        config = self._service.config
+        self._scan_below = {"scan": -1, "index": 0}.get(config.routing, config.scan_below)
+        self._router = Router(enabled=config.routing != "scan")
         self._routes: tuple[ConsumerAdmin, ...] = ()
         self._routes_stale = False
         self._consumer_admins: dict[int, ConsumerAdmin] = {}
@@ -461,7 +463,8 @@ class EventChannel(QoSAdminMixin):
 
     def _deliver(self, event: Any, now: float, holders: list[Any] | None) -> None:
         """Offer ``event`` to the proxy suppliers whose filters pass it (section 2.3)."""
-        if not self._indexed:
+        scan_below = self._scan_below
+        if scan_below and (scan_below < 0 or self._router.connected <= scan_below):
             for admin in self._scan_routes():
                 admin.route(event, now, holders)
             return

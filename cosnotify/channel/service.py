@@ -64,17 +64,22 @@ class ServiceConfig:
     #: for clients that restart and reuse their proxy ids (docs/persistence.md).
     allow_reconnect: bool = False
     #: How each event finds its consumers: "index" (a predicate index over every
-    #: filter of the channel, cosnotify.routing; docs/routing.md) or "scan" (every
-    #: proxy's filters in turn, as TAO, JacORB and omniNotify do).
-    routing: str = "index"
+    #: filter of the channel, cosnotify.routing; docs/routing.md), "scan" (every
+    #: proxy's filters in turn, as TAO, JacORB and omniNotify do), or "auto" (the
+    #: scan while a channel has at most ``scan_below`` connected proxy suppliers,
+    #: where it costs less, else the index; both give the same deliveries).
+    routing: str = "auto"
+    scan_below: int = 8
     #: Proxy suppliers (subscriptions) the service holds at most, over all its
     #: channels; obtaining one more raises AdminLimitExceeded (name
     #: "MaxSubscriptions"). 0: no limit. About 15 KB each (docs/routing.md).
     max_subscriptions: int = 100_000
 
     def __attrs_post_init__(self) -> None:
-        if self.routing not in ("index", "scan"):
-            raise ValueError(f"routing must be 'index' or 'scan', not {self.routing!r}")
+        if self.routing not in ("auto", "index", "scan"):
+            raise ValueError(f"routing must be 'auto', 'index' or 'scan', not {self.routing!r}")
+        if self.scan_below < 0:
+            raise ValueError("scan_below must be >= 0")
         if self.max_subscriptions < 0:
             raise ValueError("max_subscriptions must be >= 0 (0: no limit)")
         if self.consumer_queue_cap < 1 or self.delivery_slice < 1:

@@ -274,6 +274,11 @@ class Router:
                     found[proxy] = None
             return list(found)
 
+    @property
+    def connected(self) -> int:
+        """Connected proxy suppliers (read without the lock: a hint)."""
+        return len(self._shape)
+
     # -- inspection -------------------------------------------------------------------------
     def stats(self) -> dict[str, int]:
         with self._lock:

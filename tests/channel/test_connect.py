@@ -165,6 +165,8 @@ class TestDisconnect:
             assert consumer.wait_for(1)
             proxy.disconnect_structured_push_supplier()
         assert admin._get_push_suppliers() == []
+        assert channel._router.connected == 0  # the index routes to none of them
+        admin._list_routes()  # the scan lists its routes again lazily, before its next event
         assert admin._routes == ()
 
     def test_event_service_style_proxies(self, channel: Any) -> None:

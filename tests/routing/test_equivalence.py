@@ -678,6 +678,6 @@ def test_each_world_is_its_own_channel(routing: str) -> None:
     """A World's channel routes as its config says (the two runs differ in nothing else)."""
     world = World(routing, Scenario((), (), (), (), ()))
     try:
-        assert world.channel._indexed is (routing == "index")
+        assert world.channel._scan_below == (0 if routing == "index" else -1)
     finally:
         world.close()

@@ -152,7 +152,7 @@ class _CountingFilter:
 
 
 def test_an_opaque_filter_is_asked_once_per_event_however_many_hold_it() -> None:
-    factory = _factory()
+    factory = _factory(routing="index")
     channel, _ = factory.create_channel([], [])
     admin = channel._get_default_consumer_admin()
     opaque = _CountingFilter()
@@ -167,3 +167,50 @@ def test_an_opaque_filter_is_asked_once_per_event_however_many_hold_it() -> None
     assert opaque.calls == 1
     assert all(proxy.try_pull_structured_event()[1] for proxy in proxies)
     assert channel._router.stats()["opaque_filters"] == 1
+
+
+class TestAuto:
+    """routing="auto" (the default) scans while few proxy suppliers are connected."""
+
+    def _channel(self, scan_below: int) -> tuple[Any, Any]:
+        factory = _factory(routing="auto", scan_below=scan_below)
+        channel, _ = factory.create_channel([], [])
+        supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        supplier.connect_structured_push_supplier(None)
+        return channel, supplier
+
+    def _subscriber(self, channel: Any, n: int) -> Any:
+        proxy = _obtain(channel._get_default_consumer_admin())
+        flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        flt.add_constraints([F.ConstraintExp([], f"$n == {n}")])
+        proxy.add_filter(flt)
+        proxy.connect_structured_pull_consumer(None)
+        return proxy
+
+    def test_the_index_takes_over_past_scan_below(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        channel, supplier = self._channel(scan_below=2)
+        asked: list[int] = []
+        real = channel._router.receivers
+
+        def receivers(event: Any) -> Any:
+            asked.append(1)
+            return real(event)
+        monkeypatch.setattr(channel._router, "receivers", receivers)
+        proxies = [self._subscriber(channel, n) for n in range(2)]
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        assert asked == []  # two connected: scanned
+        proxies.append(self._subscriber(channel, 2))
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert asked == [1, 1, 1]
+        got = []
+        for proxy in proxies:
+            found = []
+            while True:
+                event, ok = proxy.try_pull_structured_event()
+                if not ok:
+                    break
+                found.append(event.filterable_data[0].value.value())
+            got.append(found)
+        assert got == [[0], [1, 1], [2]]
