@@ -464,8 +464,8 @@ class EventChannel(QoSAdminMixin):
     def _deliver(self, event: Any, now: float, holders: list[Any] | None) -> None:
         """Offer ``event`` to the proxy suppliers whose filters pass it (section 2.3)."""
         scan_below = self._scan_below
-        if scan_below and (scan_below < 0 or self._router.connected <= scan_below):
-            for admin in self._scan_routes():
+        if scan_below and (scan_below < 0 or len(self._router._shape) <= scan_below):
+            for admin in self._scan_routes() if self._routes_stale else self._routes:
                 admin.route(event, now, holders)
             return
         for proxy in self._router.receivers(event):

@@ -122,6 +122,9 @@ class Entry:
     value: Any = None  # MappingFilter: the CORBA.Any result_to_set
     #: The routing index's terms (``cosnotify.routing.terms``); None: not indexable.
     access: Any = None
+    #: (text, types): entries with equal signatures give equal answers for one event,
+    #: so the routing index evaluates one of them per event.
+    signature: Any = None
 
 
 def _type_test(types: Sequence[TypePair]) -> Callable[[str, str], bool] | None:
@@ -184,7 +187,8 @@ def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
         except Exception:
             log.exception("decomposing constraint %r failed", text)
     unique = tuple(dict.fromkeys(types)) or (ALL,)
-    return Entry(constraint_id, copy, unique, _type_test(unique), compiled, value, access)
+    return Entry(constraint_id, copy, unique, _type_test(unique), compiled, value, access,
+                 (grammar.name, text, unique))
 
 
 def _expression(types: Iterable[Any], text: str) -> Any:

@@ -322,6 +322,7 @@ class PredicateIndex:
         matched: dict[Any, None] = {}
         snapshots: dict[Any, Any] = {}
         stale: dict[Any, None] = {}
+        answers: dict[Any, bool] = {}  # by signature: equal constraints, one evaluation
         for postings in self.candidates(event, form, key):
             for posting in postings:
                 record = posting.record
@@ -334,9 +335,15 @@ class PredicateIndex:
                 if by_id.get(entry.constraint_id) is not entry:
                     stale[record] = None
                     continue
-                applies = entry.applies
-                if ((applies is None or (key is not None and applies(*key)))
-                        and getattr(entry.compiled, attribute)(event)):
+                signature = entry.signature
+                answer = answers.get(signature) if signature is not None else None
+                if answer is None:
+                    applies = entry.applies
+                    answer = bool((applies is None or (key is not None and applies(*key)))
+                                  and getattr(entry.compiled, attribute)(event))
+                    if signature is not None:
+                        answers[signature] = answer
+                if answer:
                     matched[record] = None
         for record in stale:
             if record not in matched and record.match_whole(event, form):

@@ -214,3 +214,32 @@ class TestAuto:
                 found.append(event.filterable_data[0].value.value())
             got.append(found)
         assert got == [[0], [1, 1], [2]]
+
+
+def test_equal_constraints_are_evaluated_once_per_event() -> None:
+    """Ten proxies, each with its own filter of the same constraint: one evaluation."""
+    factory = _factory(routing="index")
+    channel, _ = factory.create_channel([], [])
+    admin = channel._get_default_consumer_admin()
+    calls: list[int] = []
+    proxies = []
+    for _ in range(10):
+        proxy = _obtain(admin)
+        flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        flt.add_constraints([F.ConstraintExp([], "$n > 1")])
+        entry = flt._state.entries[0]
+        real = entry.compiled.structured
+
+        def counting(event: Any, real: Any = real) -> bool:
+            calls.append(1)
+            return bool(real(event))
+        object.__setattr__(entry.compiled, "structured", counting)
+        proxy.add_filter(flt)
+        proxy.connect_structured_pull_consumer(None)
+        proxies.append(proxy)
+    supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    supplier.connect_structured_push_supplier(None)
+    supplier.push_structured_event(structured(fields={"n": 2}))
+    assert len(calls) == 1
+    assert all(proxy.try_pull_structured_event()[1] for proxy in proxies)
