@@ -14,6 +14,7 @@ import pytest
 from omniORB import CORBA
 
 import CosNotification as N
+import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
@@ -32,6 +33,40 @@ def structured(domain: str = "Telecom", type_name: str = "CommunicationsAlarm",
     return N.StructuredEvent(
         N.EventHeader(N.FixedEventHeader(N.EventType(domain, type_name), name), header or []),
         data, CORBA.Any(CORBA.TC_string, name))
+
+
+def structured_supplier(channel: Any) -> Any:
+    """A connected structured proxy push consumer of the default supplier admin."""
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    proxy.connect_structured_push_supplier(None)
+    return proxy
+
+
+class ClientFilter:
+    """A filter object that is not one of ours (a client's, as the server wraps it):
+    ``answer`` for every event, by either match operation; ``calls`` records them."""
+
+    def __init__(self, answer: bool = True) -> None:
+        self.answer = answer
+        self.calls: list[str] = []
+
+    def match(self, filterable_data: Any) -> bool:
+        self.calls.append("match")
+        return self.answer
+
+    def match_structured(self, filterable_data: Any) -> bool:
+        self.calls.append("match_structured")
+        return self.answer
+
+    def get_all_constraints(self) -> list[Any]:
+        return []
+
+    def attach_callback(self, callback: Any) -> int:
+        return 1
+
+    def detach_callback(self, callback: int) -> None:
+        pass
 
 
 def same_any(got: Any, want: Any) -> bool:

@@ -20,7 +20,13 @@ import CosNotifyFilter as F
 from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
-from tests.channel.conftest import WAIT, StructuredPushConsumer, number, structured
+from tests.channel.conftest import (
+    WAIT,
+    StructuredPushConsumer,
+    number,
+    structured,
+    structured_supplier,
+)
 
 
 class SlowConsumer(StructuredPushConsumer):
@@ -70,9 +76,7 @@ def test_a_slow_consumer_does_not_hold_its_clients_lane(
     slow, fast = SlowConsumer(clock), StructuredPushConsumer()
     slow_proxy = _consumer(channel, slow, 1)
     _consumer(channel, fast, 2)
-    supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
-        CA.STRUCTURED_EVENT)
-    supplier.connect_structured_push_supplier(None)
+    supplier = structured_supplier(channel)
     for n in range(3):
         supplier.push_structured_event(structured(fields={"to": 1, "n": n}))
     assert slow.blocked.wait(WAIT)  # its second push holds a worker
@@ -95,9 +99,7 @@ def test_a_quick_push_brings_the_consumer_back(
     slow = SlowConsumer(clock)
     slow.gate.set()  # pushes after the first are quick
     proxy = _consumer(channel, slow, 1)
-    supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
-        CA.STRUCTURED_EVENT)
-    supplier.connect_structured_push_supplier(None)
+    supplier = structured_supplier(channel)
     supplier.push_structured_event(structured(fields={"to": 1, "n": 0}))
     assert slow.wait_for(1)
     assert factory._service.dispatcher.wait_idle()
@@ -115,9 +117,7 @@ def test_slow_push_zero_never_marks_a_consumer_slow(clock: ManualClock) -> None:
         slow = SlowConsumer(clock)
         slow.gate.set()
         proxy = _consumer(channel, slow, 1)
-        supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
-            CA.STRUCTURED_EVENT)
-        supplier.connect_structured_push_supplier(None)
+        supplier = structured_supplier(channel)
         supplier.push_structured_event(structured(fields={"to": 1, "n": 0}))
         assert slow.wait_for(1)
         assert factory._service.dispatcher.wait_idle()

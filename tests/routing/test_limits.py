@@ -15,7 +15,7 @@ from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
 from cosnotify.filter import constraints
 from cosnotify.filter import filter as filter_module
-from tests.channel.conftest import structured
+from tests.channel.conftest import ClientFilter, structured, structured_supplier
 
 
 def _factory(**config: Any) -> EventChannelFactory:
@@ -131,40 +131,18 @@ class TestChangeCosts:
         assert (stats["filters"], stats["constraints"]) == (0, 0)
 
 
-class _CountingFilter:
-    """A filter object that is not one of ours (a client's, as the server wraps it)."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def match_structured(self, event: Any) -> bool:
-        self.calls += 1
-        return True
-
-    def get_all_constraints(self) -> list[Any]:
-        return []
-
-    def attach_callback(self, callback: Any) -> int:
-        return 1
-
-    def detach_callback(self, callback: int) -> None:
-        pass
-
-
 def test_an_opaque_filter_is_asked_once_per_event_however_many_hold_it() -> None:
     factory = _factory(routing="index")
     channel, _ = factory.create_channel([], [])
     admin = channel._get_default_consumer_admin()
-    opaque = _CountingFilter()
+    opaque = ClientFilter()
     proxies = [_obtain(admin) for _ in range(5)]
     for proxy in proxies:
         proxy.add_filter(opaque)
         proxy.connect_structured_pull_consumer(None)
-    supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
-        CA.STRUCTURED_EVENT)
-    supplier.connect_structured_push_supplier(None)
+    supplier = structured_supplier(channel)
     supplier.push_structured_event(structured(fields={"n": 1}))
-    assert opaque.calls == 1
+    assert opaque.calls == ["match_structured"]
     assert all(proxy.try_pull_structured_event()[1] for proxy in proxies)
     assert channel._router.stats()["opaque_filters"] == 1
 
@@ -175,10 +153,7 @@ class TestAuto:
     def _channel(self, scan_below: int) -> tuple[Any, Any]:
         factory = _factory(routing="auto", scan_below=scan_below)
         channel, _ = factory.create_channel([], [])
-        supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
-            CA.STRUCTURED_EVENT)
-        supplier.connect_structured_push_supplier(None)
-        return channel, supplier
+        return channel, structured_supplier(channel)
 
     def _subscriber(self, channel: Any, n: int) -> Any:
         proxy = _obtain(channel._get_default_consumer_admin())
@@ -237,9 +212,7 @@ def test_equal_constraints_are_evaluated_once_per_event() -> None:
         proxy.add_filter(flt)
         proxy.connect_structured_pull_consumer(None)
         proxies.append(proxy)
-    supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
-        CA.STRUCTURED_EVENT)
-    supplier.connect_structured_push_supplier(None)
+    supplier = structured_supplier(channel)
     supplier.push_structured_event(structured(fields={"n": 2}))
     assert len(calls) == 1
     assert all(proxy.try_pull_structured_event()[1] for proxy in proxies)

@@ -23,6 +23,7 @@ import CosNotifyFilter as F
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
 from cosnotify.filter import decompose as decompose_module
+from tests.channel.conftest import ClientFilter
 
 WAIT = 5.0
 ROUTINGS = ["scan", "index"]
@@ -81,30 +82,14 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
 # 1 -------------------------------------------------------------------------------------------------
 
 
-class ForeignFilter:
+class ForeignFilter(ClientFilter):
     """A client's filter in another ORB (the router cannot index it). It answers the two
     operations by its own rules: here an Any event is matched as an Any (%ANY), so
     ``match`` is TRUE and ``match_structured`` FALSE for the same event."""
 
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-
-    def match(self, filterable_data: Any) -> bool:
-        self.calls.append("match")
-        return True
-
     def match_structured(self, filterable_data: Any) -> bool:
         self.calls.append("match_structured")
         return False
-
-    def get_all_constraints(self) -> list[Any]:
-        return []
-
-    def attach_callback(self, callback: Any) -> int:
-        return 1
-
-    def detach_callback(self, callback: int) -> None:
-        pass
 
 
 def test_opaque_filter_is_asked_the_operation_the_scan_asks(world: World) -> None:
