@@ -288,12 +288,11 @@ class _PushSupplier(Suspendable, ProxySupplier):
                 if isinstance(failure.error, _Stopped):
                     return self._stopped(batch[failure.sent:])
                 if isinstance(failure.error, _Slowed):
+                    # The rest waits at the head of the queue; _kick schedules it in
+                    # the slow lane (or, if the consumer went meanwhile, it is let go).
                     self._failures = 0
                     self._channel._delivered(failure.sent)
-                    with self._lock:
-                        self._retry = batch[failure.sent:] + self._retry
-                    self._service.submit(self._deliver, self._delivery_lane())
-                    return False
+                    return self._stopped(batch[failure.sent:])
                 return self._failed(batch[failure.sent:], failure.error)
             ended = clock.now()
             self._failures = 0

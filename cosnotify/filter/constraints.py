@@ -122,7 +122,8 @@ class Entry:
     value: Any = None  # MappingFilter: the CORBA.Any result_to_set
     #: The routing index's terms (``cosnotify.routing.terms``); None: not indexable.
     access: Any = None
-    #: (text, types): entries with equal signatures give equal answers for one event,
+    #: (grammar, context, text, types): entries with equal signatures give equal
+    #: answers for one event (the context holds the clock of ``$curtime``),
     #: so the routing index evaluates one of them per event.
     signature: Any = None
 
@@ -188,7 +189,7 @@ def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
             log.exception("decomposing constraint %r failed", text)
     unique = tuple(dict.fromkeys(types)) or (ALL,)
     return Entry(constraint_id, copy, unique, _type_test(unique), compiled, value, access,
-                 (grammar.name, text, unique))
+                 (grammar.name, id(context), text, unique))
 
 
 def _expression(types: Iterable[Any], text: str) -> Any:

@@ -179,8 +179,7 @@ class Router:
         proxies = admin._all_proxies()
         with self._lock:
             if admin._destroyed:
-                self._admins.pop(admin, None)
-                return
+                return  # its proxies go one by one; admin_gone drops its routes
             self._routes_of(admin).has_filters = bool(admin._filters)
             for proxy in proxies:
                 self._place(proxy)
@@ -266,7 +265,9 @@ class Router:
                 found.update(routes.unfiltered if routes.and_op else routes.filtered)
             for proxy in proxies:
                 admin = proxy._admin
-                routes = admins[admin]
+                routes = admins.get(admin)
+                if routes is None:  # the admin is being destroyed
+                    continue
                 if routes.and_op:
                     if not routes.has_filters or admin in hit:
                         found[proxy] = None
