@@ -110,9 +110,10 @@ def timed_push(proxy: Any, started: float, more: bool, events: int = 1) -> None:
 
 
 class _PushSupplier(Suspendable, ProxySupplier):
+    """Delivery machinery shared by the push proxy suppliers."""
+
     #: One call delivers a whole batch (sequence proxies), not one event.
     _batched = False
-    """Delivery machinery shared by the push proxy suppliers."""
 
     consumer_method = ""
     consumer_interface = ""
@@ -424,8 +425,9 @@ class StructuredProxyPushSupplier(_PushSupplier):
 
 
 class SequenceProxyPushSupplier(_PushSupplier):
-    _batched = True
     """``CosNotifyChannelAdmin::SequenceProxyPushSupplier``: batches by QoS."""
+
+    _batched = True
 
     proxy_type = CA.PUSH_SEQUENCE
     qos_level = Level.SEQUENCE_PROXY_SUPPLIER
