@@ -52,32 +52,39 @@ class Posting:
 
 
 class _Sorted:
-    """Postings ordered by bound (one key domain: all numbers or all strings)."""
+    """Postings grouped by bound, the distinct bounds sorted (one key domain: all
+    numbers or all strings). Groups are insertion-ordered sets, so removing one
+    of many postings with the same bound costs O(1), not a scan of the group."""
 
-    __slots__ = ("bounds", "items")
+    __slots__ = ("bounds", "groups")
 
     def __init__(self) -> None:
         self.bounds: list[Any] = []
-        self.items: list[Posting] = []
+        self.groups: dict[Any, dict[Posting, None]] = {}
 
     def add(self, bound: Any, posting: Posting) -> None:
-        i = bisect.bisect_right(self.bounds, bound)
-        self.bounds.insert(i, bound)
-        self.items.insert(i, posting)
+        group = self.groups.get(bound)
+        if group is None:
+            group = self.groups[bound] = {}
+            bisect.insort(self.bounds, bound)
+        group[posting] = None
 
     def remove(self, bound: Any, posting: Posting) -> None:
-        i = bisect.bisect_left(self.bounds, bound)
-        while self.items[i] is not posting:
-            i += 1
-        del self.bounds[i], self.items[i]
+        group = self.groups[bound]
+        del group[posting]
+        if not group:
+            del self.groups[bound]
+            del self.bounds[bisect.bisect_left(self.bounds, bound)]
 
-    def at_most(self, value: Any) -> list[Posting]:
-        """Postings whose bound is <= value."""
-        return self.items[:bisect.bisect_right(self.bounds, value)]
+    def at_most(self, value: Any) -> list[dict[Posting, None]]:
+        """The groups of postings whose bound is <= value."""
+        groups = self.groups
+        return [groups[b] for b in self.bounds[:bisect.bisect_right(self.bounds, value)]]
 
-    def at_least(self, value: Any) -> list[Posting]:
-        """Postings whose bound is >= value."""
-        return self.items[bisect.bisect_left(self.bounds, value):]
+    def at_least(self, value: Any) -> list[dict[Posting, None]]:
+        """The groups of postings whose bound is >= value."""
+        groups = self.groups
+        return [groups[b] for b in self.bounds[bisect.bisect_left(self.bounds, value):]]
 
 
 class _Slot:
@@ -87,8 +94,8 @@ class _Slot:
 
     def __init__(self, component: Any) -> None:
         self.component = component
-        self.eq: dict[Any, list[Posting]] = {}
-        self.has: dict[Any, list[Posting]] = {}
+        self.eq: dict[Any, dict[Posting, None]] = {}  # key -> postings (a set, ordered)
+        self.has: dict[Any, dict[Posting, None]] = {}
         self.lower: dict[str, _Sorted] = {}  # value >= bound
         self.upper: dict[str, _Sorted] = {}  # value <= bound
         self.readers: dict[Form, Callable[[Any], Any]] = {}
@@ -99,10 +106,10 @@ class _Slot:
         if kind is Kind.EQ or kind is Kind.IN:
             table = self.eq if kind is Kind.EQ else self.has
             if add:
-                table.setdefault(key, []).append(posting)
+                table.setdefault(key, {})[posting] = None
             else:
                 found = table[key]
-                found.remove(posting)
+                del found[posting]
                 if not found:
                     del table[key]
         else:
@@ -112,7 +119,7 @@ class _Slot:
                 ranges.setdefault(domain, _Sorted()).add(bound, posting)
             else:
                 ranges[domain].remove(bound, posting)
-                if not ranges[domain].items:
+                if not ranges[domain].bounds:
                     del ranges[domain]
         self.size += 1 if add else -1
 
@@ -143,11 +150,11 @@ class _Slot:
                     if self.lower:
                         ranges = self.lower.get(key[0])
                         if ranges is not None:
-                            out.append(ranges.at_most(key[1]))
+                            out.extend(ranges.at_most(key[1]))
                     if self.upper:
                         ranges = self.upper.get(key[0])
                         if ranges is not None:
-                            out.append(ranges.at_least(key[1]))
+                            out.extend(ranges.at_least(key[1]))
         if self.has:
             try:
                 seq, content, _ = self.sequence(form)(event)
