@@ -82,8 +82,8 @@ _RANGE_COST: Final = 16
 
 
 def _cost(access: Access) -> int:
-    return sum(_RANGE_COST if term.kind in (Kind.LOWER, Kind.UPPER) else len(term.keys)
-               for term in access)
+    return sum(_RANGE_COST if term.kind in (Kind.LOWER, Kind.UPPER)
+               else 2 if term.kind is Kind.BETWEEN else len(term.keys) for term in access)
 
 
 def _necessary(node: ast.Expression) -> Access | None:
@@ -107,8 +107,28 @@ def _necessary(node: ast.Expression) -> Access | None:
         return tuple(terms)
     if isinstance(node, ast.And):
         options = [found for found in map(_necessary, node.operands) if found is not None]
+        options.extend(_windows(options))
         return min(options, key=_cost) if options else None
     return None
+
+
+def _windows(options: list[Access]) -> list[Access]:
+    """``$x >= a and $x < b`` with numbers: one BETWEEN term, which finds only the
+    windows around a value, where either bound alone finds every window on one
+    side of it. Only single numeric keys: a one-character literal also compares
+    as a string, which a window of numbers would not cover."""
+    lowers: dict[Any, Any] = {}
+    uppers: dict[Any, Any] = {}
+    for access in options:
+        if len(access) != 1 or len(access[0].keys) != 1 or access[0].keys[0][0] != "n":
+            continue
+        term = access[0]
+        if term.kind is Kind.LOWER:
+            lowers.setdefault(term.component, term.keys[0])
+        elif term.kind is Kind.UPPER:
+            uppers.setdefault(term.component, term.keys[0])
+    return [(Term(Kind.BETWEEN, component, (low, uppers[component])),)
+            for component, low in lowers.items() if component in uppers]
 
 
 def access_of(compiled: Any) -> Access | None:

@@ -87,10 +87,47 @@ class _Sorted:
         return [groups[b] for b in self.bounds[bisect.bisect_left(self.bounds, value):]]
 
 
+class _Windows:
+    """Postings of BETWEEN terms (numbers): grouped by lower bound, the distinct
+    lower bounds sorted, and the widest window known, so a value's candidates
+    are the windows whose lower bound lies within that width below it, kept
+    when their upper bound is not below it."""
+
+    __slots__ = ("bounds", "groups", "width")
+
+    def __init__(self) -> None:
+        self.bounds: list[Any] = []
+        self.groups: dict[Any, dict[Posting, Any]] = {}  # low -> posting -> high
+        self.width: Any = 0  # never shrinks: a wider guess only adds candidates
+
+    def add(self, low: Any, high: Any, posting: Posting) -> None:
+        group = self.groups.get(low)
+        if group is None:
+            group = self.groups[low] = {}
+            bisect.insort(self.bounds, low)
+        group[posting] = high
+        self.width = max(self.width, high - low)
+
+    def remove(self, low: Any, posting: Posting) -> None:
+        group = self.groups[low]
+        del group[posting]
+        if not group:
+            del self.groups[low]
+            del self.bounds[bisect.bisect_left(self.bounds, low)]
+
+    def around(self, value: Any) -> list[Posting]:
+        bounds, groups = self.bounds, self.groups
+        first = bisect.bisect_left(bounds, value - self.width)
+        last = bisect.bisect_right(bounds, value)
+        return [posting for low in bounds[first:last]
+                for posting, high in groups[low].items() if high >= value]
+
+
 class _Slot:
     """Everything posted on one component."""
 
-    __slots__ = ("component", "eq", "has", "lower", "readers", "sequences", "size", "upper")
+    __slots__ = ("component", "eq", "has", "lower", "readers", "sequences", "size", "upper",
+                 "windows")
 
     def __init__(self, component: Any) -> None:
         self.component = component
@@ -98,6 +135,7 @@ class _Slot:
         self.has: dict[Any, dict[Posting, None]] = {}
         self.lower: dict[str, _Sorted] = {}  # value >= bound
         self.upper: dict[str, _Sorted] = {}  # value <= bound
+        self.windows: _Windows | None = None  # low <= value <= high (numbers)
         self.readers: dict[Form, Callable[[Any], Any]] = {}
         self.sequences: dict[Form, Callable[[Any], Any]] = {}
         self.size = 0
@@ -112,6 +150,15 @@ class _Slot:
                 del found[posting]
                 if not found:
                     del table[key]
+        elif kind is Kind.BETWEEN:
+            (_, low), (_, high) = key
+            if add:
+                if self.windows is None:
+                    self.windows = _Windows()
+                self.windows.add(low, high, posting)
+            else:
+                assert self.windows is not None
+                self.windows.remove(low, posting)
         else:
             ranges = self.lower if kind is Kind.LOWER else self.upper
             domain, bound = key
@@ -137,7 +184,7 @@ class _Slot:
 
     def lookup(self, event: Any, form: Form, out: list[Any]) -> None:
         """Append to ``out`` the lists of postings ``event`` may satisfy here."""
-        if self.eq or self.lower or self.upper:
+        if self.eq or self.lower or self.upper or self.windows:
             try:
                 value = self.reader(form)(event)
             except Exception:  # noqa: BLE001, S110 - unreadable: no comparison can be TRUE
@@ -155,6 +202,8 @@ class _Slot:
                         ranges = self.upper.get(key[0])
                         if ranges is not None:
                             out.extend(ranges.at_least(key[1]))
+                    if self.windows and key[0] == "n":
+                        out.append(self.windows.around(key[1]))
         if self.has:
             try:
                 seq, content, _ = self.sequence(form)(event)
@@ -296,7 +345,8 @@ class PredicateIndex:
             slot = self._slots.get(term.component)
             if slot is None:
                 slot = self._slots[term.component] = _Slot(term.component)
-            for key in dict.fromkeys(term.keys):
+            keys = (term.keys,) if term.kind is Kind.BETWEEN else dict.fromkeys(term.keys)
+            for key in keys:
                 slot.post(term.kind, key, posting, add)
             if not slot.size:
                 del self._slots[term.component]

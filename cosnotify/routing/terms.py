@@ -44,6 +44,9 @@ class Kind(enum.Enum):
     IN = "in"        #: the component is a sequence with an element that has one
     LOWER = "lower"  #: the component's value is >= the key (for ``>`` and ``>=``)
     UPPER = "upper"  #: the component's value is <= the key (for ``<`` and ``<=``)
+    #: the component's value is a number between the two keys, both numbers
+    #: (``$x >= a and $x < b``): keys are (lower, upper)
+    BETWEEN = "between"
 
 
 @attrs.frozen

@@ -15,6 +15,7 @@ from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
 from cosnotify.filter import constraints
 from cosnotify.filter import filter as filter_module
+from cosnotify.filter.paths import Form
 from tests.channel.conftest import ClientFilter, structured, structured_supplier
 
 
@@ -216,3 +217,37 @@ def test_equal_constraints_are_evaluated_once_per_event() -> None:
     supplier.push_structured_event(structured(fields={"n": 2}))
     assert len(calls) == 1
     assert all(proxy.try_pull_structured_event()[1] for proxy in proxies)
+
+
+class TestWindows:
+    """``$x >= a and $x < b`` is one BETWEEN term: only windows around a value are
+    candidates (docs/routing.md)."""
+
+    def test_a_numeric_window_is_one_between_term(self) -> None:
+        from cosnotify.filter.decompose import decompose
+        from cosnotify.filter.parser import parse_constraint
+        from cosnotify.routing.terms import Kind
+
+        (term,) = decompose(parse_constraint("$x >= 10 and $x < 20")) or ()
+        assert term.kind is Kind.BETWEEN and term.keys == (("n", 10.0), ("n", 20.0))
+        (term,) = decompose(parse_constraint("$x >= 'a' and $x < 'c'")) or ()
+        assert term.kind is Kind.LOWER  # characters compare as strings too: no window
+
+    def test_only_windows_around_the_value_are_candidates(self) -> None:
+        factory = _factory(routing="index")
+        channel, _ = factory.create_channel([], [])
+        admin = channel._get_default_consumer_admin()
+        proxies = []
+        for low in range(0, 1000, 10):
+            proxy = _obtain(admin)
+            flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+            flt.add_constraints([F.ConstraintExp([], f"$x >= {low} and $x < {low + 10}")])
+            proxy.add_filter(flt)
+            proxy.connect_structured_pull_consumer(None)
+            proxies.append(proxy)
+        event = structured(fields={"x": 505})
+        found = [posting for postings in channel._router.index.candidates(
+            event, Form.STRUCTURED, ("Telecom", "CommunicationsAlarm")) for posting in postings]
+        assert len(found) <= 2  # [500, 510) and, inclusively, nothing else
+        structured_supplier(channel).push_structured_event(event)
+        assert [i for i, p in enumerate(proxies) if p.try_pull_structured_event()[1]] == [50]
