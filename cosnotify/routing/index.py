@@ -341,15 +341,18 @@ class PredicateIndex:
             else:
                 self._by_type.remove(posting)
             return
-        for term in access:
-            slot = self._slots.get(term.component)
+        # Each (component, kind, key) once: postings under one key are a set, so
+        # ``$a == 1 or $a == 1`` must post (and withdraw) its key once.
+        places = dict.fromkeys(
+            (term.component, term.kind, key) for term in access
+            for key in ((term.keys,) if term.kind is Kind.BETWEEN else term.keys))
+        for component, kind, key in places:
+            slot = self._slots.get(component)
             if slot is None:
-                slot = self._slots[term.component] = _Slot(term.component)
-            keys = (term.keys,) if term.kind is Kind.BETWEEN else dict.fromkeys(term.keys)
-            for key in keys:
-                slot.post(term.kind, key, posting, add)
+                slot = self._slots[component] = _Slot(component)
+            slot.post(kind, key, posting, add)
             if not slot.size:
-                del self._slots[term.component]
+                del self._slots[component]
 
     # -- lookup ---------------------------------------------------------------------------
     def candidates(self, event: Any, form: Form, key: TypePair | None) -> list[Any]:

@@ -251,3 +251,20 @@ class TestWindows:
         assert len(found) <= 2  # [500, 510) and, inclusively, nothing else
         structured_supplier(channel).push_structured_event(event)
         assert [i for i, p in enumerate(proxies) if p.try_pull_structured_event()[1]] == [50]
+
+
+@pytest.mark.parametrize("text", ["$a == 0 or $a == 0", "$a > 0 or $a > 0",
+                                  "'x' in $s or 'x' in $s",
+                                  "($a >= 0 and $a < 1) or ($a >= 0 and $a < 1)"])
+def test_a_repeated_term_is_posted_and_withdrawn_once(text: str) -> None:
+    """Postings under one key are a set: a term that a constraint repeats is posted
+    once, and removing the constraint withdraws it cleanly."""
+    factory = _factory(routing="index")
+    channel, _ = factory.create_channel([], [])
+    proxy = _obtain(channel._get_default_consumer_admin())
+    flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+    flt.add_constraints([F.ConstraintExp([], text)])
+    proxy.add_filter(flt)
+    assert channel._router.index.slot_count == 1
+    flt.remove_all_constraints()
+    assert (len(channel._router.index), channel._router.index.slot_count) == (0, 0)
