@@ -70,6 +70,21 @@ class World:
             got.append({p.name: p.value.value() for p in event.filterable_data})
 
 
+class Paused:
+    """Wraps ``obj.name`` so that a call waits, once inside, until ``release`` is set:
+    ``entered`` tells another thread that the window is open."""
+
+    def __init__(self, obj: Any, name: str) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+        real = getattr(obj, name)
+
+        def paused(*args: Any) -> Any:
+            self.entered.set()
+            self.release.wait(WAIT)
+            return real(*args)
+        setattr(obj, name, paused)
+
+
 @pytest.fixture(params=ROUTINGS)
 def world(request: pytest.FixtureRequest) -> Iterator[World]:
     made = World(request.param)
@@ -119,15 +134,8 @@ def test_add_filter_that_returned_is_in_force(world: World) -> None:
     a, b = world.proxy(), world.proxy()
     flt = world.filter("$n == 1")
     router = world.channel._router
-    entered, release = threading.Event(), threading.Event()
-    real = flt._watch
-
-    def slow_watch(watcher: Any, record: Any) -> None:
-        entered.set()
-        release.wait(WAIT)
-        real(watcher, record)
-
-    flt._watch = slow_watch
+    pause = Paused(flt, "_watch")
+    entered, release = pause.entered, pause.release
     posted_when_b_returned: list[int] = []
 
     def add_to_b() -> None:
@@ -163,15 +171,8 @@ def test_remove_all_filters_racing_add_filter_leaves_no_ghost(world: World) -> N
     proxy = world.proxy()
     f, g = world.filter("$n == 1"), world.filter("$n == 2")
     admin = world.admin
-    entered, release = threading.Event(), threading.Event()
-    real = admin._filter_added
-
-    def slow_added(filter_id: int, new_filter: Any) -> None:
-        entered.set()
-        release.wait(WAIT)
-        real(filter_id, new_filter)
-
-    admin._filter_added = slow_added
+    pause = Paused(admin, "_filter_added")
+    entered, release = pause.entered, pause.release
     adding = threading.Thread(target=admin.add_filter, args=(f,))
     adding.start()
     try:
@@ -238,15 +239,8 @@ def test_detach_racing_attach_withdraws_every_posting(world: World) -> None:
     a, b = world.proxy(), world.proxy()
     flt = world.filter("$n == 1", "$n == 2")
     a_id = a.add_filter(flt)
-    entered, release = threading.Event(), threading.Event()
-    real = flt._unwatch
-
-    def slow_unwatch(watcher: Any, record: Any) -> None:
-        entered.set()
-        release.wait(WAIT)
-        real(watcher, record)
-
-    flt._unwatch = slow_unwatch
+    pause = Paused(flt, "_unwatch")
+    entered, release = pause.entered, pause.release
     removing = threading.Thread(target=a.remove_filter, args=(a_id,))
     b_ids: list[int] = []
     adding = threading.Thread(target=lambda: b_ids.append(b.add_filter(flt)))
