@@ -22,6 +22,9 @@ from cosnotify.filter.registry import (
     register_grammar,
 )
 
+# The seeds' grammars (ELVIN4, EVENTHEAP, OES_SUBTREE) register themselves on import.
+from cosnotify.filter import elvin4, eventheap, oes  # noqa: E402,F401  isort: skip
+
 __all__ = [
     "CompileContext",
     "CompiledConstraint",
