@@ -225,13 +225,14 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
         routes = self._routes
         if not routes:
             return 0
-        passed = self._filters_match(event) if self._filters else True
-        if self._and_op and not passed:
+        passed = self._filters_match(event) if self._filters else None
+        and_op = self._and_op
+        if and_op and passed is False:
             return 0
         queued = 0
-        and_op = self._and_op
+        tao = self._channel._or_empty_passes
         for proxy in routes:
-            entry = proxy.offer(event, passed, and_op, now)
+            entry = proxy.offer(event, passed, and_op, tao, now)
             if entry is not None:
                 queued += 1
                 if holders is not None:

@@ -176,6 +176,29 @@ class FilterAdminMixin:
         return match_any(filters, event)
 
 
+def groups_pass(admin_passed: bool | None, own: tuple[tuple[int, Any], ...], and_op: bool,
+                or_empty_passes: bool, event: Any) -> bool:
+    """Whether a proxy's two filter groups pass ``event`` (section 2.3 and footnote 3).
+
+    ``admin_passed`` is the admin group's result, or None when the admin has no
+    filters; ``own`` are the proxy's filters. As the spec states it, all the
+    filters associated with a proxy are ORed, so a group with no filters lets
+    the other decide, and the InterFilterGroupOperator counts only when both
+    groups have filters: AND_OP needs both, OR_OP either. With
+    ``or_empty_passes`` (FilterGroupSemantics 1, TAO's and JacORB's reading)
+    an empty group under OR_OP passes everything. No filters at all: pass.
+    """
+    if and_op:
+        if admin_passed is False:
+            return False
+        return not own or match_any(own, event)
+    if admin_passed is None:
+        return or_empty_passes or not own or match_any(own, event)
+    if not own:
+        return admin_passed or or_empty_passes
+    return admin_passed or match_any(own, event)
+
+
 def match_any(filters: tuple[tuple[int, Any], ...], event: Any) -> bool:
     """True when one of ``filters`` matches ``event`` (OR semantics, section 2.3).
 

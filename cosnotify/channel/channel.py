@@ -39,7 +39,7 @@ from cosnotify.channel.admin_mixins import QoSAdminMixin, initial_qos
 from cosnotify.channel.queue import DEADLINE_ORDER, LIFO_ORDER, PRIORITY_ORDER
 from cosnotify.channel.subscriptions import SubscriptionHub
 from cosnotify.qos.negotiation import Target, check_admin, to_property_seq
-from cosnotify.qos.properties import ADMIN_PROPERTIES, Level
+from cosnotify.qos.properties import ADMIN_PROPERTIES, FILTER_GROUP_SEMANTICS, TAO_GROUPS, Level
 from cosnotify.routing.router import Router
 
 __all__ = ["EventChannel"]
@@ -172,6 +172,8 @@ class EventChannel(QoSAdminMixin):
         config = self._service.config
         self._scan_below = {"scan": -1, "index": 0}.get(config.routing, config.scan_below)
         self._router = Router(enabled=config.routing != "scan")
+        #: FilterGroupSemantics is TAO's: under OR_OP an empty filter group passes all.
+        self._or_empty_passes = False
         self._routes: tuple[ConsumerAdmin, ...] = ()
         self._routes_stale = False
         self._consumer_admins: dict[int, ConsumerAdmin] = {}
@@ -357,6 +359,11 @@ class EventChannel(QoSAdminMixin):
             account.limit = self._admin_props["MaxQueueLength"]
             account.reject = bool(self._admin_props["RejectNewEvents"])
             account.discard_policy = self._qos.get("DiscardPolicy", 0)
+        tao = self._admin_props[FILTER_GROUP_SEMANTICS] == TAO_GROUPS
+        if tao != self._or_empty_passes:
+            self._or_empty_passes = tao
+            self._router.set_or_empty_passes(
+                tao, [p for a in self._scan_routes() for p in a._all_proxies()])
         if account.limit and not was_counting:
             self._count_queued()
         elif not account.limit and was_counting:

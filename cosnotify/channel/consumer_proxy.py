@@ -28,7 +28,7 @@ from omniORB import CORBA
 import CosEventComm
 import CosNotifyChannelAdmin as CA
 
-from cosnotify.channel.admin_mixins import match_any
+from cosnotify.channel.admin_mixins import groups_pass, match_any
 from cosnotify.channel.clients import narrowed
 from cosnotify.channel.event import apply_qos, from_any, from_structured
 from cosnotify.channel.proxy import ProxyBase, Suspendable
@@ -83,11 +83,9 @@ class ProxyConsumer(ProxyBase):
         own = self._filters
         admin_filters = admin._filters
         if own or admin_filters:
-            own_ok = not own or match_any(own, event)
-            if admin._and_op:
-                if not own_ok or (admin_filters and not match_any(admin_filters, event)):
-                    return
-            elif not own_ok and admin_filters and not match_any(admin_filters, event):
+            admin_passed = match_any(admin_filters, event) if admin_filters else None
+            if not groups_pass(admin_passed, own, admin._and_op,
+                               self._channel._or_empty_passes, event):
                 return
         if batch is not None:
             batch.append(event)

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from cosnotify.channel.admin_mixins import match_any
+from cosnotify.channel.admin_mixins import groups_pass
 from cosnotify.channel.clients import narrowed
 from cosnotify.channel.durable import DurableQueue
 from cosnotify.channel.proxy import ProxyBase
@@ -103,25 +103,21 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         self._persist()
 
     # -- the event path ------------------------------------------------------------------
-    def offer(self, event: Any, admin_passed: bool, and_op: bool, now: float) -> Entry | None:
+    def offer(self, event: Any, admin_passed: bool | None, and_op: bool, or_empty_passes: bool,
+              now: float) -> Entry | None:
         """Consider ``event`` for this consumer; returns the queued entry, if any.
 
         ``admin_passed`` is the result of the admin's filters, evaluated once
-        for all its proxies; ``and_op`` is the admin's InterFilterGroupOperator.
+        for all its proxies (None: the admin has none); ``and_op`` is the
+        admin's InterFilterGroupOperator; ``or_empty_passes`` the channel's
+        FilterGroupSemantics (docs/filters.md, "Filter groups").
         """
         if not self._connected:
             return None
         if self._type_filter is not None and not self._type_subscribed(event):
             return None
-        filters = self._filters
-        if filters or not admin_passed:
-            if and_op:
-                if not admin_passed or (filters and not match_any(filters, event)):
-                    return None
-            elif not admin_passed and filters and not match_any(filters, event):
-                # OR: either set passing is enough, and an empty set passes
-                # everything (section 2.3, "a Proxy ... with no filters forwards all").
-                return None
+        if not groups_pass(admin_passed, self._filters, and_op, or_empty_passes, event):
+            return None
         return self._admit_copy(event, now)
 
     def accept(self, event: Any, now: float) -> Entry | None:

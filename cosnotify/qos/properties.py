@@ -21,7 +21,10 @@ import attrs
 __all__ = [
     "ADMIN_PROPERTIES",
     "ENABLE_TRANSACTION",
+    "FILTER_GROUP_SEMANTICS",
     "QOS_PROPERTIES",
+    "SPEC_GROUPS",
+    "TAO_GROUPS",
     "Level",
     "PropertyDef",
     "ValueType",
@@ -29,6 +32,9 @@ __all__ = [
 ]
 
 ENABLE_TRANSACTION = "EnableTransaction"  # section 2.1.5; not a constant in the IDL
+#: The channel admin property choosing how filter groups combine (docs/filters.md).
+FILTER_GROUP_SEMANTICS = "FilterGroupSemantics"
+SPEC_GROUPS, TAO_GROUPS = 0, 1
 
 SHORT_MIN, SHORT_MAX = -(2**15), 2**15 - 1
 LONG_MAX = 2**31 - 1
@@ -125,6 +131,11 @@ ADMIN_PROPERTIES: dict[str, PropertyDef] = {p.name: p for p in (
     _p("MaxConsumers", ValueType.LONG, Level.CHANNEL, 0, 0, LONG_MAX),
     _p("MaxSuppliers", ValueType.LONG, Level.CHANNEL, 0, 0, LONG_MAX),
     _p("RejectNewEvents", ValueType.BOOLEAN, Level.CHANNEL, False, False, True),
+    # cosnotify's own (docs/filters.md, "Filter groups"): how an empty filter group
+    # counts under OR_OP. 0: as section 2.3 states (the other group decides);
+    # 1: as TAO and JacORB do (an empty group passes everything).
+    _p(FILTER_GROUP_SEMANTICS, ValueType.SHORT, Level.CHANNEL, SPEC_GROUPS, SPEC_GROUPS,
+       TAO_GROUPS, choices=(SPEC_GROUPS, TAO_GROUPS)),
 )}
 
 

@@ -1,19 +1,21 @@
 """The channel's router: from an event to the proxy suppliers that receive it.
 
 Strategy: section 2.3 decides delivery per proxy supplier from two filter
-groups, the admin's and the proxy's, combined by the admin's
-InterFilterGroupOperator; a group with no filters passes everything, one with
-filters passes when one of them matches. The router keeps, per proxy, which
-of these shapes it has, so an event costs the proxies it reaches plus the
-filters it matches, not every proxy:
+groups, the admin's and the proxy's (``admin_mixins.groups_pass``): a group
+passes when one of its filters matches; when one group is empty the other
+decides, and the admin's InterFilterGroupOperator combines them when both
+have filters. (With FilterGroupSemantics 1, TAO's reading, an empty group
+under OR_OP passes everything.) The router keeps, per proxy, which of these
+shapes it has, so an event costs the proxies it reaches plus the filters it
+matches, not every proxy:
 
-- *open* proxies receive every event, whatever matched: OR admins without
-  filters, or whose proxy has none; AND admins where neither has any;
+- *open* proxies receive every event, whatever matched: neither group has
+  filters (or, TAO's reading, an OR admin where one group is empty);
 - a *filtered* proxy (it has filters) receives the event when one of its
   filters matched and the admin's group allows it (AND: the admin matched or
-  has no filters; OR: the admin did not already pass everything);
-- a matching admin passes all its filtered proxies (OR), or its unfiltered
-  ones (AND: the proxy group is empty, so it passes).
+  has no filters; OR: always);
+- an *unfiltered* proxy (only its admin has filters) receives the event when
+  the admin matched; a matching OR admin also passes its filtered proxies.
 
 Filters made by this process's factories are indexed (``index``): which of
 them match is one lookup. Any other filter (another process's, or one of a
@@ -89,6 +91,8 @@ class Router:
         self._admins: dict[Any, _AdminRoutes] = {}
         self._open: dict[Any, None] = {}
         self._shape: dict[Any, str] = {}  # connected proxy -> its shape
+        #: The channel's FilterGroupSemantics is TAO's (docs/filters.md, "Filter groups").
+        self.or_empty_passes = False
 
     # -- what the channel tells us ----------------------------------------------------------
     def attach(self, owner: Any, flt: Any) -> None:
@@ -184,6 +188,14 @@ class Router:
             for proxy in proxies:
                 self._place(proxy)
 
+    def set_or_empty_passes(self, value: bool, proxies: list[Any]) -> None:
+        """The channel's FilterGroupSemantics changed: re-place every proxy supplier."""
+        with self._lock:
+            self.or_empty_passes = value
+            if self.enabled:
+                for proxy in proxies:
+                    self._place(proxy)
+
     def admin_gone(self, admin: Any) -> None:
         with self._lock:
             self._admins.pop(admin, None)
@@ -213,7 +225,7 @@ class Router:
         # already takes the shape that goes with it.
         admin_filtered = bool(admin._filters)
         own = bool(proxy._filters)
-        if routes.and_op:
+        if routes.and_op or not self.or_empty_passes:
             shape = (_OPEN if not (own or admin_filtered)
                      else _FILTERED if own else _UNFILTERED)
         else:
@@ -262,16 +274,15 @@ class Router:
                     elif shape.get(owner) == _FILTERED:
                         proxies.append(owner)
             for routes in hit.values():
-                found.update(routes.unfiltered if routes.and_op else routes.filtered)
+                found.update(routes.unfiltered)  # empty under TAO's OR reading
+                if not routes.and_op:
+                    found.update(routes.filtered)
             for proxy in proxies:
                 admin = proxy._admin
                 routes = admins.get(admin)
                 if routes is None:  # the admin is being destroyed
                     continue
-                if routes.and_op:
-                    if not routes.has_filters or admin in hit:
-                        found[proxy] = None
-                elif admin not in hit:
+                if not routes.and_op or not routes.has_filters or admin in hit:
                     found[proxy] = None
             return list(found)
 

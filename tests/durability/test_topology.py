@@ -85,6 +85,37 @@ class TestIdsAndState:
         proxy = channel._get_default_supplier_admin().get_proxy_consumer(proxy_id)
         assert {p.name: p.value.value() for p in proxy.get_qos()}["OrderPolicy"] == N.FifoOrder
 
+    def test_filter_group_semantics_comes_back(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        """A channel kept with FilterGroupSemantics 1 (TAO's reading) routes by it after a
+        restart: an OR admin's filter no longer holds back its unfiltered proxy."""
+        factory = reopen()
+        tao = [N.Property("FilterGroupSemantics", CORBA.Any(CORBA.TC_short, 1))]
+        channel, channel_id = factory.create_channel(PERSISTENT_QOS, tao)
+        admin, admin_id = channel.new_for_consumers(CA.OR_OP)
+        flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        flt.add_constraints([CosNotifyFilter.ConstraintExp([], "$n == 1")])
+        admin.add_filter(flt)
+        _, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+
+        factory = reopen()
+        channel = factory.get_event_channel(channel_id)
+        assert {p.name: p.value.value() for p in channel.get_admin()}["FilterGroupSemantics"] == 1
+        proxy = channel.get_consumeradmin(admin_id).get_proxy_supplier(proxy_id)
+        proxy.connect_structured_pull_consumer(None)
+        supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        supplier.connect_structured_push_supplier(None)
+        for n in (1, 2):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        got = []
+        while True:
+            event, has = proxy.try_pull_structured_event()
+            if not has:
+                break
+            got.append(number(event))
+        assert got == [1, 2]
+
     def test_destroyed_objects_stay_destroyed(
             self, reopen: Callable[[], EventChannelFactory]) -> None:
         factory = reopen()
