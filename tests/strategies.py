@@ -33,6 +33,8 @@ tcl_steps: st.SearchStrategy[tcl.Step] = st.one_of(
     st.builds(tcl.Index, _tcl_unsigned),
     st.builds(tcl.Assoc, tcl_names),
 )
+#: Plus omniNotify's enumerator label ``.(name)`` (docs/filters.md, "omniNotify extension").
+tcl_steps = tcl_steps | st.builds(tcl.UnionEnumLabel, tcl_names)
 
 
 @st.composite

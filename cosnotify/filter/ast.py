@@ -64,6 +64,7 @@ __all__ = [
     "Step",
     "StringLiteral",
     "UnionArm",
+    "UnionEnumLabel",
 ]
 
 #: Keywords of the constraint language (Trading B.2 plus ``default``, §2.4.2).
@@ -286,6 +287,23 @@ class UnionArm(Node):
 
 
 @attrs.frozen
+class UnionEnumLabel(Node):
+    """``.(e5)``: a union member by the *enumerator name* of a case label (omniNotify).
+
+    Not in the OMG grammar (``<UnionVal>`` has no identifier form); omniNotify
+    accepts it for unions with an enum discriminator and its clients use it
+    (docs/filters.md, "omniNotify extension"). ``name`` is an enumerator of the
+    discriminator's enum, not a member name: ``.(e5)`` is ``.(5)`` when ``e5``
+    is the enumerator of ordinal 5. A keyword is written escaped, ``.(\\in)``.
+    """
+
+    name: str = attrs.field(validator=_identifier)
+
+    def to_text(self) -> str:
+        return f".({_escape_name(self.name)})"
+
+
+@attrs.frozen
 class Index(Node):
     """``[2]``: an array or sequence element (§2.4.2)."""
 
@@ -327,8 +345,9 @@ class ImplicitMember(Node):
         return "." + self.kind.value
 
 
-Step: TypeAlias = Member | Position | UnionArm | Index | Assoc | ImplicitMember
-_STEP_TYPES = (Member, Position, UnionArm, Index, Assoc, ImplicitMember)
+Step: TypeAlias = (Member | Position | UnionArm | UnionEnumLabel | Index | Assoc
+                  | ImplicitMember)
+_STEP_TYPES = (Member, Position, UnionArm, UnionEnumLabel, Index, Assoc, ImplicitMember)
 
 
 def _to_steps(steps: Iterable[Step]) -> tuple[Step, ...]:

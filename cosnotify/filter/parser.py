@@ -297,6 +297,13 @@ class ConstraintParser:
         "step : DOT LPAREN union_label RPAREN"
         p[0] = ast.UnionArm(p[3])
 
+    def p_step_union_enum_label(self, p: Any) -> None:
+        "step : DOT LPAREN ident RPAREN"
+        # omniNotify's extension: an enumerator of the discriminator's enum as the
+        # case label (docs/filters.md, "omniNotify extension"). A bare identifier,
+        # so it cannot be confused with the <String> label .('x').
+        p[0] = ast.UnionEnumLabel(p[3])
+
     def p_step_index(self, p: Any) -> None:
         "step : LBRACKET INTEGER RBRACKET"
         p[0] = ast.Index(p[2])
@@ -373,8 +380,12 @@ def _hint(token: str, previous: str | None, before_previous: str | None) -> str 
     if previous == "DOLLAR" and token in ("INTEGER", "FLOAT"):
         return "positional notation needs a dot, as in $.1 (§2.4.6)"
     if previous == "LPAREN" and before_previous == "DOT":
-        return ("a union label is empty, an integer or a string (§2.4.8 <UnionVal>); "
-                "for a name-value list drop the dot: $.list(name)")
+        if token in ConstraintLexer.reserved.values() and token not in ("TRUE", "FALSE"):
+            return ("an enumerator name that spells a keyword is escaped, as in .(\\and) "
+                    "(§2.4.1)")
+        return ("a union label is empty, an integer or a string (§2.4.8 <UnionVal>), "
+                "or an enumerator name (omniNotify); for a name-value list drop the dot: "
+                "$.list(name)")
     if previous in ("MINUS", "PLUS") and token not in ("INTEGER", "FLOAT", "DOT_DIGITS"):
         return "a sign applies only to a number (Trading B.2 <factor>); write -1 * (...)"
     if previous == "NOT" and token == "NOT":

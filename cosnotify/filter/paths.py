@@ -15,6 +15,9 @@ run-time engine "quietly" passes over unnamed layers), then applies one rule:
 - ``.(label)`` / ``.()``: the union member the label (or ``default:``)
   selects, resolvable only while that member is the active one (§2.4.6; see
   docs/filters.md decision 25);
+- ``.(e5)`` (omniNotify's extension): the same, the label given by the name of
+  an enumerator of the union's enum discriminator (docs/filters.md,
+  "omniNotify extension");
 - ``[n]``: an element of a sequence or array;
 - ``(name)``: the value paired with ``name`` in a sequence of name-value
   structs (§2.4.4), the first such pair winning;
@@ -249,6 +252,48 @@ def _union_arm(label: int | str | None) -> Step:
     return step
 
 
+def _enumerator(disc: Descriptor, name: str) -> Any:
+    """The enumerator named ``name`` of discriminator ``disc``, or ``_NO_LABEL`` when
+    ``disc`` is no enum or has no such enumerator."""
+    base = D.unalias(disc)
+    if type(base) is not tuple or base[0] != D.ENUM:
+        return _NO_LABEL
+    for item in base[3]:
+        if item._n == name:
+            return item
+    return _NO_LABEL
+
+
+def _union_enum_label(name: str) -> Step:
+    """``.(name)``: ``.(n)`` for the ordinal ``n`` of enumerator ``name`` (omniNotify).
+
+    Which enumerator a name stands for is remembered for the last discriminator
+    descriptor seen: events of one stub type share it.
+    """
+    last: list[tuple[Any, Any]] = [(None, _NO_LABEL)]  # replaced whole (atomic)
+
+    def step(value: Any, d: Descriptor) -> Pair | None:
+        found = _struct_or_union(value, d)
+        if found is None:
+            return None
+        value, base = found
+        if base[0] != D.UNION:
+            return None
+        disc = base[4]
+        seen, label = last[0]
+        if seen is not disc:
+            label = _enumerator(disc, name)
+            last[0] = (disc, label)
+        if label is _NO_LABEL:
+            return None
+        target = D.union_select(base, label)
+        active = D.union_select(base, value._d)
+        if target is None or active is None or not _same_member(active, target):
+            return None
+        return value._v, active[2]
+    return step
+
+
 def _index(index: int) -> Step:
     def step(value: Any, d: Descriptor) -> Pair | None:
         if type(d) is not tuple or d[0] not in _SEQUENCES:
@@ -353,6 +398,8 @@ def make_step(step: ast.Step) -> Step:
         return _position(step.index)
     if isinstance(step, ast.UnionArm):
         return _union_arm(step.label)
+    if isinstance(step, ast.UnionEnumLabel):
+        return _union_enum_label(step.name)
     if isinstance(step, ast.Index):
         return _index(step.index)
     if isinstance(step, ast.Assoc):

@@ -100,7 +100,7 @@ class TestSyntaxErrors:
         ("nv(priority)", 2, "starts with '$'"),
         ("$1.(midterm)", 1, "positional notation needs a dot"),
         ("$in", 3, "$\\in"),
-        ("$.(x)", 3, "<UnionVal>"),
+        ("$.(1.5)", 3, "<UnionVal>"),
         ("$.(TRUE)", 3, "<UnionVal>"),
         ("$._d.x", 4, "_d must be the last"),
         ("$._length[0]", 9, "_length must be the last"),
