@@ -5,7 +5,8 @@ this package imports ``omniORB`` first, which puts omniORB's bundled COS stubs
 on ``sys.path`` (``import CosNotification`` then gives omniORB's own module,
 never a second copy), and then puts :data:`GENERATED` there too, so the two
 modules omniORB does not ship, ``CosNotifyCommAck`` and
-``CosNotifyChannelAdminAck``, import by their IDL names as well. Those are
+``CosNotifyChannelAdminAck``, and cosnotify's own ``CosNotifyGrammars``
+(docs/grammars/), import by their IDL names as well. Those are
 generated from ``idl/`` by the wheel's ``omniidl -bpython`` with
 ``-Wbextern`` pointing at the bundled modules (``stubgen``); ``make test``
 fails when the committed output is stale.

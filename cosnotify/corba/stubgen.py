@@ -1,8 +1,8 @@
 """Generate the Python stubs omniORB does not ship, from ``idl/``, with omniidl.
 
 Strategy: omniORB's wheel bundles the COS modules (CosNotification,
-CosNotifyComm, ...) but not the Ack modules of section 3.7. They are
-generated here by the wheel's own ``omniidl -bpython``, with one
+CosNotifyComm, ...) but not the Ack modules of section 3.7, nor
+cosnotify's own CosNotifyGrammars (docs/grammars/). They are generated here by the wheel's own ``omniidl -bpython``, with one
 ``-Wbextern=<file>`` per included COS file so the output imports the bundled
 modules instead of defining a second copy of them (two copies of a module
 break omniORB's type tables, see docs/orb.md). The output is committed in
@@ -33,7 +33,7 @@ __all__ = ["EXTERN", "MODULES", "ROOT", "StaleStubs", "check", "generate", "omni
 #: generated files record ``idl/...`` and do not depend on the checkout's path.
 ROOT = Path(__file__).resolve().parents[2]
 #: The IDL files generated (omniORB ships no Python stubs for these).
-MODULES = ("CosNotifyCommAck", "CosNotifyChannelAdminAck")
+MODULES = ("CosNotifyCommAck", "CosNotifyChannelAdminAck", "CosNotifyGrammars")
 #: Included IDL files whose stubs omniORB bundles: referred to, never generated.
 EXTERN = ("CosEventComm", "CosEventChannelAdmin", "CosNotification", "CosNotifyComm",
           "CosNotifyFilter", "CosNotifyChannelAdmin")

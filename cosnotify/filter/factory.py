@@ -47,6 +47,15 @@ class FilterFactory:
             raise CosNotifyFilter.InvalidGrammar()
         return grammar
 
+    def _get_grammars(self) -> list[str]:
+        """Every grammar name ``create_filter`` accepts, aliases included, sorted.
+
+        The IDL attribute ``grammars`` of ``CosNotifyGrammars::GrammarFilterFactory``
+        (idl/CosNotifyGrammars.idl), the interface ``cosnotify serve``'s filter
+        factories support beside ``CosNotifyFilter::FilterFactory``.
+        """
+        return self._registry.names()
+
     def create_filter(self, constraint_grammar: str) -> Filter:
         """A new forwarding filter (§3.2.3.1); ``InvalidGrammar`` for unknown names."""
         made = Filter(constraint_grammar, self._grammar(constraint_grammar), self._context)

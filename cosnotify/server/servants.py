@@ -38,6 +38,7 @@ import CosNotifyChannelAdmin__POA
 import CosNotifyChannelAdminAck__POA
 import CosNotifyComm__POA
 import CosNotifyFilter__POA
+import CosNotifyGrammars__POA
 
 from cosnotify.channel import ack
 from cosnotify.channel import admin as admins
@@ -88,7 +89,8 @@ SKELETONS: list[tuple[type, type]] = [
     (cp.ProxyPullConsumer, NCA.ProxyPullConsumer),
     (cp.StructuredProxyPullConsumer, NCA.StructuredProxyPullConsumer),
     (cp.SequenceProxyPullConsumer, NCA.SequenceProxyPullConsumer),
-    (FilterFactory, CosNotifyFilter__POA.FilterFactory),
+    # CosNotifyFilter::FilterFactory, plus the list of its grammars (idl/CosNotifyGrammars.idl).
+    (FilterFactory, CosNotifyGrammars__POA.GrammarFilterFactory),
     (Filter, CosNotifyFilter__POA.Filter),
     (MappingFilter, CosNotifyFilter__POA.MappingFilter),
     (FilterCallback, CosNotifyComm__POA.NotifySubscribe),
