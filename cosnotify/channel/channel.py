@@ -38,8 +38,15 @@ from cosnotify.channel.admin import (
 from cosnotify.channel.admin_mixins import QoSAdminMixin, initial_qos
 from cosnotify.channel.queue import DEADLINE_ORDER, LIFO_ORDER, PRIORITY_ORDER
 from cosnotify.channel.subscriptions import SubscriptionHub
+from cosnotify.filter.oes.limits import CURRENT_LIMITS, NodeLimits
 from cosnotify.qos.negotiation import Target, check_admin, to_property_seq
-from cosnotify.qos.properties import ADMIN_PROPERTIES, FILTER_GROUP_SEMANTICS, TAO_GROUPS, Level
+from cosnotify.qos.properties import (
+    ADMIN_PROPERTIES,
+    FILTER_GROUP_SEMANTICS,
+    OES_NODE_LIMITS,
+    TAO_GROUPS,
+    Level,
+)
 from cosnotify.routing.router import Router
 
 __all__ = ["EventChannel"]
@@ -174,6 +181,10 @@ class EventChannel(QoSAdminMixin):
         self._router = Router(enabled=config.routing != "scan")
         #: FilterGroupSemantics is TAO's: under OR_OP an empty filter group passes all.
         self._or_empty_passes = False
+        #: The OES_SUBTREE node limits (OESNodeLimits), current while this channel
+        #: filters an event (docs/grammars/oes.md); None while the table is empty.
+        self._node_limits = NodeLimits()
+        self._oes_limits: NodeLimits | None = None
         self._routes: tuple[ConsumerAdmin, ...] = ()
         self._routes_stale = False
         self._consumer_admins: dict[int, ConsumerAdmin] = {}
@@ -359,6 +370,8 @@ class EventChannel(QoSAdminMixin):
             account.limit = self._admin_props["MaxQueueLength"]
             account.reject = bool(self._admin_props["RejectNewEvents"])
             account.discard_policy = self._qos.get("DiscardPolicy", 0)
+        self._node_limits.replace(self._admin_props[OES_NODE_LIMITS])
+        self._oes_limits = self._node_limits if len(self._node_limits) else None
         tao = self._admin_props[FILTER_GROUP_SEMANTICS] == TAO_GROUPS
         if tao != self._or_empty_passes:
             self._or_empty_passes = tao
@@ -469,7 +482,19 @@ class EventChannel(QoSAdminMixin):
             account.admitted(event)
 
     def _deliver(self, event: Any, now: float, holders: list[Any] | None) -> None:
-        """Offer ``event`` to the proxy suppliers whose filters pass it (section 2.3)."""
+        """Offer ``event`` to the proxy suppliers whose filters pass it (section 2.3),
+        with this channel's OES node limits current for the filters."""
+        limits = self._oes_limits
+        if limits is not CURRENT_LIMITS.get():
+            token = CURRENT_LIMITS.set(limits)
+            try:
+                self._offer(event, now, holders)
+            finally:
+                CURRENT_LIMITS.reset(token)
+            return
+        self._offer(event, now, holders)
+
+    def _offer(self, event: Any, now: float, holders: list[Any] | None) -> None:
         scan_below = self._scan_below
         if scan_below and (scan_below < 0 or len(self._router._shape) <= scan_below):
             for admin in self._scan_routes() if self._routes_stale else self._routes:

@@ -34,6 +34,7 @@ from cosnotify.channel.event import apply_qos, from_any, from_structured
 from cosnotify.channel.proxy import ProxyBase, Suspendable
 from cosnotify.channel.subscriptions import Relay, TypeSet
 from cosnotify.channel.supplier_ack import SupplierAck
+from cosnotify.filter.oes.limits import CURRENT_LIMITS
 from cosnotify.qos.properties import Level
 
 __all__ = [
@@ -83,9 +84,15 @@ class ProxyConsumer(ProxyBase):
         own = self._filters
         admin_filters = admin._filters
         if own or admin_filters:
-            admin_passed = match_any(admin_filters, event) if admin_filters else None
-            if not groups_pass(admin_passed, own, admin._and_op,
-                               self._channel._or_empty_passes, event):
+            channel = self._channel
+            token = CURRENT_LIMITS.set(channel._oes_limits)  # for OES_SUBTREE filters
+            try:
+                admin_passed = match_any(admin_filters, event) if admin_filters else None
+                passed = groups_pass(admin_passed, own, admin._and_op,
+                                     channel._or_empty_passes, event)
+            finally:
+                CURRENT_LIMITS.reset(token)
+            if not passed:
                 return
         if batch is not None:
             batch.append(event)

@@ -90,7 +90,40 @@ def _tc_for(value_type: ValueType) -> Any:
 
 def to_any(definition: PropertyDef, value: Any) -> Any:
     """A property value as the Any the IDL expects."""
+    if definition.type is ValueType.NODE_LIMITS:
+        return _node_limits_any(value or ())
     return CORBA.Any(_tc_for(definition.type), value)
+
+
+#: A NodeLimitSeq whose entries are not valid limits (a BAD_VALUE, not a BAD_TYPE).
+_INVALID = object()
+_NODE_LIMIT_ID = "IDL:CosNotifyGrammars/NodeLimit:1.0"
+
+
+def _node_limits_any(limits: Any) -> Any:
+    import CosNotifyGrammars
+
+    from cosnotify.filter.oes.limits import NodeLimits
+
+    return CORBA.Any(CosNotifyGrammars._tc_NodeLimitSeq, NodeLimits(limits).to_seq())
+
+
+def _node_limits_value(value: Any) -> tuple[bool, Any]:
+    """(True, tuple of NodeLimit) for a NodeLimitSeq Any; (True, _INVALID) when an
+    entry is out of range; (False, None) for another type."""
+    from cosnotify.filter.oes.limits import NodeLimits
+
+    d = D.unalias(value._t._d)
+    if not (type(d) is tuple and d[0] == D.SEQUENCE):
+        return False, None
+    element = D.unalias(d[1])
+    if not (type(element) is tuple and element[0] == D.STRUCT
+            and D.repo_id(element) == _NODE_LIMIT_ID):
+        return False, None
+    try:
+        return True, tuple(NodeLimits.from_seq(value._v))
+    except (ValueError, TypeError, AttributeError):
+        return True, _INVALID
 
 
 #: The TCKind each value type's TypeCode has once aliases are unwound (TimeT is an alias).
@@ -108,6 +141,8 @@ def from_any(definition: PropertyDef, value: Any) -> tuple[bool, Any]:
     """
     if not isinstance(value, CORBA.Any):
         return False, None
+    if definition.type is ValueType.NODE_LIMITS:
+        return _node_limits_value(value)
     d = D.unalias(value._t._d)
     if definition.type is ValueType.UTCT:
         if type(d) is tuple and d[0] == D.STRUCT and D.repo_id(d) == _UTCT_ID:
@@ -134,6 +169,8 @@ def _error(code: Any, name: str, available: Any = _NO_RANGE) -> Any:
 
 
 def _legal(definition: PropertyDef, value: Any) -> bool:
+    if value is _INVALID:
+        return False
     if definition.choices is not None:
         return value in definition.choices
     if definition.low is not None and value < definition.low:

@@ -22,6 +22,7 @@ __all__ = [
     "ADMIN_PROPERTIES",
     "ENABLE_TRANSACTION",
     "FILTER_GROUP_SEMANTICS",
+    "OES_NODE_LIMITS",
     "QOS_PROPERTIES",
     "SPEC_GROUPS",
     "TAO_GROUPS",
@@ -35,6 +36,8 @@ ENABLE_TRANSACTION = "EnableTransaction"  # section 2.1.5; not a constant in the
 #: The channel admin property choosing how filter groups combine (docs/filters.md).
 FILTER_GROUP_SEMANTICS = "FilterGroupSemantics"
 SPEC_GROUPS, TAO_GROUPS = 0, 1
+#: The channel admin property holding the OES_SUBTREE node limits (docs/grammars/oes.md).
+OES_NODE_LIMITS = "OESNodeLimits"
 
 SHORT_MIN, SHORT_MAX = -(2**15), 2**15 - 1
 LONG_MAX = 2**31 - 1
@@ -49,6 +52,9 @@ class ValueType(enum.Enum):
     BOOLEAN = "boolean"
     TIMET = "TimeBase::TimeT"
     UTCT = "TimeBase::UtcT"
+    #: ``CosNotifyGrammars::NodeLimitSeq``; the Python value is a tuple of
+    #: ``cosnotify.filter.oes.limits.NodeLimit``.
+    NODE_LIMITS = "CosNotifyGrammars::NodeLimitSeq"
 
 
 class Level(enum.Flag):
@@ -136,6 +142,9 @@ ADMIN_PROPERTIES: dict[str, PropertyDef] = {p.name: p for p in (
     # 1: as TAO and JacORB do (an empty group passes everything).
     _p(FILTER_GROUP_SEMANTICS, ValueType.SHORT, Level.CHANNEL, SPEC_GROUPS, SPEC_GROUPS,
        TAO_GROUPS, choices=(SPEC_GROUPS, TAO_GROUPS)),
+    # cosnotify's own: each node's upward propagation limit and barricade, for the
+    # channel's OES_SUBTREE filters (docs/grammars/oes.md). Empty: no limits.
+    _p(OES_NODE_LIMITS, ValueType.NODE_LIMITS, Level.CHANNEL, ()),
 )}
 
 

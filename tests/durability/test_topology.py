@@ -116,6 +116,22 @@ class TestIdsAndState:
             got.append(number(event))
         assert got == [1, 2]
 
+    def test_oes_node_limits_come_back(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        """A persistent channel's OESNodeLimits table is read back after a restart."""
+        import CosNotifyGrammars as G
+
+        factory = reopen()
+        table = [G.NodeLimit(r"\Asia\India", 1, True)]
+        channel, channel_id = factory.create_channel(
+            PERSISTENT_QOS, [N.Property("OESNodeLimits", CORBA.Any(G._tc_NodeLimitSeq, table))])
+
+        factory = reopen()
+        channel = factory.get_event_channel(channel_id)
+        [got] = {p.name: p.value.value() for p in channel.get_admin()}["OESNodeLimits"]
+        assert (got.path, got.upl, got.barricade) == (r"\Asia\India", 1, True)
+        assert channel._oes_limits is not None and len(channel._oes_limits) == 1
+
     def test_destroyed_objects_stay_destroyed(
             self, reopen: Callable[[], EventChannelFactory]) -> None:
         factory = reopen()
