@@ -18,10 +18,15 @@ from typing import Any
 
 import CosNotifyComm  # omniORB's bundled stub (``import cosnotify`` imported omniORB)
 
-__all__ = ["ALL", "check_event_types", "normalize", "type_matches", "types_match"]
+__all__ = ["ALL", "ATTRIBUTE_DOMAIN", "attribute_type", "check_event_types", "normalize",
+           "type_matches", "types_match"]
 
 ALL = ("*", "%ALL")
-_SPECIAL = {"%ALL", "%ANY", "%TYPED"}
+#: The domain of the subscription types that name an attribute a filter tests
+#: (``("%ATTRIBUTE", name)``): Elvin's quench, through section 2.6's subscription
+#: sharing (docs/grammars/elvin4.md, "Quench").
+ATTRIBUTE_DOMAIN = "%ATTRIBUTE"
+_SPECIAL = {"%ALL", "%ANY", "%TYPED", ATTRIBUTE_DOMAIN}
 _BAD_CHARS = re.compile(r"[\x00-\x20\x7f]")
 
 
@@ -42,6 +47,14 @@ def _valid_part(text: str) -> bool:
     if _BAD_CHARS.search(text):
         return False
     return "%" not in text or text in _SPECIAL
+
+
+def attribute_type(name: str) -> tuple[str, str] | None:
+    """The subscription type reporting that a filter tests attribute ``name``, or None
+    when the name cannot be a type name (whitespace, control characters, '%', '*')."""
+    if not name or "*" in name or not _valid_part(name) or "%" in name:
+        return None
+    return (ATTRIBUTE_DOMAIN, name)
 
 
 def check_event_types(types: Iterable[Any]) -> list[tuple[str, str]]:

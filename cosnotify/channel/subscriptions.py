@@ -30,7 +30,7 @@ import CosNotification
 import CosNotifyChannelAdmin as CA
 import CosNotifyComm__POA
 
-from cosnotify.eventtypes import ALL, check_event_types, normalize, type_matches
+from cosnotify.eventtypes import ALL, ATTRIBUTE_DOMAIN, check_event_types, normalize, type_matches
 
 __all__ = [
     "ALL",
@@ -248,6 +248,9 @@ class SubscriptionContributor:
             for info in new_filter.get_all_constraints():
                 types.update(self._checked_types(info.constraint_expression.event_types)
                              or [ALL], [])
+            attributes = getattr(new_filter, "_attribute_types", None)
+            if attributes is not None:  # a filter of this process: its quench types
+                types.update(attributes(), [])
             callback.callback_id = new_filter.attach_callback(callback.argument_for(new_filter))
         except Exception as exc:  # noqa: BLE001 - a remote filter may refuse; sharing is best effort
             log.debug("cannot follow subscriptions of %r: %s", new_filter, exc)
@@ -272,8 +275,8 @@ class SubscriptionContributor:
         wanted: set[tuple[str, str]] = set(self._explicit.types)
         for types in self._filter_types.values():
             wanted |= types.types
-        if ALL in wanted:
-            wanted = {ALL}
+        if ALL in wanted:  # every type; attributes tested still count (a quench)
+            wanted = {ALL} | {pair for pair in wanted if pair[0] == ATTRIBUTE_DOMAIN}
         return set() if self._destroyed else wanted
 
     def _update_contribution(self) -> None:

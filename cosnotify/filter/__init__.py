@@ -23,7 +23,7 @@ from cosnotify.filter.registry import (
 )
 
 # The seeds' grammars (ELVIN4, EVENTHEAP, OES_SUBTREE) register themselves on import.
-from cosnotify.filter import elvin4, eventheap, oes  # noqa: E402,F401  isort: skip
+from cosnotify.filter import elvin4, eventheap, oes  # noqa: F401  isort: skip
 
 __all__ = [
     "CompileContext",

@@ -30,7 +30,7 @@ import CosNotifyComm
 import CosNotifyFilter
 
 from cosnotify.corba import descriptors as D
-from cosnotify.eventtypes import ALL, check_event_types, type_matches
+from cosnotify.eventtypes import ALL, attribute_type, check_event_types, type_matches
 from cosnotify.filter.registry import CompileContext, CompiledConstraint, Grammar, any_of
 from cosnotify.filter.runtime import CorbaAny, strip
 
@@ -126,6 +126,9 @@ class Entry:
     #: answers for one event (the context holds the clock of ``$curtime``),
     #: so the routing index evaluates one of them per event.
     signature: Any = None
+    #: ``("%ATTRIBUTE", name)`` for each attribute the constraint tests, when its
+    #: grammar says (``Grammar.tested``): reported beside ``types`` (a quench).
+    attributes: tuple[TypePair, ...] = ()
 
 
 def _type_test(types: Sequence[TypePair]) -> Callable[[str, str], bool] | None:
@@ -189,7 +192,19 @@ def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
             log.exception("decomposing constraint %r failed", text)
     unique = tuple(dict.fromkeys(types)) or (ALL,)
     return Entry(constraint_id, copy, unique, _type_test(unique), compiled, value, access,
-                 (grammar.name, id(context), text, unique))
+                 (grammar.name, id(context), text, unique), _attributes(grammar, compiled, text))
+
+
+def _attributes(grammar: Grammar, compiled: CompiledConstraint,
+                text: str) -> tuple[TypePair, ...]:
+    if grammar.tested is None:
+        return ()
+    try:
+        names = sorted(set(grammar.tested(compiled)))
+    except Exception:
+        log.exception("the attributes of constraint %r are unknown", text)
+        return ()
+    return tuple(pair for pair in map(attribute_type, names) if pair is not None)
 
 
 def _expression(types: Iterable[Any], text: str) -> Any:

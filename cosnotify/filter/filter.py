@@ -31,6 +31,7 @@ from omniORB import CORBA
 import CosNotification
 import CosNotifyFilter
 
+from cosnotify.eventtypes import ATTRIBUTE_DOMAIN
 from cosnotify.filter.constraints import (
     Entry,
     Matcher,
@@ -225,6 +226,12 @@ class Filter:
         self._check("get_all_constraints")
         return [_info(e) for e in self._state.entries]
 
+    def _attribute_types(self) -> list[TypePair]:
+        """The ``("%ATTRIBUTE", name)`` subscription types of the attributes this
+        filter's constraints test (grammars with ``tested``, such as ELVIN4)."""
+        with self._lock:
+            return sorted(p for p in self._types if p[0] == ATTRIBUTE_DOMAIN)
+
     def remove_all_constraints(self) -> None:
         """Remove every constraint; the filter stays usable (§3.2.1.5)."""
         self._check("remove_all_constraints")
@@ -359,8 +366,10 @@ class Filter:
         before = set(types)
         for entry in fresh:
             types.update(entry.types)
+            types.update(entry.attributes)
         for entry in gone:
             types.subtract(entry.types)
+            types.subtract(entry.attributes)
         for pair in [pair for pair in types if types[pair] <= 0]:
             del types[pair]
         added = sorted(set(types) - before)

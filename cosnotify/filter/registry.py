@@ -44,6 +44,7 @@ __all__ = [
     "DecomposeFunction",
     "Grammar",
     "GrammarRegistry",
+    "TestedFunction",
     "any_of",
     "default_registry",
     "lookup_grammar",
@@ -95,6 +96,9 @@ DecomposeFunction: TypeAlias = Callable[[CompiledConstraint], Any]
 #: or "typed") that is TRUE when any of the constraints is.
 CombineFunction: TypeAlias = Callable[[Sequence[CompiledConstraint], str, CompileContext],
                                       Matcher]
+#: A compiled constraint -> the names of the attributes it tests, which filters
+#: report to suppliers as ``("%ATTRIBUTE", name)`` subscription types (a quench).
+TestedFunction: TypeAlias = Callable[[CompiledConstraint], Iterable[str]]
 
 
 @attrs.frozen
@@ -105,6 +109,7 @@ class Grammar:
     compile: CompileFunction
     combine: CombineFunction | None = None
     decompose: DecomposeFunction | None = None
+    tested: TestedFunction | None = None
 
 
 class GrammarRegistry:
@@ -117,13 +122,14 @@ class GrammarRegistry:
     def register(self, name: str, compile_fn: CompileFunction,
                  aliases: Iterable[str] = (), *, combine: CombineFunction | None = None,
                  decompose: DecomposeFunction | None = None,
+                 tested: TestedFunction | None = None,
                  replace: bool = False) -> Grammar:
-        """Register ``compile_fn`` (and ``combine``, ``decompose``) under ``name`` and
-        ``aliases``.
+        """Register ``compile_fn`` (and ``combine``, ``decompose``, ``tested``) under
+        ``name`` and ``aliases``.
 
         Raises ValueError when a name is taken and ``replace`` is false.
         """
-        grammar = Grammar(name, compile_fn, combine, decompose)
+        grammar = Grammar(name, compile_fn, combine, decompose, tested)
         names = [name, *aliases]
         with self._lock:
             taken = [n for n in names if n in self._grammars]
@@ -154,10 +160,11 @@ def default_registry() -> GrammarRegistry:
 def register_grammar(name: str, compile_fn: CompileFunction, aliases: Iterable[str] = (),
                      *, combine: CombineFunction | None = None,
                      decompose: DecomposeFunction | None = None,
+                     tested: TestedFunction | None = None,
                      replace: bool = False) -> Grammar:
     """Register a grammar in the default registry (see :meth:`GrammarRegistry.register`)."""
     return _DEFAULT.register(name, compile_fn, aliases, combine=combine, decompose=decompose,
-                             replace=replace)
+                             tested=tested, replace=replace)
 
 
 def lookup_grammar(name: str) -> Grammar | None:

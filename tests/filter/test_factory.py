@@ -55,6 +55,22 @@ class TestFactory:
         with pytest.raises(F.InvalidGrammar):
             factory.create_mapping_filter(name, CORBA.Any(CORBA.TC_short, 0))
 
+    def test_lists_its_grammars(self) -> None:
+        """The factory lists every name create_filter accepts: the spec's grammar, its
+        aliases and the seeds' grammars (issue 19), and each listed name works."""
+        factory = FilterFactory()
+        names = factory._get_grammars()
+        assert names == sorted(names)
+        assert {"EXTENDED_TCL", "TCL", "ETCL", "ELVIN4", "EVENTHEAP", "OES_SUBTREE"} <= set(names)
+        for name in names:
+            assert factory.create_filter(name)._get_constraint_grammar() == name
+
+    def test_lists_what_its_registry_holds(self) -> None:
+        """A factory over its own registry lists that registry's names, no others."""
+        registry = GrammarRegistry()
+        registry.register("EVENT_NAME", event_name_grammar, aliases=("EN",))
+        assert FilterFactory(registry)._get_grammars() == ["EN", "EVENT_NAME"]
+
     def test_channel_uses_this_factory(self) -> None:
         """The channel's default filter factory creates these filters."""
         channels = cosnotify.EventChannelFactory()

@@ -95,6 +95,24 @@ class TestStructuredPush:
                 assert numbers(everything.finish()) == list(range(200))
             assert numbers(filtered.finish()) == [*range(10), *range(190, 200)]
 
+    @pytest.mark.parametrize(("grammar", "text", "expected"), [
+        ("ELVIN4", 'n >= 5 && n < 8 && begins-with(node, "\\\\Asia")', [5, 6]),
+        ("EVENTHEAP", 'n: int = 6, node: string = ?', [6]),
+        ("OES_SUBTREE", r"\Asia\India depth *", [1, 2, 5, 6, 9]),
+    ])
+    def test_each_seed_grammar_from_cxx(self, notify_cxx: Programs, notify_server: NotifyServer,
+                                        grammar: str, text: str, expected: list[int]) -> None:
+        """A C++ consumer makes a filter of each seed grammar through the channel's standard
+        FilterFactory and receives exactly the matching events of a C++ supplier (nodes
+        cycle \\Asia, \\Asia\\India, \\Asia\\India\\Calcutta, \\Europe\\France)."""
+        supplied, got = relay(notify_cxx, notify_server,
+                              ["structured-push", "--filter", text, "--grammar", grammar],
+                              "structured", ["--count", "10", "--nodes"])
+        assert supplied["pushed"] == "10"
+        assert got["grammar"] == grammar and got["constraints"] == "2"
+        assert got["finished"] == "1"
+        assert numbers(got) == expected
+
     def test_sequence_supplier_to_structured_consumer(self, notify_cxx: Programs,
                                                       notify_server: NotifyServer) -> None:
         """Sequences of 7 pushed by a C++ SequencePushSupplier arrive one by one, in order."""

@@ -101,17 +101,30 @@ inline CosNotifyChannelAdmin::EventChannel_ptr channel_from(CORBA::ORB_ptr orb, 
   return made._retn();
 }
 
-// A structured event of type Test/Counter with filterable field n (also the body).
-inline CosNotification::StructuredEvent counter_event(CORBA::Long n, const char* type = "Counter") {
+// The OES node of event n, when events carry one (notify_supplier --nodes).
+inline const char* counter_node(CORBA::Long n) {
+  static const char* const nodes[] = {"\\Asia", "\\Asia\\India", "\\Asia\\India\\Calcutta",
+                                      "\\Europe\\France"};
+  return nodes[(n < 0 ? -n : n) % 4];
+}
+
+// A structured event of type Test/Counter with filterable field n (also the body),
+// and with `nodes` a second filterable field, node: an OES pathname (counter_node).
+inline CosNotification::StructuredEvent counter_event(CORBA::Long n, const char* type = "Counter",
+                                                      bool nodes = false) {
   CosNotification::StructuredEvent event;
   event.header.fixed_header.event_type.domain_name = CORBA::string_dup("Test");
   event.header.fixed_header.event_type.type_name = CORBA::string_dup(type);
   std::ostringstream name;
   name << "e" << n;
   event.header.fixed_header.event_name = CORBA::string_dup(name.str().c_str());
-  event.filterable_data.length(1);
+  event.filterable_data.length(nodes ? 2 : 1);
   event.filterable_data[0].name = CORBA::string_dup("n");
   event.filterable_data[0].value <<= n;
+  if (nodes) {
+    event.filterable_data[1].name = CORBA::string_dup("node");
+    event.filterable_data[1].value <<= counter_node(n);
+  }
   event.remainder_of_body <<= n;
   return event;
 }

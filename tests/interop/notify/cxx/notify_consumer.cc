@@ -3,9 +3,11 @@
 //   notify_consumer MODE (--factory URL | --channel IOR) [options]
 //
 // MODE is one of
-//   structured-push  StructuredPushConsumer; --filter TEXT adds an EXTENDED_TCL filter
-//                    made by the channel's FilterFactory (constraint TEXT for type
-//                    Test/Counter, TRUE for Test/End)
+//   structured-push  StructuredPushConsumer; --filter TEXT adds a filter made by the
+//                    channel's FilterFactory in grammar --grammar G (EXTENDED_TCL by
+//                    default): constraint TEXT for type Test/Counter; Test/End passes
+//                    by TRUE, in the same filter or, for another grammar, in a second,
+//                    EXTENDED_TCL filter
 //   sequence-push    SequencePushConsumer; --batch B and --pacing T (TimeT, 100 ns
 //                    units) are set with set_qos on its proxy; stops after --expect N
 //   structured-pull  StructuredProxyPullSupplier: pull_structured_event, then
@@ -118,22 +120,39 @@ bool wait_finished(const Args& args) {
   return monitor.wait([] { return finished || disconnected; }, arg_long(args, "wait", 50));
 }
 
-void add_filter(CA::EventChannel_ptr channel, CA::ProxySupplier_ptr proxy, const std::string& text) {
+CosNotifyFilter::ConstraintExp typed_constraint(const char* type, const char* text) {
+  CosNotifyFilter::ConstraintExp constraint;
+  constraint.event_types.length(1);
+  constraint.event_types[0].domain_name = CORBA::string_dup("Test");
+  constraint.event_types[0].type_name = CORBA::string_dup(type);
+  constraint.constraint_expr = CORBA::string_dup(text);
+  return constraint;
+}
+
+void add_filter(CA::EventChannel_ptr channel, CA::ProxySupplier_ptr proxy, const std::string& text,
+                const std::string& grammar) {
   CosNotifyFilter::FilterFactory_var factory = channel->default_filter_factory();
-  CosNotifyFilter::Filter_var filter = factory->create_filter("EXTENDED_TCL");
+  bool tcl = grammar.empty() || grammar == "EXTENDED_TCL";
+  CosNotifyFilter::Filter_var filter = factory->create_filter(tcl ? "EXTENDED_TCL" : grammar.c_str());
+  CORBA::String_var made_as = filter->constraint_grammar();
   CosNotifyFilter::ConstraintExpSeq constraints;
-  constraints.length(2);
-  constraints[0].event_types.length(1);
-  constraints[0].event_types[0].domain_name = CORBA::string_dup("Test");
-  constraints[0].event_types[0].type_name = CORBA::string_dup("Counter");
-  constraints[0].constraint_expr = CORBA::string_dup(text.c_str());
-  constraints[1].event_types.length(1);
-  constraints[1].event_types[0].domain_name = CORBA::string_dup("Test");
-  constraints[1].event_types[0].type_name = CORBA::string_dup("End");
-  constraints[1].constraint_expr = CORBA::string_dup("TRUE");
+  constraints.length(tcl ? 2 : 1);
+  constraints[0] = typed_constraint("Counter", text.c_str());
+  if (tcl) constraints[1] = typed_constraint("End", "TRUE");
   CosNotifyFilter::ConstraintInfoSeq_var added = filter->add_constraints(constraints);
+  CORBA::ULong count = added->length();
   CosNotifyFilter::FilterID id = proxy->add_filter(filter);
-  std::cout << "filter_id=" << id << "\nconstraints=" << added->length() << std::endl;
+  if (!tcl) {  // the end marker passes through a second filter (filters are ORed)
+    CosNotifyFilter::Filter_var end = factory->create_filter("EXTENDED_TCL");
+    CosNotifyFilter::ConstraintExpSeq end_constraints;
+    end_constraints.length(1);
+    end_constraints[0] = typed_constraint("End", "TRUE");
+    CosNotifyFilter::ConstraintInfoSeq_var end_added = end->add_constraints(end_constraints);
+    count += end_added->length();
+    proxy->add_filter(end);
+  }
+  std::cout << "filter_id=" << id << "\ngrammar=" << made_as.in() << "\nconstraints=" << count
+            << std::endl;
 }
 
 void set_batching(CA::ProxySupplier_ptr proxy, const Args& args) {
@@ -201,7 +220,7 @@ int structured_push(CORBA::ORB_ptr orb, PortableServer::POA_ptr poa, const Args&
   CA::ProxySupplier_var proxy = admin->obtain_notification_push_supplier(CA::STRUCTURED_EVENT, id);
   CA::StructuredProxyPushSupplier_var push = CA::StructuredProxyPushSupplier::_narrow(proxy);
   std::string filter = arg(args, "filter");
-  if (!filter.empty()) add_filter(channel, proxy, filter);
+  if (!filter.empty()) add_filter(channel, proxy, filter, arg(args, "grammar"));
   StructuredConsumer* servant = new StructuredConsumer;
   PortableServer::ObjectId_var oid = poa->activate_object(servant);
   CosNotifyComm::StructuredPushConsumer_var ref = servant->_this();
@@ -222,7 +241,7 @@ int sequence_push(CORBA::ORB_ptr orb, PortableServer::POA_ptr poa, const Args& a
   CA::SequenceProxyPushSupplier_var push = CA::SequenceProxyPushSupplier::_narrow(proxy);
   set_batching(proxy, args);
   std::string filter = arg(args, "filter");
-  if (!filter.empty()) add_filter(channel, proxy, filter);
+  if (!filter.empty()) add_filter(channel, proxy, filter, arg(args, "grammar"));
   SequenceConsumer* servant = new SequenceConsumer;
   PortableServer::ObjectId_var oid = poa->activate_object(servant);
   CosNotifyComm::SequencePushConsumer_var ref = servant->_this();

@@ -12,6 +12,8 @@
 //   cos-pull    CosEventComm::PullSupplier servant that the channel pulls from
 //               (try_pull and pull): Any longs 0..N-1, then -1
 //
+// With --nodes (structured, sequence) each Test/Counter event also carries a
+// filterable string `node`, an OES pathname (notify_common.hh counter_node).
 // With --consumer IOR (structured, cos-push) it pushes straight to that consumer,
 // no channel between (the benchmarks' floor).
 //
@@ -46,7 +48,8 @@ void push_structured(Push push, long count, const Args& args) {
   // Build the events first so that the timed loop only pushes.
   std::vector<CosNotification::StructuredEvent> events;
   events.reserve(count);
-  for (long n = 0; n < count; ++n) events.push_back(counter_event((CORBA::Long)n));
+  bool nodes = args.count("nodes") > 0;
+  for (long n = 0; n < count; ++n) events.push_back(counter_event((CORBA::Long)n, "Counter", nodes));
   long long start = now_ns();
   for (long n = 0; n < count; ++n) push->push_structured_event(events[n]);
   if (!args.count("no-end")) push->push_structured_event(counter_event(-1, "End"));
@@ -101,7 +104,8 @@ int sequence(CORBA::ORB_ptr orb, const Args& args) {
     CosNotification::EventBatch events;
     long size = count - n < batch ? count - n : batch;
     events.length((CORBA::ULong)size);
-    for (long i = 0; i < size; ++i) events[(CORBA::ULong)i] = counter_event((CORBA::Long)(n + i));
+    for (long i = 0; i < size; ++i)
+      events[(CORBA::ULong)i] = counter_event((CORBA::Long)(n + i), "Counter", args.count("nodes") > 0);
     sequences.push_back(events);
   }
   long long start = now_ns();

@@ -1,0 +1,116 @@
+"""``regex`` (POSIX ERE, linear-time engine) and ``wildcard`` (fnmatch) patterns (§6.1.8)."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cosnotify.filter.elvin4 import SubscriptionError, compile_program
+from cosnotify.filter.elvin4.regex import (
+    DUP_MAX,
+    MAX_STATES,
+    MAX_SUBJECT,
+    Glob,
+    PatternError,
+    Regex,
+)
+from tests.filter.elvin4.helpers import event_of, tri
+
+
+def quote(text: str) -> str:
+    """``text`` as an Elvin string literal (§6.1.4: backslash escapes)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class TestRegex:
+    @pytest.mark.parametrize(("pattern", "subject", "want"), [
+        ("abc", "xabcx", True), ("^abc", "xabc", False), ("abc$", "abcx", False),
+        ("^$", "", True), ("a|b", "b", True), ("^(ab|cd)*$", "abcdab", True),
+        ("^(ab|cd)*$", "abc", False), ("^a+$", "", False), ("^a?b$", "b", True),
+        ("^a{2}$", "aa", True), ("^a{2}$", "aaa", False), ("^a{2,}$", "aaaa", True),
+        ("^a{0}b$", "b", True), ("^a{0}b$", "ab", False), ("^a{1,2}$", "aaa", False),
+        ("^.$", "\n", True), ("[]a]", "]", True), ("[^a]", "a", False), ("[a-c]", "b", True),
+        ("^[[:digit:]]+$", "0123", True), ("^[[:alpha:]]+$", "ab1", False),
+        ("[[:space:]]", "a b", True), (r"a\.b", "a.b", True), (r"a\.b", "axb", False),
+        ("[\\]", "\\", True), ("a{x", "a{x", True), ("x^", "x", False), ("$x", "x", False),
+    ])
+    def test_search(self, pattern: str, subject: str, want: bool) -> None:
+        """POSIX ERE semantics, searched anywhere in the value (regexec)."""
+        assert Regex(pattern).search(subject) is want
+
+    @pytest.mark.parametrize(("pattern", "name"), [
+        ("(a", "INVALID_REGEXP"), ("a)", "INVALID_REGEXP"), ("*a", "INVALID_REGEXP"),
+        ("a**{2}", "INVALID_REGEXP"), ("[a", "INVALID_REGEXP"), ("[[:nope:]]", "INVALID_REGEXP"),
+        ("[z-a]", "INVALID_REGEXP"), ("a{3,2}", "INVALID_REGEXP"), ("a\\", "INVALID_REGEXP"),
+        ("a{1,", "INVALID_REGEXP"), (f"a{{{DUP_MAX + 1}}}", "REGEXP_TOO_COMPLEX"),
+        ("(((a{100}){100}){100})", "REGEXP_TOO_COMPLEX"), ("(" * 150 + ")" * 150,
+                                                          "REGEXP_TOO_COMPLEX"),
+    ])
+    def test_bad_patterns(self, pattern: str, name: str) -> None:
+        """Bad patterns are INVALID_REGEXP or REGEXP_TOO_COMPLEX (§6.3), at compile time."""
+        with pytest.raises(PatternError) as info:
+            Regex(pattern)
+        assert info.value.name == name
+        with pytest.raises(SubscriptionError) as error:
+            compile_program(f"regex(x, {quote(pattern)})")
+        assert error.value.name == name
+
+    def test_state_bound(self) -> None:
+        """At most MAX_STATES NFA states."""
+        Regex("a{255}" * 7)
+        with pytest.raises(PatternError):
+            Regex("a{255}" * (MAX_STATES // 255 + 1))
+
+    @pytest.mark.parametrize("pattern", ["(a+)+$", "(a|a)*b", "(a|aa)+$", "(.*a){12}$",
+                                         ".*.*.*.*.*.*.*.*x", "^(a?){30}a{30}$"])
+    def test_evil_patterns_are_linear(self, pattern: str) -> None:
+        """Catastrophic-backtracking patterns finish quickly on 'aaaa...b'."""
+        subject = "a" * 20_000 + "b"
+        start = time.perf_counter()
+        Regex(pattern).search(subject)
+        elapsed = time.perf_counter() - start
+        assert elapsed < 20  # generous: a backtracking engine would take ages
+
+    def test_evil_pattern_through_a_filter(self) -> None:
+        """``regex(x, "(a+)+$")`` against 'aaaa…b' answers (false) without stalling."""
+        event = event_of({"x": ("string", "a" * 5000 + "b")})
+        assert tri('regex(x, "(a+)+$")', event) is False
+
+    def test_subject_bound(self) -> None:
+        """Subjects longer than MAX_SUBJECT characters are bottom."""
+        assert Regex("a").search("a" * (MAX_SUBJECT + 1)) is None
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.from_regex(r"[ab.|*+?()^$]{0,8}", fullmatch=True), st.text("ab\n", max_size=8))
+    def test_agrees_with_python_re(self, pattern: str, subject: str) -> None:
+        """On patterns both accept, the set of matching strings is Python's (for search)."""
+        if re.search(r"[*+?][?+]|\(\?", pattern):
+            return  # lazy and possessive quantifiers, (?...) groups: Python, not ERE
+        try:
+            ours = Regex(pattern)
+        except PatternError:
+            return
+        try:
+            # POSIX '$' is the end of the subject; Python's also matches before a final \n.
+            theirs = re.compile(pattern.replace("$", r"\Z"), re.DOTALL)
+        except re.error:
+            return
+        assert ours.search(subject) is (theirs.search(subject) is not None)
+
+
+class TestGlob:
+    @pytest.mark.parametrize(("pattern", "subject", "want"), [
+        ("*", "", True), ("*", "abc", True), ("a*", "abc", True), ("*c", "abc", True),
+        ("a*c", "ac", True), ("a*b*c", "aXbYc", True), ("a*b*c", "aXcYb", False),
+        ("?", "", False), ("??", "ab", True), ("[ab]c", "bc", True), ("[!ab]c", "bc", False),
+        ("[^ab]c", "cc", True), ("[a-", "[a-", True), ("\\*", "*", True), ("\\*", "a", False),
+        ("*.txt", ".txt", True), ("a/*", "a/b/c", True), ("abc", "abcd", False),
+        ("*a*a*a*a*b", "a" * 3000, False),
+    ])
+    def test_match(self, pattern: str, subject: str, want: bool) -> None:
+        """fnmatch(3) without flags, over the whole value."""
+        assert Glob(pattern).match(subject) is want
