@@ -56,6 +56,21 @@ class FilterFactory:
         """
         return self._registry.names()
 
+    def template_text(self, tmpl: Any) -> str:
+        """The EVENTHEAP text of a ``CosNotifyGrammars::Template`` value, for a client
+        in another process that holds a template as a value (``GrammarFilterFactory``
+        in idl/CosNotifyGrammars.idl; docs/grammars/eventheap.md, "Any form").
+
+        Raises ``CosNotifyGrammars::InvalidTemplate`` with the reason when the
+        template has no valid text form.
+        """
+        from cosnotify.filter.eventheap.corba import grammars_module, render_template
+
+        try:
+            return render_template(tmpl)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise grammars_module().InvalidTemplate(str(exc)) from None
+
     def create_filter(self, constraint_grammar: str) -> Filter:
         """A new forwarding filter (§3.2.3.1); ``InvalidGrammar`` for unknown names."""
         made = Filter(constraint_grammar, self._grammar(constraint_grammar), self._context)

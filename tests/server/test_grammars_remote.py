@@ -83,6 +83,29 @@ class TestGrammarsRemotely:
         assert pull_all(proxy) == expected
         assert flt.match_structured(event(expected[0])) is True
 
+    def test_a_template_sent_as_a_value(self, channel: Any) -> None:
+        """A client holding an Event Heap template as a CosNotifyGrammars::Template sends
+        it to the factory, gets its EVENTHEAP text and filters with it."""
+        factory = channel._get_default_filter_factory()._narrow(G.GrammarFilterFactory)
+        template = [
+            G.TemplateField("EventType", "string", G.ACTUAL, CORBA.Any(CORBA.TC_string, "Counter")),
+            G.TemplateField("n", "int", G.ACTUAL, CORBA.Any(CORBA.TC_long, 6)),
+            G.TemplateField("node", "string", G.FORMAL, CORBA.Any(CORBA.TC_null, None)),
+            G.TemplateField("note", "string", G.VIRTUAL, CORBA.Any(CORBA.TC_null, None))]
+        text = factory.template_text(template)
+        flt = factory.create_filter("EVENTHEAP")
+        flt.add_constraints([F.ConstraintExp([], text)])
+        assert [n for n in range(10) if flt.match_structured(event(n))] == [6]
+
+    def test_a_bad_template_is_invalid_template(self, channel: Any) -> None:
+        """A template whose actual value has the wrong kind raises InvalidTemplate with
+        the reason, over the wire."""
+        factory = channel._get_default_filter_factory()._narrow(G.GrammarFilterFactory)
+        with pytest.raises(G.InvalidTemplate) as caught:
+            factory.template_text([G.TemplateField("n", "int", G.ACTUAL,
+                                                   CORBA.Any(CORBA.TC_string, "six"))])
+        assert "n" in caught.value.reason
+
     @pytest.mark.parametrize(("grammar", "text"), [
         ("ELVIN4", "n >"), ("EVENTHEAP", "n: int ="), ("OES_SUBTREE", r"\Asia\\India")])
     def test_bad_text_is_invalid_constraint_over_the_wire(self, channel: Any, grammar: str,

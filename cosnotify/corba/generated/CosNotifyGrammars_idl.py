@@ -43,70 +43,6 @@ _0_CosNotifyGrammars = omniORB.openModule("CosNotifyGrammars", r"idl/CosNotifyGr
 _0_CosNotifyGrammars__POA = omniORB.openModule("CosNotifyGrammars__POA", r"idl/CosNotifyGrammars.idl")
 
 
-# typedef ... GrammarSeq
-class GrammarSeq:
-    _NP_RepositoryId = "IDL:CosNotifyGrammars/GrammarSeq:1.0"
-    def __init__(self, *args, **kw):
-        raise RuntimeError("Cannot construct objects of this type.")
-_0_CosNotifyGrammars.GrammarSeq = GrammarSeq
-_0_CosNotifyGrammars._d_GrammarSeq  = (omniORB.tcInternal.tv_sequence, (omniORB.tcInternal.tv_string,0), 0)
-_0_CosNotifyGrammars._ad_GrammarSeq = (omniORB.tcInternal.tv_alias, GrammarSeq._NP_RepositoryId, "GrammarSeq", (omniORB.tcInternal.tv_sequence, (omniORB.tcInternal.tv_string,0), 0))
-_0_CosNotifyGrammars._tc_GrammarSeq = omniORB.tcInternal.createTypeCode(_0_CosNotifyGrammars._ad_GrammarSeq)
-omniORB.registerType(GrammarSeq._NP_RepositoryId, _0_CosNotifyGrammars._ad_GrammarSeq, _0_CosNotifyGrammars._tc_GrammarSeq)
-del GrammarSeq
-
-# interface GrammarFilterFactory
-_0_CosNotifyGrammars._d_GrammarFilterFactory = (omniORB.tcInternal.tv_objref, "IDL:CosNotifyGrammars/GrammarFilterFactory:1.0", "GrammarFilterFactory")
-omniORB.typeMapping["IDL:CosNotifyGrammars/GrammarFilterFactory:1.0"] = _0_CosNotifyGrammars._d_GrammarFilterFactory
-_0_CosNotifyGrammars.GrammarFilterFactory = omniORB.newEmptyClass()
-class GrammarFilterFactory (_0_CosNotifyFilter.FilterFactory):
-    _NP_RepositoryId = _0_CosNotifyGrammars._d_GrammarFilterFactory[1]
-
-    def __init__(self, *args, **kw):
-        raise RuntimeError("Cannot construct objects of this type.")
-
-    _nil = CORBA.Object._nil
-
-
-_0_CosNotifyGrammars.GrammarFilterFactory = GrammarFilterFactory
-_0_CosNotifyGrammars._tc_GrammarFilterFactory = omniORB.tcInternal.createTypeCode(_0_CosNotifyGrammars._d_GrammarFilterFactory)
-omniORB.registerType(GrammarFilterFactory._NP_RepositoryId, _0_CosNotifyGrammars._d_GrammarFilterFactory, _0_CosNotifyGrammars._tc_GrammarFilterFactory)
-
-# GrammarFilterFactory operations and attributes
-GrammarFilterFactory._d__get_grammars = ((),(omniORB.typeMapping["IDL:CosNotifyGrammars/GrammarSeq:1.0"],),None)
-
-# GrammarFilterFactory object reference
-class _objref_GrammarFilterFactory (_0_CosNotifyFilter._objref_FilterFactory):
-    _NP_RepositoryId = GrammarFilterFactory._NP_RepositoryId
-
-    def __init__(self, obj):
-        _0_CosNotifyFilter._objref_FilterFactory.__init__(self, obj)
-
-    def _get_grammars(self, *args):
-        return self._obj.invoke("_get_grammars", _0_CosNotifyGrammars.GrammarFilterFactory._d__get_grammars, args)
-
-    grammars = property(_get_grammars)
-
-
-omniORB.registerObjref(GrammarFilterFactory._NP_RepositoryId, _objref_GrammarFilterFactory)
-_0_CosNotifyGrammars._objref_GrammarFilterFactory = _objref_GrammarFilterFactory
-del GrammarFilterFactory, _objref_GrammarFilterFactory
-
-# GrammarFilterFactory skeleton
-__name__ = "CosNotifyGrammars__POA"
-class GrammarFilterFactory (_0_CosNotifyFilter__POA.FilterFactory):
-    _NP_RepositoryId = _0_CosNotifyGrammars.GrammarFilterFactory._NP_RepositoryId
-
-
-    _omni_op_d = {"_get_grammars": _0_CosNotifyGrammars.GrammarFilterFactory._d__get_grammars}
-    _omni_op_d.update(_0_CosNotifyFilter__POA.FilterFactory._omni_op_d)
-
-GrammarFilterFactory._omni_skeleton = GrammarFilterFactory
-_0_CosNotifyGrammars__POA.GrammarFilterFactory = GrammarFilterFactory
-omniORB.registerSkeleton(GrammarFilterFactory._NP_RepositoryId, GrammarFilterFactory)
-del GrammarFilterFactory
-__name__ = "CosNotifyGrammars"
-
 # enum FieldMode
 _0_CosNotifyGrammars.ACTUAL = omniORB.EnumItem("ACTUAL", 0)
 _0_CosNotifyGrammars.FORMAL = omniORB.EnumItem("FORMAL", 1)
@@ -173,6 +109,89 @@ _0_CosNotifyGrammars._ad_NodeLimitSeq = (omniORB.tcInternal.tv_alias, NodeLimitS
 _0_CosNotifyGrammars._tc_NodeLimitSeq = omniORB.tcInternal.createTypeCode(_0_CosNotifyGrammars._ad_NodeLimitSeq)
 omniORB.registerType(NodeLimitSeq._NP_RepositoryId, _0_CosNotifyGrammars._ad_NodeLimitSeq, _0_CosNotifyGrammars._tc_NodeLimitSeq)
 del NodeLimitSeq
+
+# exception InvalidTemplate
+_0_CosNotifyGrammars.InvalidTemplate = omniORB.newEmptyClass()
+class InvalidTemplate (CORBA.UserException):
+    _NP_RepositoryId = "IDL:CosNotifyGrammars/InvalidTemplate:1.0"
+
+    def __init__(self, reason):
+        CORBA.UserException.__init__(self, reason)
+        self.reason = reason
+
+_0_CosNotifyGrammars.InvalidTemplate = InvalidTemplate
+_0_CosNotifyGrammars._d_InvalidTemplate  = (omniORB.tcInternal.tv_except, InvalidTemplate, InvalidTemplate._NP_RepositoryId, "InvalidTemplate", "reason", (omniORB.tcInternal.tv_string,0))
+_0_CosNotifyGrammars._tc_InvalidTemplate = omniORB.tcInternal.createTypeCode(_0_CosNotifyGrammars._d_InvalidTemplate)
+omniORB.registerType(InvalidTemplate._NP_RepositoryId, _0_CosNotifyGrammars._d_InvalidTemplate, _0_CosNotifyGrammars._tc_InvalidTemplate)
+del InvalidTemplate
+
+# typedef ... GrammarSeq
+class GrammarSeq:
+    _NP_RepositoryId = "IDL:CosNotifyGrammars/GrammarSeq:1.0"
+    def __init__(self, *args, **kw):
+        raise RuntimeError("Cannot construct objects of this type.")
+_0_CosNotifyGrammars.GrammarSeq = GrammarSeq
+_0_CosNotifyGrammars._d_GrammarSeq  = (omniORB.tcInternal.tv_sequence, (omniORB.tcInternal.tv_string,0), 0)
+_0_CosNotifyGrammars._ad_GrammarSeq = (omniORB.tcInternal.tv_alias, GrammarSeq._NP_RepositoryId, "GrammarSeq", (omniORB.tcInternal.tv_sequence, (omniORB.tcInternal.tv_string,0), 0))
+_0_CosNotifyGrammars._tc_GrammarSeq = omniORB.tcInternal.createTypeCode(_0_CosNotifyGrammars._ad_GrammarSeq)
+omniORB.registerType(GrammarSeq._NP_RepositoryId, _0_CosNotifyGrammars._ad_GrammarSeq, _0_CosNotifyGrammars._tc_GrammarSeq)
+del GrammarSeq
+
+# interface GrammarFilterFactory
+_0_CosNotifyGrammars._d_GrammarFilterFactory = (omniORB.tcInternal.tv_objref, "IDL:CosNotifyGrammars/GrammarFilterFactory:1.0", "GrammarFilterFactory")
+omniORB.typeMapping["IDL:CosNotifyGrammars/GrammarFilterFactory:1.0"] = _0_CosNotifyGrammars._d_GrammarFilterFactory
+_0_CosNotifyGrammars.GrammarFilterFactory = omniORB.newEmptyClass()
+class GrammarFilterFactory (_0_CosNotifyFilter.FilterFactory):
+    _NP_RepositoryId = _0_CosNotifyGrammars._d_GrammarFilterFactory[1]
+
+    def __init__(self, *args, **kw):
+        raise RuntimeError("Cannot construct objects of this type.")
+
+    _nil = CORBA.Object._nil
+
+
+_0_CosNotifyGrammars.GrammarFilterFactory = GrammarFilterFactory
+_0_CosNotifyGrammars._tc_GrammarFilterFactory = omniORB.tcInternal.createTypeCode(_0_CosNotifyGrammars._d_GrammarFilterFactory)
+omniORB.registerType(GrammarFilterFactory._NP_RepositoryId, _0_CosNotifyGrammars._d_GrammarFilterFactory, _0_CosNotifyGrammars._tc_GrammarFilterFactory)
+
+# GrammarFilterFactory operations and attributes
+GrammarFilterFactory._d__get_grammars = ((),(omniORB.typeMapping["IDL:CosNotifyGrammars/GrammarSeq:1.0"],),None)
+GrammarFilterFactory._d_template_text = ((omniORB.typeMapping["IDL:CosNotifyGrammars/Template:1.0"], ), ((omniORB.tcInternal.tv_string,0), ), {_0_CosNotifyGrammars.InvalidTemplate._NP_RepositoryId: _0_CosNotifyGrammars._d_InvalidTemplate})
+
+# GrammarFilterFactory object reference
+class _objref_GrammarFilterFactory (_0_CosNotifyFilter._objref_FilterFactory):
+    _NP_RepositoryId = GrammarFilterFactory._NP_RepositoryId
+
+    def __init__(self, obj):
+        _0_CosNotifyFilter._objref_FilterFactory.__init__(self, obj)
+
+    def _get_grammars(self, *args):
+        return self._obj.invoke("_get_grammars", _0_CosNotifyGrammars.GrammarFilterFactory._d__get_grammars, args)
+
+    grammars = property(_get_grammars)
+
+
+    def template_text(self, *args):
+        return self._obj.invoke("template_text", _0_CosNotifyGrammars.GrammarFilterFactory._d_template_text, args)
+
+omniORB.registerObjref(GrammarFilterFactory._NP_RepositoryId, _objref_GrammarFilterFactory)
+_0_CosNotifyGrammars._objref_GrammarFilterFactory = _objref_GrammarFilterFactory
+del GrammarFilterFactory, _objref_GrammarFilterFactory
+
+# GrammarFilterFactory skeleton
+__name__ = "CosNotifyGrammars__POA"
+class GrammarFilterFactory (_0_CosNotifyFilter__POA.FilterFactory):
+    _NP_RepositoryId = _0_CosNotifyGrammars.GrammarFilterFactory._NP_RepositoryId
+
+
+    _omni_op_d = {"_get_grammars": _0_CosNotifyGrammars.GrammarFilterFactory._d__get_grammars, "template_text": _0_CosNotifyGrammars.GrammarFilterFactory._d_template_text}
+    _omni_op_d.update(_0_CosNotifyFilter__POA.FilterFactory._omni_op_d)
+
+GrammarFilterFactory._omni_skeleton = GrammarFilterFactory
+_0_CosNotifyGrammars__POA.GrammarFilterFactory = GrammarFilterFactory
+omniORB.registerSkeleton(GrammarFilterFactory._NP_RepositoryId, GrammarFilterFactory)
+del GrammarFilterFactory
+__name__ = "CosNotifyGrammars"
 
 #
 # End of module "CosNotifyGrammars"
