@@ -370,8 +370,11 @@ class EventChannel(QoSAdminMixin):
             account.limit = self._admin_props["MaxQueueLength"]
             account.reject = bool(self._admin_props["RejectNewEvents"])
             account.discard_policy = self._qos.get("DiscardPolicy", 0)
-        self._node_limits.replace(self._admin_props[OES_NODE_LIMITS])
-        self._oes_limits = self._node_limits if len(self._node_limits) else None
+        # A new table, never the old one changed in place: an event being filtered
+        # keeps the table it started with (one answer per event).
+        table = NodeLimits(self._admin_props[OES_NODE_LIMITS])
+        self._node_limits = table
+        self._oes_limits = table if len(table) else None
         tao = self._admin_props[FILTER_GROUP_SEMANTICS] == TAO_GROUPS
         if tao != self._or_empty_passes:
             self._or_empty_passes = tao

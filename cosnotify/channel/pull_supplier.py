@@ -91,7 +91,8 @@ class _PullSupplier(ProxySupplier):
         super()._on_teardown()
 
     def _enqueued(self) -> None:
-        self._cond.notify_all()
+        if self._pulling:  # only pulls in progress wait on the condition (lock held)
+            self._cond.notify_all()
 
     def _qos_changed(self, changes: Any) -> None:
         super()._qos_changed(changes)

@@ -30,6 +30,7 @@ from cosnotify.channel.queue import Entry, EventQueue
 from cosnotify.channel.subscriptions import Relay, SubscriptionContributor
 from cosnotify.channel.topology import Topology, persistent
 from cosnotify.eventtypes import ALL, type_matches
+from cosnotify.filter.oes.limits import CURRENT_LIMITS
 
 __all__ = ["ProxySupplier"]
 
@@ -269,7 +270,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             priority, source = qos["Priority"], 1
         mapping = self._priority_filter or getattr(self._admin, "_priority_filter", None)
         if mapping is not None:
-            matched, value = _map(mapping, event)
+            matched, value = _map(mapping, event, self._channel._oes_limits)
             if value is not None and (matched or source == 0):
                 priority = value
         lifetime, source = event.lifetime, event.lifetime_source
@@ -277,7 +278,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             lifetime, source = qos["Timeout"] / 1e7, 1
         mapping = self._lifetime_filter or getattr(self._admin, "_lifetime_filter", None)
         if mapping is not None:
-            matched, value = _map(mapping, event)
+            matched, value = _map(mapping, event, self._channel._oes_limits)
             if value is not None and (matched or source == 0):
                 lifetime = value / 1e7 if value else None
         deadline = event.stop_time
@@ -346,8 +347,13 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             event_log.dropped(durable.path)  # destroyed: what it still held goes
 
 
-def _map(mapping: Any, event: Any) -> tuple[bool, Any]:
-    """Apply a mapping filter; returns (matched, python value or None)."""
+def _map(mapping: Any, event: Any, limits: Any) -> tuple[bool, Any]:
+    """Apply a mapping filter; returns (matched, python value or None).
+
+    ``limits`` are the channel's OES node limits, made current for the filter:
+    a copy may be resolved outside the channel's routing (read back from the
+    store, channel/durable.py)."""
+    token = CURRENT_LIMITS.set(limits) if limits is not CURRENT_LIMITS.get() else None
     try:
         if event.is_structured:
             matched, result = mapping.match_structured(event.structured)
@@ -357,3 +363,6 @@ def _map(mapping: Any, event: Any) -> tuple[bool, Any]:
     except Exception as exc:  # noqa: BLE001 - a failing mapping filter maps nothing
         log.warning("mapping filter %r failed: %s", mapping, exc)
         return False, None
+    finally:
+        if token is not None:
+            CURRENT_LIMITS.reset(token)

@@ -183,3 +183,66 @@ class TestTheProperty:
         assert [e.code for e in caught.value.admin_err] == [code]
         values = {p.name: p.value.value() for p in channel.get_admin()}
         assert len(values["OESNodeLimits"]) == 2
+
+
+class TestReviewFindings:
+    """Paths where an event is filtered outside the channel's routing, and table changes
+    while an event is being routed."""
+
+    def test_copies_read_back_from_the_store_are_mapped_with_the_limits(self) -> None:
+        """A persistent channel's copies that waited on disk get their mapping filter's
+        value under the channel's node limits, as the copies kept in memory did."""
+        import CosNotification as Notification
+
+        from cosnotify.store import MemoryStore
+
+        durable = [Notification.Property(name, CORBA.Any(CORBA.TC_short, Notification.Persistent))
+                   for name in ("ConnectionReliability", "EventReliability")]
+        with EventChannelFactory(store=MemoryStore()) as made:
+            channel, _ = made.create_channel(durable, [limits(FIGURE_4)])
+            channel._event_log.window = 2  # three of the five copies wait on disk
+            mapping = channel._get_default_filter_factory().create_mapping_filter(
+                "OES_SUBTREE", CORBA.Any(CORBA.TC_short, 0))
+            mapping.add_mapping_constraints([F.MappingConstraintPair(
+                F.ConstraintExp([], r"\Asia depth *"), CORBA.Any(CORBA.TC_short, 7))])
+            proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+                CA.STRUCTURED_EVENT)
+            proxy.connect_structured_pull_consumer(None)
+            proxy._set_priority_filter(mapping)
+            supplier = structured_supplier(channel)
+            for _ in range(5):  # the barricade on India keeps them from Asia: priority 0
+                supplier.push_structured_event(event(r"\Asia\India\New Delhi"))
+            seen = []
+            while True:
+                seen += [entry.priority for entry in proxy._queue._live_entries()]
+                _, has = proxy.try_pull_structured_event()
+                if not has:
+                    break
+            assert seen and set(seen) == {0}
+
+    def test_a_table_change_during_routing_leaves_the_event_one_answer(self) -> None:
+        """set_admin while an event is being filtered: every proxy sees the table the
+        event started with, so equal filters give equal answers."""
+        from tests.channel.conftest import ClientFilter
+
+        made = EventChannelFactory(ServiceConfig(routing="scan"))
+        try:
+            channel, _ = made.create_channel([], [limits(FIGURE_4)])
+            first = subscriber(channel, r"\Asia depth *")
+
+            class ChangesTheTable(ClientFilter):
+                def match_structured(self, data: Any) -> bool:
+                    channel.set_admin([limits(FIGURE_4[:1])])  # drops the barricade
+                    return True
+
+            middle, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+                CA.STRUCTURED_EVENT)
+            middle.connect_structured_pull_consumer(None)
+            middle.add_filter(ChangesTheTable())
+            second = subscriber(channel, r"\Asia depth *")
+            structured_supplier(channel).push_structured_event(event(r"\Asia\India\New Delhi"))
+            assert nodes_received(first) == nodes_received(second) == []
+            structured_supplier(channel).push_structured_event(event(r"\Asia\India\New Delhi"))
+            assert nodes_received(first) == [r"\Asia\India\New Delhi"]
+        finally:
+            made.close()
