@@ -145,19 +145,27 @@ def base_kind(d: Descriptor) -> int:
     return k
 
 
+#: The most Any layers :func:`strip` passes over; a deeper value has no operand.
+MAX_NESTED_ANYS: Final = 64
+
+
 def strip(value: Any, d: Descriptor) -> tuple[Any, Descriptor, Descriptor] | None:
     """Pass over unnamed Any layers (§2.4.2): ``(value, declared, base)`` descriptors.
 
     The declared descriptor keeps a typedef's name (for ``_type_id``); the base
     one has indirections and aliases followed. None when an Any-typed slot
-    does not hold a ``CORBA.Any``.
+    does not hold a ``CORBA.Any``, or when more than :data:`MAX_NESTED_ANYS`
+    Anys are nested (an Any built in process may hold itself; such a value is
+    no operand, never a hang).
     """
+    anys = 0
     while True:
         if type(d) is int:
             if d != D.ANY:
                 return value, d, d
-            if type(value) is not CorbaAny:
+            if type(value) is not CorbaAny or anys >= MAX_NESTED_ANYS:
                 return None
+            anys += 1
             value, d = value._v, value._t._d
             continue
         k = d[0]

@@ -172,6 +172,12 @@ class TestTheProperty:
         (CORBA.Any(G._tc_NodeLimitSeq, [G.NodeLimit(r"\Asia", -2, False)]), N.BAD_VALUE),
         (CORBA.Any(G._tc_NodeLimitSeq, [G.NodeLimit("Asia", 1, False)]), N.BAD_VALUE),
         (CORBA.Any(CORBA.TC_long, 3), N.BAD_TYPE),
+        # One row per node (the seed's NODE table): the same node twice, the root twice.
+        (CORBA.Any(G._tc_NodeLimitSeq, [G.NodeLimit(r"\Asia", 1, False),
+                                        G.NodeLimit(r"\Asia", -1, True)]), N.BAD_VALUE),
+        (CORBA.Any(G._tc_NodeLimitSeq, [G.NodeLimit("", 1, False),
+                                        G.NodeLimit("\\", 2, False)]), N.BAD_VALUE),
+        (CORBA.Any(G._tc_NodeLimitSeq, [G.NodeLimit(r"\Asia", 2**40, False)]), N.BAD_VALUE),
     ])
     def test_bad_values_are_refused(self, factory: EventChannelFactory, value: Any,
                                     code: Any) -> None:

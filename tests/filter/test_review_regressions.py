@@ -372,3 +372,61 @@ class TestCombineBudget:
         assert combining.match(CORBA.Any(CORBA.TC_long, 1)) is True
         assert calls == [2]
         assert combining.match != combining._each
+
+
+def _nested_anys(depth: int, inner: Any) -> Any:
+    """``inner`` wrapped in ``depth`` Anys of TypeCode ``any``."""
+    for _ in range(depth):
+        inner = CORBA.Any(CORBA.TC_any, inner)
+    return inner
+
+
+def _self_containing_any() -> Any:
+    """An Any that holds itself (possible only in process: it cannot be marshalled)."""
+    cyclic = CORBA.Any(CORBA.TC_any, None)
+    cyclic._v = cyclic
+    return cyclic
+
+
+_EVERY_GRAMMAR = [("EXTENDED_TCL", "$x == 7"), ("EVENTHEAP", "x: int = 7"),
+                  ("ELVIN4", "x == 7"), ("OES_SUBTREE", "\\a")]
+
+
+class TestNestedAnyCap:
+    """Review finding: runtime.strip followed nested Anys with no bound, so an Any that
+    holds itself hung every grammar. At most MAX_NESTED_ANYS are followed; a deeper
+    value is no operand (like an empty Any slot)."""
+
+    def test_strip_gives_up_past_the_cap(self) -> None:
+        """strip reads through a few nested Anys but not past the cap."""
+        from cosnotify.corba import descriptors as D
+        from cosnotify.filter import runtime
+
+        shallow = _nested_anys(10, CORBA.Any(CORBA.TC_long, 7))
+        found = runtime.strip(shallow, D.ANY)
+        assert found is not None and found[0] == 7
+        deep = _nested_anys(runtime.MAX_NESTED_ANYS + 5, CORBA.Any(CORBA.TC_long, 7))
+        assert runtime.strip(deep, D.ANY) is None
+        assert runtime.strip(_self_containing_any(), D.ANY) is None
+
+    @pytest.mark.parametrize(("grammar", "text"), _EVERY_GRAMMAR, ids=lambda x: str(x)[:12])
+    def test_too_deep_is_no_value_in_every_grammar(self, grammar: str, text: str) -> None:
+        """A value under 1,000 nested Anys does not match; under 10 it does."""
+        f = FilterFactory().create_filter(grammar)
+        f.add_constraints([F.ConstraintExp([], text)])
+        shallow = {"x": _nested_anys(10, CORBA.Any(CORBA.TC_long, 7)),
+                   "node": _nested_anys(10, CORBA.Any(CORBA.TC_string, "\\a"))}
+        deep = {"x": _nested_anys(1000, CORBA.Any(CORBA.TC_long, 7)),
+                "node": _nested_anys(1000, CORBA.Any(CORBA.TC_string, "\\a"))}
+        assert f.match_structured(structured(filterable=shallow)) is True
+        assert f.match_structured(structured(filterable=deep)) is False
+
+    @pytest.mark.parametrize(("grammar", "text"), _EVERY_GRAMMAR, ids=lambda x: str(x)[:12])
+    def test_self_containing_any_matches_nothing(self, grammar: str, text: str) -> None:
+        """An Any holding itself, as a property, a typed pair or the event, is FALSE."""
+        f = FilterFactory().create_filter(grammar)
+        f.add_constraints([F.ConstraintExp([], text)])
+        cyclic = _self_containing_any()
+        assert f.match_structured(structured(filterable={"x": cyclic, "node": cyclic})) is False
+        assert f.match_typed([N.Property("x", cyclic), N.Property("node", cyclic)]) is False
+        assert f.match(cyclic) is False

@@ -31,8 +31,11 @@ __all__ = ["GRAMMAR", "MAX_LENGTH", "SubscriptionError", "compile_elvin4", "comp
 GRAMMAR = "ELVIN4"
 
 
-def compile_program(text: str) -> ElvinProgram:
+def compile_program(text: str, *, strict: bool = False) -> ElvinProgram:
     """Parse, check and compile one subscription expression; SubscriptionError if invalid.
+
+    ``strict=True`` (for tests) gives matchers that let an exception through
+    instead of treating the operand as bottom (``compiler``).
 
     Texts longer than ``MAX_LENGTH`` (EXTENDED_TCL's limit) are QOS_LIMIT
     (§6.3: "a router implementation MAY reject a subscription expression that
@@ -47,7 +50,7 @@ def compile_program(text: str) -> ElvinProgram:
                                 text, MAX_LENGTH)
     tree = parse(text)
     check(tree, text)
-    return generate(text, tree)
+    return generate(text, tree, strict=strict)
 
 
 def compile_elvin4(text: str, context: CompileContext) -> CompiledConstraint:

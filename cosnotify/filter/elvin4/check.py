@@ -25,6 +25,7 @@ computes each node's *static type* and raises the first §6.3 error:
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from cosnotify.filter.elvin4 import ast
@@ -36,6 +37,7 @@ BOOL: Final = "bool"
 NUMERIC_TYPES: Final = frozenset({"int32", "int64", "real64", "numeric"})
 _RANK: Final = {"int32": 0, "int64": 1, "real64": 2}
 _STRING_VALUED: Final = frozenset({"fold-case", "decompose", "decompose-compat"})
+_INT_TEXT: Final = re.compile(r"-?[ \t\r\n]*(?:0[xX][0-9A-Fa-f]+|[0-9]+)[lL]?")
 
 
 def check(tree: ast.Node, text: str) -> None:
@@ -76,6 +78,15 @@ class _Checker:
     def __init__(self, text: str) -> None:
         self.text = text
 
+    def literal(self, node: ast.Literal) -> str:
+        """An integer literal as written (shortened: it may have thousands of digits,
+        more than Python converts to int)."""
+        found = _INT_TEXT.match(self.text, node.pos)
+        text = "".join(found.group().split()) if found else "?"
+        if len(text) > 24:
+            text = f"{text[:10]}...{text[-10:]} ({len(text)} characters)"
+        return text
+
     def fail(self, name: str, message: str, node: ast.Node | int) -> SubscriptionError:
         pos = node if isinstance(node, int) else _pos(node)
         return SubscriptionError(name, message, self.text, pos)
@@ -85,8 +96,8 @@ class _Checker:
             return None
         if isinstance(node, ast.Literal):
             if node.overflow:
-                raise self.fail("OVERFLOW", f"integer literal {node.value} is too large for "
-                                f"{node.type}" + ("" if node.type == "int64" else
+                raise self.fail("OVERFLOW", f"integer literal {self.literal(node)} is too "
+                                f"large for {node.type}" + ("" if node.type == "int64" else
                                                   " (add an L suffix for int64)"), node)
             return node.type
         if isinstance(node, ast.Logic):

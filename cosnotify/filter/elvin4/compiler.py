@@ -18,8 +18,15 @@ event runs no tree walk and builds no tri-state values in the common case:
   names in one pass over the event's properties, converting CORBA Anys with
   a fast path for the basic TypeCodes. A missing attribute is ``MISSING`` and
   an unmapped one ``None``; both fail every guard.
-- The matcher catches any exception (a malformed event) and answers False:
-  matchers never raise (registry.CompiledConstraint).
+- Matchers never raise (registry.CompiledConstraint). The generated source is
+  executed twice: a fast namespace with the plain helpers and a *guarded*
+  one whose helpers and pattern objects answer None (bottom) instead of
+  raising. The fast matcher catches any exception and re-runs the event in
+  the guarded matcher, so an operand that raises (a bug, never expected) is
+  bottom for that operand only: ``a || b`` is still true when b is. An
+  exception the guarded matcher still meets (a malformed event, read in the
+  prologue) answers False. ``strict=True`` (tests) compiles without any of
+  this, so a helper that raises fails the test that reached it.
 """
 
 from __future__ import annotations
@@ -50,6 +57,10 @@ _STRING_HELPERS: Final = {"size": "_size", "fold-case": "_fold_case",
                           "decompose": "_decompose", "decompose-compat": "_decompose_compat"}
 _TYPE_TESTS: Final = {"int32": "int", "int64": "_Int64", "real64": "float", "string": "str",
                       "opaque": "bytes"}
+#: Run-time helpers of the generated code, guarded in the fallback namespace.
+_HELPERS: Final = frozenset({
+    "_and3", "_or3", "_xor3", "_equals", *_COMPARE_HELPERS.values(), *_MATH_HELPERS.values(),
+    *_UNARY_HELPERS.values(), *_STRING_HELPERS.values()})
 
 
 def _and3(*items: bool | None) -> bool | None:
@@ -75,7 +86,7 @@ _NOT3: Final = {True: False, False: True, None: None}
 _GLOBALS: Final[dict[str, Any]] = {
     "M": values.MISSING, "P": values.PLAIN_TYPECODES, "S": values.from_any,
     "_Int64": values.Int64, "_NUM": evaluate.NUMBERS, "_and3": _and3, "_or3": _or3,
-    "_xor3": _xor3, "_NOT3": _NOT3,
+    "_xor3": _xor3, "_NOT3": _NOT3, "_equals": evaluate.equals,
     **{helper: getattr(evaluate, helper[1:]) for helper in (
         *_COMPARE_HELPERS.values(), *_MATH_HELPERS.values(), *_UNARY_HELPERS.values(),
         *_STRING_HELPERS.values())},
@@ -160,6 +171,8 @@ class _Generator:
         name, args = node.name, node.args
         if name == "require":  # §6.1.6: true or false, never bottom
             return _Leaf(None, f"({self.value(args[0])} is not M)")
+        if name == "equals":  # §6.1.7: type and value (evaluate.equals)
+            return _Tri("_equals(" + ", ".join(self.value(arg) for arg in args) + ")")
         if name in _TYPE_TESTS:
             var = self.value(args[0])
             return _Leaf(f"({var} is not M)", f"(type({var}) is {_TYPE_TESTS[name]})")
@@ -176,9 +189,10 @@ class _Generator:
         if name == "contains":
             return _Leaf(guard, "(" + " or ".join(
                 f"{self.const(p)} in {subject}" for p in patterns) + ")")
-        if name == "wildcard":
-            return _Leaf(guard, "(" + " or ".join(
-                f"{self.const(Glob(str(p)))}.match({subject})" for p in patterns) + ")")
+        if name == "wildcard":  # bottom for a value too long or too costly (regex.Glob)
+            tests = [f"{self.const(Glob(str(p)))}.match({subject})" for p in patterns]
+            test = tests[0] if len(tests) == 1 else "_or3(" + ", ".join(tests) + ")"
+            return _Tri(f"({test} if {guard} else None)")
         if name == "regex":
             regex = self.const(self.regex(args[1]))
             return _Tri(f"({regex}.search({subject}) if {guard} else None)")
@@ -206,17 +220,8 @@ class _Generator:
                     return _Leaf(f"(type({var}) in _NUM)", f"({code_l} {node.op} {code_r})")
         return _Tri(f"{_COMPARE_HELPERS[node.op]}({self.value(left)}, {self.value(right)})")
 
-    def expand(self, node: ast.Node) -> ast.Node:
-        """``equals(a, b, c)`` is ``a == b || a == c`` (§6.1.7)."""
-        if isinstance(node, ast.Call) and node.name == "equals":
-            first = node.args[0]
-            compares = tuple(ast.Compare("==", first, arg, node.pos) for arg in node.args[1:])
-            return compares[0] if len(compares) == 1 else ast.Logic("||", compares, node.pos)
-        return node
-
     def truth(self, node: ast.Node, want: bool) -> str:
         """``T(node)`` (want=True) or ``F(node)``: a Python bool expression."""
-        node = self.expand(node)
         if isinstance(node, ast.Not):
             return self.truth(node.operand, not want)
         if isinstance(node, ast.Logic):
@@ -232,7 +237,6 @@ class _Generator:
 
     def tri(self, node: ast.Node) -> str:
         """``V(node)``: a Python expression giving True, False or None."""
-        node = self.expand(node)
         if isinstance(node, ast.Not):
             return f"_NOT3[{self.tri(node.operand)}]"
         if isinstance(node, ast.Logic):
@@ -245,7 +249,8 @@ class _Generator:
 
 
 def _store(target: str) -> list[str]:
-    return ["a = p.value", f"{target} = a._v if a._t in P else S(a)"]
+    # the fast path only when ``_v`` already has the Elvin type's Python type (values)
+    return ["a = p.value", f"{target} = b if type(b := a._v) is P.get(a._t) else S(a)"]
 
 
 def _prologue_structured(gen: _Generator, names: list[str]) -> list[str]:
@@ -256,6 +261,10 @@ def _prologue_structured(gen: _Generator, names: list[str]) -> list[str]:
         lines.append(f"V = [M] * {len(names)}")
     elif names:
         lines.append(" = ".join(gen.var[n] for n in names) + " = M")
+    for n in header:  # first, so that only property slots can still be missing below
+        var = gen.var[n]
+        lines.append(f"{var} = ev.{'.'.join(STRUCTURED_HEADER[n])}")
+        lines.append(f"if type({var}) is not str: {var} = None")
     if props:
         index = {n: names.index(n) for n in props}
         missing = (" or ".join(f"{gen.var[n]} is M" for n in props)
@@ -278,10 +287,6 @@ def _prologue_structured(gen: _Generator, names: list[str]) -> list[str]:
                     lines.append(f"{indent}    {'if' if j == 0 else 'elif'} n == {n!r}:")
                     lines.append(f"{indent}        if {gen.var[n]} is M:")
                     lines.extend(f"{indent}            {line}" for line in _store(gen.var[n]))
-    for n in header:
-        var = gen.var[n]
-        lines.append(f"{var} = ev.{'.'.join(STRUCTURED_HEADER[n])}")
-        lines.append(f"if type({var}) is not str: {var} = None")
     return lines
 
 
@@ -292,26 +297,71 @@ def _prologue_attributes(gen: _Generator, names: list[str]) -> list[str]:
     return [f"{gen.var[n]} = A.get({n!r}, M)" for n in names]
 
 
-def _function(name: str, argument: str, prologue: list[str], body: str) -> str:
+def _function(name: str, argument: str, prologue: list[str], body: str,
+              strict: bool) -> str:
+    if strict:
+        lines = [f"def {name}({argument}):", *(f"    {line}" for line in prologue),
+                 f"    return {body}", ""]
+        return "\n".join(lines)
     lines = [f"def {name}({argument}):", "    try:"]
     lines.extend(f"        {line}" for line in prologue)
     lines.append(f"        return {body}")
-    lines += ["    except Exception:", "        return False", ""]
+    lines += ["    except Exception:", f"        return FALLBACK_{name}({argument})", ""]
     return "\n".join(lines)
 
 
-def generate(text: str, tree: ast.Node) -> ElvinProgram:
+def _never(event: Any) -> bool:
+    """The fallback of the guarded matchers: nothing left to try."""
+    return False
+
+
+def _guarded(helper: Any) -> Any:
+    """``helper`` answering None (bottom) where it would raise."""
+    def call(*args: Any) -> Any:
+        try:
+            return helper(*args)
+        except Exception:  # noqa: BLE001 - an operand that raises is bottom
+            return None
+    return call
+
+
+class _GuardedPattern:
+    """A Regex or Glob whose ``search``/``match`` answer None where they would raise."""
+
+    __slots__ = ("_pattern",)
+
+    def __init__(self, pattern: Regex | Glob) -> None:
+        self._pattern = pattern
+
+    def search(self, subject: str) -> bool | None:
+        try:
+            return self._pattern.search(subject)  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - an operand that raises is bottom
+            return None
+
+    def match(self, subject: str) -> bool | None:
+        try:
+            return self._pattern.match(subject)  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - an operand that raises is bottom
+            return None
+
+
+_MATCHERS: Final = ("match_structured", "match_attributes")
+
+
+def generate(text: str, tree: ast.Node, *, strict: bool = False) -> ElvinProgram:
     """Compile a checked ``tree`` (of ``text``) into an ElvinProgram.
 
     SubscriptionError for a bad ``regex`` pattern (§6.3 INVALID_REGEXP,
-    REGEXP_TOO_COMPLEX).
+    REGEXP_TOO_COMPLEX). ``strict`` matchers let every exception through
+    (for tests); the others never raise (see the module docstring).
     """
     names = sorted(ast.names_of(tree))
     gen = _Generator(text, names)
     body = gen.truth(tree, True)
     source = "\n".join([
-        _function("match_structured", "ev", _prologue_structured(gen, names), body),
-        _function("match_attributes", "A", _prologue_attributes(gen, names), body),
+        _function("match_structured", "ev", _prologue_structured(gen, names), body, strict),
+        _function("match_attributes", "A", _prologue_attributes(gen, names), body, strict),
         "def match_typed(ev):", "    return match_attributes(typed_attributes(ev))", "",
         "def match_any(ev):", "    return match_attributes(any_attributes(ev))", "",
     ])
@@ -323,6 +373,14 @@ def generate(text: str, tree: ast.Node) -> ElvinProgram:
     except (RecursionError, SyntaxError, MemoryError):  # not expected below MAX_NESTING
         raise SubscriptionError("NESTING_TOO_DEEP", "expression too deeply nested to compile",
                                 text, 0) from None
+    if not strict:
+        guarded: dict[str, Any] = {
+            key: (_guarded(item) if key in _HELPERS
+                  else _GuardedPattern(item) if isinstance(item, (Regex, Glob)) else item)
+            for key, item in namespace.items()}
+        guarded.update({f"FALLBACK_{name}": _never for name in _MATCHERS})
+        exec(code, guarded)  # noqa: S102
+        namespace.update({f"FALLBACK_{name}": guarded[name] for name in _MATCHERS})
     exec(code, namespace)  # noqa: S102
     return ElvinProgram(text, tree, frozenset(names), source, namespace["match_structured"],
                         namespace["match_any"], namespace["match_typed"])

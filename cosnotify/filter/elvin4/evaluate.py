@@ -19,6 +19,12 @@ returns a value, or None for bottom; none raises for any input.
   sign, mantissa and exponent are all equal", so 0.0 and -0.0 differ and a
   NaN equals a NaN with the same bits; strings compare by code points. A
   string against a number, or an opaque value anywhere, is bottom.
+- ``equals(a, b, ...)`` (§6.1.7: "Returns true if the type and value of the
+  first parameter match those of any of the subsequent parameters") is its
+  own predicate, not ``a == b || ...``: no promotion, so ``equals(x, 2.0)``
+  is false for an int32 2 and ``equals(x, "a")`` false for a number; reals
+  compare bitwise. It is bottom only when the first argument has no value
+  (missing, unmapped, or an undefined expression).
 - Ordering of strings is bottom: "There are no predicates for string
   comparison" (§6.1.8).
 """
@@ -33,7 +39,7 @@ from typing import Any, Final
 from cosnotify.filter.elvin4.values import Int64
 
 __all__ = ["NUMBERS", "add", "bit_and", "bit_not", "bit_or", "bit_xor", "decompose",
-           "decompose_compat", "div", "eq", "fold_case", "ge", "gt", "le", "lshift", "lt",
+           "decompose_compat", "div", "eq", "equals", "fold_case", "ge", "gt", "le", "lshift", "lt",
            "mod", "mul", "neg", "pos", "rshift", "size", "sub", "urshift"]
 
 #: The Python types of Elvin's numeric values.
@@ -221,6 +227,20 @@ def eq(a: Any, b: Any) -> bool | None:
     if t is float:
         return _PACK(float(a)) == _PACK(float(b))
     return bool(a == b)
+
+
+def equals(a: Any, *others: Any) -> bool | None:
+    """``equals(a, b, ...)`` (§6.1.7); see the module docstring."""
+    ta = type(a)
+    if ta not in _VALUE_TYPES:
+        return None
+    for b in others:
+        if type(b) is ta and (_PACK(a) == _PACK(b) if ta is float else a == b):
+            return True
+    return False
+
+
+_VALUE_TYPES: Final = frozenset({int, Int64, float, str, bytes})
 
 
 # -- string functions (§6.1.9, §6.1.10) ---------------------------------------------------------

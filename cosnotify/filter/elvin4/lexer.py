@@ -16,7 +16,10 @@ Strategy: a PLY lexer class owning ``tokens``; the master lexer is built once
   called ``size``.
 - Integer literals (§6.1.4): decimal, ``0x`` hex, ``0`` octal, optional
   ``l``/``L`` for int64. The lexer keeps the magnitude; the parser applies a
-  leading minus and the OVERFLOW rule (so ``-2147483648`` is an int32).
+  leading minus and the OVERFLOW rule (so ``-2147483648`` is an int32). A
+  literal with more significant digits than any int64 has is not converted
+  (Python limits int <-> str conversion to 4300 digits): its magnitude is
+  ``TOO_LARGE``, which overflows either type, negated or not.
 - Real literals need both parts: ``1.5``, ``1.0e10``; an exponent too large
   is OVERFLOW (§6.1.4); underflow rounds to zero or a subnormal.
 - Strings (§6.1.4): ``"..."`` or ``'...'``; a backslash escapes the next
@@ -42,6 +45,10 @@ __all__ = ["ElvinLexer", "TokenStream", "tokenize"]
 
 INT32_MAX: Final = 2**31 - 1
 INT64_MAX: Final = 2**63 - 1
+#: The magnitude of an integer literal with more than ``_MAX_DIGITS`` significant digits.
+TOO_LARGE: Final = 2**64
+#: More significant digits than int64's largest magnitude has in any base (octal: 22).
+_MAX_DIGITS: Final = 24
 
 _OPERATORS: Final = {
     ">>>": "URSHIFT", ">>": "RSHIFT", "<<": "LSHIFT", ">=": "GE", "<=": "LE", "==": "EQ",
@@ -51,6 +58,7 @@ _OPERATORS: Final = {
 }
 _ID = r"(?:[A-Za-z_]|\\[^\x00])(?:[!#-&*+\--Z^-~]|\\[^\x00])*"
 _ESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
+_NAME: Final = re.compile(_ID, re.DOTALL)
 _HINTS: Final = {
     "=": " (equality is '==')",
     ".": " (a real literal needs digits on both sides of '.', §6.1.4)",
@@ -111,20 +119,24 @@ class ElvinLexer:
         is64 = text[-1] in "lL"
         digits = text[:-1] if is64 else text
         if digits[:2] in ("0x", "0X"):
-            magnitude = int(digits, 16)
+            digits, base = digits[2:], 16
         elif len(digits) > 1 and digits[0] == "0":
             if not digits.isdigit() or any(c in "89" for c in digits):
                 raise _error(t.lexer, "INVALID_TOKEN",
                              f"{_shorten(text)} is not an octal literal", t.lexpos)
-            magnitude = int(digits, 8)
+            base = 8
         else:
-            magnitude = int(digits)
+            base = 10
+        digits = digits.lstrip("0") or "0"
+        magnitude = TOO_LARGE if len(digits) > _MAX_DIGITS else int(digits, base)
         t.value = (magnitude, is64, text)
         return t
 
     @_token(_ID + r"[ \t\r\n]*\(")
     def t_FUNC(self, t: Any) -> Any:
-        t.value = unescape(t.value.rstrip("( \t\r\n"))
+        name = _NAME.match(t.value)
+        assert name is not None  # the token starts with _ID
+        t.value = unescape(name.group())  # an escaped space stays in the name
         return t
 
     @_token(_ID)

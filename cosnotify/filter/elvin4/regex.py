@@ -6,36 +6,58 @@ pointer to glob semantics"); its references name POSIX.1, so:
 - ``regex(attr, re)`` is a POSIX extended regular expression (ERE), searched
   for anywhere in the value (``regexec`` without REG_NEWLINE). We parse the
   ERE ourselves and run it as a Thompson NFA with a lazily built DFA, never
-  with Python's backtracking ``re``: matching is linear in the subject
-  (at most ``len(subject) * MAX_STATES`` steps), so no pattern, ``(a+)+$``
-  included, can stall the channel. Limits: at most ``MAX_STATES`` NFA states
-  (``{m,n}`` copies its operand; ``n`` at most ``DUP_MAX`` = POSIX
-  RE_DUP_MAX) else REGEXP_TOO_COMPLEX; a syntax error is INVALID_REGEXP;
-  a subject longer than ``MAX_SUBJECT`` characters gives bottom.
+  with Python's backtracking ``re``, so no pattern, ``(a+)+$`` included,
+  backtracks. A transition already in the DFA cache costs one dictionary
+  lookup; building a new one visits up to ``MAX_STATES`` NFA states, and a
+  pattern such as ``(a[ab]{240}){8}x`` builds a new one at almost every
+  character. So each search has a *work budget*: ``WORK_BUDGET`` NFA-state
+  visits spent building transitions; a search that exhausts it answers
+  bottom. A search thus costs at most ``len(subject)`` cached transitions
+  plus ``WORK_BUDGET`` state visits. The DFA cache of a pattern holds at most
+  ``_CACHE_WEIGHT`` NFA states (summed over its entries), then starts over.
+  Limits: at most ``MAX_STATES`` NFA states (``{m,n}`` copies its operand;
+  ``n`` at most ``DUP_MAX`` = POSIX RE_DUP_MAX) else REGEXP_TOO_COMPLEX; a
+  syntax error is INVALID_REGEXP; a subject longer than ``MAX_SUBJECT``
+  characters gives bottom.
   ERE details: ``\\c`` is the character c (as in Elvin strings, §6.1.4);
   brackets take ranges, ``[:class:]`` classes, a leading ``]`` or ``^``;
-  backslash is literal inside brackets; ``^`` and ``$`` anchor anywhere.
+  backslash is literal inside brackets; ``^`` and ``$`` anchor anywhere; a
+  ``)`` that closes no group is an ordinary character (POSIX ERE). A bracket
+  expression is parsed once (sorted, merged code-point intervals searched by
+  bisection) and shared by every ``{m,n}`` copy of it.
 - ``wildcard(attr, glob)`` is a whole-value ``fnmatch(3)`` match without
   flags: ``*`` any string (``/`` and leading ``.`` included), ``?`` one
   character, ``[...]`` a bracket expression (``!`` or ``^`` negates), ``\\``
-  quotes the next character; an unclosed ``[`` is literal. Matching splits
-  the pattern at ``*`` and places each piece leftmost (greedy-free), so it is
-  O(len(subject) * len(pattern)).
+  quotes the next character, inside brackets too; a trailing ``\\`` matches
+  nothing (as glibc); an unclosed ``[`` is literal. Matching splits the
+  pattern at ``*`` and places each piece leftmost (greedy-free): a piece of
+  plain characters is found with ``str.find`` (linear); a piece with ``?`` or
+  brackets is tried position by position, each position costing one unit of
+  the same ``WORK_BUDGET`` per run of the piece; exhausting it, or a subject
+  longer than ``MAX_SUBJECT``, gives bottom.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import unicodedata
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["DUP_MAX", "MAX_STATES", "MAX_SUBJECT", "Glob", "PatternError", "Regex"]
+__all__ = ["DUP_MAX", "MAX_STATES", "MAX_SUBJECT", "WORK_BUDGET", "Glob", "PatternError",
+           "Regex"]
 
 MAX_STATES: Final = 2000
 DUP_MAX: Final = 255
 MAX_SUBJECT: Final = 1 << 20
-_DFA_CACHE: Final = 4096
+#: NFA-state visits (regex) or piece positions (wildcard) one match may spend beyond
+#: cached work; read at each match so tests can lower it.
+WORK_BUDGET = 3_000_000
+#: The DFA cache of one pattern holds at most this weight: each entry weighs the
+#: size of its state set plus ``_ENTRY_WEIGHT`` (its own overhead), so a few MB.
+_CACHE_WEIGHT: Final = 200_000
+_ENTRY_WEIGHT: Final = 8
 
 _CHAR, _ANY, _SET, _SPLIT, _EPS, _BOL, _EOL, _MATCH = range(8)
 
@@ -61,26 +83,43 @@ class PatternError(ValueError):
 
 
 class CharSet:
-    """A bracket expression: characters, ranges and classes, maybe negated."""
+    """A bracket expression: code-point intervals and classes, maybe negated.
 
-    __slots__ = ("chars", "classes", "negated", "ranges")
+    ``starts``/``ends`` are the sorted, merged intervals (inclusive), so a
+    character is looked up by bisection, however many ranges were written.
+    """
+
+    __slots__ = ("classes", "ends", "negated", "starts")
 
     def __init__(self, chars: set[str], ranges: list[tuple[str, str]],
                  classes: list[Callable[[str], bool]], negated: bool) -> None:
-        self.chars = frozenset(chars)
-        self.ranges = tuple(ranges)
+        spans = sorted([(ord(c), ord(c)) for c in chars] + [(ord(lo), ord(hi))
+                                                              for lo, hi in ranges])
+        starts: list[int] = []
+        ends: list[int] = []
+        for lo, hi in spans:
+            if ends and lo <= ends[-1] + 1:
+                ends[-1] = max(ends[-1], hi)
+            else:
+                starts.append(lo)
+                ends.append(hi)
+        self.starts = tuple(starts)
+        self.ends = tuple(ends)
         self.classes = tuple(classes)
         self.negated = negated
 
     def __call__(self, c: str) -> bool:
-        hit = (c in self.chars or any(lo <= c <= hi for lo, hi in self.ranges)
-               or any(test(c) for test in self.classes))
+        o = ord(c)
+        k = bisect.bisect_right(self.starts, o) - 1
+        hit = (k >= 0 and o <= self.ends[k]) or any(test(c) for test in self.classes)
         return hit != self.negated
 
 
-def parse_bracket(pattern: str, i: int, negators: str) -> tuple[CharSet, int]:
+def parse_bracket(pattern: str, i: int, negators: str,
+                  escapes: bool = False) -> tuple[CharSet, int]:
     """The bracket expression starting after ``[`` at ``i``: (set, index after ``]``).
-    PatternError if it is not closed."""
+    With ``escapes`` (fnmatch), ``\\`` quotes the next character. PatternError if
+    it is not closed."""
     start = i - 1
     negated = i < len(pattern) and pattern[i] in negators
     if negated:
@@ -89,6 +128,15 @@ def parse_bracket(pattern: str, i: int, negators: str) -> tuple[CharSet, int]:
     ranges: list[tuple[str, str]] = []
     classes: list[Callable[[str], bool]] = []
     first = True
+
+    def char_at(j: int) -> tuple[str, int]:
+        """The (maybe escaped) character at ``j`` and the index after it."""
+        if escapes and pattern[j] == "\\":
+            if j + 1 >= len(pattern):
+                raise PatternError("INVALID_REGEXP", "unclosed bracket expression", start)
+            return pattern[j + 1], j + 2
+        return pattern[j], j + 1
+
     while True:
         if i >= len(pattern):
             raise PatternError("INVALID_REGEXP", "unclosed bracket expression", start)
@@ -112,15 +160,15 @@ def parse_bracket(pattern: str, i: int, negators: str) -> tuple[CharSet, int]:
             else:
                 raise PatternError("INVALID_REGEXP", f"unsupported [{kind}{word}{kind}]", i)
             continue
-        if pattern[i + 1:i + 2] == "-" and pattern[i + 2:i + 3] not in ("]", ""):
-            hi = pattern[i + 2]
+        at = i
+        c, i = char_at(i)
+        if pattern[i:i + 1] == "-" and pattern[i + 1:i + 2] not in ("]", ""):
+            hi, i = char_at(i + 1)
             if hi < c:
-                raise PatternError("INVALID_REGEXP", f"invalid range {c}-{hi}", i)
+                raise PatternError("INVALID_REGEXP", f"invalid range {c}-{hi}", at)
             ranges.append((c, hi))
-            i += 3
             continue
         chars.add(c)
-        i += 1
 
 
 class _Builder:
@@ -131,6 +179,8 @@ class _Builder:
         self.i = 0
         self.states: list[list[Any]] = []
         self.depth = 0
+        #: bracket expressions by offset: parsed once, shared by ``{m,n}`` copies
+        self.brackets: dict[int, tuple[CharSet, int]] = {}
 
     def new(self, kind: int, arg: Any = None) -> int:
         if len(self.states) >= MAX_STATES:
@@ -156,7 +206,9 @@ class _Builder:
 
     def branch(self) -> tuple[int, list[tuple[int, int]]]:
         pieces: list[tuple[int, list[tuple[int, int]]]] = []
-        while self.i < len(self.p) and self.p[self.i] not in "|)":
+        # a ')' ends a branch only inside a group; elsewhere it is ordinary (POSIX ERE)
+        stops = "|)" if self.depth else "|"
+        while self.i < len(self.p) and self.p[self.i] not in stops:
             pieces.append(self.piece())
         if not pieces:
             eps = self.new(_EPS)
@@ -206,7 +258,8 @@ class _Builder:
 
     def repeat(self, start: int, frag: tuple[int, list[tuple[int, int]]],
                low: int, high: int | None) -> tuple[int, list[tuple[int, int]]]:
-        """``atom{low,high}``: copies of the atom, re-parsed from its source."""
+        """``atom{low,high}``: copies of the atom, re-parsed from its source (its bracket
+        expressions come from ``self.brackets``)."""
         def copy() -> tuple[int, list[tuple[int, int]]]:
             saved = self.i
             self.i = start
@@ -265,7 +318,11 @@ class _Builder:
             self.i += 1
             state = self.new(_CHAR, c)
         elif c == "[":
-            charset, self.i = parse_bracket(self.p, self.i, "^")
+            at = self.i
+            parsed = self.brackets.get(at)
+            if parsed is None:
+                parsed = self.brackets[at] = parse_bracket(self.p, at, "^")
+            charset, self.i = parsed
             state = self.new(_SET, charset)
         elif c == ".":
             state = self.new(_ANY)
@@ -279,13 +336,14 @@ class _Builder:
 
 
 class Regex:
-    """A compiled ERE; ``search(subject)`` is True, False, or None (subject too long)."""
+    """A compiled ERE; ``search(subject)`` is True, False, or None (bottom: the
+    subject is too long or the search exhausted ``WORK_BUDGET``)."""
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         builder = _Builder(pattern)
         start, holes = builder.alternation()
-        if builder.i < len(pattern):
+        if builder.i < len(pattern):  # not expected: only a group's ')' stops a branch
             raise PatternError("INVALID_REGEXP", "unmatched )", builder.i)
         match = builder.new(_MATCH)
         builder.patch(holes, match)
@@ -295,13 +353,24 @@ class Regex:
         self._closures: dict[tuple[frozenset[int], bool, bool], tuple[frozenset[int], bool]] = {}
         #: closed state set -> character -> next kernel
         self._steps: dict[frozenset[int], dict[str, frozenset[int]]] = {}
+        #: one object per distinct kernel, so step entries share their results
+        self._kernels: dict[frozenset[int], frozenset[int]] = {}
+        #: the weight both caches hold (see ``_CACHE_WEIGHT``)
+        self._weight = 0
+
+    def _remember(self, weight: int) -> None:
+        """Make room for a cache entry of ``weight``: start over when the caches
+        would hold more than ``_CACHE_WEIGHT`` states."""
+        self._weight += weight
+        if self._weight > _CACHE_WEIGHT:
+            self._closures.clear()
+            self._steps.clear()
+            self._kernels.clear()
+            self._weight = weight
 
     def _closure(self, kernel: frozenset[int], at_start: bool,
-                 at_end: bool) -> tuple[frozenset[int], bool]:
-        key = (kernel, at_start, at_end)
-        found = self._closures.get(key)
-        if found is not None:
-            return found
+                 at_end: bool) -> tuple[tuple[frozenset[int], bool], int]:
+        """The closure of ``kernel`` (cached) and the NFA states visited to build it."""
         states = self._states
         seen: set[int] = set()
         stack = list(kernel)
@@ -319,19 +388,12 @@ class Regex:
             elif kind in (_CHAR, _ANY, _SET, _MATCH):
                 out.add(s)
         result = (frozenset(out), any(states[s][0] == _MATCH for s in out))
-        if len(self._closures) > _DFA_CACHE:  # bound the memory a pattern can hold
-            self._closures.clear()
-            self._steps.clear()
-        self._closures[key] = result
-        return result
+        self._remember(len(out) + _ENTRY_WEIGHT)
+        self._closures[(kernel, at_start, at_end)] = result
+        return result, len(seen) + 1
 
     def _step(self, current: frozenset[int], c: str) -> frozenset[int]:
-        table = self._steps.get(current)
-        if table is None:
-            table = self._steps[current] = {}
-        found = table.get(c)
-        if found is not None:
-            return found
+        """The kernel after reading ``c`` in ``current`` (visits every state of it)."""
         states = self._states
         nxt = {self._start}  # a search may start at every position
         for s in current:
@@ -339,6 +401,15 @@ class Regex:
             if (kind == _CHAR and arg == c) or kind == _ANY or (kind == _SET and arg(c)):
                 nxt.add(o1)
         result = frozenset(nxt)
+        self._remember(_ENTRY_WEIGHT)
+        shared = self._kernels.get(result)
+        if shared is None:
+            self._remember(len(result))
+            shared = self._kernels[result] = result
+        result = shared
+        table = self._steps.get(current)
+        if table is None:
+            table = self._steps[current] = {}
         table[c] = result
         return result
 
@@ -346,24 +417,80 @@ class Regex:
         n = len(subject)
         if n > MAX_SUBJECT:
             return None
-        current, accepting = self._closure(frozenset({self._start}), True, n == 0)
+        budget = WORK_BUDGET
+        closures, steps = self._closures, self._steps
+        key = (frozenset({self._start}), True, n == 0)
+        found = closures.get(key)
+        if found is None:
+            found, cost = self._closure(*key)
+            budget -= cost
+        current, accepting = found
         if accepting:
             return True
         last = n - 1
-        closure, step = self._closure, self._step
         for i, c in enumerate(subject):
-            current, accepting = closure(step(current, c), False, i == last)
+            table = steps.get(current)
+            kernel = None if table is None else table.get(c)
+            if kernel is None:
+                budget -= len(current) + 1
+                if budget < 0:
+                    return None
+                kernel = self._step(current, c)
+            at_end = i == last
+            found = closures.get((kernel, False, at_end))
+            if found is None:
+                found, cost = self._closure(kernel, False, at_end)
+                budget -= cost
+                if budget < 0:
+                    return None
+            current, accepting = found
             if accepting:
                 return True
         return False
 
 
+class _Piece:
+    """The part of a glob between two ``*``: ``width`` characters, tested by ``runs``
+    of (offset, plain text or CharSet); ``text`` is set when it is all plain text."""
+
+    __slots__ = ("runs", "text", "width")
+
+    def __init__(self, items: list[Any]) -> None:
+        self.width = len(items)
+        runs: list[tuple[int, Any]] = []
+        for k, item in enumerate(items):
+            if item is None:
+                continue
+            if type(item) is str and runs and type(runs[-1][1]) is str and (
+                    runs[-1][0] + len(runs[-1][1]) == k):
+                runs[-1] = (runs[-1][0], runs[-1][1] + item)
+            else:
+                runs.append((k, item))
+        self.runs = tuple(runs)
+        self.text: str | None = None
+        if all(type(item) is str for item in items):
+            self.text = "".join(items)
+
+    def at(self, subject: str, i: int) -> bool:
+        """Does the piece match ``subject`` at ``i`` (which leaves room for it)?"""
+        for offset, item in self.runs:
+            if type(item) is str:
+                if not subject.startswith(item, i + offset):
+                    return False
+            elif not item(subject[i + offset]):
+                return False
+        return True
+
+
 class Glob:
-    """A compiled wildcard pattern; ``match(subject)`` tests the whole value."""
+    """A compiled wildcard pattern; ``match(subject)`` tests the whole value: True,
+    False, or None (bottom: the subject is too long or the match exhausted
+    ``WORK_BUDGET``)."""
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         segments: list[list[Any]] = [[]]
+        self._never = False  # a trailing backslash: fnmatch(3) matches nothing
         i = 0
         while i < len(pattern):
             c = pattern[i]
@@ -374,48 +501,55 @@ class Glob:
                 segments[-1].append(None)
             elif c == "[":
                 try:
-                    charset, i = parse_bracket(pattern, i, "!^")
+                    charset, i = parse_bracket(pattern, i, "!^", escapes=True)
                     segments[-1].append(charset)
                 except PatternError:
                     segments[-1].append("[")
-            elif c == "\\" and i < len(pattern):
+            elif c == "\\":
+                if i >= len(pattern):
+                    self._never = True
+                    break
                 segments[-1].append(pattern[i])
                 i += 1
             else:
                 segments[-1].append(c)
-        self._segments = [tuple(s) for s in segments]
+        self._pieces = [_Piece(s) for s in segments]
 
-    @staticmethod
-    def _at(subject: str, i: int, segment: tuple[Any, ...]) -> bool:
-        for k, item in enumerate(segment):
-            c = subject[i + k]
-            if item is None:
-                continue
-            if type(item) is str:
-                if item != c:
-                    return False
-            elif not item(c):
-                return False
-        return True
-
-    def match(self, subject: str) -> bool:
-        segments = self._segments
+    def match(self, subject: str) -> bool | None:
         n = len(subject)
-        first = segments[0]
-        if len(segments) == 1:
-            return len(first) == n and self._at(subject, 0, first)
-        if len(first) > n or not self._at(subject, 0, first):
+        if n > MAX_SUBJECT:
+            return None
+        if self._never:
             return False
-        pos = len(first)
-        last = segments[-1]
-        end = n - len(last)
-        for segment in segments[1:-1]:
-            width = len(segment)
+        pieces = self._pieces
+        first = pieces[0]
+        if len(pieces) == 1:
+            return first.width == n and first.at(subject, 0)
+        last = pieces[-1]
+        end = n - last.width
+        if first.width > end or not first.at(subject, 0):
+            return False
+        if not last.at(subject, end):
+            return False
+        pos = first.width
+        budget = WORK_BUDGET
+        for piece in pieces[1:-1]:
+            width = piece.width
+            if piece.text is not None:
+                found = subject.find(piece.text, pos, end)
+                if found < 0:
+                    return False
+                pos = found + width
+                continue
+            cost = len(piece.runs) or 1
             while True:
                 if pos + width > end:
                     return False
-                if self._at(subject, pos, segment):
+                budget -= cost
+                if budget < 0:
+                    return None
+                if piece.at(subject, pos):
                     break
                 pos += 1
             pos += width
-        return end >= pos and self._at(subject, end, last)
+        return True

@@ -74,12 +74,15 @@ _CHAR_KINDS: Final = frozenset({D.CHAR, D.WCHAR})
 _TEXT_KINDS: Final = frozenset({D.STRING, D.WSTRING})
 _BYTES_KINDS: Final = frozenset({D.SEQUENCE, D.ARRAY})
 
-#: TypeCodes (omniORB keeps one per basic kind) whose Any ``_v`` is the Elvin value
-#: as it is: the fast path of :func:`from_any`.
-PLAIN_TYPECODES: Final = frozenset(
-    tc for key, tc in tcInternal.basicTypeCodes.items()
+#: TypeCode (omniORB keeps one per basic kind) -> the Python type of the Elvin value:
+#: an Any of that TypeCode whose ``_v`` has exactly that type holds the Elvin value as
+#: it is, the fast path of :func:`from_any`. Other ``_v`` (``Any(TC_double, 3)``,
+#: ``Any(TC_long, True)``) are normalised by :func:`elvin_value`.
+PLAIN_TYPECODES: Final[dict[Any, type]] = {
+    tc: (int if key in _INT32_KINDS else float if key in _REAL_KINDS else str)
+    for key, tc in tcInternal.basicTypeCodes.items()
     if key in (_INT32_KINDS | _REAL_KINDS | _CHAR_KINDS)
-    or (type(key) is tuple and key[0] in _TEXT_KINDS))
+    or (type(key) is tuple and key[0] in _TEXT_KINDS)}
 
 _PROPERTY_ID: Final = CosNotification.Property._NP_RepositoryId
 _EVENT_TYPE_ID: Final = CosNotification.EventType._NP_RepositoryId
@@ -92,14 +95,14 @@ def elvin_value(value: Any, d: Any) -> Any:
         return None
     value, _, base = found
     if type(base) is int:
-        if base in _INT32_KINDS:
-            return value if type(value) is int else None
+        if base in _INT32_KINDS:  # bool and other int subclasses become a plain int
+            return int(value) if isinstance(value, int) else None
         if base in _REAL_KINDS:
-            return float(value) if type(value) in (float, int) else None
+            return float(value) if isinstance(value, (float, int)) else None
         if base == D.BOOLEAN:
             return int(bool(value))
         if base == D.LONGLONG or base == D.ULONG or base == D.ULONGLONG:
-            if type(value) is int and INT64_MIN <= value <= INT64_MAX:
+            if isinstance(value, int) and INT64_MIN <= value <= INT64_MAX:
                 return Int64(value)
             return None
         if base in _CHAR_KINDS:
@@ -121,7 +124,7 @@ def from_any(value: Any) -> Any:
     """The Elvin value held by a ``CORBA.Any`` (None for unmapped types or a non-Any)."""
     if type(value) is not CORBA.Any:
         return None
-    if value._t in PLAIN_TYPECODES:
+    if type(value._v) is PLAIN_TYPECODES.get(value._t):
         return value._v
     try:
         return elvin_value(value._v, value._t._d)

@@ -42,12 +42,12 @@ from cosnotify.corba import descriptors as D
 from cosnotify.filter.eventheap.model import (
     KINDS,
     TIMEOUT,
-    TIMET_PER_MS,
     FieldMode,
     Place,
     Template,
     TemplateField,
     java_equal,
+    java_integer,
     to_float32,
 )
 from cosnotify.filter.runtime import strip
@@ -57,12 +57,19 @@ __all__ = ["Matcher", "compile_template", "kind_and_value", "properties_of_any"]
 Matcher = Callable[[Any], bool]
 
 _CorbaAny: Final = CORBA.Any
-#: Event Heap type -> the TypeCode objects of its basic kinds (the fast path).
-_FAST: Final[dict[str, frozenset[Any]]] = {
-    ftype: frozenset(tc for key, tc in tcInternal.basicTypeCodes.items()
+
+
+def _basic(kinds: frozenset[int]) -> frozenset[Any]:
+    """The TypeCode objects omniORB keeps for the basic ``kinds``."""
+    return frozenset(tc for key, tc in tcInternal.basicTypeCodes.items()
                      if (key if type(key) is int else key[0]) in kinds)
-    for ftype, kinds in KINDS.items()
-}
+
+
+#: Event Heap type -> the TypeCode objects of its basic kinds (the fast path).
+_FAST: Final[dict[str, frozenset[Any]]] = {ftype: _basic(kinds) for ftype, kinds in KINDS.items()}
+#: The same without the unsigned kinds, whose Java value may differ from the Python one.
+_FAST_SIGNED: Final[dict[str, frozenset[Any]]] = {
+    ftype: _basic(KINDS[ftype] - {D.ULONG, D.ULONGLONG}) for ftype in ("int", "long")}
 _INTEGER_KINDS: Final = KINDS["int"] | KINDS["long"]
 _NULL_KINDS: Final = frozenset({D.NULL, D.VOID})
 
@@ -116,7 +123,8 @@ def _formal_check(ftype: str) -> Matcher:
 
 
 def _actual_check(ftype: str, literal: Any) -> Matcher:
-    """Equivalence (docs/grammars/eventheap.md): exact for integers, strings and
+    """Equivalence (docs/grammars/eventheap.md): exact for integers (an unsigned
+    value read as the IDL-to-Java mapping does, :func:`java_integer`), strings and
     booleans; Java's ``equals`` for float and double (NaN equals NaN, -0.0 not 0.0)."""
     kinds = KINDS[ftype]
 
@@ -128,7 +136,7 @@ def _actual_check(ftype: str, literal: Any) -> Matcher:
             return _float_equal(found[1], literal)
         if ftype == "double":
             return java_equal(float(found[1]), literal)
-        return bool(found[1] == literal)
+        return bool(java_integer(found[0], found[1]) == literal)
     return check
 
 
@@ -146,15 +154,14 @@ def _null_check(value: Any) -> bool:
     return found is not None and found[0] in _NULL_KINDS
 
 
-def _timeout_check(ms: int | None) -> Matcher:
-    """TimeToLive (ms) against ``Timeout`` (TimeBase::TimeT, 100 ns): any integer
-    kind; an actual value only equals a Timeout of exactly as many milliseconds."""
-    def check(value: Any) -> bool:
-        found = kind_and_value(value)
-        if found is None or found[0] not in _INTEGER_KINDS:
-            return False
-        return ms is None or found[1] == ms * TIMET_PER_MS
-    return check
+def _timeout_check(value: Any) -> bool:
+    """A formal TimeToLive against ``Timeout`` (TimeBase::TimeT): any integer kind.
+
+    TimeToLive's template value is always formal (Table 1: "Post value only",
+    checked by the parser), so no millisecond value is ever compared.
+    """
+    found = kind_and_value(value)
+    return found is not None and found[0] in _INTEGER_KINDS
 
 
 # -- code generation ------------------------------------------------------------------------
@@ -201,7 +208,7 @@ def _field_lines(i: int, field: TemplateField, form: str, ns: dict[str, Any]) ->
         ns[f"S{i}"] = _null_check
         return [*lines, f"{ind}if not S{i}(v): return False"]
     if field.place is Place.TIMEOUT:
-        ns[f"S{i}"] = _timeout_check(field.value if field.mode is FieldMode.ACTUAL else None)
+        ns[f"S{i}"] = _timeout_check
         return [*lines, f"{ind}if not S{i}(v): return False"]
     ns[f"T{i}"] = _FAST[field.type]
     if field.mode is FieldMode.FORMAL:
@@ -210,6 +217,9 @@ def _field_lines(i: int, field: TemplateField, form: str, ns: dict[str, Any]) ->
     ns[f"C{i}"] = field.value
     ns[f"S{i}"] = _actual_check(field.type, field.value)
     literal = field.value
+    if field.type in ("int", "long") and literal < 0:
+        # An unsigned value wraps to a negative Java value: the slow path reads it so.
+        ns[f"T{i}"] = _FAST_SIGNED[field.type]
     if field.type == "float":
         test = f"not EQF(v._v, C{i})"
     elif type(literal) is float and (math.isnan(literal) or literal == 0.0):

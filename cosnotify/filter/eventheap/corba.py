@@ -24,7 +24,7 @@ from omniORB import CORBA
 import cosnotify.corba  # noqa: F401  (puts the generated stubs on sys.path)
 from cosnotify.corba import descriptors as D
 from cosnotify.filter.eventheap.compiler import kind_and_value
-from cosnotify.filter.eventheap.model import FieldMode, Template
+from cosnotify.filter.eventheap.model import FieldMode, Template, java_integer
 from cosnotify.filter.eventheap.syntax import (
     parse_template,
     render,
@@ -79,7 +79,8 @@ def render_template(template: Iterable[Any]) -> str:
 
 
 def _literal(value: Any, name: str) -> str:
-    """The literal of an ACTUAL field's Any, as written in the text form."""
+    """The literal of an ACTUAL field's Any, as written in the text form (an
+    unsigned integer as its Java value: unsigned long 4294967295 is -1)."""
     found = kind_and_value(value)
     if found is None:
         raise ValueError(f"field {name!r}: the value is not an Any")
@@ -87,7 +88,7 @@ def _literal(value: Any, name: str) -> str:
     if kind in (D.NULL, D.VOID):
         return "null"
     if inner is True or inner is False or type(inner) in (int, float, str):
-        return render_literal(inner)
+        return render_literal(java_integer(kind, inner))
     raise ValueError(f"field {name!r}: an Event Heap value is a boolean, an integer, a "
                      f"floating-point number or a string, not {inner!r}")
 

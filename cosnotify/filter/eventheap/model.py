@@ -14,14 +14,20 @@ set of CORBA kinds (:data:`KINDS`), after the IDL-to-Java mapping, since Event
 Heap types are Java types: ``long``/``unsigned long`` are Java ``int``,
 ``long long``/``unsigned long long`` Java ``long``; ``short``, ``unsigned
 short`` and ``octet`` widen to ``int`` without loss, so they count as ``int``
-too. Platform types ("EHJava.<class>") have no CORBA counterpart and are
-rejected.
+too. As in that mapping, an unsigned value keeps its bits: an ``unsigned
+long`` above 2**31-1 is the negative Java int of the same 32 bits (4294967295
+is -1), an ``unsigned long long`` above 2**63-1 the negative Java long
+(:func:`java_integer`). Platform types ("EHJava.<class>") have no CORBA
+counterpart and are rejected.
 
 The reserved fields of the seed's Tables 1-3 ("Events versus Tuples") have a
 fixed type and a fixed place in a Notification event (:data:`RESERVED`):
 ``EventType`` is the fixed header's ``type_name``, ``TimeToLive`` the
 ``Timeout`` QoS property (TimeBase::TimeT, 100 ns units, against the Event
-Heap's milliseconds), every other one a property of its own name.
+Heap's milliseconds), every other one a property of its own name. The seed's
+"Can be Overridden?" column fixes some template values (:attr:`Reserved.template`):
+TimeToLive's is Formal ("Post value only"), SessionID's and SequenceNum's
+Virtual ("No"); a template that gives them another is refused.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ __all__ = [
     "Template",
     "TemplateField",
     "java_equal",
+    "java_integer",
     "to_float32",
 ]
 
@@ -96,25 +103,38 @@ class Place(enum.Enum):
 
 @attrs.frozen
 class Reserved:
-    """A reserved field of the seed's Tables 1-3: its type, place and table."""
+    """A reserved field of the seed's Tables 1-3: its type, place and table.
+
+    ``template`` is the template value the table fixes when its "Can be
+    Overridden?" column forbids changing it (TimeToLive: Formal, "Post value
+    only"; SessionID, SequenceNum: Virtual, "No"), with ``overridable`` the
+    column's text; None when a template may give the field any value.
+    """
 
     type: str
     place: Place
     table: str
+    template: FieldMode | None = None
+    overridable: str = "Yes."
 
 
 def _reserved() -> dict[str, Reserved]:
     table: dict[str, Reserved] = {
         "EventType": Reserved("string", Place.TYPE_NAME, "Table 1"),
-        "TimeToLive": Reserved("int", Place.TIMEOUT, "Table 1"),
+        "TimeToLive": Reserved("int", Place.TIMEOUT, "Table 1", FieldMode.FORMAL,
+                               "Post value only."),
     }
     for name in ("Source", "Target", "SourceApplication", "TargetApplication",
                  "SourceDevice", "TargetDevice"):
         table[name] = Reserved("string", Place.PROPERTY, "Table 1")
     for name in ("SourcePerson", "TargetPerson", "SourceGroup", "TargetGroup"):
         table[name] = Reserved("string", Place.PROPERTY, "Table 2")
-    for name in ("SessionID", "SequenceNum", "EventHeapVersion"):
-        table[name] = Reserved("int", Place.PROPERTY, "Table 3")
+    for name in ("SessionID", "SequenceNum"):
+        table[name] = Reserved("int", Place.PROPERTY, "Table 3", FieldMode.VIRTUAL, "No.")
+    # "No." too, but its template value is not a fixed Formal or Virtual: the client sets
+    # it to its own Event Heap version. A filter has no client library, so its writer
+    # gives the version (docs/grammars/eventheap.md, "Reserved template values").
+    table["EventHeapVersion"] = Reserved("int", Place.PROPERTY, "Table 3")
     return table
 
 
@@ -155,6 +175,21 @@ class Template:
     def active(self) -> tuple[TemplateField, ...]:
         """The fields that take part in matching: every non-virtual one."""
         return tuple(f for f in self.fields if f.mode is not FieldMode.VIRTUAL)
+
+
+#: Unsigned CORBA kind -> the bits of the Java type it maps to (IDL-to-Java: same bits).
+_UNSIGNED_BITS: Final = {D.ULONG: 32, D.ULONGLONG: 64}
+
+
+def java_integer(kind: int, value: Any) -> Any:
+    """The Java value of an integer of CORBA ``kind``: an ``unsigned long`` or
+    ``unsigned long long`` above the signed range wraps to the negative value of
+    the same bits (4294967295 is -1), as the IDL-to-Java mapping reads it; any
+    other value is returned unchanged."""
+    bits = _UNSIGNED_BITS.get(kind)
+    if bits is not None and type(value) is int and value >= 1 << (bits - 1):
+        return value - (1 << bits)
+    return value
 
 
 def to_float32(value: float) -> float:

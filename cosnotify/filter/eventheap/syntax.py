@@ -16,7 +16,8 @@ add table building and nothing else. Every error is a
 local error type, turned into ``InvalidConstraint`` by the filter).
 
 :func:`render` is the inverse: ``parse_template(render(t)) == t`` for every
-template without NaN values.
+template without NaN values whose names and strings are Unicode text (no
+surrogate code points, which :func:`render` refuses with ValueError).
 """
 
 from __future__ import annotations
@@ -192,9 +193,28 @@ class _Parser:
         return _field(name, declared, value, start[3], self.fail)
 
 
+_MODE_WORDS: Final = {FieldMode.FORMAL: ("Formal", "?"), FieldMode.VIRTUAL: ("Virtual", "~")}
+
+
 def _field(name: str, declared: Token | None, value: Token, position: int,
            fail: Any) -> TemplateField:
-    """Check one field's type and value against each other and the reserved table."""
+    """One field, checked: its type and value against each other and the reserved
+    table, and its template value against the table's "Can be Overridden?" column."""
+    field = _typed_field(name, declared, value, position, fail)
+    reserved = RESERVED.get(name)
+    if reserved is not None and reserved.template is not None \
+            and field.mode is not reserved.template:
+        word, symbol = _MODE_WORDS[reserved.template]
+        raise fail(f"{name}'s template value is {word} and cannot be overridden "
+                   f"({reserved.table} of the Event Heap protocol, \"Can be Overridden?\": "
+                   f"{reserved.overridable!r}); write `{name} = {symbol}`"
+                   + (" or leave the field out" if symbol == "~" else ""), value)
+    return field
+
+
+def _typed_field(name: str, declared: Token | None, value: Token, position: int,
+                 fail: Any) -> TemplateField:
+    """Check one field's type and value against each other and the reserved types."""
     reserved = RESERVED.get(name)
     ftype = declared[1] if declared is not None else None
     if declared is not None and ftype not in FIELD_TYPES:
@@ -277,8 +297,14 @@ def render_name(name: str) -> str:
 
 
 def _quote(value: str) -> str:
+    """``value`` quoted; ValueError when it holds a surrogate code point (U+D800 to
+    U+DFFF): that is not Unicode text, and the text form's strings are (an escaped
+    pair is one code point, a lone half is refused), so it would not read back."""
     out = []
     for ch in value:
+        if "\ud800" <= ch <= "\udfff":
+            raise ValueError(f"{value[:40]!r} holds the surrogate code point "
+                             f"U+{ord(ch):04X}, which is not Unicode text")
         if ch in '"\\':
             out.append("\\" + ch)
         elif ch.isprintable() or ch == " ":
@@ -316,7 +342,10 @@ def render_literal(value: Any) -> str:
 
 
 def render(template: Template) -> str:
-    """The text form of ``template``, every field with its type written."""
+    """The text form of ``template``, every field with its type written.
+
+    ValueError when a name or string holds a surrogate code point (see ``_quote``).
+    """
     parts = []
     for f in template.fields:
         if f.mode is FieldMode.FORMAL:

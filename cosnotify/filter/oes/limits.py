@@ -11,9 +11,13 @@ still evaluated. A subscription on a node of path length ``k`` may match an
 event of N only when ``k >= reach(N)``.
 
 :class:`NodeLimits` holds one channel's table. Reads take no lock: the table
-is an immutable snapshot (the nodes and a reach cache) replaced whole by every
-change, so a reader computing a reach on an old snapshot stores it in that
-snapshot's cache, never in the new one. The channel that routes an event makes
+is an immutable snapshot (the nodes, a trie of the barricades and a reach cache)
+replaced whole by every change, so a reader computing a reach on an old snapshot
+stores it in that snapshot's cache, never in the new one. A reach costs time
+linear in the path's length: one lookup of the whole path (its own limit) and
+one walk down the barricade trie, never a lookup per prefix. The cache keeps
+only short paths (:data:`CACHE_PATH_CHARS`) within a character budget, so long
+pathnames never stay alive in it. The channel that routes an event makes
 its table current in :data:`CURRENT_LIMITS` (a ``contextvars.ContextVar``,
 :func:`using`); OES_SUBTREE matchers read it, and with none set no limits
 apply.
@@ -24,17 +28,20 @@ from __future__ import annotations
 import contextvars
 import importlib
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import attrs
 
 import cosnotify.corba  # noqa: F401  (puts the generated stubs on sys.path)
 
 __all__ = [
+    "CACHE_BUDGET_CHARS",
+    "CACHE_PATH_CHARS",
     "CURRENT_LIMITS",
     "INFINITE",
+    "MAX_UPL",
     "NodeLimit",
     "NodeLimits",
     "Path",
@@ -51,8 +58,14 @@ INFINITE: Final = -1
 #: A node path as its node names, root first; the root is ``()``.
 Path = tuple[str, ...]
 SEPARATOR: Final = "\\"
+#: The largest finite upward propagation limit: NodeLimit.upl is an IDL ``long``.
+MAX_UPL: Final = 2 ** 31 - 1
 #: Reach caches are dropped when they grow past this many paths.
 _CACHE_LIMIT: Final = 65536
+#: Paths whose pathname is longer than this many characters are never cached.
+CACHE_PATH_CHARS: Final = 1024
+#: A reach cache is dropped when the pathnames it holds would pass this many characters.
+CACHE_BUDGET_CHARS: Final = 2 ** 21
 
 
 def split_path(text: str) -> Path | None:
@@ -88,26 +101,81 @@ def _path(path: str | Path) -> Path:
     return found
 
 
+def _barricade(value: object) -> bool:
+    """An IDL boolean as omniORBpy gives it (a bool; 0 or 1 in process), else ValueError."""
+    if value is True or value is False:
+        return value
+    if type(value) is int and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"a barricade is a boolean, not {value!r}")
+
+
 @attrs.frozen
 class NodeLimit:
-    """One node's limits: its upward propagation limit (-1: infinite) and barricade."""
+    """One node's limits: its upward propagation limit (-1: infinite) and barricade.
+
+    ValueError for a malformed path, a limit that is not an IDL ``long`` of at
+    least -1, or a barricade that is not a boolean (True, False, 1 or 0).
+    """
 
     path: Path = attrs.field(converter=_path)
     upl: int = INFINITE
-    barricade: bool = False
+    barricade: bool = attrs.field(default=False, converter=_barricade)
 
     def __attrs_post_init__(self) -> None:
-        if type(self.upl) is not int or self.upl < INFINITE:
-            raise ValueError(f"an upward propagation limit is -1 (infinite) or >= 0, "
-                             f"not {self.upl!r}")
+        if type(self.upl) is not int or not INFINITE <= self.upl <= MAX_UPL:
+            raise ValueError(f"an upward propagation limit is -1 (infinite) or 0 .. "
+                             f"{MAX_UPL}, not {self.upl!r}")
+
+    @property
+    def is_default(self) -> bool:
+        """True when the limits are the NODE table's defaults (no entry is kept)."""
+        return self.upl == INFINITE and not self.barricade
 
 
-@attrs.frozen
+#: A trie of the barricaded nodes: name -> (barricade here, the trie below).
+_Trie: TypeAlias = dict[str, tuple[bool, "_Trie"]]
+
+
+def _table(limits: Iterable[NodeLimit]) -> dict[Path, NodeLimit]:
+    """The table of ``limits``: entries equal to the defaults dropped; ValueError when
+    one node is given twice (the NODE table has one row per node)."""
+    nodes: dict[Path, NodeLimit] = {}
+    seen: set[Path] = set()
+    for limit in limits:
+        if limit.path in seen:
+            raise ValueError(f"node {format_path(limit.path)!r} is given twice")
+        seen.add(limit.path)
+        if not limit.is_default:
+            nodes[limit.path] = limit
+    return nodes
+
+
+def _barricades(nodes: Mapping[Path, NodeLimit]) -> _Trie:
+    """The trie of the barricaded nodes of ``nodes``."""
+    root: _Trie = {}
+    for path, limit in nodes.items():
+        if not limit.barricade:
+            continue
+        trie = root
+        for i, name in enumerate(path):
+            here, below = trie.get(name, (False, {}))
+            trie[name] = (here or i == len(path) - 1, below)
+            trie = below
+    return root
+
+
 class _Snapshot:
-    """The nodes with limits, and the reaches computed from them so far."""
+    """The nodes with limits, their barricade trie, and the reaches computed so far."""
 
-    nodes: dict[Path, NodeLimit]
-    cache: dict[Path, int] = attrs.field(factory=dict)
+    __slots__ = ("barricades", "cache", "cached_chars", "nodes")
+
+    def __init__(self, nodes: dict[Path, NodeLimit]) -> None:
+        self.nodes = nodes
+        self.barricades = _barricades(nodes)
+        self.cache: dict[Path, int] = {}
+        #: The pathname characters the cache holds (approximate under races).
+        self.cached_chars = 0
 
 
 class NodeLimits:
@@ -118,7 +186,7 @@ class NodeLimits:
 
     def __init__(self, limits: Iterable[NodeLimit] = ()) -> None:
         self._lock = threading.Lock()
-        self._snapshot = _Snapshot({limit.path: limit for limit in limits})
+        self._snapshot = _Snapshot(_table(limits))
 
     # -- changes ---------------------------------------------------------------------------
     def set(self, path: str | Path, upl: int = INFINITE, barricade: bool = False) -> NodeLimit:
@@ -126,7 +194,7 @@ class NodeLimits:
         limit = NodeLimit(path, upl, barricade)
         with self._lock:
             nodes = dict(self._snapshot.nodes)
-            if upl == INFINITE and not barricade:
+            if limit.is_default:
                 nodes.pop(limit.path, None)
             else:
                 nodes[limit.path] = limit
@@ -134,9 +202,11 @@ class NodeLimits:
         return limit
 
     def replace(self, limits: Iterable[NodeLimit]) -> None:
-        """Make ``limits`` the whole table."""
-        nodes = {limit.path: limit for limit in limits
-                 if limit.upl != INFINITE or limit.barricade}
+        """Make ``limits`` the whole table (entries equal to the defaults are dropped).
+
+        ValueError, the table unchanged, when one node is given twice.
+        """
+        nodes = _table(limits)
         with self._lock:
             self._snapshot = _Snapshot(nodes)
 
@@ -160,12 +230,18 @@ class NodeLimits:
         """The shortest prefix length of ``path`` whose subscriptions an event at
         ``path`` reaches (0: every ancestor up to the root)."""
         snapshot = self._snapshot
-        found = snapshot.cache.get(path)
+        cache = snapshot.cache
+        found = cache.get(path)
         if found is None:
-            found = _reach(snapshot.nodes, path)
-            if len(snapshot.cache) >= _CACHE_LIMIT:
-                snapshot.cache.clear()
-            snapshot.cache[path] = found
+            found = _reach(snapshot.nodes, snapshot.barricades, path)
+            chars = len(path) + sum(map(len, path))  # the pathname's length
+            if chars <= CACHE_PATH_CHARS:
+                if (len(cache) >= _CACHE_LIMIT
+                        or snapshot.cached_chars + chars > CACHE_BUDGET_CHARS):
+                    cache.clear()
+                    snapshot.cached_chars = 0
+                cache[path] = found
+                snapshot.cached_chars += chars
         return found
 
     # -- the IDL form ------------------------------------------------------------------------
@@ -173,14 +249,17 @@ class NodeLimits:
     def from_seq(cls, seq: Iterable[Any]) -> NodeLimits:
         """A table from a ``CosNotifyGrammars::NodeLimitSeq`` (or UnknownStructs alike).
 
-        Raises ValueError for a malformed path or a limit below -1.
+        Raises ValueError for a malformed path, a limit below -1 or above an IDL
+        ``long``, a barricade that is not a boolean, or a node given twice (after
+        normalisation: ``""`` and ``"\\"`` are both the root). Entries equal to the
+        defaults are dropped, so :meth:`to_seq` gives back exactly the table.
         """
         limits = []
         for item in seq:
             path, upl, barricade = item.path, item.upl, item.barricade
             if type(path) is not str:
                 raise ValueError(f"not a node pathname: {path!r}")
-            limits.append(NodeLimit(path, upl, bool(barricade)))
+            limits.append(NodeLimit(path, upl, barricade))
         return cls(limits)
 
     def to_seq(self) -> list[Any]:
@@ -193,18 +272,27 @@ class NodeLimits:
         return f"NodeLimits({list(self)!r})"
 
 
-def _reach(nodes: dict[Path, NodeLimit], path: Path) -> int:
+def _reach(nodes: Mapping[Path, NodeLimit], barricades: _Trie, path: Path) -> int:
     """Figure 3 (the node's own limit) and Figure 4 (the deepest barricade at the
-    node or an ancestor below that limit): the shortest reachable prefix length."""
+    node or an ancestor below that limit): the shortest reachable prefix length.
+
+    Linear in ``len(path)``: one lookup of the whole path in ``nodes`` and a walk
+    down ``barricades`` (:func:`_barricades` of ``nodes``) that stops where the
+    path leaves the trie.
+    """
     depth = len(path)
-    own = nodes.get(path)
+    own = nodes.get(path) if nodes else None
     low = 0 if own is None or own.upl == INFINITE else max(0, depth - own.upl)
-    if nodes:
-        for length in range(depth, low, -1):
-            limit = nodes.get(path[:length])
-            if limit is not None and limit.barricade:
-                return length
-    return low
+    deepest = 0
+    trie = barricades
+    for length, name in enumerate(path, 1):
+        step = trie.get(name)
+        if step is None:
+            break
+        barricade, trie = step
+        if barricade:
+            deepest = length
+    return max(low, deepest)
 
 
 #: The node limits of the channel routing the current event; None: no limits apply.

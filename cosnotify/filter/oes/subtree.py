@@ -14,9 +14,10 @@ more than ``depth`` levels up, and the channel's node limits let the event
 reach that far (:mod:`.limits`: Figures 3 and 4). The language is two tokens,
 so a regular expression parses it. A subscription is compiled to closures
 over its path tuple; an event's pathname is split once and the split kept in a
-bounded cache, so matching is a dict lookup, a tuple-prefix comparison and,
-with limits, a cached reach. Subscription pools (Figure 5) are "being
-considered" in the seed and not implemented.
+cache bounded in count and size (only pathnames up to 1,024 characters), so
+matching is a dict lookup, a tuple-prefix comparison and, with limits, a cached
+reach. Subscription pools (Figure 5) are "being considered" in the seed and
+not implemented.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from cosnotify.filter.runtime import strip
 __all__ = [
     "MAX_DEPTH",
     "NODE_PROPERTY",
+    "PATH_CACHE_BUDGET_CHARS",
+    "PATH_CACHE_CHARS",
     "Subscription",
     "SubtreeSyntaxError",
     "compile_subscription",
@@ -50,6 +53,10 @@ NODE_PROPERTY: Final = "node"
 #: The largest finite depth written (the SUBSCRIPTION table's Depth is an Integer).
 MAX_DEPTH: Final = 2 ** 31 - 1
 _PATH_CACHE_LIMIT: Final = 65536
+#: Pathnames longer than this are split on every match, never cached.
+PATH_CACHE_CHARS: Final = 1024
+#: The split cache is dropped when the pathnames it holds would pass this many characters.
+PATH_CACHE_BUDGET_CHARS: Final = 2 ** 21
 
 Matcher = Callable[[Any], bool]
 
@@ -77,13 +84,17 @@ _QUOTED: Final = re.compile(r'"((?:[^"]|"")*)"')
 
 def _clause(body: str) -> tuple[str, str] | None:
     """``(path, word)`` when ``body`` (no surrounding whitespace) ends in
-    ``<whitespace> depth <whitespace> word``; None otherwise. Linear: ``rsplit``,
-    not a regular-expression search, which is quadratic on runs of spaces."""
+    ``<whitespace> depth <whitespace> word``, or is ``depth <whitespace> word``
+    (the path left out: ``("", word)``, the root); None otherwise. Linear:
+    ``rsplit``, not a regular-expression search, which is quadratic on runs of
+    spaces."""
     parts = body.rsplit(None, 1)
     if len(parts) != 2:
         return None
     rest, word = parts
     parts = rest.rsplit(None, 1)
+    if len(parts) == 1 and parts[0].lower() == "depth":
+        return "", word
     if len(parts) != 2 or parts[1].lower() != "depth":
         return None
     return parts[0], word
@@ -94,7 +105,8 @@ def parse_subscription(text: str) -> Subscription:
 
     The path is ``\\`` (the root), ``\\name\\name...`` or the same in double
     quotes (``""`` for a quote inside); D is ``*`` or ``-1`` (infinite) or a
-    non-negative integer. The empty text is the root with infinite depth.
+    non-negative integer. The path may be left out: the empty text is the root
+    with infinite depth, ``depth D`` alone the root with depth D.
     """
     if len(text) > MAX_LENGTH:
         raise SubtreeSyntaxError(
@@ -170,18 +182,31 @@ _STRING_TCS: Final = frozenset(tc for key, tc in tcInternal.basicTypeCodes.items
                                if type(key) is tuple and key[0] in (D.STRING, D.WSTRING))
 _CorbaAny: Final = CORBA.Any
 _PATHS: dict[str, Path | None] = {}
+#: The characters of the pathnames in ``_PATHS`` (approximate when threads race).
+_paths_chars = 0
 
 
 def _split(pathname: Any) -> Path | None:
-    """``split_path`` of a string, cached (bounded); None for anything else."""
+    """``split_path`` of a string, cached; None for anything else.
+
+    The cache is bounded by size, not only by count: a pathname longer than
+    :data:`PATH_CACHE_CHARS` is not kept, and the cache is dropped before the
+    pathnames it holds pass :data:`PATH_CACHE_BUDGET_CHARS` characters.
+    """
+    global _paths_chars
     if type(pathname) is not str:
         return None
     found = _PATHS.get(pathname, False)
     if found is False:
         found = split_path(pathname)
-        if len(_PATHS) >= _PATH_CACHE_LIMIT:
-            _PATHS.clear()
-        _PATHS[pathname] = found
+        chars = len(pathname)
+        if chars <= PATH_CACHE_CHARS:
+            if (len(_PATHS) >= _PATH_CACHE_LIMIT
+                    or _paths_chars + chars > PATH_CACHE_BUDGET_CHARS):
+                _PATHS.clear()
+                _paths_chars = 0
+            _PATHS[pathname] = found
+            _paths_chars += chars
     return found  # type: ignore[return-value]
 
 

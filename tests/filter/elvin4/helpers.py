@@ -43,10 +43,13 @@ def event_of(attributes: dict[str, tuple[str, Any]] | dict[str, list[Any]]) -> A
 
 
 def tri(text: str, event: Any) -> bool | None:
-    """The tri-state value of ``text`` for ``event``: True, False or None (bottom)."""
-    if compile_program(text).structured(event):
+    """The tri-state value of ``text`` for ``event``: True, False or None (bottom).
+
+    Strict matchers: a helper that raises fails the test instead of reading as bottom.
+    """
+    if compile_program(text, strict=True).structured(event):
         return True
-    if compile_program(f"!({text})").structured(event):
+    if compile_program(f"!({text})", strict=True).structured(event):
         return False
     return None
 

@@ -37,7 +37,7 @@ EVENTS = [
 
 def _check(text: str) -> None:
     try:
-        program = compile_program(text)
+        program = compile_program(text, strict=True)  # a helper that raises fails the test
     except SubscriptionError as error:
         assert error.name and 0 <= error.offset <= len(text)
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 import time
 
@@ -9,14 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosnotify.filter.elvin4 import SubscriptionError, compile_program
+from cosnotify.filter.elvin4 import SubscriptionError, compile_program, regex
 from cosnotify.filter.elvin4.regex import (
+    _CACHE_WEIGHT,
+    _ENTRY_WEIGHT,
+    _SET,
     DUP_MAX,
     MAX_STATES,
     MAX_SUBJECT,
     Glob,
     PatternError,
     Regex,
+    parse_bracket,
 )
 from tests.filter.elvin4.helpers import event_of, tri
 
@@ -43,7 +48,7 @@ class TestRegex:
         assert Regex(pattern).search(subject) is want
 
     @pytest.mark.parametrize(("pattern", "name"), [
-        ("(a", "INVALID_REGEXP"), ("a)", "INVALID_REGEXP"), ("*a", "INVALID_REGEXP"),
+        ("(a", "INVALID_REGEXP"), ("(a))(", "INVALID_REGEXP"), ("*a", "INVALID_REGEXP"),
         ("a**{2}", "INVALID_REGEXP"), ("[a", "INVALID_REGEXP"), ("[[:nope:]]", "INVALID_REGEXP"),
         ("[z-a]", "INVALID_REGEXP"), ("a{3,2}", "INVALID_REGEXP"), ("a\\", "INVALID_REGEXP"),
         ("a{1,", "INVALID_REGEXP"), (f"a{{{DUP_MAX + 1}}}", "REGEXP_TOO_COMPLEX"),
@@ -113,4 +118,82 @@ class TestGlob:
     ])
     def test_match(self, pattern: str, subject: str, want: bool) -> None:
         """fnmatch(3) without flags, over the whole value."""
+        assert Glob(pattern).match(subject) is want
+
+
+class TestRegexCost:
+    def test_budget_exhausted_is_bottom(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A search that builds new DFA states at every character stops at WORK_BUDGET: bottom."""
+        monkeypatch.setattr(regex, "WORK_BUDGET", 20_000)
+        subject = "".join(random.Random(1).choice("ab") for _ in range(3000))
+        assert Regex("(a[ab]{240}){8}x").search(subject) is None
+        assert tri('regex(x, "(a[ab]{240}){8}x")', event_of({"x": ("string", subject)})) is None
+
+    def test_cached_transitions_cost_no_budget(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Only building transitions spends the budget: a small DFA runs through long values."""
+        monkeypatch.setattr(regex, "WORK_BUDGET", 1000)
+        assert Regex("(a+)+$").search("a" * 100_000 + "b") is False
+        assert Regex("b$").search("a" * 100_000 + "b") is True
+
+    def test_default_budget_is_a_few_million(self) -> None:
+        """The documented bound: a few million NFA-state visits per search."""
+        assert 1_000_000 <= regex.WORK_BUDGET <= 5_000_000
+
+    def test_charset_is_merged_intervals(self) -> None:
+        """A bracket keeps sorted, merged code-point intervals (bisection, not a scan)."""
+        pattern = "[" + "a-a" * 1000 + "b-cx]"
+        charset, end = parse_bracket(pattern, 1, "^")
+        assert end == len(pattern)
+        assert charset.starts == (ord("a"), ord("x"))
+        assert charset.ends == (ord("c"), ord("x"))
+        assert charset("b") and charset("x") and not charset("d") and not charset("`")
+
+    def test_bracket_shared_by_bound_copies(self) -> None:
+        """``{m,n}`` copies of a bracket share one parsed CharSet."""
+        compiled = Regex("([" + "a" * 5000 + "]{255}){7}")
+        sets = [state[1] for state in compiled._states if state[0] == _SET]
+        assert len(sets) == 255 * 7
+        assert len({id(charset) for charset in sets}) == 1
+
+    def test_cache_weight_is_bounded(self) -> None:
+        """Distinct characters do not grow the DFA cache past _CACHE_WEIGHT."""
+        compiled = Regex("ab")
+        subject = "".join(chr(c) for c in range(0x4E00, 0x4E00 + 60_000))
+        assert compiled.search(subject) is False
+        entries = sum(len(table) for table in compiled._steps.values())
+        assert entries <= _CACHE_WEIGHT // _ENTRY_WEIGHT
+        assert compiled._weight <= _CACHE_WEIGHT
+
+    def test_lone_close_paren_is_ordinary(self) -> None:
+        """POSIX ERE: a ``)`` that closes no group is an ordinary character."""
+        assert Regex("a)").search("xa)y") is True
+        assert Regex("a)").search("a") is False
+        assert Regex("(a)b)").search("ab)") is True
+        assert tri('regex(x, "a)")', event_of({"x": ("string", "a)")})) is True
+
+
+class TestGlobCost:
+    def test_literal_pieces_cost_no_budget(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Plain pieces between stars are found with str.find: linear, no budget."""
+        monkeypatch.setattr(regex, "WORK_BUDGET", 10)
+        assert Glob("*" + "a" * 16_000 + "b*").match("a" * 40_000) is False
+        assert Glob("*" + "a" * 100 + "b*").match("a" * 40_000 + "b") is True
+
+    def test_budget_exhausted_is_bottom(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Pieces with ? or brackets spend WORK_BUDGET per position tried: bottom when out."""
+        monkeypatch.setattr(regex, "WORK_BUDGET", 100)
+        assert Glob("*a?b*").match("a" * 1000) is None
+        assert tri('wildcard(x, "*a?b*")', event_of({"x": ("string", "a" * 1000)})) is None
+
+    def test_subject_bound(self) -> None:
+        """Values longer than MAX_SUBJECT characters are bottom, as for regex."""
+        assert Glob("*").match("a" * (MAX_SUBJECT + 1)) is None
+
+    @pytest.mark.parametrize(("pattern", "subject", "want"), [
+        ("[\\]]", "]", True), ("[\\]]", "\\]", False), ("a\\", "a\\", False),
+        ("a\\", "a", False), ("[\\!]", "!", True), ("[!\\]]", "]", False),
+        ("[\\a-\\c]", "b", True), ("\\", "", False),
+    ])
+    def test_backslash_as_glibc(self, pattern: str, subject: str, want: bool) -> None:
+        """fnmatch(3): ``\\`` quotes inside brackets too; a trailing ``\\`` matches nothing."""
         assert Glob(pattern).match(subject) is want

@@ -7,8 +7,12 @@ import math
 from typing import Any
 
 import pytest
+from omniORB import CORBA
 
-from cosnotify.filter.elvin4 import compile_program, evaluate
+import CosNotification as N
+
+from cosnotify.filter.elvin4 import compile_program, compiler, evaluate
+from cosnotify.filter.elvin4.regex import Glob, Regex
 from cosnotify.filter.elvin4.values import Int64
 from tests.filter.elvin4.helpers import event_of, load, tri
 
@@ -67,7 +71,7 @@ class TestTruthTable:
 
     def test_delivery_only_on_true(self) -> None:
         """§6.1.1 "Notifications are delivered only if the result ... is true"."""
-        program = compile_program("u > 0 || f > 0")
+        program = compile_program("u > 0 || f > 0", strict=True)
         assert program.structured(EVENT) is False
 
 
@@ -199,3 +203,63 @@ class TestStringFunctions:
         assert tri('fold-case(x) == "1"', event) is None
         assert tri('regex(x, "1")', event) is None
         assert tri('wildcard(x, "*")', event) is None
+
+
+class TestEquals:
+    @pytest.mark.parametrize(("text", "want"), [
+        ("equals(x, 2)", True), ("equals(x, 1, 2, 3)", True), ("equals(x, 2.0)", False),
+        ("equals(x, 2L)", False), ('equals(x, "a")', False), ('equals(x, "a", 2)', True),
+        ("equals(r, 1)", False), ("equals(r, 1.0)", True), ("equals(z, -0.0)", False),
+        ("equals(z, 0.0)", True), ('equals(s, "abc")', True), ("equals(s, 1)", False),
+        ("equals(x, missing)", False), ("equals(missing, 1)", None), ("equals(o, 1)", False),
+        ("equals(o, o)", True), ("equals(x + 0, 2)", True), ("equals(s + 1, 2)", None),
+        ("equals(l, 2L)", True), ("equals(l, 2)", False),
+    ])
+    def test_type_and_value(self, text: str, want: bool | None) -> None:
+        """§6.1.7: true when the type and value of the first match a later one; bottom
+        only when the first has no value."""
+        event = event_of({"x": ("int32", 2), "r": ("real64", 1.0), "z": ("real64", 0.0),
+                          "s": ("string", "abc"), "o": ("opaque", "ab"), "l": ("int64", 2)})
+        assert tri(text, event) is want
+
+    def test_unmapped_first_is_bottom(self) -> None:
+        """An unmapped attribute has no Elvin value: bottom."""
+        event = event_of({})
+        event.filterable_data = [N.Property("u", CORBA.Any(CORBA.TC_null, None))]
+        assert tri("equals(u, 1)", event) is None
+
+
+def _boom(*args: Any) -> Any:
+    raise RuntimeError("helper crashed")
+
+
+class TestRaisingOperand:
+    def test_strict_lets_the_exception_through(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """strict=True matchers do not hide a helper that raises."""
+        monkeypatch.setitem(compiler._GLOBALS, "_add", _boom)
+        program = compile_program("x + 1 == 5 || x == 3", strict=True)
+        with pytest.raises(RuntimeError):
+            program.structured(event_of({"x": ("int32", 3)}))
+
+    def test_raising_operand_is_bottom(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """In production an operand that raises is bottom for itself only: the matcher
+        never raises, and ``a || b`` is true when b is."""
+        monkeypatch.setitem(compiler._GLOBALS, "_add", _boom)
+        event = event_of({"x": ("int32", 3)})
+        for text, want in (("x + 1 == 5 || x == 3", True), ("x + 1 == 5 && x == 3", False),
+                           ("!(x + 1 == 5)", False), ("x + 1 == 5 ^^ x == 3", False),
+                           ("x == 3 || x + 1 == 5", True)):
+            assert compile_program(text).structured(event) is want, text
+            assert compile_program(text).typed([N.Property("x", CORBA.Any(CORBA.TC_long, 3))]) \
+                is want, text
+
+    def test_raising_pattern_is_bottom(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The same for a regex or wildcard pattern that raises."""
+        event = event_of({"x": ("string", "abc"), "y": ("int32", 1)})
+        program = compile_program('regex(x, "b") || y == 1')
+        monkeypatch.setattr(Regex, "search", _boom)
+        assert program.structured(event) is True
+        assert compile_program('wildcard(x, "*") || y == 1').structured(event) is True
+        monkeypatch.setattr(Glob, "match", _boom)
+        assert compile_program('wildcard(x, "*") || y == 1').structured(event) is True
+        assert compile_program('wildcard(x, "*") && y == 1').structured(event) is False

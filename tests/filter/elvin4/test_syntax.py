@@ -256,3 +256,33 @@ class TestNesting:
         compile_program("(" * (east.MAX_NESTING - 2) + "x > 1" + ")" * (east.MAX_NESTING - 2))
         assert error_of("(" * east.MAX_NESTING + "x > 1" + ")" * east.MAX_NESTING).name == \
             "NESTING_TOO_DEEP"
+
+
+class TestLongLiterals:
+    @pytest.mark.parametrize("literal", [
+        "1" * 5000, "0x" + "F" * 4000, "0x" + "F" * 4000 + "L", "0" + "7" * 6000,
+        "-" + "9" * 5000 + "L", "1" * 25,
+    ])
+    def test_thousands_of_digits_overflow(self, literal: str) -> None:
+        """Past Python's 4300-digit int limit: OVERFLOW with a short message, no ValueError."""
+        error = error_of(f"x == {literal}")
+        assert error.name == "OVERFLOW"
+        assert error.offset == 5
+        assert len(error.message) < 200
+        assert "characters" in error.message or literal in error.message
+
+    def test_leading_zeros_do_not_count(self) -> None:
+        """Only significant digits decide OVERFLOW: many leading zeros are still small."""
+        compile_program("x == 0" + "0" * 5000 + "7")
+        compile_program("x == 0x" + "0" * 5000 + "7FFFFFFFFFFFFFFFL")
+        assert error_of("x == 0x" + "0" * 5000 + "80000000").name == "OVERFLOW"
+
+
+class TestFunctionNames:
+    def test_escaped_trailing_space_stays(self) -> None:
+        """An escaped space before ``(`` belongs to the function name (App. A)."""
+        assert tokenize("size\\ (x)")[0] == ("FUNC", "size ", 0)
+        assert tokenize("size (x)")[0] == ("FUNC", "size", 0)
+        error = error_of("size\\ (x) > 1")
+        assert error.name == "UNKNOWN_FUNC"
+        assert "size ()" in error.message

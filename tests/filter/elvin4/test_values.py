@@ -151,7 +151,7 @@ class TestOtherForms:
                  N.Property("x", CORBA.Any(CORBA.TC_long, 3))]
         assert typed_attributes(props) == {"domain_name": "IDL:A:1.0", "type_name": "op",
                                            "event_type": None, "x": 3}
-        program = compile_program('x == 3 && type_name == "op"')
+        program = compile_program('x == 3 && type_name == "op"', strict=True)
         assert program.typed(props) is True
 
     def test_any_holding_property_seq(self) -> None:
@@ -159,7 +159,7 @@ class TestOtherForms:
         seq = [N.Property("x", CORBA.Any(CORBA.TC_string, "v"))]
         event = CORBA.Any(N._tc_PropertySeq, seq)
         assert any_attributes(event) == {"x": "v"}
-        assert compile_program('x == "v"').any(event) is True
+        assert compile_program('x == "v"', strict=True).any(event) is True
 
     def test_any_holding_struct(self) -> None:
         """An unstructured event holding a struct: its members."""
@@ -167,14 +167,57 @@ class TestOtherForms:
                        [("sensor", CORBA.TC_string), ("level", CORBA.TC_double)])
         event = value(tc, "s1", 0.5)
         assert any_attributes(event) == {"sensor": "s1", "level": 0.5}
-        assert compile_program('sensor == "s1" && level < 1.0').any(event) is True
+        assert compile_program('sensor == "s1" && level < 1.0', strict=True).any(event) is True
 
     def test_any_holding_anything_else(self) -> None:
         """Any other unstructured event has no attributes: bottom."""
         event = CORBA.Any(CORBA.TC_long, 5)
         assert any_attributes(event) == {}
-        assert compile_program("require(x)").any(event) is False
+        assert compile_program("require(x)", strict=True).any(event) is False
 
     def test_missing_sentinel(self) -> None:
         """MISSING prints as such and is not None."""
         assert repr(MISSING) == "MISSING" and MISSING is not None
+
+
+class _NotIterated:
+    """A variable_header that fails the test if the prologue scans it."""
+
+    def __iter__(self) -> Any:
+        raise AssertionError("variable_header scanned although nothing was missing")
+
+
+class TestNormalisedAnys:
+    @pytest.mark.parametrize(("any_", "expected", "kind"), [
+        (CORBA.Any(CORBA.TC_double, 3), 3.0, "real64"),
+        (CORBA.Any(CORBA.TC_float, True), 1.0, "real64"),
+        (CORBA.Any(CORBA.TC_long, True), 1, "int32"),
+        (CORBA.Any(CORBA.TC_short, False), 0, "int32"),
+        (CORBA.Any(CORBA.TC_longlong, True), 1, "int64"),
+    ])
+    def test_value_type_follows_the_typecode(self, any_: Any, expected: Any, kind: str) -> None:
+        """The Elvin type comes from the TypeCode, not from how the Any was built."""
+        got = from_any(any_)
+        assert got == expected and elvin_type(got) == kind
+        event = structured(filterable={"x": any_})
+        assert tri(f"{kind}(x)", event) is True
+        assert tri(f"x == {expected!r}" + ("L" if kind == "int64" else ""), event) is True
+
+
+class TestHeaderScan:
+    def test_variable_header_skipped_when_nothing_missing(self) -> None:
+        """With more than 8 names, header slots do not force a scan of variable_header."""
+        names = [f"n{i}" for i in range(10)]
+        event = structured(filterable={n: i for i, n in enumerate(names)})
+        event.header.variable_header = _NotIterated()
+        text = " && ".join(f"{n} == {i}" for i, n in enumerate(names)) + ' && type_name == "T"'
+        assert compile_program(text, strict=True).structured(event) is False
+        assert compile_program(text.replace('"T"', '"CommunicationsAlarm"'),
+                               strict=True).structured(event) is True
+
+    def test_small_expression_skips_too(self) -> None:
+        """Up to 8 names (locals): the same rule."""
+        event = structured(filterable={"a": 1})
+        event.header.variable_header = _NotIterated()
+        assert compile_program('a == 1 && domain_name == "Telecom"',
+                               strict=True).structured(event) is True

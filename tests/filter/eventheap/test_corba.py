@@ -98,3 +98,15 @@ class TestRoundTrip:
         """render_template output is valid EVENTHEAP text."""
         template = parse_template('a: long = 5, b: boolean = ?, c: double = ~')
         assert parse_template(render_template(template_to_idl(template))) == template
+
+
+class TestUnsignedValues:
+    """An unsigned IDL value in a Template renders as its Java value."""
+
+    def test_ulong_renders_as_java_int(self, G: Any) -> None:
+        """unsigned long 4294967295 in an int field is the Java int -1."""
+        value = [G.TemplateField("u", "int", G.ACTUAL, CORBA.Any(CORBA.TC_ulong, 4294967295))]
+        assert render_template(value) == "u: int = -1"
+        value = [G.TemplateField("w", "long", G.ACTUAL,
+                                 CORBA.Any(CORBA.TC_ulonglong, 2 ** 64 - 2))]
+        assert render_template(value) == "w: long = -2"

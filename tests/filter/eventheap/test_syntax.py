@@ -124,7 +124,8 @@ class TestLiterals:
     def test_reserved_fields_take_their_table_type(self) -> None:
         """Every reserved field of Tables 1-3 gets its type when none is written."""
         for name, reserved in RESERVED.items():
-            assert parse_template(f"{name} = ?").fields[0].type == reserved.type
+            value = {None: "?", FieldMode.FORMAL: "?", FieldMode.VIRTUAL: "~"}[reserved.template]
+            assert parse_template(f"{name} = {value}").fields[0].type == reserved.type
 
 
 _names = st.one_of(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True),
@@ -135,7 +136,8 @@ _names = st.one_of(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True),
 def fields(draw: Any) -> TemplateField:
     name = draw(_names)
     ftype = RESERVED[name].type if name in RESERVED else draw(st.sampled_from(FIELD_TYPES))
-    mode = draw(st.sampled_from(list(FieldMode)))
+    fixed = RESERVED[name].template if name in RESERVED else None
+    mode = fixed or draw(st.sampled_from(list(FieldMode)))
     value = None
     if mode is FieldMode.ACTUAL and draw(st.booleans()):
         value = draw({
@@ -208,3 +210,55 @@ class TestPathologicalText:
             parse_template(text)
         except TemplateSyntaxError:
             pass
+
+
+class TestReservedTemplateValues:
+    """Review finding: Tables 1-3's "Can be Overridden?" column was ignored."""
+
+    @pytest.mark.parametrize(("text", "offset"), [
+        ("TimeToLive = 120000", 13), ("TimeToLive: int = ~", 18), ("TimeToLive: int = null", 18),
+        ("SessionID = ?", 12), ("SessionID = 4", 12), ("a: int = 1, SequenceNum = 17", 26),
+        ("SequenceNum: int = ?", 19),
+    ])
+    def test_fixed_template_values_cannot_be_overridden(self, text: str, offset: int) -> None:
+        """TimeToLive is Formal only ("Post value only"); SessionID and SequenceNum are
+        Virtual only ("No"): anything else is refused at the value, naming the rule."""
+        err = error_for(text)
+        assert err.position == offset
+        assert "cannot be overridden" in str(err) and "Table" in str(err)
+
+    @pytest.mark.parametrize("text", ["TimeToLive = ?", "TimeToLive: int = ?", "SessionID = ~",
+                                      "SequenceNum: int = ~", "EventHeapVersion = 3",
+                                      "EventHeapVersion = ?", "Source = \"s\"", "Target = ?"])
+    def test_table_values_and_overridable_fields_are_accepted(self, text: str) -> None:
+        """The table's own template values, and fields whose template value may be
+        given (EventHeapVersion: the client's version, which a filter writer supplies)."""
+        assert len(parse_template(text).fields) == 1
+
+    def test_refused_through_the_filter(self) -> None:
+        """A filter refuses such a template with InvalidConstraint."""
+        import CosNotifyFilter
+
+        from cosnotify.filter import FilterFactory
+
+        f = FilterFactory().create_filter("EVENTHEAP")
+        with pytest.raises(CosNotifyFilter.InvalidConstraint):
+            f.add_constraints([CosNotifyFilter.ConstraintExp([], "TimeToLive = 120000")])
+
+
+class TestRenderSurrogates:
+    """Review finding: render wrote text that does not parse back for a lone surrogate."""
+
+    @pytest.mark.parametrize("text", ["\ud800", "a\udfffb", "\ud83d\ude00"])
+    def test_surrogate_code_points_are_refused(self, text: str) -> None:
+        """A name or string holding a surrogate code point is ValueError, not bad text."""
+        with pytest.raises(ValueError, match="surrogate"):
+            render(Template((TemplateField("s", "string", FieldMode.ACTUAL, text),)))
+        with pytest.raises(ValueError, match="surrogate"):
+            render(Template((TemplateField(text, "int", FieldMode.FORMAL),)))
+
+    def test_astral_characters_round_trip(self) -> None:
+        """A character beyond the BMP (one code point) renders and parses back."""
+        template = Template((TemplateField("x\U0001F600", "string", FieldMode.ACTUAL,
+                                           "\U0001F600\u2028"),))
+        assert parse_template(render(template)) == template

@@ -272,3 +272,36 @@ class TestPathologicalText:
             parse_subscription(text)
         except SubtreeSyntaxError:
             pass
+
+
+class TestReviewFindings:
+    """The split cache's size, and the path left out before a depth clause."""
+
+    def test_long_pathnames_are_not_cached(self) -> None:
+        """Events with pathnames over PATH_CACHE_CHARS match but leave nothing in the cache."""
+        from cosnotify.filter.oes import subtree
+
+        c = compiled("\\b depth *")
+        long_names = [f"\\x{i}" + "\\a" * 2_500 for i in range(20)]
+        for node in long_names:
+            assert not c.structured(at(node))
+        assert c.structured(at("\\b\\c"))
+        assert not any(node in subtree._PATHS for node in long_names)
+        assert "\\b\\c" in subtree._PATHS
+        assert all(len(key) <= subtree.PATH_CACHE_CHARS for key in subtree._PATHS)
+
+    def test_cache_stays_within_its_character_budget(self) -> None:
+        """However many distinct pathnames are seen, the cache holds at most the budget."""
+        from cosnotify.filter.oes import subtree
+
+        pad = "p" * 1000
+        for i in range(subtree.PATH_CACHE_BUDGET_CHARS // 1000 + 50):
+            event_path(at(f"\\{i:08d}{pad}"))
+            assert sum(len(key) for key in subtree._PATHS) <= subtree.PATH_CACHE_BUDGET_CHARS
+
+    @pytest.mark.parametrize("text", [" depth 1", "depth 1", "  DEPTH 1  "])
+    def test_depth_clause_without_a_path_is_the_root(self, text: str) -> None:
+        """The grammar's optional path: ``depth D`` alone subscribes the root with depth D."""
+        assert parse_subscription(text) == Subscription((), 1)
+        c = compiled(text)
+        assert c.structured(at("\\Asia")) and not c.structured(at("\\Asia\\India"))
