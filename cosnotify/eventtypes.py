@@ -26,7 +26,7 @@ ALL = ("*", "%ALL")
 #: (``("%ATTRIBUTE", name)``): Elvin's quench, through section 2.6's subscription
 #: sharing (docs/grammars/elvin4.md, "Quench").
 ATTRIBUTE_DOMAIN = "%ATTRIBUTE"
-_SPECIAL = {"%ALL", "%ANY", "%TYPED", ATTRIBUTE_DOMAIN}
+_SPECIAL = {"%ALL", "%ANY", "%TYPED"}
 _BAD_CHARS = re.compile(r"[\x00-\x20\x7f]")
 
 
@@ -57,15 +57,21 @@ def attribute_type(name: str) -> tuple[str, str] | None:
     return (ATTRIBUTE_DOMAIN, name)
 
 
-def check_event_types(types: Iterable[Any]) -> list[tuple[str, str]]:
+def check_event_types(types: Iterable[Any], *, attributes: bool = False) -> list[tuple[str, str]]:
     """Normalised pairs for an EventTypeSeq, or ``InvalidEventType`` (section 3.3.1.1).
 
     A name is syntactically invalid if it holds whitespace or control
     characters, or a '%' outside the special names %ALL, %ANY and %TYPED.
+    With ``attributes`` (what filters report to their callbacks, never what
+    clients declare), ``("%ATTRIBUTE", name)`` is valid too.
     """
     pairs = []
     for event_type in types:
-        if not (_valid_part(event_type.domain_name) and _valid_part(event_type.type_name)):
+        domain, type_name = event_type.domain_name, event_type.type_name
+        if attributes and domain == ATTRIBUTE_DOMAIN and attribute_type(type_name) is not None:
+            pairs.append((domain, type_name))
+            continue
+        if not (_valid_part(domain) and _valid_part(type_name)):
             raise CosNotifyComm.InvalidEventType(event_type)
         pairs.append(normalize(event_type.domain_name, event_type.type_name))
     return pairs

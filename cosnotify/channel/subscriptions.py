@@ -30,7 +30,14 @@ import CosNotification
 import CosNotifyChannelAdmin as CA
 import CosNotifyComm__POA
 
-from cosnotify.eventtypes import ALL, ATTRIBUTE_DOMAIN, check_event_types, normalize, type_matches
+from cosnotify.eventtypes import (
+    ALL,
+    ATTRIBUTE_DOMAIN,
+    attribute_type,
+    check_event_types,
+    normalize,
+    type_matches,
+)
 
 __all__ = [
     "ALL",
@@ -245,12 +252,11 @@ class SubscriptionContributor:
         callback = FilterCallback(self, types)
         self._callbacks[filter_id] = callback
         try:
-            for info in new_filter.get_all_constraints():
+            constraints = new_filter.get_all_constraints()
+            for info in constraints:
                 types.update(self._checked_types(info.constraint_expression.event_types)
                              or [ALL], [])
-            attributes = getattr(new_filter, "_attribute_types", None)
-            if attributes is not None:  # a filter of this process: its quench types
-                types.update(attributes(), [])
+            types.update(_attributes_of(new_filter, constraints), [])
             callback.callback_id = new_filter.attach_callback(callback.argument_for(new_filter))
         except Exception as exc:  # noqa: BLE001 - a remote filter may refuse; sharing is best effort
             log.debug("cannot follow subscriptions of %r: %s", new_filter, exc)
@@ -273,7 +279,7 @@ class SubscriptionContributor:
     def _wanted_types(self) -> set[tuple[str, str]]:
         """The types this contributor adds to the aggregate now."""
         wanted: set[tuple[str, str]] = set(self._explicit.types)
-        for types in self._filter_types.values():
+        for types in list(self._filter_types.values()):  # add_filter may run meanwhile
             wanted |= types.types
         if ALL in wanted:  # every type; attributes tested still count (a quench)
             wanted = {ALL} | {pair for pair in wanted if pair[0] == ATTRIBUTE_DOMAIN}
@@ -283,6 +289,38 @@ class SubscriptionContributor:
         added, removed = self._contribution.replace(self._wanted_types())
         if added or removed:
             self._channel._hub.change_subscriptions(added, removed)
+
+
+def _attributes_of(flt: Any, constraints: list[Any]) -> list[tuple[str, str]]:
+    """The ("%ATTRIBUTE", name) types ``flt``'s constraints test now (a quench).
+
+    A filter of this process says; another's (a client's, another server's) is
+    read by compiling its constraints here when its grammar is one of ours
+    with a ``tested`` function, so the later changes its callback reports
+    start from the right set. Otherwise: none.
+    """
+    attributes = getattr(flt, "_attribute_types", None)
+    if attributes is not None:
+        return list(attributes())
+    from cosnotify.filter.registry import CompileContext, lookup_grammar
+
+    try:
+        grammar = lookup_grammar(flt._get_constraint_grammar())
+    except Exception:  # noqa: BLE001 - a remote filter may be gone; sharing is best effort
+        return []
+    if grammar is None or grammar.tested is None:
+        return []
+    found: set[tuple[str, str]] = set()
+    context = CompileContext()
+    for info in constraints:
+        try:
+            names = grammar.tested(grammar.compile(info.constraint_expression.constraint_expr,
+                                                   context))
+        except Exception as exc:  # noqa: BLE001 - a constraint we cannot read reports nothing
+            log.debug("no quench for constraint %r of %r: %s", info, flt, exc)
+            continue
+        found.update(pair for pair in map(attribute_type, names) if pair is not None)
+    return sorted(found)
 
 
 class FilterCallback(CosNotifyComm__POA.NotifySubscribe):  # type: ignore[misc]
@@ -303,9 +341,11 @@ class FilterCallback(CosNotifyComm__POA.NotifySubscribe):  # type: ignore[misc]
         self._reference: Any = None
 
     def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
-        owner = self._owner
-        self._types.update(owner._checked_types(added), owner._checked_types(removed))
-        owner._update_contribution()
+        # A filter reports event types and, for grammars with a quench, the
+        # ("%ATTRIBUTE", name) types of the attributes it tests.
+        self._types.update(check_event_types(added, attributes=True),
+                           check_event_types(removed, attributes=True))
+        self._owner._update_contribution()
 
     def argument_for(self, target_filter: Any) -> Any:
         """What to pass to ``target_filter.attach_callback``: self, or a reference to self."""

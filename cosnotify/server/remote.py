@@ -150,6 +150,10 @@ class GuardedFilter:
     def get_all_constraints(self) -> Any:
         return self._remote.get_all_constraints()
 
+    def _get_constraint_grammar(self) -> str:
+        """The filter's grammar (read when it is added, for its quench types)."""
+        return str(self._remote._get_constraint_grammar())
+
     def attach_callback(self, callback: Any) -> int:
         callback_id = int(self._remote.attach_callback(self._to_reference(callback)))
         with self._lock:

@@ -18,6 +18,7 @@ import pytest
 
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
+import CosNotifyComm
 import CosNotifyFilter as F
 
 from cosnotify.eventtypes import ALL, ATTRIBUTE_DOMAIN, attribute_type
@@ -126,6 +127,31 @@ class TestQuench:
         consumer_proxy(channel).add_filter(flt)
         settle(channel)
         assert accumulated(supplier.subscriptions) == {ALL}
+
+
+class TestClientsCannotDeclareThem:
+    """("%ATTRIBUTE", name) is what filters report; clients declaring it get the spec's
+    errors, as for any '%' name outside %ALL, %ANY and %TYPED (section 3.3.1.1)."""
+
+    @pytest.mark.parametrize("pair", [("%ATTRIBUTE", "host"), ("Telecom", "%ATTRIBUTE")])
+    def test_in_a_constraint(self, channel: Any, pair: tuple[str, str]) -> None:
+        """A constraint's event type list cannot hold it: InvalidConstraint."""
+        flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        with pytest.raises(F.InvalidConstraint):
+            flt.add_constraints([F.ConstraintExp([N.EventType(*pair)], "TRUE")])
+
+    @pytest.mark.parametrize("pair", [("%ATTRIBUTE", "host"), ("Telecom", "%ATTRIBUTE")])
+    def test_in_subscription_and_offer_changes(self, channel: Any,
+                                               pair: tuple[str, str]) -> None:
+        """subscription_change on a proxy supplier and offer_change on a proxy consumer
+        raise InvalidEventType."""
+        proxy = consumer_proxy(channel)
+        with pytest.raises(CosNotifyComm.InvalidEventType):
+            proxy.subscription_change([N.EventType(*pair)], [])
+        entry, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        with pytest.raises(CosNotifyComm.InvalidEventType):
+            entry.offer_change([N.EventType(*pair)], [])
 
 
 class TestAttributeTypes:

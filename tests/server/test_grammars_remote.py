@@ -10,6 +10,7 @@ tests/interop/notify/test_cxx_clients.py.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -17,9 +18,12 @@ from omniORB import CORBA
 
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
+import CosNotifyComm__POA
 import CosNotifyFilter as F
 import CosNotifyGrammars as G
 
+from tests.channel.conftest import WAIT
+from tests.server.conftest import reference
 from tests.server.test_remote import push_entry
 
 NODES = [r"\Asia", r"\Asia\India", r"\Asia\India\Calcutta", r"\Europe\France"]
@@ -117,3 +121,53 @@ class TestGrammarsRemotely:
             flt.add_constraints([F.ConstraintExp([], text)])
         assert caught.value.constr.constraint_expr == text
         assert flt.get_all_constraints() == []
+
+
+class QuenchingSupplier(CosNotifyComm__POA.StructuredPushSupplier):  # type: ignore[misc]
+    """A supplier servant in this process: keeps the subscription types it is told."""
+
+    def __init__(self) -> None:
+        self.current: set[tuple[str, str]] = set()
+        self.cond = threading.Condition()
+
+    def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
+        with self.cond:
+            self.current -= {(t.domain_name, t.type_name) for t in removed}
+            self.current |= {(t.domain_name, t.type_name) for t in added}
+            self.cond.notify_all()
+
+    def disconnect_structured_push_supplier(self) -> None:
+        pass
+
+    def wait_for(self, want: set[tuple[str, str]]) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: self.current == want, WAIT)
+
+
+class TestQuenchAcrossProcesses:
+    """Quench (docs/grammars/elvin4.md) with an ELVIN4 filter that lives in another process."""
+
+    def test_a_remote_filters_attributes_are_all_reported(self, omniorb: Any, server: Any,
+                                                          served: Any) -> None:
+        """A `cosnotify serve` channel holding an ELVIN4 filter made by another server tells
+        its suppliers every attribute the filter tests: those of the constraints it had when
+        added, and those added later."""
+        factory = omniorb.string_to_object(served.ior)._narrow(CA.EventChannelFactory)
+        channel, _ = factory.create_channel([], [])
+        supplier = QuenchingSupplier()
+        entry, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        entry._narrow(CA.StructuredProxyPushConsumer).connect_structured_push_supplier(
+            reference(omniorb, supplier))
+        elsewhere = omniorb.string_to_object(server.ior)._narrow(CA.EventChannelFactory)
+        other, _ = elsewhere.create_channel([], [])
+        flt = other._get_default_filter_factory().create_filter("ELVIN4")
+        flt.add_constraints([F.ConstraintExp([], 'host == "x"')])
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy._narrow(CA.StructuredProxyPullSupplier).connect_structured_pull_consumer(None)
+        proxy.add_filter(flt)
+        assert supplier.wait_for({("*", "%ALL"), ("%ATTRIBUTE", "host")}), supplier.current
+        flt.add_constraints([F.ConstraintExp([], 'host == "y" && load > 1')])
+        assert supplier.wait_for({("*", "%ALL"), ("%ATTRIBUTE", "host"),
+                                  ("%ATTRIBUTE", "load")}), supplier.current
