@@ -606,3 +606,32 @@ def routing_dense_events(draw: Any) -> Any:
         if draw(st.integers(0, 3)):
             found.append(_Notification.Property(name, draw(values)))
     return _routing_event("D", "T1", "e", [], found, CORBA.Any(CORBA.TC_null, None))
+
+
+# -- cosnotify.filter.eventheap: EVENTHEAP templates (docs/grammars/eventheap.md) ---------------
+from cosnotify.filter.eventheap import Template, TemplateField
+from cosnotify.filter.eventheap.model import FIELD_TYPES, RESERVED, FieldMode
+
+_eh_names = st.one_of(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True),
+                      st.text(min_size=1, max_size=6))
+
+
+@st.composite
+def eventheap_fields(draw: Any) -> TemplateField:
+    name = draw(_eh_names)
+    ftype = RESERVED[name].type if name in RESERVED else draw(st.sampled_from(FIELD_TYPES))
+    fixed = RESERVED[name].template if name in RESERVED else None
+    mode = fixed or draw(st.sampled_from(list(FieldMode)))
+    value = None
+    if mode is FieldMode.ACTUAL and draw(st.booleans()):
+        value = draw({
+            "boolean": st.booleans(), "int": st.integers(-(2 ** 31), 2 ** 31 - 1),
+            "long": st.integers(-(2 ** 63), 2 ** 63 - 1),
+            "float": st.floats(width=32, allow_nan=False),
+            "double": st.floats(allow_nan=False), "string": st.text(max_size=8),
+        }[ftype])
+    return TemplateField(name, ftype, mode, value)
+
+
+eventheap_templates: st.SearchStrategy[Template] = st.lists(eventheap_fields(), max_size=6, unique_by=lambda f: f.name).map(
+    lambda fs: Template(tuple(fs)))

@@ -19,8 +19,9 @@ from cosnotify.filter.eventheap import (
     parse_template,
     render,
 )
-from cosnotify.filter.eventheap.model import FIELD_TYPES, RESERVED, to_float32
+from cosnotify.filter.eventheap.model import RESERVED, to_float32
 from tests.filter.eventheap.support import VECTORS
+from tests.strategies import eventheap_templates as templates
 
 VALID = [v for v in VECTORS["syntax"] if v["valid"]]
 INVALID = [v for v in VECTORS["syntax"] if not v["valid"]]
@@ -126,31 +127,6 @@ class TestLiterals:
         for name, reserved in RESERVED.items():
             value = {None: "?", FieldMode.FORMAL: "?", FieldMode.VIRTUAL: "~"}[reserved.template]
             assert parse_template(f"{name} = {value}").fields[0].type == reserved.type
-
-
-_names = st.one_of(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True),
-                   st.text(min_size=1, max_size=6))
-
-
-@st.composite
-def fields(draw: Any) -> TemplateField:
-    name = draw(_names)
-    ftype = RESERVED[name].type if name in RESERVED else draw(st.sampled_from(FIELD_TYPES))
-    fixed = RESERVED[name].template if name in RESERVED else None
-    mode = fixed or draw(st.sampled_from(list(FieldMode)))
-    value = None
-    if mode is FieldMode.ACTUAL and draw(st.booleans()):
-        value = draw({
-            "boolean": st.booleans(), "int": st.integers(-(2 ** 31), 2 ** 31 - 1),
-            "long": st.integers(-(2 ** 63), 2 ** 63 - 1),
-            "float": st.floats(width=32, allow_nan=False),
-            "double": st.floats(allow_nan=False), "string": st.text(max_size=8),
-        }[ftype])
-    return TemplateField(name, ftype, mode, value)
-
-
-templates = st.lists(fields(), max_size=6, unique_by=lambda f: f.name).map(
-    lambda fs: Template(tuple(fs)))
 
 
 class TestRoundTrip:
