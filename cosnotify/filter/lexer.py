@@ -25,10 +25,10 @@ import re
 from typing import Any, Final
 
 import attrs
-from ply import lex
 
 from cosnotify.filter.ast import MAX_INTEGER
-from cosnotify.filter.errors import ConstraintSyntaxError, RaisingLogger
+from cosnotify.filter.errors import ConstraintSyntaxError
+from cosnotify.filter.plytools import build_lexer
 
 __all__ = ["ConstraintLexer", "Token", "TokenStream", "digits_value", "shorten", "tokenize"]
 
@@ -217,8 +217,7 @@ def _decode_string(lexer: Any, body: str, offset: int) -> str:
 @functools.lru_cache(maxsize=1)
 def _master_lexer() -> Any:
     """Build the PLY lexer once; callers clone it."""
-    return lex.lex(module=ConstraintLexer(), reflags=int(re.DOTALL), optimize=False,
-                   errorlog=RaisingLogger())
+    return build_lexer(ConstraintLexer())
 
 
 class TokenStream:

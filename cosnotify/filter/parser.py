@@ -33,14 +33,12 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
 from typing import Any, Final, TypeVar
 
-from ply import yacc
-
 from cosnotify.filter import ast
-from cosnotify.filter.errors import ConstraintSyntaxError, RaisingLogger
+from cosnotify.filter.errors import ConstraintSyntaxError
 from cosnotify.filter.lexer import ConstraintLexer, TokenStream, digits_value, shorten
+from cosnotify.filter.plytools import SerialParser, build_tables
 
 __all__ = ["ConstraintParser", "build_parser", "parse_constraint"]
 
@@ -475,35 +473,14 @@ def build_parser(*, debug: bool = False, errorlog: Any = None) -> ConstraintPars
     With ``debug=True`` PLY also reports conflicts to ``errorlog`` (the grammar
     listing goes to a null log). ``errorlog`` defaults to ``RaisingLogger``.
     """
-    grammar = ConstraintParser()
-    grammar.lr = yacc.yacc(
-        module=grammar, start="constraint", debug=debug, write_tables=False,
-        debuglog=yacc.NullLogger() if debug else None,
-        errorlog=errorlog if errorlog is not None else RaisingLogger())
-    return grammar
-
-
-class _Parser:
-    """A built grammar plus the lock that serialises its use."""
-
-    def __init__(self) -> None:
-        self.grammar = build_parser()
-        self.lock = threading.Lock()
-
-    def parse(self, text: str) -> ast.Expression:
-        with self.lock:
-            self.grammar._text = text
-            try:
-                result = self.grammar.lr.parse(lexer=TokenStream(text), tracking=True)
-            finally:
-                self.grammar._text = ""
-        assert isinstance(result, ast.EXPRESSION_TYPES)
-        return result
+    made: ConstraintParser = build_tables(ConstraintParser(), "constraint", debug=debug,
+                                          errorlog=errorlog)
+    return made
 
 
 @functools.lru_cache(maxsize=1)
-def _default_parser() -> _Parser:
-    return _Parser()
+def _default_parser() -> SerialParser:
+    return SerialParser(build_parser(), TokenStream)
 
 
 def parse_constraint(text: str) -> ast.Expression:
@@ -520,4 +497,6 @@ def parse_constraint(text: str) -> ast.Expression:
         raise ConstraintSyntaxError(
             f"constraint is {len(text)} characters long; the limit is {ast.MAX_LENGTH}",
             text, ast.MAX_LENGTH)
-    return _default_parser().parse(text)
+    result = _default_parser().parse(text)
+    assert isinstance(result, ast.EXPRESSION_TYPES)
+    return result

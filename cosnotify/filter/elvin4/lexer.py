@@ -36,10 +36,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
-from ply import lex
-
 from cosnotify.filter.elvin4.errors import SubscriptionError
-from cosnotify.filter.errors import RaisingLogger
+from cosnotify.filter.plytools import build_lexer
 
 __all__ = ["ElvinLexer", "TokenStream", "tokenize"]
 
@@ -169,8 +167,7 @@ def _error(lexer: Any, name: str, message: str, position: int) -> SubscriptionEr
 @functools.lru_cache(maxsize=1)
 def _master_lexer() -> Any:
     """Build the PLY lexer once; callers clone it."""
-    return lex.lex(module=ElvinLexer(), reflags=int(re.DOTALL), optimize=False,
-                   errorlog=RaisingLogger())
+    return build_lexer(ElvinLexer())
 
 
 class TokenStream:

@@ -22,16 +22,14 @@ is reduced, so no later pass recurses deeper than ``MAX_NESTING``.
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Any
 
 import attrs
-from ply import yacc
 
 from cosnotify.filter.elvin4 import ast
 from cosnotify.filter.elvin4.errors import SubscriptionError
 from cosnotify.filter.elvin4.lexer import INT32_MAX, INT64_MAX, ElvinLexer, TokenStream
-from cosnotify.filter.errors import RaisingLogger
+from cosnotify.filter.plytools import SerialParser, build_tables
 
 __all__ = ["ElvinParser", "build_parser", "parse"]
 
@@ -197,33 +195,13 @@ def _deep(p: Any, index: int, node: ast.Node) -> ast.Node:
 
 def build_parser(*, debug: bool = False, errorlog: Any = None) -> ElvinParser:
     """Build the PLY tables (``errorlog`` defaults to one that raises on any warning)."""
-    grammar = ElvinParser()
-    grammar.lr = yacc.yacc(
-        module=grammar, start="expr", debug=debug, write_tables=False,
-        debuglog=yacc.NullLogger() if debug else None,
-        errorlog=errorlog if errorlog is not None else RaisingLogger())
-    return grammar
-
-
-class _Parser:
-    def __init__(self) -> None:
-        self.grammar = build_parser()
-        self.lock = threading.Lock()
-
-    def parse(self, text: str) -> ast.Node:
-        with self.lock:
-            self.grammar._text = text
-            try:
-                result: ast.Node = self.grammar.lr.parse(lexer=TokenStream(text),
-                                                         tracking=True)
-            finally:
-                self.grammar._text = ""
-        return result
+    made: ElvinParser = build_tables(ElvinParser(), "expr", debug=debug, errorlog=errorlog)
+    return made
 
 
 @functools.lru_cache(maxsize=1)
-def _default_parser() -> _Parser:
-    return _Parser()
+def _default_parser() -> SerialParser:
+    return SerialParser(build_parser(), TokenStream)
 
 
 def parse(text: str) -> ast.Node:
@@ -233,4 +211,5 @@ def parse(text: str) -> ast.Node:
     """
     if not text.strip(" \t\r\n"):
         raise SubscriptionError("PARSE_ERROR", "empty expression", text, len(text))
-    return _default_parser().parse(text)
+    result: ast.Node = _default_parser().parse(text)
+    return result
