@@ -14,7 +14,7 @@ from typing import Any
 
 import cosnotify.corba  # noqa: F401 - omniORB before any COS stub module
 
-__all__ = ["EventChannelFactory", "ServiceConfig", "__version__", "host"]
+__all__ = ["EventChannelFactory", "ServiceConfig", "__version__", "host", "stats"]
 
 
 def __getattr__(name: str) -> Any:
@@ -31,4 +31,8 @@ def __getattr__(name: str) -> Any:
         from cosnotify.channel.service import ServiceConfig
 
         return ServiceConfig
+    if name == "stats":
+        from cosnotify.ops.stats import stats
+
+        return stats
     raise AttributeError(name)

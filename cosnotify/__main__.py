@@ -117,6 +117,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-connections", type=_count, metavar="N",
                        help="connections past which omniORB serves connections from its "
                             "thread pool instead of a thread each (default 10000)")
+    serve.add_argument("--metrics", type=_endpoint, metavar="HOST:PORT",
+                       help="serve Prometheus metrics at http://HOST:PORT/metrics "
+                            "(docs/operations.md); port 0 picks a free one")
     serve.add_argument("-v", "--verbose", action="count", default=0,
                        help="log more (once: info, twice: debug)")
     return parser
@@ -140,10 +143,36 @@ def serve(args: argparse.Namespace) -> int:
                                   max_workers=args.max_workers,
                                   max_workers_per_client=args.max_workers_per_client,
                                   slow_push=args.slow_push))
-        server = NotificationServer(config).start()
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback
         print(f"cosnotify serve: cannot start: {exc}", file=sys.stderr)
         return 1
+    metrics: Any = None
+    registry: Any = None
+    where = ""
+    if args.metrics is not None:
+        # Bound before the service starts: a port in use stops it from starting at all.
+        from cosnotify.ops.metrics import serve_metrics
+
+        metrics_host, metrics_port = args.metrics
+        try:
+            metrics, registry = serve_metrics(metrics_host, metrics_port)
+        except OSError as exc:
+            print(f"cosnotify serve: cannot start: metrics at {metrics_host}:{metrics_port}: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            return 1
+        url_host = f"[{metrics_host}]" if ":" in metrics_host else metrics_host
+        where = f"; metrics http://{url_host}:{metrics.server_address[1]}/metrics"
+    try:
+        server = NotificationServer(config).start()
+    except Exception as exc:  # noqa: BLE001 - one line, not a traceback
+        if metrics is not None:
+            metrics.shutdown()
+        print(f"cosnotify serve: cannot start: {exc}", file=sys.stderr)
+        return 1
+    if registry is not None:
+        from cosnotify.ops.metrics import StatsCollector
+
+        registry.register(StatsCollector(server.factory))
 
     def stop(signum: int, frame: Any) -> None:
         log.info("signal %d: shutting down (a second signal ends the process at once)", signum)
@@ -153,11 +182,13 @@ def serve(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    log.warning("serving %s at %s (naming %s)", config.name, server.factory_url,
-                server.naming_url)
+    log.warning("serving %s at %s (naming %s%s)", config.name, server.factory_url,
+                server.naming_url, where)
     try:
         server.run()
     finally:
+        if metrics is not None:
+            metrics.shutdown()
         server.stop()
     log.warning("stopped")
     return 0

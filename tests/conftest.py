@@ -22,3 +22,15 @@ def omniorb() -> Any:
     orb = CORBA.ORB_init(orb_arguments(ServerConfig(port=0)), CORBA.ORB_ID)
     orb.resolve_initial_references("RootPOA")._get_the_POAManager().activate()
     return orb
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _orb_before_anything(omniorb: Any) -> None:
+    """Make the ORB with `omniorb`'s options before any test runs.
+
+    Code that needs an ORB and finds none (``channel.codec.ensure_orb``, for a
+    store) makes one with omniORB's defaults, and omniORB keeps the first ORB
+    of a process: had such a test run first in an xdist worker, a later test of
+    that worker relying on the server's options (the message size limit,
+    tests/server/test_bad_input.py) would fail depending on test order.
+    """

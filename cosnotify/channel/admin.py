@@ -57,11 +57,14 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
 
     qos_level = Level.CONSUMER_ADMIN
     limit_name = "MaxConsumers"
+    #: The channel-wide scope of its proxies' names (channel/names.py).
+    proxy_scope = "ps"
 
     def __init__(self, channel: Any, admin_id: int | None, operator: Any) -> None:
         self._channel = channel
         self._service = channel._service
         self._id = admin_id
+        self._name: str | None = None  # TAO's names (channel/names.py)
         self._operator = operator
         self._and_op = operator == CA.AND_OP
         self._lock = threading.RLock()
@@ -85,6 +88,11 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
     def _get_MyOperator(self) -> Any:
         return self._operator
 
+    @property
+    def name(self) -> str | None:
+        """The name given by ``named_new_for_*``, else None."""
+        return self._name
+
     # -- QoS ----------------------------------------------------------------------------
     def _qos_target(self) -> Target:
         parent, _ = self._channel._qos_snapshot()
@@ -96,8 +104,24 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
         return self._service.capabilities
 
     # -- proxies ---------------------------------------------------------------------------
-    def _create(self, cls: Callable[[Any, int | None], Any], numbered: bool) -> tuple[Any, int | None]:
+    def _create(self, cls: Callable[[Any, int | None], Any], numbered: bool,
+                name: str | None = None, qos: list[Any] | None = None) -> tuple[Any, int | None]:
+        """A new proxy; with TAO's ``name`` (claimed first, channel/names.py) and
+        ``initial_qos`` (NotifyExt: refused QoS leaves no proxy behind)."""
         self._check_alive()
+        with self._channel._names.claimed(self.proxy_scope, name):
+            proxy, proxy_id = self._make(cls, numbered)
+        proxy._name = name
+        if qos is not None:
+            try:
+                proxy.set_qos(qos)
+            except BaseException:
+                proxy._destroy(notify_client=False)
+                raise
+        proxy._persist()
+        return proxy, proxy_id
+
+    def _make(self, cls: Callable[[Any, int | None], Any], numbered: bool) -> tuple[Any, int | None]:
         try:
             self._channel._reserve_proxy(self.limit_name)
         except CA.AdminLimitExceeded as exc:
@@ -123,10 +147,10 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
         except BaseException:
             self._channel._unreserve_proxy(self.limit_name)
             raise
-        proxy._persist()
         return proxy, proxy_id
 
-    def _obtain(self, table: dict[str, Any], ctype: Any) -> tuple[Any, int]:
+    def _obtain(self, table: dict[str, Any], ctype: Any, name: str | None = None,
+                qos: list[Any] | None = None) -> tuple[Any, int]:
         kind = str(getattr(ctype, "_n", ""))
         cls = table.get(kind)
         if cls is None:
@@ -135,7 +159,7 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
                 and table in (_PUSH_SUPPLIERS, _PULL_SUPPLIERS)):
             # Section 3.7: an Acknowledgment admin makes CosNotifyChannelAdminAck proxies.
             cls = ACK_KINDS[kind][0 if table is _PUSH_SUPPLIERS else 1]
-        proxy, proxy_id = self._create(cls, numbered=True)
+        proxy, proxy_id = self._create(cls, True, name, qos)
         return proxy, proxy_id  # type: ignore[return-value]
 
     def _ids(self, kinds: tuple[Any, ...]) -> list[int]:
@@ -158,6 +182,7 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
                 self._proxies.pop(proxy.proxy_id, None)
             elif proxy in self._anonymous:
                 self._anonymous.remove(proxy)
+        self._channel._names.release(self.proxy_scope, getattr(proxy, "_name", None))
         self._connection_changed(proxy)
         self._channel._unreserve_proxy(self.limit_name)
 
@@ -295,6 +320,15 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
     def obtain_notification_push_supplier(self, ctype: Any) -> tuple[Any, int]:
         return self._obtain(_PUSH_SUPPLIERS, ctype)
 
+    def obtain_notification_push_supplier_with_qos(self, ctype: Any,
+                                                   initial_qos: list[Any]) -> tuple[Any, int]:
+        """NotifyExt: the proxy and its initial QoS in one step (UnsupportedQoS: no proxy)."""
+        return self._obtain(_PUSH_SUPPLIERS, ctype, qos=initial_qos)
+
+    def obtain_named_notification_push_supplier(self, ctype: Any, name: str) -> tuple[Any, int]:
+        """NotifyMonitoringExt: a push proxy supplier named uniquely in the channel."""
+        return self._obtain(_PUSH_SUPPLIERS, ctype, name=name)
+
     def obtain_push_supplier(self) -> Any:
         """Event Service style proxy (no id; section 2.1.3)."""
         return self._create(pss.EventServiceProxyPushSupplier, numbered=False)[0]
@@ -321,6 +355,7 @@ class SupplierAdmin(_Admin):
 
     qos_level = Level.SUPPLIER_ADMIN
     limit_name = "MaxSuppliers"
+    proxy_scope = "pc"
 
     def __init__(self, channel: Any, admin_id: int | None, operator: Any) -> None:
         super().__init__(channel, admin_id, operator)
@@ -340,6 +375,13 @@ class SupplierAdmin(_Admin):
 
     def obtain_notification_push_consumer(self, ctype: Any) -> tuple[Any, int]:
         return self._obtain(_PUSH_CONSUMERS, ctype)
+
+    def obtain_notification_push_consumer_with_qos(self, ctype: Any,
+                                                   initial_qos: list[Any]) -> tuple[Any, int]:
+        return self._obtain(_PUSH_CONSUMERS, ctype, qos=initial_qos)
+
+    def obtain_named_notification_push_consumer(self, ctype: Any, name: str) -> tuple[Any, int]:
+        return self._obtain(_PUSH_CONSUMERS, ctype, name=name)
 
     def obtain_push_consumer(self) -> Any:
         return self._create(cp.EventServiceProxyPushConsumer, numbered=False)[0]

@@ -36,6 +36,7 @@ from cosnotify.channel.admin import (
     SupplierAdmin,
 )
 from cosnotify.channel.admin_mixins import QoSAdminMixin, initial_qos
+from cosnotify.channel.names import NameTable
 from cosnotify.channel.queue import DEADLINE_ORDER, LIFO_ORDER, PRIORITY_ORDER
 from cosnotify.channel.subscriptions import SubscriptionHub
 from cosnotify.filter.oes.limits import CURRENT_LIMITS, NodeLimits
@@ -164,6 +165,9 @@ class EventChannel(QoSAdminMixin):
         self._factory = factory
         self._service = factory._service
         self._id = channel_id
+        #: TAO's names (channel/names.py): this channel's, and those of its admins and proxies.
+        self._name: str | None = None
+        self._names = NameTable()
         self._qos, self._qos_explicit = initial_qos(Level.CHANNEL, None)
         self._qos.update(qos)
         self._qos_explicit.update(explicit)
@@ -239,6 +243,11 @@ class EventChannel(QoSAdminMixin):
     def channel_id(self) -> int:
         return self._id
 
+    @property
+    def name(self) -> str | None:
+        """The name given by ``create_named_channel``, else None."""
+        return self._name
+
     # -- admins --------------------------------------------------------------------------------
     def new_for_consumers(self, op: Any) -> tuple[ConsumerAdmin, int]:
         return self._new_admin(ConsumerAdmin, self._consumer_admins, op)
@@ -246,15 +255,25 @@ class EventChannel(QoSAdminMixin):
     def new_for_suppliers(self, op: Any) -> tuple[SupplierAdmin, int]:
         return self._new_admin(SupplierAdmin, self._supplier_admins, op)
 
-    def _new_admin(self, cls: Any, table: dict[int, Any], op: Any) -> tuple[Any, int]:
+    def named_new_for_consumers(self, op: Any, name: str) -> tuple[ConsumerAdmin, int]:
+        return self._new_admin(ConsumerAdmin, self._consumer_admins, op, name)  # names.py
+
+    def named_new_for_suppliers(self, op: Any, name: str) -> tuple[SupplierAdmin, int]:
+        return self._new_admin(SupplierAdmin, self._supplier_admins, op, name)
+
+    def _new_admin(self, cls: Any, table: dict[int, Any], op: Any,
+                   name: str | None = None) -> tuple[Any, int]:
         if op not in (CA.AND_OP, CA.OR_OP):
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"bad InterFilterGroupOperator {op!r}")
         topology = self._service.topology
+        scope = "ca" if cls is ConsumerAdmin else "sa"
         with self._lock:
             self._check_alive()
-            admin_id = (topology.next_id(f"ch/{self._id}/admins") + 1 if topology
-                        else next(self._admin_ids))
-            admin = cls(self, admin_id, op)
+            with self._names.claimed(scope, name):
+                admin_id = (topology.next_id(f"ch/{self._id}/admins") + 1 if topology
+                            else next(self._admin_ids))
+                admin = cls(self, admin_id, op)
+            admin._name = name
             table[admin_id] = admin
             self._rebuild_routes()
         admin._persist()
@@ -307,8 +326,10 @@ class EventChannel(QoSAdminMixin):
                     self._es_admins.remove(admin)
             elif isinstance(admin, ConsumerAdmin):
                 self._consumer_admins.pop(admin._id, None)
+                self._names.release("ca", admin._name)
             else:
                 self._supplier_admins.pop(admin._id, None)
+                self._names.release("sa", admin._name)
             self._rebuild_routes()
 
     def _rebuild_routes(self) -> None:

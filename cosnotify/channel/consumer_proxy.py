@@ -30,6 +30,7 @@ import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.admin_mixins import groups_pass, match_any
 from cosnotify.channel.clients import narrowed
+from cosnotify.channel.counters import Counter, channel_events_in
 from cosnotify.channel.event import apply_qos, from_any, from_structured
 from cosnotify.channel.proxy import ProxyBase, Suspendable
 from cosnotify.channel.subscriptions import Relay, TypeSet
@@ -66,6 +67,13 @@ class ProxyConsumer(ProxyBase):
         #: subscription_change to the supplier; made before it connects (see the
         #: offer relay of proxy suppliers).
         self._subscription_relay = Relay(self._service, None, "subscription_change")
+        #: Counters (cosnotify.stats): events from the supplier, and those the filters
+        #: rejected. Several supplier threads may push at once with no lock held, so
+        #: these are itertools counts (channel/counters.py), as is the channel's.
+        self._counting = self._service.config.counters
+        self._received = Counter()
+        self._rejected = Counter()
+        self._channel_in = channel_events_in(self._channel)
 
     # -- the event path ------------------------------------------------------------------
     def _inject_structured(self, structured: Any) -> None:
@@ -77,6 +85,8 @@ class ProxyConsumer(ProxyBase):
     def _inject(self, event: Any, batch: list[Any] | None = None) -> None:
         """Filter ``event`` and forward it (or, given ``batch``, append it there for the
         channel to forward with the rest of a supplier's sequence)."""
+        if self._counting:
+            next(self._received)
         explicit = self._qos_explicit
         if explicit or event.qos_header:
             apply_qos(event, self._qos, explicit, self._channel._event_log is not None)
@@ -93,11 +103,16 @@ class ProxyConsumer(ProxyBase):
             finally:
                 CURRENT_LIMITS.reset(token)
             if not passed:
+                next(self._rejected)
                 return
         if batch is not None:
+            if self._counting:
+                next(self._channel_in)  # handed over with the batch (channel._forward_all)
             batch.append(event)
             return
         self._channel._forward(event)
+        if self._counting:
+            next(self._channel_in)
 
     # -- NotifyPublish on the proxy (section 2.6.2) ------------------------------------------
     def offer_change(self, added: list[Any], removed: list[Any]) -> None:

@@ -6,6 +6,14 @@ raises UnsupportedQoS / UnsupportedAdmin with the same error lists), numbers
 channels from 0, and owns the :class:`Service` (clock, worker pool, limits)
 every channel under it shares. ``close()`` is not an IDL operation: it
 destroys every channel and stops the workers.
+
+TAO's extensions (docs/server.md, "TAO's extensions"): ``create_named_channel``
+(NotifyMonitoringExt; names unique per factory, channel/names.py), the
+ReconnectionRegistry (NotifyExt; channel/reconnect.py), ``destroy()`` -- the
+factory shuts down as TAO's does: ``close()``, or the server's stop when a
+server serves it (``on_destroy``) -- and ``save_topology()``, a no-op: with a
+store every change is already written when it is made, and without one there
+is nothing to save.
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.channel import EventChannel
 from cosnotify.channel.clock import Clock
+from cosnotify.channel.names import NameTable
+from cosnotify.channel.reconnect import ReconnectionRegistry
 from cosnotify.channel.service import Service, ServiceConfig
 from cosnotify.channel.topology import Topology, persistent
 from cosnotify.qos.negotiation import Capabilities, Target, check_admin, check_qos
@@ -46,10 +56,14 @@ class EventChannelFactory:
         self._ids = itertools.count(0)
         self._filter_factory: Any = None
         self._closed = False
+        self._names = NameTable()
+        #: Called by ``destroy()`` instead of ``close()`` (the server: it stops).
+        self.on_destroy: Any = None
         if store is not None:
             self._service.topology = Topology(store)
-            if restore:
-                self.restore()
+        self._registry = ReconnectionRegistry(self._service.topology)
+        if store is not None and restore:
+            self.restore()
 
     def restore(self, remote_filter: Any = None) -> None:
         """Bring back the persistent objects of the store (docs/persistence.md).
@@ -63,6 +77,7 @@ class EventChannelFactory:
             raise CORBA.BAD_INV_ORDER(0, CORBA.COMPLETED_NO, "this factory has no store")
         topology.remote_filter = remote_filter
         topology.restore(self)
+        self._registry.restore()
 
     @property
     def service(self) -> Service:
@@ -70,6 +85,15 @@ class EventChannelFactory:
 
     def create_channel(self, initial_qos: list[Any],
                        initial_admin: list[Any]) -> tuple[EventChannel, int]:
+        return self._create_channel(initial_qos, initial_admin, None)
+
+    def create_named_channel(self, initial_qos: list[Any], initial_admin: list[Any],
+                             name: str) -> tuple[EventChannel, int]:
+        """NotifyMonitoringExt: ``create_channel`` with a name unique in this factory."""
+        return self._create_channel(initial_qos, initial_admin, name)
+
+    def _create_channel(self, initial_qos: list[Any], initial_admin: list[Any],
+                        name: str | None) -> tuple[EventChannel, int]:
         qos, qos_errors = check_qos(initial_qos, Target(Level.CHANNEL), {},
                                     self._service.capabilities)
         if qos_errors:
@@ -81,8 +105,10 @@ class EventChannelFactory:
         with self._lock:
             if self._closed:
                 raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, "the factory was closed")
-            channel_id = topology.next_id("channels") if topology else next(self._ids)
-            channel = EventChannel(self, channel_id, qos, set(qos), admin)
+            with self._names.claimed("channel", name):
+                channel_id = topology.next_id("channels") if topology else next(self._ids)
+                channel = EventChannel(self, channel_id, qos, set(qos), admin)
+            channel._name = name
             self._channels[channel_id] = channel
         channel._persist()
         return channel, channel_id
@@ -91,6 +117,7 @@ class EventChannelFactory:
         """A channel restored from the store (topology.py)."""
         with self._lock:
             self._channels[channel._id] = channel
+        self._names.adopt("channel", channel._name)
 
     def get_all_channels(self) -> list[int]:
         with self._lock:
@@ -106,6 +133,7 @@ class EventChannelFactory:
     def _channel_destroyed(self, channel: EventChannel) -> None:
         with self._lock:
             self._channels.pop(channel._id, None)
+        self._names.release("channel", channel._name)
 
     def _get_filter_factory(self) -> Any:
         with self._lock:
@@ -114,6 +142,36 @@ class EventChannelFactory:
 
                 self._filter_factory = FilterFactory(persistence=self._service.topology)
             return self._filter_factory
+
+    # -- TAO's NotifyExt::EventChannelFactory ------------------------------------------------------
+    def register_callback(self, reconection: Any) -> int:
+        return self._registry.register_callback(reconection)
+
+    def unregister_callback(self, id: int) -> None:
+        self._registry.unregister_callback(id)
+
+    def is_alive(self) -> bool:
+        return True
+
+    @property
+    def reconnection_registry(self) -> ReconnectionRegistry:
+        return self._registry
+
+    def send_reconnect(self, new_connection: Any) -> int:
+        """Tell every registered callback to reconnect to ``new_connection`` (after a
+        restart); failing callbacks are dropped. Returns how many were told."""
+        return self._registry.send_reconnect(new_connection)
+
+    def save_topology(self) -> None:
+        """TAO's diagnostic flush: every change is already in the store when made."""
+
+    def destroy(self) -> None:
+        """Shut the factory down, as TAO's does: the server stops, or ``close()``."""
+        hook = self.on_destroy
+        if hook is not None:
+            hook()
+        else:
+            self.close()
 
     def close(self, wait: bool = True) -> None:
         """Destroy every channel and stop the service's threads; no channel is made after.

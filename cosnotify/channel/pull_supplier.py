@@ -118,7 +118,10 @@ class _PullSupplier(ProxySupplier):
             with self._cond:
                 self._pulling += 1
                 try:
-                    return self._wait_and_take(limit, block, deadline, expired, timers)
+                    batch = self._wait_and_take(limit, block, deadline, expired, timers)
+                    if self._counting:
+                        self._n_delivered += len(batch)
+                    return batch
                 finally:
                     self._pulling -= 1
                     self._last_pull = clock.now()

@@ -109,6 +109,15 @@ def timed_push(proxy: Any, started: float, more: bool, events: int = 1) -> None:
         raise _Slowed()
 
 
+def _reason(exc: Exception) -> str:
+    """One line saying why a push failed (for cosnotify.stats)."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if isinstance(exc, CORBA.SystemException):
+        text = f"minor {exc.minor:#x}, {exc.completed}"
+    name = type(exc).__name__
+    return f"{name}: {text}"[:200] if text else name
+
+
 class _PushSupplier(Suspendable, ProxySupplier):
     """Delivery machinery shared by the push proxy suppliers."""
 
@@ -247,8 +256,11 @@ class _PushSupplier(Suspendable, ProxySupplier):
                 batch = self._retry
                 if batch:
                     self._retry = []
-                    expired.extend(e for e in batch if e.deadline is not None and e.deadline <= now)
-                    batch = [e for e in batch if e.deadline is None or e.deadline > now]
+                    late = [e for e in batch if e.deadline is not None and e.deadline <= now]
+                    if late:
+                        self._queue.expired += len(late)  # taken from the queue before
+                        expired.extend(late)
+                        batch = [e for e in batch if e.deadline is None or e.deadline > now]
                 else:
                     batch = self._take(now, expired)
                 consumer = self._client
@@ -285,6 +297,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
             try:
                 self._send(consumer, batch)
             except _Undelivered as failure:
+                self._n_delivered += failure.sent  # this task is the only writer
                 self._sent(batch[:failure.sent])
                 if isinstance(failure.error, _Stopped):
                     return self._stopped(batch[failure.sent:])
@@ -296,6 +309,8 @@ class _PushSupplier(Suspendable, ProxySupplier):
                     return self._stopped(batch[failure.sent:])
                 return self._failed(batch[failure.sent:], failure.error)
             ended = clock.now()
+            if self._counting:
+                self._n_delivered += len(batch)
             self._failures = 0
             if self._batched:  # one call for the batch (one_by_one times each call)
                 timed_push(self, started, False, len(batch))
@@ -342,6 +357,8 @@ class _PushSupplier(Suspendable, ProxySupplier):
         return False
 
     def _failed(self, batch: list[Entry], exc: Exception) -> bool:
+        self._n_failed += 1  # the delivery task is the only writer
+        self._last_failure = (self._service.clock.now(), _reason(exc))
         if isinstance(exc, _GONE):
             log.info("%r: consumer is gone (%s); destroying the proxy", self, type(exc).__name__)
             self._channel._released(batch)

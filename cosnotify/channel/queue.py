@@ -126,6 +126,15 @@ class EventQueue:
         self.order_policy = order_policy
         self.discard_policy = discard_policy
         self.max_events = max_events
+        #: Counters (cosnotify.stats), bumped under the owner's lock like everything
+        #: here: copies put, discarded by MaxEventsPerConsumer, dropped expired,
+        #: removed by the channel (MaxQueueLength). ``counting`` False: only the first
+        #: is skipped (the others are off the per-event path).
+        self.counting = True
+        self.accepted = 0
+        self.discarded = 0
+        self.expired = 0
+        self.removed = 0
         self.set_policies(order_policy, discard_policy, max_events)
 
     # -- configuration ----------------------------------------------------------
@@ -148,6 +157,8 @@ class EventQueue:
         """Queue ``entry``; returns the entries discarded to respect MaxEventsPerConsumer
         (possibly ``entry`` itself, under LifoOrder)."""
         entry.owner = self
+        if self.counting:
+            self.accepted += 1
         event = entry.event
         start = event.start
         if start is not None and start > now:
@@ -217,6 +228,7 @@ class EventQueue:
             self._size -= 1
             deadline = entry.deadline
             if deadline is not None and deadline <= now:
+                self.expired += 1
                 if expired is not None:
                     expired.append(entry)
                 continue
@@ -256,6 +268,7 @@ class EventQueue:
         if not entry.alive or entry.owner is not self:
             return False
         self._kill(entry)
+        self.removed += 1
         self._maybe_compact()
         return True
 
@@ -264,6 +277,8 @@ class EventQueue:
         gone = [e for e in self._live_entries() if e.deadline is not None and e.deadline <= now]
         for entry in gone:
             self.remove(entry)
+        self.removed -= len(gone)
+        self.expired += len(gone)
         return gone
 
     def clear(self) -> list[Entry]:
@@ -299,6 +314,7 @@ class EventQueue:
                 continue
             self._kill(entry)
             discarded.append(entry)
+        self.discarded += len(discarded)
         self._maybe_compact()
         return discarded
 

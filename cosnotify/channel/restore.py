@@ -88,6 +88,7 @@ class _Rebuild:
         admin = qos_values(data["admin"])
         channel: Any = EventChannel(self.factory, data["id"], qos, set(qos), admin)
         channel._stored = True
+        channel._name = data.get("name")
         self.factory._adopt_channel(channel)
 
     def admin(self, path: str, data: dict[str, Any]) -> None:
@@ -98,6 +99,8 @@ class _Rebuild:
         table = channel._consumer_admins if consumer else channel._supplier_admins
         admin: Any = cls(channel, data["id"], OPERATORS[data["op"]])
         admin._stored = True
+        admin._name = data.get("name")
+        channel._names.adopt(parts[2], admin._name)
         _apply_qos(admin, data["qos"])
         with channel._lock:
             table[admin._id] = admin
@@ -122,6 +125,8 @@ class _Rebuild:
         try:
             proxy: Any = cls(admin, data["id"])
             proxy._stored = True
+            proxy._name = data.get("name")
+            channel._names.adopt(admin.proxy_scope, proxy._name)
             _apply_qos(proxy, data["qos"])
         except BaseException:
             channel._unreserve_proxy(admin.limit_name)  # the record is skipped: no count

@@ -74,6 +74,10 @@ class ServiceConfig:
     #: channels; obtaining one more raises AdminLimitExceeded (name
     #: "MaxSubscriptions"). 0: no limit. About 15 KB each (docs/routing.md).
     max_subscriptions: int = 100_000
+    #: Count events per proxy and channel (cosnotify.stats, docs/operations.md). Off
+    #: only to measure what counting costs (benchmarks/counters_bench.py); read once
+    #: per proxy, when it is made.
+    counters: bool = True
 
     def __attrs_post_init__(self) -> None:
         if self.routing not in ("auto", "index", "scan"):

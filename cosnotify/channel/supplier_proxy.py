@@ -47,6 +47,13 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         config = self._service.config
         self._queue = EventQueue(*self._queue_policies(config.consumer_queue_cap))
         self._queue.lock = self._lock
+        #: Counters (cosnotify.stats): events delivered (pushed, or pulled), failed
+        #: pushes and the last failure (time, reason). Push proxies bump them from
+        #: their one delivery task, pull proxies under the lock: one writer at a time.
+        self._counting = self._queue.counting = config.counters
+        self._n_delivered = 0
+        self._n_failed = 0
+        self._last_failure: tuple[float, str] | None = None
         self._priority_filter: Any = None
         self._lifetime_filter: Any = None
         self._init_subscriptions()

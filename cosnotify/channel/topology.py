@@ -213,6 +213,15 @@ def _types(pairs: Any) -> list[list[str]]:
 
 
 def _record(obj: Any) -> tuple[str, dict[str, Any]]:
+    """The kind and record of ``obj``, with its TAO name when it has one (names.py)."""
+    kind, record = _bare_record(obj)
+    name = getattr(obj, "_name", None)
+    if name is not None:
+        record["name"] = name
+    return kind, record
+
+
+def _bare_record(obj: Any) -> tuple[str, dict[str, Any]]:
     from cosnotify.channel.admin import ConsumerAdmin, SupplierAdmin
     from cosnotify.channel.channel import EventChannel
     from cosnotify.channel.consumer_proxy import ProxyConsumer

@@ -33,7 +33,9 @@ __all__ = ["EXTERN", "MODULES", "ROOT", "StaleStubs", "check", "generate", "omni
 #: generated files record ``idl/...`` and do not depend on the checkout's path.
 ROOT = Path(__file__).resolve().parents[2]
 #: The IDL files generated (omniORB ships no Python stubs for these).
-MODULES = ("CosNotifyCommAck", "CosNotifyChannelAdminAck", "CosNotifyGrammars")
+#: Order matters: a module comes after the generated modules it includes.
+MODULES = ("CosNotifyCommAck", "CosNotifyChannelAdminAck", "CosNotifyGrammars", "NotifyExt",
+           "NotifyMonitoringExt")
 #: Included IDL files whose stubs omniORB bundles: referred to, never generated.
 EXTERN = ("CosEventComm", "CosEventChannelAdmin", "CosNotification", "CosNotifyComm",
           "CosNotifyFilter", "CosNotifyChannelAdmin")

@@ -180,6 +180,23 @@ class NotificationServer:
         self._closed = False
         self._lock = threading.Lock()
         self._hosted_key = ""
+        # TAO's NotifyExt: destroy() on the factory stops the server, and callbacks
+        # registered before a restart are told the factory's reference (docs/server.md).
+        self.factory.on_destroy = self.request_stop
+        if self._store is not None:
+            self._send_reconnect()
+
+    def _send_reconnect(self) -> None:
+        """Call ``reconnect(factory)`` on each restored ReconnectionCallback, on the workers."""
+        callbacks = self.factory.reconnection_registry.callbacks()
+        if not callbacks:
+            return
+        for callback in callbacks.values():
+            if isinstance(callback, CORBA.Object):
+                omniORB.setClientCallTimeout(callback, _timeout_ms(self.config.call_timeout))
+        log.info("telling %d reconnection callbacks the factory's reference", len(callbacks))
+        factory, reference = self.factory, self.factory_ref
+        self.factory.service.submit(lambda: factory.send_reconnect(reference))
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Self:

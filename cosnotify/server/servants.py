@@ -39,6 +39,7 @@ import CosNotifyChannelAdminAck__POA
 import CosNotifyComm__POA
 import CosNotifyFilter__POA
 import CosNotifyGrammars__POA
+import NotifyMonitoringExt__POA
 
 from cosnotify.channel import ack
 from cosnotify.channel import admin as admins
@@ -60,15 +61,25 @@ __all__ = ["SKELETONS", "ServantFactory"]
 NCA = CosNotifyChannelAdmin__POA
 ECA = CosEventChannelAdmin__POA
 ACK = CosNotifyChannelAdminAck__POA
+#: TAO's most derived interfaces (idl/NotifyMonitoringExt.idl) serve the factory, channels
+#: and admins; a TAO client narrows to them (docs/server.md, "TAO's extensions").
+TAO = NotifyMonitoringExt__POA
+#: The type id their references carry: the OMG base's, so an OMG client's ORB types the
+#: reference exactly as before without asking (omniORBpy's ``string_to_object`` gives an
+#: untyped ``CORBA.Object`` for an id it has no stubs for); ``_is_a`` answers for both.
+ADVERTISED_IDS = {TAO.EventChannelFactory: NCA.EventChannelFactory._NP_RepositoryId,
+                  TAO.EventChannel: NCA.EventChannel._NP_RepositoryId,
+                  TAO.ConsumerAdmin: NCA.ConsumerAdmin._NP_RepositoryId,
+                  TAO.SupplierAdmin: NCA.SupplierAdmin._NP_RepositoryId}
 
 #: Which skeleton serves which core class (most derived classes first).
 SKELETONS: list[tuple[type, type]] = [
-    (EventChannelFactory, NCA.EventChannelFactory),
-    (EventChannel, NCA.EventChannel),
+    (EventChannelFactory, TAO.EventChannelFactory),
+    (EventChannel, TAO.EventChannel),
     (admins.EventServiceConsumerAdmin, ECA.ConsumerAdmin),
     (admins.EventServiceSupplierAdmin, ECA.SupplierAdmin),
-    (admins.ConsumerAdmin, NCA.ConsumerAdmin),
-    (admins.SupplierAdmin, NCA.SupplierAdmin),
+    (admins.ConsumerAdmin, TAO.ConsumerAdmin),
+    (admins.SupplierAdmin, TAO.SupplierAdmin),
     (ack.StructuredProxyPushSupplierAck, ACK.StructuredProxyPushSupplierAck),
     (ack.SequenceProxyPushSupplierAck, ACK.SequenceProxyPushSupplierAck),
     (ack.StructuredProxyPullSupplierAck, ACK.StructuredProxyPullSupplierAck),
@@ -192,6 +203,8 @@ class ServantFactory:
             for core_base, skeleton in SKELETONS:
                 if issubclass(core_type, core_base):
                     found = type(f"{skeleton.__name__}Servant", (_Forwarder, skeleton), {
+                        "_advertised_id": ADVERTISED_IDS.get(
+                            skeleton, skeleton._NP_RepositoryId),  # type: ignore[attr-defined]
                         "__init__": _Forwarder.__init__,
                         "_non_existent": _Forwarder._non_existent})
                     self._classes[core_type] = found
@@ -202,7 +215,7 @@ class ServantFactory:
         cls = self._servant_class(type(core))
         if cls is None:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"no interface serves {core!r}")
-        return str(cls._NP_RepositoryId)  # type: ignore[attr-defined]
+        return str(cls._advertised_id)  # type: ignore[attr-defined]
 
     # -- reference translation -------------------------------------------------------------
     def to_reference(self, value: Any) -> Any:

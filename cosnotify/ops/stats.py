@@ -1,0 +1,201 @@
+"""``cosnotify.stats(factory)``: a plain snapshot of a service's counters.
+
+Strategy: the core keeps its counters where the event path already is
+(docs/operations.md, "Metrics and stats"): each proxy supplier's queue counts
+under the proxy's lock, its delivery task counts deliveries and failures,
+proxy consumers and channels count with ``itertools`` counts
+(channel/counters.py). This module only reads them, at the moment it is
+called, and returns dicts and lists of numbers, strings, booleans and None
+that ``json.dumps`` takes as they are.
+
+Reading never stalls the event path for longer than one read of a few ints:
+each proxy supplier's lock is taken once, briefly, to read its queue's
+length and counters together (so ``queued`` = ``delivered`` + ``discarded``
++ ``expired`` + ``removed`` + ``depth`` holds within one proxy, give or take
+the batch its worker is pushing at that moment). Everything else is read
+without a lock, where a torn read is harmless: each int is read whole (an
+attribute read is atomic), two counters read one after the other may be one
+event apart, and the lists of admins and proxies are copied under their
+owners' locks, which topology changes hold only briefly. Filters of this
+process are asked for their constraints (the filter's own lock); filters a
+client implements are not called (that would be a remote call): they are
+listed as ``remote``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import omniORB
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
+
+from cosnotify.channel.admin import ConsumerAdmin
+from cosnotify.channel.consumer_proxy import ProxyConsumer
+from cosnotify.channel.counters import channel_events_in, read
+from cosnotify.channel.supplier_proxy import ProxySupplier
+from cosnotify.filter.filter import Filter
+from cosnotify.filter.mapping import MappingFilter
+
+__all__ = ["client_description", "proxy_kind", "stats"]
+
+_FORMS = {"PUSH_ANY": "any push", "PULL_ANY": "any pull",
+          "PUSH_STRUCTURED": "structured push", "PULL_STRUCTURED": "structured pull",
+          "PUSH_SEQUENCE": "sequence push", "PULL_SEQUENCE": "sequence pull"}
+
+
+def stats(factory: Any) -> dict[str, Any]:
+    """A JSON-serialisable snapshot of ``factory``'s channels, admins, proxies
+    and worker pool (the layout is in docs/operations.md)."""
+    with factory._lock:
+        channels = sorted(factory._channels.values(), key=lambda c: c._id)
+    return {"channels": [_channel(channel) for channel in channels],
+            "workers": _workers(factory._service.dispatcher)}
+
+
+def _channel(channel: Any) -> dict[str, Any]:
+    with channel._lock:
+        admins = (sorted(channel._consumer_admins.values(), key=lambda a: a._id)
+                  + sorted(channel._supplier_admins.values(), key=lambda a: a._id)
+                  + list(channel._es_admins))
+    listed = [_admin(admin) for admin in admins]
+    totals = {"queued": 0, "delivered": 0, "discarded": 0, "expired": 0, "removed": 0,
+              "failed": 0, "depth": 0, "received": 0, "rejected": 0}
+    for admin in listed:
+        for proxy in admin["proxies"]:
+            for name, value in proxy["counters"].items():
+                if name in totals:
+                    totals[name] += value
+    counters = {"events_in": read(channel_events_in(channel)),
+                "delivered": int(channel.delivered),
+                "events_queued_now": int(channel._account.count),
+                "proxy_totals": totals}
+    return {"id": channel._id, "qos": _plain(dict(channel._qos)),
+            "admin_properties": _plain(dict(channel._admin_props)),
+            "counters": counters, "admins": listed}
+
+
+def _admin(admin: Any) -> dict[str, Any]:
+    consumer = isinstance(admin, ConsumerAdmin)
+    kind = "consumer" if consumer else "supplier"
+    if admin._id is None:
+        kind = "event service " + kind
+    operator = "AND_OP" if admin._operator == CA.AND_OP else "OR_OP"
+    with admin._lock:
+        proxies = (sorted(admin._proxies.values(), key=lambda p: p._id)
+                   + list(admin._anonymous))
+    return {"id": admin._id, "kind": kind, "operator": operator,
+            "filters": _filters(admin), "proxies": [_proxy(proxy) for proxy in proxies]}
+
+
+def _proxy(proxy: Any) -> dict[str, Any]:
+    state = ("destroyed" if proxy._destroyed else
+             "suspended" if proxy._suspended else
+             "connected" if proxy._connected else "idle")
+    made: dict[str, Any] = {"id": proxy._id, "kind": proxy_kind(proxy), "state": state,
+                            "client": client_description(proxy._client),
+                            "filters": _filters(proxy)}
+    if isinstance(proxy, ProxySupplier):
+        made.update(_supplier_counters(proxy))
+    elif isinstance(proxy, ProxyConsumer):
+        received, rejected = read(proxy._received), read(proxy._rejected)
+        made["counters"] = {"received": received, "rejected": rejected}
+    else:
+        made["counters"] = {}
+    return made
+
+
+def _supplier_counters(proxy: Any) -> dict[str, Any]:
+    """A proxy supplier's counters, read together under its lock (briefly)."""
+    with proxy._lock:
+        queue = proxy._queue
+        inbox = len(getattr(proxy, "_inbox", ()))  # appended to without the lock
+        depth = len(queue) + inbox + len(getattr(proxy, "_retry", ()))
+        accepted, discarded = queue.accepted, queue.discarded
+        expired, removed = queue.expired, queue.removed
+        limit = queue.max_events
+        delivered, failed = proxy._n_delivered, proxy._n_failed
+        last = proxy._last_failure
+    # Copies in a push proxy's inbox are not yet in its queue: counted as queued too.
+    counters = {"queued": accepted + inbox, "delivered": delivered, "discarded": discarded,
+                "expired": expired, "removed": removed, "failed": failed, "depth": depth}
+    return {"counters": counters, "queue_limit": limit,
+            "max_events_per_consumer": int(proxy._qos.get("MaxEventsPerConsumer", 0)),
+            "last_failure": None if last is None else {"time": last[0], "reason": last[1]}}
+
+
+def proxy_kind(proxy: Any) -> str:
+    """``"structured push supplier"`` and the like (``"event service push consumer"``)."""
+    side = "supplier" if isinstance(proxy, ProxySupplier) else "consumer"
+    form = _FORMS.get(str(proxy.proxy_type), type(proxy).__name__)
+    if proxy.event_service_style:
+        form = "event service " + form.removeprefix("any ")
+    return f"{form} {side}"
+
+
+def client_description(client: Any) -> str:
+    """``host:port`` of a CORBA reference's first IIOP profile, ``in-process`` for a
+    Python object, ``none`` before a client connects (or for a nil one)."""
+    if client is None:
+        return "none"
+    if not isinstance(client, CORBA.Object):
+        return "in-process"
+    orb = omniORB.orb
+    if orb is None:
+        return "remote"
+    from cosnotify.server.addresses import iiop_address
+
+    found = iiop_address(orb, client)
+    if found is None:
+        return "remote"
+    host, port = found
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _filters(owner: Any) -> list[dict[str, Any]]:
+    listed = []
+    for filter_id, flt in owner._filters:  # an immutable tuple, replaced on change
+        if isinstance(flt, (Filter, MappingFilter)):
+            try:
+                grammar = str(flt._get_constraint_grammar())
+                infos = (flt.get_all_constraints() if isinstance(flt, Filter)
+                         else flt.get_all_mapping_constraints())
+                constraints = [str(info.constraint_expression.constraint_expr)
+                               for info in infos]
+            except CORBA.OBJECT_NOT_EXIST:
+                listed.append({"id": filter_id, "destroyed": True})
+                continue
+            listed.append({"id": filter_id, "grammar": grammar, "constraints": constraints})
+        else:
+            listed.append({"id": filter_id, "remote": True})
+    return listed
+
+
+def _workers(dispatcher: Any) -> dict[str, Any]:
+    """Workers busy and in all, and each lane's use (under the pool's lock, briefly)."""
+    with dispatcher._cond:
+        total, busy, queued = len(dispatcher._workers), dispatcher._busy, len(dispatcher._queue)
+        clients = list(dispatcher._lanes.values())
+        shared = [dispatcher.failing, dispatcher.slow]
+        lanes = [{"lane": str(lane.key), "running": lane.running, "limit": lane.limit,
+                  "parked": len(lane.parked)} for lane in shared]
+        client_running = sum(lane.running for lane in clients)
+        client_parked = sum(len(lane.parked) for lane in clients)
+    return {"total": total, "busy": busy, "max": dispatcher.max_workers, "queued": queued,
+            "lanes": lanes,
+            "client_lanes": {"count": len(clients), "running": client_running,
+                             "parked": client_parked, "limit_each": dispatcher.lane_limit}}
+
+
+def _plain(values: dict[str, Any]) -> dict[str, Any]:
+    """QoS and admin property values as JSON values (anything odd as its text)."""
+    made: dict[str, Any] = {}
+    for name, value in values.items():
+        if value is None or isinstance(value, (bool, int, float, str)):
+            made[name] = value
+        elif isinstance(value, (list, tuple)):
+            made[name] = [v if isinstance(v, (bool, int, float, str)) else str(v) for v in value]
+        else:
+            made[name] = str(value)
+    return made
