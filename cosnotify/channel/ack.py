@@ -344,6 +344,8 @@ class _PullAck(_Ack, pls._PullSupplier):
             for number in numbers:
                 del self._given_at[number]
             self._queue.unget(back)  # at the head; pulled again with the same numbers
+            if self._counting:
+                self._n_delivered -= len(back)  # counted again when pulled again
         self._cond.notify_all()
 
     def _numbered(self, batch: list[Entry], per_event: bool) -> list[Any]:
@@ -360,6 +362,8 @@ class _PullAck(_Ack, pls._PullSupplier):
         except Exception:
             with self._lock:
                 self._queue.unget(batch)  # nothing was given: pulled again later
+                if self._counting:
+                    self._n_delivered -= len(batch)
             raise
         self._channel._delivered(len(batch))
         events = [entry.event.as_structured() for entry in batch]

@@ -451,12 +451,15 @@ class EventChannel(QoSAdminMixin):
             return
         self._route(event)
 
-    def _forward_all(self, events: list[Any]) -> None:
-        """Admit a supplier's batch: its persistent events are stored in one commit."""
+    def _forward_all(self, events: list[Any], counted: Any = None) -> None:
+        """Admit a supplier's batch: its persistent events are stored in one commit.
+        ``counted`` (an itertools.count, or None) is advanced once per event taken."""
         event_log = self._event_log
         if event_log is None:
             for event in events:
                 self._route(event)
+                if counted is not None:
+                    next(counted)
             return
         items: list[Any] = []
         try:
@@ -465,11 +468,13 @@ class EventChannel(QoSAdminMixin):
                     staged = self._staged(event)
                     if staged:
                         items.append((event, staged))
-                    continue
-                if items:  # keep the batch's order: what came before goes first
-                    event_log.admit(items)
-                    items = []
-                self._route(event)
+                else:
+                    if items:  # keep the batch's order: what came before goes first
+                        event_log.admit(items)
+                        items = []
+                    self._route(event)
+                if counted is not None:
+                    next(counted)
         except BaseException:
             # One event refused (IMP_LIMIT...): those before it are accepted, as
             # they are on a best-effort channel; then the supplier is told.

@@ -103,12 +103,11 @@ class ProxyConsumer(ProxyBase):
             finally:
                 CURRENT_LIMITS.reset(token)
             if not passed:
-                next(self._rejected)
+                if self._counting:
+                    next(self._rejected)
                 return
         if batch is not None:
-            if self._counting:
-                next(self._channel_in)  # handed over with the batch (channel._forward_all)
-            batch.append(event)
+            batch.append(event)  # counted in as the channel takes it (_inject_batch)
             return
         self._channel._forward(event)
         if self._counting:
@@ -241,7 +240,7 @@ class SequenceProxyPushConsumer(_NumberedPushConsumer):
             self._inject(event, batch)
         if event is not None:
             event.mark = mark
-        self._channel._forward_all(batch)
+        self._channel._forward_all(batch, self._channel_in if self._counting else None)
         return event
 
     def disconnect_sequence_push_consumer(self) -> None:

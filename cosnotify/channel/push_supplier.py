@@ -297,15 +297,16 @@ class _PushSupplier(Suspendable, ProxySupplier):
             try:
                 self._send(consumer, batch)
             except _Undelivered as failure:
-                self._n_delivered += failure.sent  # this task is the only writer
+                if self._counting:
+                    self._n_delivered += failure.sent  # this task is the only writer
                 self._sent(batch[:failure.sent])
+                self._channel._delivered(failure.sent)  # what went before the failure
                 if isinstance(failure.error, _Stopped):
                     return self._stopped(batch[failure.sent:])
                 if isinstance(failure.error, _Slowed):
                     # The rest waits at the head of the queue; _kick schedules it in
                     # the slow lane (or, if the consumer went meanwhile, it is let go).
                     self._failures = 0
-                    self._channel._delivered(failure.sent)
                     return self._stopped(batch[failure.sent:])
                 return self._failed(batch[failure.sent:], failure.error)
             ended = clock.now()

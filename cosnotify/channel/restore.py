@@ -126,8 +126,9 @@ class _Rebuild:
             proxy: Any = cls(admin, data["id"])
             proxy._stored = True
             proxy._name = data.get("name")
-            channel._names.adopt(admin.proxy_scope, proxy._name)
             _apply_qos(proxy, data["qos"])
+            channel._names.adopt(admin.proxy_scope, proxy._name)  # last: a skipped record
+            # keeps no name
         except BaseException:
             channel._unreserve_proxy(admin.limit_name)  # the record is skipped: no count
             raise

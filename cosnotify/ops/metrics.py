@@ -106,9 +106,11 @@ def _proxy_rows(channels: list[dict[str, Any]], cap: int) -> tuple[list[Any], li
 
 
 def _fold(kept: list[Any], rest: list[Any]) -> list[Any]:
-    """Sum rows with the same labels (Event Service proxies; the rest as "other")."""
+    """Sum rows with the same labels (Event Service proxies; the rest as one "other"
+    series for all channels, since clients can create channels: the label set stays
+    bounded). A folded row's queue_limit is the largest of its members'."""
     summed: dict[tuple[str, ...], dict[str, Any]] = {}
-    for labels, proxy in kept + [([labels[0], "other", "other"], proxy) for labels, proxy in rest]:
+    for labels, proxy in kept + [(["other", "other", "other"], proxy) for _, proxy in rest]:
         key = tuple(labels)
         into = summed.get(key)
         if into is None:
@@ -117,7 +119,7 @@ def _fold(kept: list[Any], rest: list[Any]) -> list[Any]:
             continue
         for name, value in proxy["counters"].items():
             into["counters"][name] = into["counters"].get(name, 0) + value
-        into["queue_limit"] += proxy.get("queue_limit", 0)
+        into["queue_limit"] = max(into["queue_limit"], proxy.get("queue_limit", 0))
     return [(list(key), value) for key, value in summed.items()]
 
 

@@ -79,6 +79,7 @@ class TestCollector:
         depths = {dict(key)["proxy"]: value for (name, key), value in got.items()
                   if name == "cosnotify_supplier_queue_depth"}
         assert depths == {"2": 1, "3": 1, "other": 0}
-        assert got[("cosnotify_supplier_queued_total", labels("0", "other", "other"))] == 2
+        assert got[("cosnotify_supplier_queued_total", labels("other", "other", "other"))] == 2
         # The cap is over both families: no room is left for the proxy consumer.
-        assert got[("cosnotify_consumer_received_total", labels("0", "other", "other"))] == 1
+        assert got[("cosnotify_consumer_received_total",
+                    labels("other", "other", "other"))] == 1

@@ -243,3 +243,65 @@ class TestShape:
         kinds = [(a["kind"], [p["kind"] for p in a["proxies"]])
                  for a in snapshot["channels"][0]["admins"] if a["id"] is None]
         assert kinds == [("event service consumer", ["event service push supplier"])]
+
+
+class TestReviewFindings:
+    """Counter paths an adversarial review found wrong (issue 17)."""
+
+    def test_an_ack_pull_redelivery_counts_once(self, factory: EventChannelFactory,
+                                                clock: ManualClock) -> None:
+        """An unacknowledged event pulled again after RetryInterval is one delivery."""
+        channel = factory.create_channel([], [])[0]
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        admin.set_qos([N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1))])
+        proxy, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        structured_supplier(channel).push_structured_event(structured())
+        assert proxy.try_pull_structured_event()[1]
+        clock.advance(1.0)  # past RetryInterval: the event is given again
+        assert proxy.try_pull_structured_event()[1]
+        [counters] = [p["counters"] for p in proxies(cosnotify.stats(factory), "supplier")
+                      if p["kind"].startswith("structured pull")]
+        assert (counters["queued"], counters["delivered"], counters["depth"]) == (1, 1, 0)
+
+    def test_events_a_sequence_push_had_refused_are_not_counted_in(
+            self, factory: EventChannelFactory) -> None:
+        """A sequence of 3 into a channel full after 1 (RejectNewEvents): events_in is 1."""
+        channel = factory.create_channel([], [
+            N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 1)),
+            N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))])[0]
+        pull_proxy(channel)
+        supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.SEQUENCE_EVENT)
+        supplier.connect_sequence_push_supplier(None)
+        with pytest.raises(CORBA.IMP_LIMIT):
+            supplier.push_structured_events([structured(name=str(i)) for i in range(3)])
+        assert cosnotify.stats(factory)["channels"][0]["counters"]["events_in"] == 1
+
+    def test_a_partial_push_failure_counts_what_went_on_both_levels(
+            self, factory: EventChannelFactory) -> None:
+        """Two of five pushes go, the third fails: the channel and the proxy both count 2."""
+        import threading
+
+        failed = threading.Event()
+
+        class Flaky(StructuredPushConsumer):
+            def push_structured_event(self, event: Any) -> None:
+                if len(self.received) == 2:
+                    failed.set()
+                    raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+                super().push_structured_event(event)
+
+        channel = factory.create_channel([], [])[0]
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(Flaky())
+        proxy.suspend_connection()
+        supplier = structured_supplier(channel)
+        for i in range(5):
+            supplier.push_structured_event(structured(name=str(i)))
+        proxy.resume_connection()
+        assert failed.wait(WAIT)
+        assert channel._service.dispatcher.wait_idle()
+        counters = cosnotify.stats(factory)["channels"][0]["counters"]
+        assert counters["delivered"] == counters["proxy_totals"]["delivered"] == 2
