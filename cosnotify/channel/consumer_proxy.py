@@ -95,13 +95,15 @@ class ProxyConsumer(ProxyBase):
         admin_filters = admin._filters
         if own or admin_filters:
             channel = self._channel
-            token = CURRENT_LIMITS.set(channel._oes_limits)  # for OES_SUBTREE filters
+            limits = channel._oes_limits  # for OES_SUBTREE filters, as channel._deliver
+            token = CURRENT_LIMITS.set(limits) if limits is not CURRENT_LIMITS.get() else None
             try:
                 admin_passed = match_any(admin_filters, event) if admin_filters else None
                 passed = groups_pass(admin_passed, own, admin._and_op,
                                      channel._or_empty_passes, event)
             finally:
-                CURRENT_LIMITS.reset(token)
+                if token is not None:
+                    CURRENT_LIMITS.reset(token)
             if not passed:
                 if self._counting:
                     next(self._rejected)

@@ -1,7 +1,7 @@
 """Lexer for EXTENDED_TCL, the default filter constraint grammar (Notification §2.4).
 
 Strategy: a PLY lexer class that owns ``tokens`` and the reserved-word table.
-The master lexer is built once (``_master_lexer``, cached) and cloned for
+The master lexer is built once (``plytools.master_lexer``, cached) and cloned for
 each constraint, so lexing is reentrant; every bit of per-run state lives on
 the clone. ``TokenStream`` wraps a clone for the parser and remembers the
 previous token's type, which two rules need:
@@ -20,7 +20,6 @@ nothing is skipped (TAO's ETCL lexer silently drops them).
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any, Final
 
@@ -28,7 +27,7 @@ import attrs
 
 from cosnotify.filter.ast import MAX_INTEGER
 from cosnotify.filter.errors import ConstraintSyntaxError
-from cosnotify.filter.plytools import build_lexer
+from cosnotify.filter.plytools import master_lexer
 
 __all__ = ["ConstraintLexer", "Token", "TokenStream", "digits_value", "shorten", "tokenize"]
 
@@ -214,18 +213,12 @@ def _decode_string(lexer: Any, body: str, offset: int) -> str:
     return "".join(pieces)
 
 
-@functools.lru_cache(maxsize=1)
-def _master_lexer() -> Any:
-    """Build the PLY lexer once; callers clone it."""
-    return build_lexer(ConstraintLexer())
-
-
 class TokenStream:
     """The token source the parser reads for one constraint."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._lexer = _master_lexer().clone()
+        self._lexer = master_lexer(ConstraintLexer).clone()
         self._lexer.last_type = None
         self._lexer.input(text)
 

@@ -231,7 +231,9 @@ def _label_value(label: int | str, disc: Descriptor) -> Any:
     return _NO_LABEL
 
 
-def _union_arm(label: int | str | None) -> Step:
+def _union_member(target_of: Callable[[Descriptor], Any]) -> Step:
+    """A step to the union member ``target_of(union descriptor)`` names (None: no
+    member), resolvable only while that member is the active one (decision 31)."""
     def step(value: Any, d: Descriptor) -> Pair | None:
         found = _struct_or_union(value, d)
         if found is None:
@@ -239,17 +241,21 @@ def _union_arm(label: int | str | None) -> Step:
         value, base = found
         if base[0] != D.UNION:
             return None
-        target: tuple[Any, ...] | None
-        if label is None:
-            target = base[7]  # the default member, None without one
-        else:
-            disc_value = _label_value(label, base[4])
-            target = None if disc_value is _NO_LABEL else D.union_select(base, disc_value)
+        target = target_of(base)
         active = D.union_select(base, value._d)
         if target is None or active is None or not _same_member(active, target):
             return None
         return value._v, active[2]
     return step
+
+
+def _union_arm(label: int | str | None) -> Step:
+    def target_of(base: Descriptor) -> Any:
+        if label is None:
+            return base[7]  # the default member, None without one
+        disc_value = _label_value(label, base[4])
+        return None if disc_value is _NO_LABEL else D.union_select(base, disc_value)
+    return _union_member(target_of)
 
 
 def _enumerator(disc: Descriptor, name: str) -> Any:
@@ -272,26 +278,14 @@ def _union_enum_label(name: str) -> Step:
     """
     last: list[tuple[Any, Any]] = [(None, _NO_LABEL)]  # replaced whole (atomic)
 
-    def step(value: Any, d: Descriptor) -> Pair | None:
-        found = _struct_or_union(value, d)
-        if found is None:
-            return None
-        value, base = found
-        if base[0] != D.UNION:
-            return None
+    def target_of(base: Descriptor) -> Any:
         disc = base[4]
         seen, label = last[0]
         if seen is not disc:
             label = _enumerator(disc, name)
             last[0] = (disc, label)
-        if label is _NO_LABEL:
-            return None
-        target = D.union_select(base, label)
-        active = D.union_select(base, value._d)
-        if target is None or active is None or not _same_member(active, target):
-            return None
-        return value._v, active[2]
-    return step
+        return None if label is _NO_LABEL else D.union_select(base, label)
+    return _union_member(target_of)
 
 
 def _index(index: int) -> Step:

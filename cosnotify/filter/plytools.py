@@ -11,6 +11,7 @@ parse.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from ply import lex, yacc
 
 from cosnotify.filter.errors import RaisingLogger
 
-__all__ = ["SerialParser", "build_lexer", "build_tables"]
+__all__ = ["SerialParser", "build_tables", "master_lexer"]
 
 
 def build_tables(grammar: Any, start: str, *, debug: bool = False, errorlog: Any = None) -> Any:
@@ -36,9 +37,10 @@ def build_tables(grammar: Any, start: str, *, debug: bool = False, errorlog: Any
     return grammar
 
 
-def build_lexer(module: Any) -> Any:
-    """A PLY lexer for ``module`` (a lexer class instance); callers clone it per text."""
-    return lex.lex(module=module, reflags=int(re.DOTALL), optimize=False,
+@functools.cache
+def master_lexer(lexer_class: type) -> Any:
+    """The PLY lexer of ``lexer_class``, built once; callers clone it per text."""
+    return lex.lex(module=lexer_class(), reflags=int(re.DOTALL), optimize=False,
                    errorlog=RaisingLogger())
 
 

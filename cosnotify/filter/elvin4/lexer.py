@@ -31,13 +31,12 @@ Strategy: a PLY lexer class owning ``tokens``; the master lexer is built once
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from cosnotify.filter.elvin4.errors import SubscriptionError
-from cosnotify.filter.plytools import build_lexer
+from cosnotify.filter.plytools import master_lexer
 
 __all__ = ["ElvinLexer", "TokenStream", "tokenize"]
 
@@ -164,18 +163,12 @@ def _error(lexer: Any, name: str, message: str, position: int) -> SubscriptionEr
     return SubscriptionError(name, message, lexer.lexdata, position)
 
 
-@functools.lru_cache(maxsize=1)
-def _master_lexer() -> Any:
-    """Build the PLY lexer once; callers clone it."""
-    return build_lexer(ElvinLexer())
-
-
 class TokenStream:
     """The token source the parser reads for one expression."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._lexer = _master_lexer().clone()
+        self._lexer = master_lexer(ElvinLexer).clone()
         self._lexer.input(text)
 
     @property
