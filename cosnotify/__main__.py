@@ -1,14 +1,16 @@
-"""The ``cosnotify`` command: ``cosnotify serve`` (also ``python -m cosnotify serve``).
+"""The ``cosnotify`` command: ``serve``, ``ls``, ``tail``, ``publish``, ``top``.
 
-Strategy: a small argparse front end with one sub-command per tool, so the
-coming ``publish``, ``tail`` and ``ls`` tools slot in beside ``serve``. Each
-sub-command returns a process exit status; errors in the arguments or in
-starting up print one line to stderr and exit 2 or 1, never a traceback.
+Strategy: a small argparse front end with one sub-command per tool. ``serve``
+is here; the operator's tools are modules of :mod:`cosnotify.tools`, each
+adding its own sub-parser. Each sub-command returns a process exit status;
+errors in the arguments or in starting up print one line to stderr and exit
+2 (usage) or 1 (failure), never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import math
 import signal
@@ -17,7 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["TOOLS", "main"]
+
+#: The tool modules of :mod:`cosnotify.tools`, in the order ``--help`` lists them.
+TOOLS = ("ls", "tail", "publish", "top")
 
 log = logging.getLogger("cosnotify")
 
@@ -122,10 +127,13 @@ def _parser() -> argparse.ArgumentParser:
                             "(docs/operations.md); port 0 picks a free one")
     serve.add_argument("-v", "--verbose", action="count", default=0,
                        help="log more (once: info, twice: debug)")
+    serve.set_defaults(run=serve_command)
+    for tool in TOOLS:
+        importlib.import_module(f"cosnotify.tools.{tool}").add_parser(commands)
     return parser
 
 
-def serve(args: argparse.Namespace) -> int:
+def serve_command(args: argparse.Namespace) -> int:
     from cosnotify.channel.service import ServiceConfig
     from cosnotify.server import NotificationServer, ServerConfig
 
@@ -196,12 +204,11 @@ def serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
+    level = [logging.WARNING, logging.INFO, logging.DEBUG][min(getattr(args, "verbose", 0), 2)]
     logging.basicConfig(level=level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if args.command == "serve":
-        return serve(args)
-    return 2
+    status: int = args.run(args)
+    return status
 
 
 if __name__ == "__main__":

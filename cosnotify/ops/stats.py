@@ -24,6 +24,9 @@ listed as ``remote``.
 
 from __future__ import annotations
 
+import json
+import time
+from collections.abc import Iterable
 from typing import Any
 
 import omniORB
@@ -34,24 +37,45 @@ import CosNotifyChannelAdmin as CA
 from cosnotify.channel.admin import ConsumerAdmin
 from cosnotify.channel.consumer_proxy import ProxyConsumer
 from cosnotify.channel.counters import channel_events_in, read
+from cosnotify.channel.names import name_of
 from cosnotify.channel.supplier_proxy import ProxySupplier
 from cosnotify.filter.filter import Filter
 from cosnotify.filter.mapping import MappingFilter
 
-__all__ = ["client_description", "proxy_kind", "stats"]
+__all__ = ["SNAPSHOT_VERSION", "client_description", "proxy_kind", "stats", "stats_json"]
+
+#: The layout version of the snapshot (CosNotifyMonitor::SnapshotVersion).
+SNAPSHOT_VERSION = 1
 
 _FORMS = {"PUSH_ANY": "any push", "PULL_ANY": "any pull",
           "PUSH_STRUCTURED": "structured push", "PULL_STRUCTURED": "structured pull",
           "PUSH_SEQUENCE": "sequence push", "PULL_SEQUENCE": "sequence pull"}
 
 
-def stats(factory: Any) -> dict[str, Any]:
+def stats(factory: Any, channels: Iterable[int] = ()) -> dict[str, Any]:
     """A JSON-serialisable snapshot of ``factory``'s channels, admins, proxies
-    and worker pool (the layout is in docs/operations.md)."""
+    and worker pool (the layout is in docs/operations.md).
+
+    ``channels``: the ids of the channels to read (all when empty); an id
+    the factory does not have raises ``CosNotifyChannelAdmin.ChannelNotFound``.
+    """
+    wanted = list(channels)
     with factory._lock:
-        channels = sorted(factory._channels.values(), key=lambda c: c._id)
-    return {"channels": [_channel(channel) for channel in channels],
+        found = dict(factory._channels)
+    if wanted:
+        if any(channel_id not in found for channel_id in wanted):
+            raise CA.ChannelNotFound()
+        found = {channel_id: found[channel_id] for channel_id in wanted}
+    listed = sorted(found.values(), key=lambda c: c._id)
+    return {"version": SNAPSHOT_VERSION, "time": time.time(),
+            "channels": [_channel(channel) for channel in listed],
             "workers": _workers(factory._service.dispatcher)}
+
+
+def stats_json(factory: Any, channels: Iterable[int] = ()) -> str:
+    """:func:`stats` as compact JSON text: what ``CosNotifyMonitor::Monitor::snapshot``
+    answers."""
+    return json.dumps(stats(factory, channels), separators=(",", ":"))
 
 
 def _channel(channel: Any) -> dict[str, Any]:
@@ -71,7 +95,7 @@ def _channel(channel: Any) -> dict[str, Any]:
                 "delivered": int(channel.delivered),
                 "events_queued_now": int(channel._account.count),
                 "proxy_totals": totals}
-    return {"id": channel._id, "qos": _plain(dict(channel._qos)),
+    return {"id": channel._id, "name": name_of(channel), "qos": _plain(dict(channel._qos)),
             "admin_properties": _plain(dict(channel._admin_props)),
             "counters": counters, "admins": listed}
 
@@ -85,7 +109,7 @@ def _admin(admin: Any) -> dict[str, Any]:
     with admin._lock:
         proxies = (sorted(admin._proxies.values(), key=lambda p: p._id)
                    + list(admin._anonymous))
-    return {"id": admin._id, "kind": kind, "operator": operator,
+    return {"id": admin._id, "name": name_of(admin), "kind": kind, "operator": operator,
             "filters": _filters(admin), "proxies": [_proxy(proxy) for proxy in proxies]}
 
 
@@ -93,7 +117,8 @@ def _proxy(proxy: Any) -> dict[str, Any]:
     state = ("destroyed" if proxy._destroyed else
              "suspended" if proxy._suspended else
              "connected" if proxy._connected else "idle")
-    made: dict[str, Any] = {"id": proxy._id, "kind": proxy_kind(proxy), "state": state,
+    made: dict[str, Any] = {"id": proxy._id, "name": name_of(proxy),
+                            "kind": proxy_kind(proxy), "state": state,
                             "client": client_description(proxy._client),
                             "filters": _filters(proxy)}
     if isinstance(proxy, ProxySupplier):

@@ -39,6 +39,7 @@ import CosNotifyChannelAdminAck__POA
 import CosNotifyComm__POA
 import CosNotifyFilter__POA
 import CosNotifyGrammars__POA
+import CosNotifyMonitor__POA
 import NotifyMonitoringExt__POA
 
 from cosnotify.channel import ack
@@ -64,17 +65,20 @@ ACK = CosNotifyChannelAdminAck__POA
 #: TAO's most derived interfaces (idl/NotifyMonitoringExt.idl) serve the factory, channels
 #: and admins; a TAO client narrows to them (docs/server.md, "TAO's extensions").
 TAO = NotifyMonitoringExt__POA
+#: The factory is one step more derived: cosnotify's CosNotifyMonitor::EventChannelFactory
+#: adds the snapshot `cosnotify ls` and `top` read (idl/CosNotifyMonitor.idl).
+MONITOR = CosNotifyMonitor__POA
 #: The type id their references carry: the OMG base's, so an OMG client's ORB types the
 #: reference exactly as before without asking (omniORBpy's ``string_to_object`` gives an
 #: untyped ``CORBA.Object`` for an id it has no stubs for); ``_is_a`` answers for both.
-ADVERTISED_IDS = {TAO.EventChannelFactory: NCA.EventChannelFactory._NP_RepositoryId,
+ADVERTISED_IDS = {MONITOR.EventChannelFactory: NCA.EventChannelFactory._NP_RepositoryId,
                   TAO.EventChannel: NCA.EventChannel._NP_RepositoryId,
                   TAO.ConsumerAdmin: NCA.ConsumerAdmin._NP_RepositoryId,
                   TAO.SupplierAdmin: NCA.SupplierAdmin._NP_RepositoryId}
 
 #: Which skeleton serves which core class (most derived classes first).
 SKELETONS: list[tuple[type, type]] = [
-    (EventChannelFactory, TAO.EventChannelFactory),
+    (EventChannelFactory, MONITOR.EventChannelFactory),
     (EventChannel, TAO.EventChannel),
     (admins.EventServiceConsumerAdmin, ECA.ConsumerAdmin),
     (admins.EventServiceSupplierAdmin, ECA.SupplierAdmin),

@@ -1,0 +1,154 @@
+"""From a URL to the service: the ORB, the factory, a channel, and errors as exit codes.
+
+Strategy: a tool is an ordinary omniORBpy client. It uses the process's ORB
+if one exists (a test, an embedding program) and otherwise makes one with
+timeouts, so a URL that does not answer fails after ``--timeout`` seconds
+instead of hanging. Every CORBA exception a tool can meet while it talks to
+the service is turned here into a :class:`ToolError` that says in words
+what went wrong; :func:`run_tool` prints it as one line on stderr.
+
+A URL is any string omniORB's ``string_to_object`` takes (``IOR:...``,
+``corbaloc:...``, ``corbaname:...``), the path of a file holding one (what
+``cosnotify serve --ior-file`` writes), or ``HOST:PORT`` for
+``corbaname::HOST:PORT#NotifyEventChannelFactory`` -- the name ``cosnotify
+serve`` binds by default in its embedded naming service.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cosnotify.corba  # noqa: F401 - omniORB first, then the COS and generated stubs
+import omniORB
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
+import CosNotifyMonitor
+
+__all__ = ["DEFAULT_NAME", "FAILURE", "USAGE", "ToolError", "channel", "factory", "monitor",
+           "orb", "run_tool", "url_of"]
+
+#: Exit status when the command line is wrong (argparse's, too).
+USAGE = 2
+#: Exit status when the command line is right but the work could not be done.
+FAILURE = 1
+#: The name ``cosnotify serve`` binds its factory under by default.
+DEFAULT_NAME = "NotifyEventChannelFactory"
+#: Largest GIOP message a tool accepts: a snapshot of a big service is one reply.
+MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+
+_HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+
+
+class ToolError(Exception):
+    """What a tool prints as its one line on stderr, and its exit status."""
+
+    def __init__(self, message: str, status: int = FAILURE) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def orb(timeout: float = 10.0) -> Any:
+    """The process's ORB, made with ``timeout`` (seconds) for connecting and calling
+    if there is none yet."""
+    existing = omniORB.orb
+    if existing is not None:
+        return existing
+    millis = str(max(1, int(timeout * 1000)))
+    return CORBA.ORB_init(["-ORBclientCallTimeOutPeriod", millis,
+                           "-ORBclientConnectTimeOutPeriod", millis,
+                           "-ORBgiopMaxMsgSize", str(MAX_MESSAGE_SIZE),
+                           "-ORBendPoint", "giop:tcp:127.0.0.1:"], CORBA.ORB_ID)
+
+
+def url_of(text: str) -> str:
+    """``text`` as a string omniORB resolves (see the module docstring)."""
+    text = text.strip()
+    if not text:
+        raise ToolError("empty URL", USAGE)
+    if text.startswith(("IOR:", "corbaloc:", "corbaname:")):
+        return text
+    match = _HOST_PORT.match(text)
+    if match is not None and 0 < int(match.group(2)) <= 65535:
+        return f"corbaname::{match.group(1)}:{match.group(2)}#{DEFAULT_NAME}"
+    path = Path(text)
+    if path.is_file():
+        try:
+            content = path.read_text(encoding="ascii", errors="strict").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ToolError(f"cannot read {text}: {exc}", USAGE) from None
+        if content.startswith(("IOR:", "corbaloc:", "corbaname:")):
+            return content
+        raise ToolError(f"{text} holds no IOR or CORBA URL", USAGE)
+    raise ToolError(f"not a CORBA URL, HOST:PORT or IOR file: {text!r}", USAGE)
+
+
+def factory(url: str, the_orb: Any) -> Any:
+    """The ``CosNotifyChannelAdmin::EventChannelFactory`` at ``url``."""
+    resolved = url_of(url)
+    try:
+        obj = the_orb.string_to_object(resolved)
+        if obj is None:
+            raise ToolError(f"{url} is a nil reference")
+        found = obj._narrow(CA.EventChannelFactory)
+    except CORBA.SystemException as exc:
+        raise ToolError(f"cannot reach {url}: {describe(exc)}") from None
+    if found is None:
+        raise ToolError(f"{url} is not a notification EventChannelFactory")
+    return found
+
+
+def monitor(the_factory: Any, url: str) -> Any:
+    """``the_factory`` as cosnotify's ``CosNotifyMonitor::EventChannelFactory``."""
+    try:
+        found = the_factory._narrow(CosNotifyMonitor.EventChannelFactory)
+    except CORBA.SystemException as exc:
+        raise ToolError(f"cannot reach {url}: {describe(exc)}") from None
+    if found is None:
+        raise ToolError(f"{url} serves no CosNotifyMonitor snapshot (not cosnotify serve?)")
+    return found
+
+
+def channel(the_factory: Any, channel_id: int | None) -> tuple[int, Any]:
+    """``(id, channel)``: channel ``channel_id``, or the lowest-numbered one when None."""
+    try:
+        if channel_id is None:
+            ids = sorted(the_factory.get_all_channels())
+            if not ids:
+                raise ToolError("the service has no channel yet")
+            channel_id = ids[0]
+        return channel_id, the_factory.get_event_channel(channel_id)
+    except CA.ChannelNotFound:
+        raise ToolError(f"no channel {channel_id}", USAGE) from None
+    except CORBA.SystemException as exc:
+        raise ToolError(f"lost the service: {describe(exc)}") from None
+
+
+def describe(exc: CORBA.SystemException) -> str:
+    """``TRANSIENT (connect failed)`` and the like: the exception and omniORB's reason."""
+    name = type(exc).__name__
+    reason = omniORB.minorCodeToString(exc) if hasattr(omniORB, "minorCodeToString") else ""
+    if not reason:
+        return name
+    return f"{name} ({reason})"
+
+
+def run_tool(name: str, body: Callable[[], int]) -> int:
+    """Run ``body``; a ToolError or an unexpected CORBA failure becomes one stderr line."""
+    try:
+        return body()
+    except ToolError as exc:
+        print(f"cosnotify {name}: {exc.message}", file=sys.stderr)
+        return exc.status
+    except CORBA.SystemException as exc:
+        print(f"cosnotify {name}: lost the service: {describe(exc)}", file=sys.stderr)
+        return FAILURE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return FAILURE
