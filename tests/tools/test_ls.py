@@ -1,0 +1,79 @@
+"""``cosnotify ls``: the tree and its JSON, read over CORBA from a running server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter
+import NotifyMonitoringExt
+
+from cosnotify.server import NotificationServer
+from tests.tools.conftest import cli
+
+
+def _named_setup(server: NotificationServer) -> Any:
+    factory = server.factory
+    channel, channel_id = factory.create_named_channel([], [], "alarms")
+    admin, _ = channel.named_new_for_consumers(CA.AND_OP, "ops")
+    flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+    flt.add_constraints([CosNotifyFilter.ConstraintExp([], "$severity > 2")])
+    filter_id = admin.add_filter(flt)
+    admin.obtain_named_notification_push_supplier(CA.STRUCTURED_EVENT, "pager")
+    return channel_id, filter_id
+
+
+def test_ls_prints_names_filters_and_queue(server: NotificationServer, url: str) -> None:
+    channel_id, filter_id = _named_setup(server)
+    done = cli("ls", url)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert f'channel {channel_id} "alarms"' in lines
+    assert any(line.strip().startswith("consumer admin") and '"ops" (AND_OP)' in line
+               for line in lines)
+    assert f"    filter {filter_id} EXTENDED_TCL: $severity > 2" in lines
+    assert any('"pager": structured push supplier, idle, client none' in line for line in lines)
+    assert any(line.strip().startswith("queue 0/") for line in lines)
+
+
+def test_ls_json_is_the_snapshot(server: NotificationServer, url: str) -> None:
+    channel_id, filter_id = _named_setup(server)
+    done = cli("ls", "--json", url)
+    assert done.returncode == 0, done.stderr
+    snap = json.loads(done.stdout)
+    assert snap["version"] == 1
+    (channel,) = [c for c in snap["channels"] if c["id"] == channel_id]
+    assert channel["name"] == "alarms"
+    (admin,) = [a for a in channel["admins"] if a["name"] == "ops"]
+    assert admin["filters"] == [{"id": filter_id, "grammar": "EXTENDED_TCL",
+                                 "constraints": ["$severity > 2"]}]
+    (proxy,) = admin["proxies"]
+    assert proxy["name"] == "pager"
+    assert proxy["kind"] == "structured push supplier"
+    assert proxy["counters"]["depth"] == 0
+
+
+def test_ls_of_one_channel(server: NotificationServer, url: str) -> None:
+    first, first_id = server.factory.create_channel([], [])
+    second, second_id = server.factory.create_channel([], [])
+    done = cli("ls", "--json", "--channel", str(second_id), url)
+    assert done.returncode == 0, done.stderr
+    assert [c["id"] for c in json.loads(done.stdout)["channels"]] == [second_id]
+
+
+def test_ls_reads_the_ior_file_and_the_factory_url(server: NotificationServer,
+                                                    tmp_path: Any) -> None:
+    ior = tmp_path / "factory.ior"
+    ior.write_text(server.ior + "\n")
+    by_file = cli("ls", "--json", str(ior))
+    by_url = cli("ls", "--json", server.factory_url)
+    assert by_file.returncode == 0 and by_url.returncode == 0, by_file.stderr + by_url.stderr
+    assert json.loads(by_file.stdout)["channels"] == json.loads(by_url.stdout)["channels"]
+
+
+def test_a_tao_client_sees_the_monitor_factory_as_its_own(server: NotificationServer) -> None:
+    narrowed = server.factory_ref._narrow(NotifyMonitoringExt.EventChannelFactory)
+    assert narrowed is not None
+    channel, _ = narrowed.create_named_channel([], [], "tao-style")
+    assert channel is not None
