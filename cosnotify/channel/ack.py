@@ -247,6 +247,8 @@ class _PushAck(_Ack, pss._PushSupplier):
                 self._push_numbered(consumer, number, entries)
             except Exception as exc:  # noqa: BLE001 - the next resend is the retry
                 log.info("%r: resend of %d failed (%s)", self, number, exc)
+                self._n_failed += 1  # a failed push call, counted as _failed counts them
+                self._last_failure = (self._service.clock.now(), pss._reason(exc))
                 if isinstance(exc, pss._GONE):
                     with self._lock:
                         self._scheduled = False

@@ -279,3 +279,37 @@ class TestSupplierSide:
             assert [number(e) for e in consumer.items] == [1, 2]
         finally:
             factory.close()
+
+
+def test_a_failed_resend_counts_as_a_failed_push(factory: EventChannelFactory,
+                                                 clock: ManualClock) -> None:
+    """Operators read failures in `ls`/`top` (docs/operations.md): a resend the consumer
+    refuses is a failed push call like any other."""
+    from cosnotify.ops import stats
+
+    class Refusing:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def push_structured_event(self, event: Any) -> None:
+            self.calls += 1
+            if self.calls > 1:
+                raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+
+        def offer_change(self, added: Any, removed: Any) -> None:
+            pass
+
+    channel, _ = factory.create_channel([], [])
+    proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+    consumer = Refusing()
+    proxy.connect_structured_push_consumer(consumer)
+    supplier_of(channel).push_structured_event(structured(fields={"n": 0}))
+    assert factory.service.dispatcher.wait_idle()
+    assert consumer.calls == 1
+    clock.advance(1.0)  # not acknowledged: resent, and refused
+    assert factory.service.dispatcher.wait_idle()
+    assert consumer.calls == 2
+    (listed,) = [p for a in stats(factory)["channels"][0]["admins"] for p in a["proxies"]
+                 if p["kind"] == "structured push supplier"]
+    assert listed["counters"]["failed"] == 1
+    assert listed["last_failure"]["reason"].startswith("TRANSIENT")
