@@ -29,8 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from machine import cpu_model  # benchmarks/, beside this script
-
-import cosnotify.corba  # noqa: F401 - omniORB first
 from omniORB import CORBA
 
 import CosNotification
@@ -38,6 +36,8 @@ import CosNotifyChannelAdmin as CA
 import CosNotifyComm__POA
 import CosNotifyFilter
 import CosNotifyMonitor
+
+import cosnotify.corba  # noqa: F401 - omniORB first
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -38,6 +38,7 @@ import CosNotification
 
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel import push_supplier as pss
+from cosnotify.channel.counters import failure_reason
 from cosnotify.channel.event import empty_structured_event
 from cosnotify.channel.queue import Entry
 from cosnotify.channel.topology import store_failures
@@ -195,7 +196,8 @@ class _Ack:
         if give_up:
             log.warning("%r: %d event(s) unacknowledged after %d resends; disconnecting",
                         self, len(due), retries)
-            self._teardown(notify_client=True)  # type: ignore[attr-defined]
+            self._teardown(notify_client=True,  # type: ignore[attr-defined]
+                           why=f"{len(due)} event(s) unacknowledged after {retries} resends")
 
     def _redeliver(self, numbers: list[int]) -> None:
         """Give these numbers again (lock held)."""
@@ -248,11 +250,12 @@ class _PushAck(_Ack, pss._PushSupplier):
             except Exception as exc:  # noqa: BLE001 - the next resend is the retry
                 log.info("%r: resend of %d failed (%s)", self, number, exc)
                 self._n_failed += 1  # a failed push call, counted as _failed counts them
-                self._last_failure = (self._service.clock.now(), pss._reason(exc))
+                self._last_failure = (self._service.clock.now(), failure_reason(exc))
                 if isinstance(exc, pss._GONE):
                     with self._lock:
                         self._scheduled = False
-                    self._teardown(notify_client=False)
+                    self._teardown(notify_client=False,
+                                   why=f"consumer gone ({type(exc).__name__})")
                     return False
                 with self._lock:  # they stay unacknowledged; the ack timer retries
                     self._resends = resends[at + 1:] + self._resends

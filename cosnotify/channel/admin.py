@@ -116,7 +116,7 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
             try:
                 proxy.set_qos(qos)
             except BaseException:
-                proxy._destroy(notify_client=False)
+                proxy._destroy(notify_client=False, why=None)
                 raise
         proxy._persist()
         return proxy, proxy_id

@@ -30,7 +30,8 @@ import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.admin_mixins import groups_pass, match_any
 from cosnotify.channel.clients import narrowed
-from cosnotify.channel.counters import Counter, channel_events_in
+from cosnotify.channel.counters import Counter, channel_events_in, failure_reason
+from cosnotify.channel.counters import calls as _calls
 from cosnotify.channel.event import apply_qos, from_any, from_structured
 from cosnotify.channel.proxy import ProxyBase, Suspendable
 from cosnotify.channel.subscriptions import Relay, TypeSet
@@ -328,7 +329,7 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             log.info("%r: supplier is gone (%s); destroying the proxy", self, type(exc).__name__)
             with self._lock:
                 self._polling = False
-            self._teardown(notify_client=False)
+            self._teardown(notify_client=False, why=f"supplier gone ({type(exc).__name__})")
             return
         self._failures += 1
         retries = self._qos.get("Retries", 3)
@@ -337,7 +338,8 @@ class _PullConsumer(Suspendable, ProxyConsumer):
                         self, self._failures, exc)
             with self._lock:
                 self._polling = False
-            self._teardown(notify_client=True)
+            self._teardown(notify_client=True,
+                           why=f"gave up after {_calls(self._failures)} failed: {failure_reason(exc)}")
             return
         interval = self._qos.get("RetryInterval", 1_000_000) / 1e7
         self._repoll(min(interval * 2 ** (self._failures - 1), self._service.config.max_backoff))

@@ -18,17 +18,27 @@ channel, so the channel needs no field for it.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import threading
 import weakref
 from typing import Any
 
-__all__ = ["Counter", "channel_events_in", "read"]
+from omniORB import CORBA
+
+__all__ = ["DEPARTURES_KEPT", "Counter", "calls", "channel_events_in", "departures", "failure_reason",
+           "read", "record_departure"]
+
+#: Proxies that went away, kept per channel for ``cosnotify ls`` and ``top``: at most this
+#: many, the latest (with their final counters, the time and the reason).
+DEPARTURES_KEPT = 32
 
 Counter = itertools.count
 
 _lock = threading.Lock()
 _channel_in: weakref.WeakKeyDictionary[Any, itertools.count[int]] = weakref.WeakKeyDictionary()
+_departed: weakref.WeakKeyDictionary[Any, collections.deque[tuple[float, str, Any, Any]]] = (
+    weakref.WeakKeyDictionary())
 
 
 def read(counter: itertools.count[int]) -> int:
@@ -45,3 +55,34 @@ def channel_events_in(channel: Any) -> itertools.count[int]:
         if counter is None:
             counter = _channel_in[channel] = itertools.count()
         return counter
+
+
+def record_departure(channel: Any, when: float, why: str, proxy: Any, client: Any) -> None:
+    """Keep ``proxy`` (torn down at ``when`` for ``why``; its client was ``client``)
+    among ``channel``'s latest departures. The destroyed proxy keeps its counters;
+    nothing bumps them again."""
+    with _lock:
+        kept = _departed.get(channel)
+        if kept is None:
+            kept = _departed[channel] = collections.deque(maxlen=DEPARTURES_KEPT)
+        kept.append((when, why, proxy, client))
+
+
+def departures(channel: Any) -> list[tuple[float, str, Any, Any]]:
+    """``(time, reason, proxy, client)`` of ``channel``'s latest departures, oldest first."""
+    with _lock:
+        return list(_departed.get(channel, ()))
+
+
+def calls(count: int) -> str:
+    """``"1 call"``, ``"4 calls"``."""
+    return f"{count} call" if count == 1 else f"{count} calls"
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line saying why a call to a client failed (for ``cosnotify.stats``)."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if isinstance(exc, CORBA.SystemException):
+        text = f"minor {exc.minor:#x}, {exc.completed}"
+    name = type(exc).__name__
+    return f"{name}: {text}"[:200] if text else name

@@ -31,6 +31,7 @@ import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.admin_mixins import FilterAdminMixin, QoSAdminMixin, initial_qos
 from cosnotify.channel.clients import connectable
+from cosnotify.channel.counters import record_departure
 from cosnotify.eventtypes import check_event_types
 from cosnotify.qos.negotiation import Target, additional_qos, check_qos
 from cosnotify.qos.properties import Level
@@ -186,18 +187,22 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
     # -- teardown -----------------------------------------------------------------------
     def _client_disconnected(self) -> None:
         """The client called our ``disconnect_*``: tear down without calling it back."""
-        self._teardown(notify_client=False)
+        self._teardown(notify_client=False, why="disconnected by its client")
 
-    def _destroy(self, notify_client: bool = True) -> None:
+    def _destroy(self, notify_client: bool = True,
+                 why: str | None = "its admin or channel was destroyed") -> None:
         """The channel tears this proxy down; tells a connected client (sections 3.4.15.x)."""
-        self._teardown(notify_client=notify_client)
+        self._teardown(notify_client=notify_client, why=why)
 
-    def _teardown(self, notify_client: bool) -> None:
+    def _teardown(self, notify_client: bool, why: str | None = None) -> None:
+        """Destroy this proxy. ``why``: the reason ``cosnotify ls`` gives among the
+        channel's departures (None: not listed, as for a proxy refused at birth)."""
         with self._lock:
             if self._destroyed:
                 return
             self._destroyed = True
             client = self._client if self._connected else None
+            had = self._client
             self._connected = False
             self._client = None
             self._cond.notify_all()
@@ -209,6 +214,8 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
             if topology is not None:
                 topology.forget(self)
             self._service.object_destroyed(self)
+            if why is not None:
+                record_departure(self._channel, self._service.clock.now(), why, self, had)
         if notify_client and client is not None and self.client_disconnect:
             self._service.call_soon(_tell_client, client, self.client_disconnect,
                                     lane=self._lane)

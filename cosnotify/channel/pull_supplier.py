@@ -81,7 +81,7 @@ class _PullSupplier(ProxySupplier):
                 return
         log.warning("%r: no pull for %.0f s; destroying the proxy (idle_pull_consumer_timeout)",
                     self, timeout)
-        self._teardown(notify_client=True)
+        self._teardown(notify_client=True, why=f"no pull for {timeout:.0f} s")
 
     def _on_teardown(self) -> None:
         with self._lock:

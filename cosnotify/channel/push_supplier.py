@@ -30,6 +30,8 @@ from omniORB import CORBA
 import CosEventComm
 import CosNotifyChannelAdmin as CA
 
+from cosnotify.channel.counters import calls as _calls
+from cosnotify.channel.counters import failure_reason
 from cosnotify.channel.event import Event
 from cosnotify.channel.proxy import Suspendable
 from cosnotify.channel.queue import Entry
@@ -107,15 +109,6 @@ def timed_push(proxy: Any, started: float, more: bool, events: int = 1) -> None:
     proxy._slow = proxy._service.clock.now() - started > allowed
     if proxy._slow and not was_slow and more:
         raise _Slowed()
-
-
-def _reason(exc: Exception) -> str:
-    """One line saying why a push failed (for cosnotify.stats)."""
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    if isinstance(exc, CORBA.SystemException):
-        text = f"minor {exc.minor:#x}, {exc.completed}"
-    name = type(exc).__name__
-    return f"{name}: {text}"[:200] if text else name
 
 
 class _PushSupplier(Suspendable, ProxySupplier):
@@ -359,11 +352,11 @@ class _PushSupplier(Suspendable, ProxySupplier):
 
     def _failed(self, batch: list[Entry], exc: Exception) -> bool:
         self._n_failed += 1  # the delivery task is the only writer
-        self._last_failure = (self._service.clock.now(), _reason(exc))
+        self._last_failure = (self._service.clock.now(), failure_reason(exc))
         if isinstance(exc, _GONE):
             log.info("%r: consumer is gone (%s); destroying the proxy", self, type(exc).__name__)
             self._channel._released(batch)
-            self._teardown(notify_client=False)
+            self._teardown(notify_client=False, why=f"consumer gone ({type(exc).__name__})")
             return False
         self._failures += 1
         retries = self._qos.get("Retries", 3)
@@ -374,7 +367,8 @@ class _PushSupplier(Suspendable, ProxySupplier):
             log.warning("%r: consumer failed %d times (%s); disconnecting it",
                         self, self._failures, exc)
             self._channel._released(batch)
-            self._teardown(notify_client=True)
+            self._teardown(notify_client=True,
+                           why=f"gave up after {_calls(self._failures)} failed: {failure_reason(exc)}")
             return False
         interval = self._qos.get("RetryInterval", 1_000_000) / 1e7
         delay = min(interval * 2 ** (self._failures - 1), self._service.config.max_backoff)

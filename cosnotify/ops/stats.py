@@ -36,7 +36,7 @@ import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.admin import ConsumerAdmin
 from cosnotify.channel.consumer_proxy import ProxyConsumer
-from cosnotify.channel.counters import channel_events_in, read
+from cosnotify.channel.counters import channel_events_in, departures, read
 from cosnotify.channel.names import name_of
 from cosnotify.channel.supplier_proxy import ProxySupplier
 from cosnotify.filter.filter import Filter
@@ -97,14 +97,26 @@ def _channel(channel: Any) -> dict[str, Any]:
                 "proxy_totals": totals}
     return {"id": channel._id, "name": name_of(channel), "qos": _plain(dict(channel._qos)),
             "admin_properties": _plain(dict(channel._admin_props)),
-            "counters": counters, "admins": listed}
+            "counters": counters, "admins": listed,
+            "departed": [_departed(*gone) for gone in departures(channel)]}
+
+
+def _departed(when: float, why: str, proxy: Any, client: Any) -> dict[str, Any]:
+    """A proxy that went away: as listed when alive, with its last client, when and why."""
+    made = _proxy(proxy)
+    admin = proxy._admin
+    made.update({"admin": admin._id, "admin_kind": _admin_kind(admin),
+                 "client": client_description(client), "time": when, "reason": why})
+    return made
+
+
+def _admin_kind(admin: Any) -> str:
+    kind = "consumer" if isinstance(admin, ConsumerAdmin) else "supplier"
+    return kind if admin._id is not None else "event service " + kind
 
 
 def _admin(admin: Any) -> dict[str, Any]:
-    consumer = isinstance(admin, ConsumerAdmin)
-    kind = "consumer" if consumer else "supplier"
-    if admin._id is None:
-        kind = "event service " + kind
+    kind = _admin_kind(admin)
     operator = "AND_OP" if admin._operator == CA.AND_OP else "OR_OP"
     with admin._lock:
         proxies = (sorted(admin._proxies.values(), key=lambda p: p._id)

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import cosnotify.corba  # noqa: F401 - omniORB first, then the COS and generated stubs
 import omniORB
 from omniORB import CORBA
 

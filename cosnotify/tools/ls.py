@@ -74,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
 
 def fetch(url: str, channels: list[int], timeout: float = 10.0) -> dict[str, Any]:
     """The snapshot of the service at ``url`` (a ToolError if it cannot be had)."""
-    import CosNotifyChannelAdmin as CA
     from omniORB import CORBA
+
+    import CosNotifyChannelAdmin as CA
 
     the_orb = connect.orb(timeout)
     monitor = connect.monitor(connect.factory(url, the_orb), url)
@@ -126,6 +127,16 @@ def _channel(channel: dict[str, Any]) -> Iterator[str]:
         yield from _filters(admin["filters"], "    ")
         for proxy in admin["proxies"]:
             yield from _proxy(proxy)
+    departed = channel.get("departed", [])
+    if departed:
+        yield f"  gone lately ({len(departed)}, latest last):"
+    for proxy in departed:
+        proxy_id = "" if proxy["id"] is None else f" {proxy['id']}"
+        admin_id = "" if proxy["admin"] is None else f" {proxy['admin']}"
+        yield (f"    {_when(proxy['time'])} proxy{proxy_id}{_name(proxy)} of "
+               f"{proxy['admin_kind']} admin{admin_id}: {proxy['kind']}, client "
+               f"{proxy['client']}: {proxy['reason']}")
+        yield from _counters(proxy, "      ")
 
 
 def _proxy(proxy: dict[str, Any]) -> Iterator[str]:
@@ -133,10 +144,14 @@ def _proxy(proxy: dict[str, Any]) -> Iterator[str]:
     yield (f"    proxy{proxy_id}{_name(proxy)}: {proxy['kind']}, {proxy['state']}, "
            f"client {proxy['client']}")
     yield from _filters(proxy["filters"], "      ")
+    yield from _counters(proxy, "      ")
+
+
+def _counters(proxy: dict[str, Any], indent: str) -> Iterator[str]:
     counters = proxy["counters"]
     if "depth" in counters:
         limit = proxy.get("queue_limit") or 0
-        line = (f"      queue {counters['depth']}/{limit if limit > 0 else 'unbounded'}, "
+        line = (f"{indent}queue {counters['depth']}/{limit if limit > 0 else 'unbounded'}, "
                 f"delivered {counters['delivered']}, "
                 f"discarded {counters['discarded'] + counters['removed']}, "
                 f"expired {counters['expired']}, failed {counters['failed']}")
@@ -145,7 +160,7 @@ def _proxy(proxy: dict[str, Any]) -> Iterator[str]:
             line += f", last failure {_when(last['time'])}: {last['reason']}"
         yield line
     elif counters:
-        yield f"      received {counters['received']}, rejected {counters['rejected']}"
+        yield f"{indent}received {counters['received']}, rejected {counters['rejected']}"
 
 
 def _filters(filters: list[dict[str, Any]], indent: str) -> Iterator[str]:

@@ -3,6 +3,7 @@
 Usage::
 
     python examples/python/push_consumer.py URL [--channel ID] [--count N] [--filter TEXT]
+                                            [--vanish]
 
 ``URL`` names the EventChannelFactory (for example
 ``corbaname::127.0.0.1:2809#NotifyEventChannelFactory``). Without ``--channel``
@@ -10,7 +11,9 @@ the consumer creates a channel and prints ``channel ID`` for the suppliers.
 With ``--filter`` it attaches an EXTENDED_TCL filter made by the channel's
 FilterFactory (for example ``'$n >= 5'``), which runs in the server. It prints
 ``ready`` once connected, then each event it receives; after ``N`` events
-(default 10) it disconnects and exits.
+(default 10) it disconnects and exits. With ``--vanish`` it exits without
+disconnecting, as a consumer that crashed would: the channel's later pushes
+to it fail, which ``cosnotify ls`` and ``top`` show (docs/operations.md).
 
 The consumer receives calls, so its ORB listens (on loopback, a free port) and
 its servant is activated in the RootPOA.
@@ -77,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=10, help="events to wait for (default 10)")
     parser.add_argument("--filter", help="an EXTENDED_TCL constraint, e.g. '$n >= 5'")
     parser.add_argument("--timeout", type=float, default=60.0, help="give up after (seconds)")
+    parser.add_argument("--vanish", action="store_true",
+                        help="exit without disconnecting, as a crashed consumer would")
     args = parser.parse_args(argv)
 
     orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:"], CORBA.ORB_ID)
@@ -100,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"timed out after {consumer.received} events", file=sys.stderr)
             return 1
         print(f"received {consumer.received} events", flush=True)
-        proxy.disconnect_structured_push_supplier()
+        if args.vanish:
+            print("vanishing without disconnecting", flush=True)
+        else:
+            proxy.disconnect_structured_push_supplier()
     finally:
         orb.shutdown(True)
         orb.destroy()

@@ -305,3 +305,54 @@ class TestReviewFindings:
         assert channel._service.dispatcher.wait_idle()
         counters = cosnotify.stats(factory)["channels"][0]["counters"]
         assert counters["delivered"] == counters["proxy_totals"]["delivered"] == 2
+
+
+class TestDepartures:
+    """Proxies that went away stay listed, latest last, with their final counters."""
+
+    def test_a_consumer_given_up_on_is_listed_with_why(self, factory: Any, clock: ManualClock,
+                                                       channel: Any) -> None:
+        """Retries=0: the first failed push disconnects the consumer (section 2.5.5.1's
+        Retries); the proxy leaves the tree and appears among the departures."""
+        proxy, proxy_id = channel._get_default_consumer_admin(
+        ).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        proxy.set_qos([N.Property("Retries", CORBA.Any(CORBA.TC_long, 0))])
+        consumer = FailingConsumer()
+        proxy.connect_structured_push_consumer(consumer)
+        structured_supplier(channel).push_structured_event(structured())
+        assert consumer.wait_for(1)
+        assert factory.service.dispatcher.wait_idle(WAIT)
+        snapshot = cosnotify.stats(factory)
+        assert proxies(snapshot, "push supplier") == []
+        [gone] = [d for d in snapshot["channels"][0]["departed"]
+                  if d["kind"] == "structured push supplier"]
+        assert gone["id"] == proxy_id
+        assert gone["admin"] == 0 and gone["admin_kind"] == "consumer"
+        assert gone["state"] == "destroyed"
+        assert gone["client"] == "in-process"
+        assert gone["reason"].startswith("gave up after 1 call failed: TRANSIENT")
+        assert gone["time"] == clock.now()
+        assert gone["counters"]["failed"] == 1
+        json.dumps(snapshot)
+
+    def test_a_client_disconnect_is_a_departure_and_a_refused_qos_is_not(
+            self, factory: Any, channel: Any) -> None:
+        admin = channel._get_default_consumer_admin()
+        proxy = pull_proxy(channel)
+        proxy.disconnect_structured_pull_supplier()
+        bad = [N.Property("OrderPolicy", CORBA.Any(CORBA.TC_short, 99))]
+        with pytest.raises(N.UnsupportedQoS):
+            admin.obtain_notification_push_supplier_with_qos(CA.STRUCTURED_EVENT, bad)
+        departed = cosnotify.stats(factory)["channels"][0]["departed"]
+        assert [d["reason"] for d in departed] == ["disconnected by its client"]
+
+    def test_only_the_latest_are_kept(self, factory: Any, channel: Any) -> None:
+        from cosnotify.channel.counters import DEPARTURES_KEPT
+
+        ids = []
+        for _ in range(DEPARTURES_KEPT + 3):
+            proxy = pull_proxy(channel)
+            ids.append(proxy._id)
+            proxy.disconnect_structured_pull_supplier()
+        departed = cosnotify.stats(factory)["channels"][0]["departed"]
+        assert [d["id"] for d in departed] == ids[3:]

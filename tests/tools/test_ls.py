@@ -55,8 +55,8 @@ def test_ls_json_is_the_snapshot(server: NotificationServer, url: str) -> None:
 
 
 def test_ls_of_one_channel(server: NotificationServer, url: str) -> None:
-    first, first_id = server.factory.create_channel([], [])
-    second, second_id = server.factory.create_channel([], [])
+    server.factory.create_channel([], [])
+    _, second_id = server.factory.create_channel([], [])
     done = cli("ls", "--json", "--channel", str(second_id), url)
     assert done.returncode == 0, done.stderr
     assert [c["id"] for c in json.loads(done.stdout)["channels"]] == [second_id]
