@@ -110,18 +110,15 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
         ``initial_qos`` (NotifyExt: refused QoS leaves no proxy behind)."""
         self._check_alive()
         with self._channel._names.claimed(self.proxy_scope, name):
-            proxy, proxy_id = self._make(cls, numbered)
+            proxy, proxy_id = self._make(cls, numbered, qos)
         proxy._name = name
-        if qos is not None:
-            try:
-                proxy.set_qos(qos)
-            except BaseException:
-                proxy._destroy(notify_client=False, why=None)
-                raise
         proxy._persist()
         return proxy, proxy_id
 
-    def _make(self, cls: Callable[[Any, int | None], Any], numbered: bool) -> tuple[Any, int | None]:
+    def _make(self, cls: Callable[[Any, int | None], Any], numbered: bool,
+              qos: list[Any] | None = None) -> tuple[Any, int | None]:
+        """Make, configure with ``qos`` and only then list a proxy: one whose QoS is
+        refused was never seen (by ``get_proxy_*``, ``ls``, the topology)."""
         try:
             self._channel._reserve_proxy(self.limit_name)
         except CA.AdminLimitExceeded as exc:
@@ -140,12 +137,20 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
                     proxy_id = (topology.next_id(f"{topology.path(self)}/proxies") if topology
                                 and self._id is not None else next(self._proxy_ids))
                 proxy = cls(self, proxy_id)
+        except BaseException:
+            self._channel._unreserve_proxy(self.limit_name)
+            raise
+        try:
+            if qos is not None:
+                proxy.set_qos(qos)
+            with self._lock:
+                self._check_alive()
                 if numbered:
                     self._proxies[proxy_id] = proxy  # type: ignore[index]
                 else:
                     self._anonymous.append(proxy)
         except BaseException:
-            self._channel._unreserve_proxy(self.limit_name)
+            proxy._destroy(notify_client=False, why=None)  # gives back the reservation
             raise
         return proxy, proxy_id
 

@@ -128,6 +128,26 @@ class TestWithQoS:
         assert admin._get_push_suppliers() == []
         admin.obtain_notification_push_supplier_with_qos(CA.STRUCTURED_EVENT, PRIORITY_5)
 
+    def test_a_proxy_is_listed_only_once_its_qos_is_set(
+            self, channel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        """While the initial QoS is applied, the admin does not list the proxy yet: nobody
+        (get_proxy_supplier, cosnotify ls) sees a proxy that may still be refused."""
+        from cosnotify.channel.push_supplier import StructuredProxyPushSupplier
+
+        admin = channel._get_default_consumer_admin()
+        listed_during: list[list[int]] = []
+        real = StructuredProxyPushSupplier.set_qos
+
+        def watching(proxy: Any, qos: list[Any]) -> None:
+            listed_during.append(list(admin._get_push_suppliers()))
+            real(proxy, qos)
+
+        monkeypatch.setattr(StructuredProxyPushSupplier, "set_qos", watching)
+        _, proxy_id = admin.obtain_notification_push_supplier_with_qos(
+            CA.STRUCTURED_EVENT, PRIORITY_5)
+        assert listed_during == [[]]
+        assert admin._get_push_suppliers() == [proxy_id]
+
 
 class _Callback:
     def __init__(self, fails: bool = False) -> None:
