@@ -16,9 +16,12 @@ serve`` binds by default in its embedded naming service.
 
 from __future__ import annotations
 
+import argparse
 import re
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +31,9 @@ from omniORB import CORBA
 import CosNotifyChannelAdmin as CA
 import CosNotifyMonitor
 
-__all__ = ["DEFAULT_NAME", "FAILURE", "USAGE", "ToolError", "channel", "factory", "monitor",
-           "orb", "run_tool", "url_of"]
+__all__ = ["DEFAULT_NAME", "FAILURE", "USAGE", "ToolError", "channel", "channel_id_arg",
+           "count_arg", "factory", "monitor", "orb", "run_tool", "sigterm_interrupts",
+           "timeout_arg", "url_of"]
 
 #: Exit status when the command line is wrong (argparse's, too).
 USAGE = 2
@@ -135,6 +139,54 @@ def describe(exc: CORBA.SystemException) -> str:
     if not reason:
         return name
     return f"{name} ({reason})"
+
+
+def channel_id_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a channel id, got {text!r}") from None
+    if not 0 <= value <= 0x7FFFFFFF:
+        raise argparse.ArgumentTypeError(f"channel id out of range: {text!r}")
+    return value
+
+
+def timeout_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"timeout must be in (0, 3600] seconds: {text!r}")
+    return value
+
+
+def count_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {text!r}")
+    return value
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt (as Ctrl-C does) while a tool runs, so the
+    admin it made is destroyed either way ."""
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        old = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def run_tool(name: str, body: Callable[[], int]) -> int:

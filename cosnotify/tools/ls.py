@@ -29,32 +29,12 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("url", metavar="URL",
                         help="the factory: HOST:PORT, corbaname:/corbaloc:/IOR: URL, or an "
                              "IOR file")
-    parser.add_argument("--channel", type=_channel_id, action="append", metavar="ID",
+    parser.add_argument("--channel", type=connect.channel_id_arg, action="append", metavar="ID",
                         help="only this channel (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the snapshot as JSON")
-    parser.add_argument("--timeout", type=_timeout, default=10.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=connect.timeout_arg, default=10.0, metavar="SECONDS",
                         help="give up on an unanswering service after this long (default 10)")
     parser.set_defaults(run=run)
-
-
-def _channel_id(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a channel id, got {text!r}") from None
-    if not 0 <= value <= 0x7FFFFFFF:
-        raise argparse.ArgumentTypeError(f"channel id out of range: {text!r}")
-    return value
-
-
-def _timeout(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"timeout must be in (0, 3600] seconds: {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

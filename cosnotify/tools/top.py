@@ -370,9 +370,9 @@ def add_parser(commands: Any) -> None:
                         help="deepest queue first (default), or highest failure rate first")
     parser.add_argument("--interval", type=_interval, default=1.0, metavar="SECONDS",
                         help="seconds between refreshes (default 1)")
-    parser.add_argument("--channel", type=ls._channel_id, action="append", metavar="ID",
+    parser.add_argument("--channel", type=connect.channel_id_arg, action="append", metavar="ID",
                         help="only this channel (repeatable)")
-    parser.add_argument("--timeout", type=ls._timeout, default=10.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=connect.timeout_arg, default=10.0, metavar="SECONDS",
                         help="give up on an unanswering service after this long (default 10)")
     parser.add_argument("--iterations", type=_iterations, default=None, metavar="N",
                         help="stop after N refreshes (default: until q or Ctrl-C)")

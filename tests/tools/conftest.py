@@ -39,6 +39,6 @@ def url(server: NotificationServer) -> str:
 def cli(*args: str, stdin: str | None = None, timeout: float = 60.0,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``python -m cosnotify *args`` to completion (a hang fails the test)."""
-    return subprocess.run([sys.executable, "-m", "cosnotify", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "cosnotify", *args], input=stdin, check=False,
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                           env={**os.environ, **(env or {})})
