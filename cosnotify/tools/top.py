@@ -40,7 +40,7 @@ from rich.text import Text
 from cosnotify.tools import connect, ls
 
 __all__ = ["SORTS", "ChannelRow", "Frame", "ProxyRow", "add_parser", "channel_rows", "fit",
-           "ordered", "proxy_rows", "rate", "render", "run"]
+           "last_departure", "ordered", "proxy_rows", "rate", "render", "run"]
 
 #: The orders ``--sort`` takes: deepest queue first, or highest failure rate first.
 SORTS = ("depth", "failures")
@@ -103,6 +103,8 @@ class Frame:
     time: float | None
     error: str | None = None
     keys: bool = False
+    #: The latest departure over all channels (:func:`last_departure`), or None.
+    gone: str | None = None
 
 
 # -- rates and rows (pure) ---------------------------------------------------------------
@@ -140,6 +142,24 @@ def channel_rows(previous: dict[str, Any] | None, current: dict[str, Any]) -> li
             failed=totals["failed"],
             failures=rate(_get(old_totals, "failed"), totals["failed"], seconds)))
     return rows
+
+
+def last_departure(snapshot: dict[str, Any]) -> str | None:
+    """One line on the proxy that went away last (``departed`` in the snapshot): the
+    one a dead consumer leaves once the channel gives up on it; None if none did."""
+    latest: tuple[float, int, dict[str, Any]] | None = None
+    for channel in snapshot["channels"]:
+        for gone in channel.get("departed", ()):
+            if latest is None or gone["time"] >= latest[0]:
+                latest = (gone["time"], channel["id"], gone)
+    if latest is None:
+        return None
+    when, channel_id, gone = latest
+    proxy = "" if gone["id"] is None else f" {gone['id']}"
+    admin = "" if gone["admin"] is None else f" {gone['admin']}"
+    return (f"last gone {_clock(when)}: channel {channel_id} {gone['admin_kind']} admin{admin} "
+            f"proxy{proxy}{_name(gone)} ({gone['kind']}, client {gone['client']}): "
+            f"{gone['reason']}")
 
 
 def _get(counters: dict[str, Any] | None, name: str) -> int | None:
@@ -259,6 +279,8 @@ def _header(frame: Frame) -> list[Text]:
                    f"sorted by {frame.sort}{keys}", "bold")]
     if frame.workers is not None:
         lines.append(_cell(_workers(frame.workers)))
+    if frame.gone is not None:
+        lines.append(_cell(_clean(frame.gone), "yellow"))
     if frame.error is not None:
         lines.append(_cell(f"! {frame.error}; asking again every {frame.interval:g}s",
                            "bold red"))
@@ -500,7 +522,7 @@ class _Top:
                            channels=channel_rows(self.previous, snapshot),
                            proxies=proxy_rows(self.previous, snapshot),
                            workers=snapshot["workers"], time=snapshot["time"],
-                           keys=self.keys.active)
+                           keys=self.keys.active, gone=last_departure(snapshot))
         self.previous = snapshot
 
 

@@ -371,3 +371,24 @@ class TestInTmux:
         assert "EXIT=0" in shown, shown
         shown = tmux.wait_for("the terminal's mode", lambda s: "TTY=" in s)
         assert "TTY=cooked" in shown, shown
+
+
+def test_the_latest_departure_is_one_header_line() -> None:
+    """A consumer the channel gave up on leaves the proxy table; the header keeps the
+    latest departure over all channels, with its reason."""
+    from cosnotify.tools.top import last_departure
+
+    after = snapshot(2.0, [])
+    assert last_departure(after) is None
+    gone = {**supplier(3, "pager", delivered=5), "state": "destroyed", "admin": 1,
+            "admin_kind": "consumer", "client": "127.0.0.1:4000", "time": 1.5,
+            "reason": "gave up after 4 calls failed: TRANSIENT"}
+    older = {**gone, "id": 2, "name": None, "time": 1.0, "reason": "disconnected by its client"}
+    after["channels"][0]["departed"] = [older, gone]
+    line = last_departure(after)
+    assert line is not None
+    assert 'channel 0 consumer admin 1 proxy 3 "pager"' in line
+    assert line.endswith("client 127.0.0.1:4000): gave up after 4 calls failed: TRANSIENT")
+    shown = screen(render(Frame(url="u", interval=1.0, sort="depth", channels=[], proxies=[],
+                                workers=None, time=2.0, gone=line)))
+    assert "gave up after 4 calls failed" in shown
