@@ -282,12 +282,17 @@ def run(args: argparse.Namespace) -> int:
 def _tail(args: argparse.Namespace) -> int:
     formatter = {"line": format_line, "json": format_json}.get(args.format) or _row_formatter()
     the_orb = connect.orb(args.timeout)
-    _, channel = connect.channel(connect.factory(args.url, the_orb), args.channel)
+    channel_id, channel = connect.channel(connect.factory(args.url, the_orb), args.channel)
     with connect.sigterm_interrupts():
         subscription = Subscription(channel, args.grammar, args.constraint)
         puller: _Puller | None = None
         failed = False
         try:
+            if sys.stderr.isatty():  # a person is watching; a pipe's stderr stays for errors
+                where = (f" where {args.grammar} {json.dumps(args.constraint)}"
+                         if args.constraint else "")
+                print(f"cosnotify tail: following channel {channel_id}{where} (Ctrl-C stops)",
+                      file=sys.stderr, flush=True)
             events: queue.Queue[Any] = queue.Queue(BACKLOG)
             puller = _Puller(subscription.puller(), events, args.count)
             puller.start()
