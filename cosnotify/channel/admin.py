@@ -71,6 +71,8 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
         self._proxies: dict[int, Any] = {}         # notification style, by id
         self._anonymous: list[Any] = []            # Event Service style
         self._proxy_ids = itertools.count(0)
+        #: Proxies made but not yet listed (``_make``): children already, for QoS rules.
+        self._making = 0
         self._destroyed = False
         qos, explicit = channel._qos_snapshot()
         self._qos, self._qos_explicit = initial_qos(self.qos_level, qos, explicit)
@@ -97,7 +99,7 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
     def _qos_target(self) -> Target:
         parent, _ = self._channel._qos_snapshot()
         with self._lock:
-            children = bool(self._proxies or self._anonymous)
+            children = bool(self._proxies or self._anonymous or self._making)
         return Target(self._qos_level, parent=parent, has_children=children)
 
     def _qos_capabilities(self) -> Any:
@@ -137,19 +139,26 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
                     proxy_id = (topology.next_id(f"{topology.path(self)}/proxies") if topology
                                 and self._id is not None else next(self._proxy_ids))
                 proxy = cls(self, proxy_id)
+                self._making += 1
         except BaseException:
             self._channel._unreserve_proxy(self.limit_name)
             raise
+        made_done = False
         try:
             if qos is not None:
                 proxy.set_qos(qos)
             with self._lock:
+                self._making -= 1
+                made_done = True
                 self._check_alive()
                 if numbered:
                     self._proxies[proxy_id] = proxy  # type: ignore[index]
                 else:
                     self._anonymous.append(proxy)
         except BaseException:
+            if not made_done:
+                with self._lock:
+                    self._making -= 1
             proxy._destroy(notify_client=False, why=None)  # gives back the reservation
             raise
         return proxy, proxy_id

@@ -58,6 +58,7 @@ _GONE = (CosEventComm.Disconnected, CORBA.OBJECT_NOT_EXIST)
 
 
 class ProxyConsumer(ProxyBase):
+    side = "consumer"
     """``CosNotifyChannelAdmin::ProxyConsumer``: events enter the channel here."""
 
     qos_level = Level.PROXY_CONSUMER

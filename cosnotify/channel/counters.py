@@ -26,8 +26,9 @@ from typing import Any
 
 from omniORB import CORBA
 
-__all__ = ["DEPARTURES_KEPT", "Counter", "calls", "channel_events_in", "departures", "failure_reason",
-           "read", "record_departure"]
+__all__ = ["DEPARTURES_KEPT", "Counter", "calls", "channel_events_in", "departures",
+           "failure_reason", "proxy_counts", "read", "record_departure", "retired",
+           "supplier_counts"]
 
 #: Proxies that went away, kept per channel for ``cosnotify ls`` and ``top``: at most this
 #: many, the latest (with their final counters, the time and the reason).
@@ -37,7 +38,8 @@ Counter = itertools.count
 
 _lock = threading.Lock()
 _channel_in: weakref.WeakKeyDictionary[Any, itertools.count[int]] = weakref.WeakKeyDictionary()
-_departed: weakref.WeakKeyDictionary[Any, collections.deque[tuple[float, str, Any, Any]]] = (
+_retired: weakref.WeakKeyDictionary[Any, dict[str, int]] = weakref.WeakKeyDictionary()
+_departed: weakref.WeakKeyDictionary[Any, collections.deque[tuple[dict[str, Any], Any]]] = (
     weakref.WeakKeyDictionary())
 
 
@@ -58,18 +60,76 @@ def channel_events_in(channel: Any) -> itertools.count[int]:
 
 
 def record_departure(channel: Any, when: float, why: str, proxy: Any, client: Any) -> None:
-    """Keep ``proxy`` (torn down at ``when`` for ``why``; its client was ``client``)
-    among ``channel``'s latest departures. The destroyed proxy keeps its counters;
-    nothing bumps them again."""
+    """Keep what ``proxy`` was (torn down at ``when`` for ``why``; its client was
+    ``client``) among ``channel``'s latest departures, and add its final counts to the
+    channel's retired totals, so the channel's sums never go down.
+
+    The record is plain values and the client's reference, never the proxy: a proxy
+    refers to its channel (a weak key whose value refers to it is never freed), its
+    client's worker lane and its filters, none of which a departure should keep alive.
+    """
+    record: dict[str, Any] = {
+        "id": proxy._id, "name": getattr(proxy, "_name", None), "kind": proxy.kind_text(),
+        "admin": proxy._admin._id, "admin_kind": proxy.admin_kind(), "time": when,
+        "reason": why}
+    if hasattr(proxy, "_queue") and hasattr(proxy, "_n_delivered"):
+        final, limit, last = supplier_counts(proxy)
+        record.update({"queue_limit": limit,
+                       "max_events_per_consumer": int(proxy._qos.get("MaxEventsPerConsumer", 0)),
+                       "last_failure": None if last is None else {"time": last[0],
+                                                                  "reason": last[1]}})
+    else:
+        final = proxy_counts(proxy)
+    record["counters"] = final
     with _lock:
         kept = _departed.get(channel)
         if kept is None:
             kept = _departed[channel] = collections.deque(maxlen=DEPARTURES_KEPT)
-        kept.append((when, why, proxy, client))
+        kept.append((record, client))
+        totals = _retired.setdefault(channel, {})
+        for name, value in final.items():
+            if name != "depth":  # a gone proxy holds nothing
+                totals[name] = totals.get(name, 0) + value
 
 
-def departures(channel: Any) -> list[tuple[float, str, Any, Any]]:
-    """``(time, reason, proxy, client)`` of ``channel``'s latest departures, oldest first."""
+def retired(channel: Any) -> dict[str, int]:
+    """The summed final counts of every proxy ``channel`` has lost (departures recorded)."""
+    with _lock:
+        return dict(_retired.get(channel, {}))
+
+
+def supplier_counts(proxy: Any) -> tuple[dict[str, int], int, tuple[float, str] | None]:
+    """A proxy supplier's counters, read together under its lock (briefly): the
+    counters, the queue's limit and the last failure ``(time, reason)`` or None."""
+    with proxy._lock:
+        queue = proxy._queue
+        inbox = len(getattr(proxy, "_inbox", ()))  # appended to without the lock
+        depth = len(queue) + inbox + len(getattr(proxy, "_retry", ()))
+        accepted, discarded = queue.accepted, queue.discarded
+        expired, removed = queue.expired, queue.removed
+        limit = queue.max_events
+        delivered, failed = proxy._n_delivered, proxy._n_failed
+        last = proxy._last_failure
+    # Copies in a push proxy's inbox are not yet in its queue: counted as queued too.
+    return ({"queued": accepted + inbox, "delivered": delivered, "discarded": discarded,
+             "expired": expired, "removed": removed, "failed": failed, "depth": depth},
+            limit, last)
+
+
+def proxy_counts(proxy: Any) -> dict[str, int]:
+    """A proxy's counters: a proxy supplier's (:func:`supplier_counts`), a proxy
+    consumer's ``received`` and ``rejected``; none for a proxy that counts nothing."""
+    if hasattr(proxy, "_queue") and hasattr(proxy, "_n_delivered"):
+        return supplier_counts(proxy)[0]
+    if hasattr(proxy, "_received"):
+        return {"received": read(proxy._received), "rejected": read(proxy._rejected)}
+    return {}
+
+
+def departures(channel: Any) -> list[tuple[dict[str, Any], Any]]:
+    """``(record, client)`` of ``channel``'s latest departures, oldest first: a record
+    is a dict of plain values (:func:`record_departure`), ``client`` a reference or
+    object (or None)."""
     with _lock:
         return list(_departed.get(channel, ()))
 

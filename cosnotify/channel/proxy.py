@@ -52,6 +52,8 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
     client_disconnect: str = ""
     #: True for Event Service style proxies (no id, no QoS or filters in the IDL).
     event_service_style = False
+    #: "supplier" for proxy suppliers, "consumer" for proxy consumers.
+    side = "proxy"
 
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         self._admin = admin
@@ -223,6 +225,19 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
     def _on_teardown(self) -> None:
         """Hook: release queues, timers, subscriptions."""
 
+    def kind_text(self) -> str:
+        """``"structured push supplier"`` and the like (``"event service push consumer"``)."""
+        form = _FORMS.get(str(self.proxy_type), type(self).__name__)
+        if self.event_service_style:
+            form = "event service " + form.removeprefix("any ")
+        return f"{form} {self.side}"
+
+    def admin_kind(self) -> str:
+        """``"consumer"`` (the admin of a proxy supplier), ``"supplier"``, or
+        ``"event service consumer"``/``"event service supplier"``."""
+        kind = "consumer" if self.side == "supplier" else "supplier"
+        return kind if self._admin._id is not None else "event service " + kind
+
     # -- subscription sharing ---------------------------------------------------------
     def _checked_types(self, types: list[Any]) -> list[tuple[str, str]]:
         return check_event_types(types)
@@ -230,6 +245,11 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
     def __repr__(self) -> str:
         state = "destroyed" if self._destroyed else ("connected" if self._connected else "idle")
         return f"<{type(self).__name__} id={self._id} {state}>"
+
+
+_FORMS = {"PUSH_ANY": "any push", "PULL_ANY": "any pull",
+          "PUSH_STRUCTURED": "structured push", "PULL_STRUCTURED": "structured pull",
+          "PUSH_SEQUENCE": "sequence push", "PULL_SEQUENCE": "sequence pull"}
 
 
 class Suspendable:

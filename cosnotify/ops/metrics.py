@@ -77,13 +77,22 @@ def _channel_families(channels: list[dict[str, Any]]) -> Iterator[Metric]:
     queued = GaugeMetricFamily("cosnotify_channel_queue_depth",
                                "Event copies waiting in the channel's proxy queues",
                                labels=["channel"])
+    failed = CounterMetricFamily("cosnotify_channel_failed",
+                                 "Push calls to the channel's consumers that failed, "
+                                 "proxies gone included", labels=["channel"])
+    discarded = CounterMetricFamily("cosnotify_channel_discarded",
+                                    "Event copies the channel's proxies discarded or dropped "
+                                    "as expired, proxies gone included", labels=["channel"])
     for channel in channels:
         label = [str(channel["id"])]
         counters = channel["counters"]
+        totals = counters["proxy_totals"]
         events_in.add_metric(label, counters["events_in"])
         delivered.add_metric(label, counters["delivered"])
-        queued.add_metric(label, counters["proxy_totals"]["depth"])
-    yield from (events_in, delivered, queued)
+        queued.add_metric(label, totals["depth"])
+        failed.add_metric(label, totals["failed"])
+        discarded.add_metric(label, totals["discarded"] + totals["removed"] + totals["expired"])
+    yield from (events_in, delivered, queued, failed, discarded)
 
 
 def _proxy_rows(channels: list[dict[str, Any]], cap: int) -> tuple[list[Any], list[Any]]:

@@ -36,20 +36,27 @@ import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.admin import ConsumerAdmin
 from cosnotify.channel.consumer_proxy import ProxyConsumer
-from cosnotify.channel.counters import channel_events_in, departures, read
+from cosnotify.channel.counters import (
+    channel_events_in,
+    departures,
+    proxy_counts,
+    read,
+    retired,
+    supplier_counts,
+)
 from cosnotify.channel.names import name_of
 from cosnotify.channel.supplier_proxy import ProxySupplier
 from cosnotify.filter.filter import Filter
 from cosnotify.filter.mapping import MappingFilter
 
-__all__ = ["SNAPSHOT_VERSION", "client_description", "proxy_kind", "stats", "stats_json"]
+__all__ = ["MAX_SNAPSHOT_BYTES", "SNAPSHOT_VERSION", "client_description", "proxy_kind", "stats", "stats_json"]
 
 #: The layout version of the snapshot (CosNotifyMonitor::SnapshotVersion).
 SNAPSHOT_VERSION = 1
-
-_FORMS = {"PUSH_ANY": "any push", "PULL_ANY": "any pull",
-          "PUSH_STRUCTURED": "structured push", "PULL_STRUCTURED": "structured pull",
-          "PUSH_SEQUENCE": "sequence push", "PULL_SEQUENCE": "sequence pull"}
+#: The largest snapshot text served: under the server's 16 MiB GIOP message limit
+#: (``MAX_MESSAGE_SIZE``, cosnotify/server/app.py), with room for the reply's framing.
+#: About 50,000 proxies with short filters fit.
+MAX_SNAPSHOT_BYTES = 15 * 2**20
 
 
 def stats(factory: Any, channels: Iterable[int] = ()) -> dict[str, Any]:
@@ -74,8 +81,14 @@ def stats(factory: Any, channels: Iterable[int] = ()) -> dict[str, Any]:
 
 def stats_json(factory: Any, channels: Iterable[int] = ()) -> str:
     """:func:`stats` as compact JSON text: what ``CosNotifyMonitor::Monitor::snapshot``
-    answers."""
-    return json.dumps(stats(factory, channels), separators=(",", ":"))
+    answers. Past :data:`MAX_SNAPSHOT_BYTES` it raises ``IMP_LIMIT`` saying so (a reply
+    that large would fail as a marshalling error the client cannot explain)."""
+    text = json.dumps(stats(factory, channels), separators=(",", ":"))
+    if len(text) > MAX_SNAPSHOT_BYTES:
+        raise CORBA.IMP_LIMIT(0, CORBA.COMPLETED_NO,
+                              f"the snapshot is {len(text) / 2**20:.1f} MiB, more than the "
+                              f"{MAX_SNAPSHOT_BYTES / 2**20:.0f} MiB a reply may carry")
+    return text
 
 
 def _channel(channel: Any) -> dict[str, Any]:
@@ -86,6 +99,8 @@ def _channel(channel: Any) -> dict[str, Any]:
     listed = [_admin(admin) for admin in admins]
     totals = {"queued": 0, "delivered": 0, "discarded": 0, "expired": 0, "removed": 0,
               "failed": 0, "depth": 0, "received": 0, "rejected": 0}
+    for name, value in retired(channel).items():  # proxies gone: their final counts
+        totals[name] += value
     for admin in listed:
         for proxy in admin["proxies"]:
             for name, value in proxy["counters"].items():
@@ -98,16 +113,14 @@ def _channel(channel: Any) -> dict[str, Any]:
     return {"id": channel._id, "name": name_of(channel), "qos": _plain(dict(channel._qos)),
             "admin_properties": _plain(dict(channel._admin_props)),
             "counters": counters, "admins": listed,
-            "departed": [_departed(*gone) for gone in departures(channel)]}
+            "departed": [_departed(record, client) for record, client in departures(channel)]}
 
 
-def _departed(when: float, why: str, proxy: Any, client: Any) -> dict[str, Any]:
-    """A proxy that went away: as listed when alive, with its last client, when and why."""
-    made = _proxy(proxy)
-    admin = proxy._admin
-    made.update({"admin": admin._id, "admin_kind": _admin_kind(admin),
-                 "client": client_description(client), "time": when, "reason": why})
-    return made
+def _departed(record: dict[str, Any], client: Any) -> dict[str, Any]:
+    """A proxy that went away: what it was when it went (its filters are not kept),
+    the client it had, when and why."""
+    return {**record, "state": "destroyed", "client": client_description(client),
+            "filters": []}
 
 
 def _admin_kind(admin: Any) -> str:
@@ -134,41 +147,21 @@ def _proxy(proxy: Any) -> dict[str, Any]:
                             "client": client_description(proxy._client),
                             "filters": _filters(proxy)}
     if isinstance(proxy, ProxySupplier):
-        made.update(_supplier_counters(proxy))
+        counters, limit, last = supplier_counts(proxy)
+        made.update({"counters": counters, "queue_limit": limit,
+                     "max_events_per_consumer": int(proxy._qos.get("MaxEventsPerConsumer", 0)),
+                     "last_failure": (None if last is None
+                                      else {"time": last[0], "reason": last[1]})})
     elif isinstance(proxy, ProxyConsumer):
-        received, rejected = read(proxy._received), read(proxy._rejected)
-        made["counters"] = {"received": received, "rejected": rejected}
+        made["counters"] = proxy_counts(proxy)
     else:
         made["counters"] = {}
     return made
 
 
-def _supplier_counters(proxy: Any) -> dict[str, Any]:
-    """A proxy supplier's counters, read together under its lock (briefly)."""
-    with proxy._lock:
-        queue = proxy._queue
-        inbox = len(getattr(proxy, "_inbox", ()))  # appended to without the lock
-        depth = len(queue) + inbox + len(getattr(proxy, "_retry", ()))
-        accepted, discarded = queue.accepted, queue.discarded
-        expired, removed = queue.expired, queue.removed
-        limit = queue.max_events
-        delivered, failed = proxy._n_delivered, proxy._n_failed
-        last = proxy._last_failure
-    # Copies in a push proxy's inbox are not yet in its queue: counted as queued too.
-    counters = {"queued": accepted + inbox, "delivered": delivered, "discarded": discarded,
-                "expired": expired, "removed": removed, "failed": failed, "depth": depth}
-    return {"counters": counters, "queue_limit": limit,
-            "max_events_per_consumer": int(proxy._qos.get("MaxEventsPerConsumer", 0)),
-            "last_failure": None if last is None else {"time": last[0], "reason": last[1]}}
-
-
 def proxy_kind(proxy: Any) -> str:
     """``"structured push supplier"`` and the like (``"event service push consumer"``)."""
-    side = "supplier" if isinstance(proxy, ProxySupplier) else "consumer"
-    form = _FORMS.get(str(proxy.proxy_type), type(proxy).__name__)
-    if proxy.event_service_style:
-        form = "event service " + form.removeprefix("any ")
-    return f"{form} {side}"
+    return str(proxy.kind_text())
 
 
 def client_description(client: Any) -> str:

@@ -63,7 +63,8 @@ def orb(timeout: float = 10.0) -> Any:
     if existing is not None:
         return existing
     millis = str(max(1, int(timeout * 1000)))
-    return CORBA.ORB_init(["-ORBclientCallTimeOutPeriod", millis,
+    return CORBA.ORB_init(["-ORBtraceLevel", "0",  # failures are said once, by the tool
+                           "-ORBclientCallTimeOutPeriod", millis,
                            "-ORBclientConnectTimeOutPeriod", millis,
                            "-ORBgiopMaxMsgSize", str(MAX_MESSAGE_SIZE),
                            "-ORBendPoint", "giop:tcp:127.0.0.1:"], CORBA.ORB_ID)
@@ -80,7 +81,11 @@ def url_of(text: str) -> str:
     if match is not None and 0 < int(match.group(2)) <= 65535:
         return f"corbaname::{match.group(1)}:{match.group(2)}#{DEFAULT_NAME}"
     path = Path(text)
-    if path.is_file():
+    try:
+        is_file = path.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL
+        is_file = False
+    if is_file:
         try:
             content = path.read_text(encoding="ascii", errors="strict").strip()
         except (OSError, UnicodeDecodeError) as exc:
@@ -96,9 +101,22 @@ def factory(url: str, the_orb: Any) -> Any:
     resolved = url_of(url)
     try:
         obj = the_orb.string_to_object(resolved)
-        if obj is None:
-            raise ToolError(f"{url} is a nil reference")
+    except CORBA.BAD_PARAM as exc:
+        if resolved.startswith("corbaname:") and exc.minor == omniORB.BAD_PARAM_BadURIOther:
+            name = resolved.partition("#")[2] or "(no name)"
+            raise ToolError(f"{url}: nothing is bound as {name} in that naming service",
+                            USAGE) from None
+        raise ToolError(f"malformed URL {url!r}: {describe(exc)}", USAGE) from None
+    except CORBA.MARSHAL as exc:
+        raise ToolError(f"malformed IOR in {url!r}: {describe(exc)}", USAGE) from None
+    except CORBA.SystemException as exc:
+        raise ToolError(f"cannot reach {url}: {describe(exc)}") from None
+    if obj is None:
+        raise ToolError(f"{url} is a nil reference")
+    try:
         found = obj._narrow(CA.EventChannelFactory)
+    except CORBA.OBJECT_NOT_EXIST:
+        raise ToolError(f"no object at {url} (OBJECT_NOT_EXIST)") from None
     except CORBA.SystemException as exc:
         raise ToolError(f"cannot reach {url}: {describe(exc)}") from None
     if found is None:

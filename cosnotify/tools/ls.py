@@ -54,18 +54,34 @@ def run(args: argparse.Namespace) -> int:
 
 def fetch(url: str, channels: list[int], timeout: float = 10.0) -> dict[str, Any]:
     """The snapshot of the service at ``url`` (a ToolError if it cannot be had)."""
+    return read(open_monitor(url, timeout), url, channels)
+
+
+def open_monitor(url: str, timeout: float = 10.0) -> Any:
+    """The ``CosNotifyMonitor::EventChannelFactory`` at ``url`` (resolved and narrowed:
+    a naming lookup and an ``_is_a`` call), for :func:`read` to ask as often as needed."""
+    return connect.monitor(connect.factory(url, connect.orb(timeout)), url)
+
+
+def read(monitor: Any, url: str, channels: list[int]) -> dict[str, Any]:
+    """One snapshot from ``monitor`` (one call)."""
     from omniORB import CORBA
 
     import CosNotifyChannelAdmin as CA
 
-    the_orb = connect.orb(timeout)
-    monitor = connect.monitor(connect.factory(url, the_orb), url)
     try:
         text = monitor.snapshot(channels)
     except CA.ChannelNotFound:
         raise connect.ToolError(
             f"no channel {', '.join(map(str, channels))} (ids: see cosnotify ls {url})",
             connect.USAGE) from None
+    except CORBA.IMP_LIMIT:
+        from cosnotify.ops.stats import MAX_SNAPSHOT_BYTES
+
+        raise connect.ToolError(
+            f"{url}: the snapshot is larger than one reply may carry "
+            f"({MAX_SNAPSHOT_BYTES // 2**20} MiB); read fewer channels at a time with "
+            f"--channel ID") from None
     except CORBA.SystemException as exc:
         raise connect.ToolError(f"lost {url}: {connect.describe(exc)}") from None
     snap: dict[str, Any] = json.loads(text)

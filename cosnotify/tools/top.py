@@ -446,6 +446,7 @@ class _Top:
         self.keys = _Keys(self.wake)
         self.previous: dict[str, Any] | None = None
         self.frame: Frame | None = None
+        self.monitor: Any = None
 
     def run(self) -> int:
         self._take(self._snapshot())  # an error here ends the command (exit 1 or 2)
@@ -511,9 +512,15 @@ class _Top:
         from omniORB import CORBA
 
         try:
-            return ls.fetch(self.args.url, self.args.channel or [], self.args.timeout)
+            if self.monitor is None:  # resolved once, again only after a failure
+                self.monitor = ls.open_monitor(self.args.url, self.args.timeout)
+            return ls.read(self.monitor, self.args.url, self.args.channel or [])
         except CORBA.SystemException as exc:
+            self.monitor = None
             raise connect.ToolError(f"lost {self.args.url}: {connect.describe(exc)}") from None
+        except connect.ToolError:
+            self.monitor = None
+            raise
 
     def _take(self, snapshot: dict[str, Any]) -> None:
         """The frame of ``snapshot``, its rates measured from the one before."""

@@ -136,17 +136,22 @@ class TestWithQoS:
 
         admin = channel._get_default_consumer_admin()
         listed_during: list[list[int]] = []
+        a_child_during: list[bool] = []
         real = StructuredProxyPushSupplier.set_qos
 
         def watching(proxy: Any, qos: list[Any]) -> None:
             listed_during.append(list(admin._get_push_suppliers()))
+            # ...but the admin counts it as a child: its reliability is frozen (2.5.5)
+            a_child_during.append(admin._qos_target().has_children)
             real(proxy, qos)
 
         monkeypatch.setattr(StructuredProxyPushSupplier, "set_qos", watching)
         _, proxy_id = admin.obtain_notification_push_supplier_with_qos(
             CA.STRUCTURED_EVENT, PRIORITY_5)
         assert listed_during == [[]]
+        assert a_child_during == [True]
         assert admin._get_push_suppliers() == [proxy_id]
+        assert admin._making == 0
 
 
 class _Callback:

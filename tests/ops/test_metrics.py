@@ -83,3 +83,27 @@ class TestCollector:
         # The cap is over both families: no room is left for the proxy consumer.
         assert got[("cosnotify_consumer_received_total",
                     labels("other", "other", "other"))] == 1
+
+
+def test_channel_failures_and_discards_outlive_their_proxies(factory: Any) -> None:
+    """A consumer the channel gave up on leaves the proxy families, but its failures stay
+    in the channel's counter (a counter never goes down while its channel lives)."""
+    from omniORB import CORBA
+
+    import CosNotification as N
+
+    from tests.ops.test_stats import FailingConsumer
+
+    channel = factory.create_channel([], [])[0]
+    proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+        CA.STRUCTURED_EVENT)
+    proxy.set_qos([N.Property("Retries", CORBA.Any(CORBA.TC_long, 0))])
+    consumer = FailingConsumer()
+    proxy.connect_structured_push_consumer(consumer)
+    structured_supplier(channel).push_structured_event(structured())
+    assert consumer.wait_for(1)
+    assert factory.service.dispatcher.wait_idle(10.0)
+    samples = scrape(factory)
+    assert samples[("cosnotify_channel_failed_total", (("channel", "0"),))] == 1.0
+    assert samples[("cosnotify_channel_discarded_total", (("channel", "0"),))] == 0.0
+    assert not [key for key in samples if key[0] == "cosnotify_supplier_failed_total"]

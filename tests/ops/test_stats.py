@@ -356,3 +356,19 @@ class TestDepartures:
             proxy.disconnect_structured_pull_supplier()
         departed = cosnotify.stats(factory)["channels"][0]["departed"]
         assert [d["id"] for d in departed] == ids[3:]
+
+    def test_a_destroyed_channel_is_freed_with_its_departures(self, factory: Any) -> None:
+        """Departures hold plain values, never the proxy (which refers to its channel):
+        a destroyed channel whose proxies departed is garbage like any other."""
+        import gc
+        import weakref
+
+        channel, _ = factory.create_channel([], [])
+        pull_proxy(channel).disconnect_structured_pull_supplier()
+        pull_proxy(channel)  # destroyed with the channel: a departure too
+        assert len(cosnotify.stats(factory)["channels"][-1]["departed"]) == 1
+        gone = weakref.ref(channel)
+        channel.destroy()
+        del channel
+        gc.collect()
+        assert gone() is None

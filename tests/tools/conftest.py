@@ -9,14 +9,20 @@ reads. The server it talks to runs in this process on the session ORB
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import tempfile
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from cosnotify.server import NotificationServer, ServerConfig
+
+#: How long a test waits for a screen or a child's output before it fails.
+WAIT = 20.0
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -42,3 +48,54 @@ def cli(*args: str, stdin: str | None = None, timeout: float = 60.0,
     return subprocess.run([sys.executable, "-m", "cosnotify", *args], input=stdin, check=False,
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                           env={**os.environ, **(env or {})})
+
+
+class Tmux:
+    """A tmux server of its own (a private socket, no config file) running one session."""
+
+    def __init__(self) -> None:
+        # Short, under /tmp: a Unix socket path is limited to about 100 bytes.
+        self.directory = tempfile.mkdtemp(prefix="cosnotify-tmux-")
+        self.socket = os.path.join(self.directory, "socket")
+        self.session = "top"
+
+    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["tmux", "-S", self.socket, "-f", os.devnull, *args],
+                              check=False, capture_output=True, text=True, timeout=10)
+
+    def start(self, command: str, env: dict[str, str]) -> None:
+        done = subprocess.run(["tmux", "-S", self.socket, "-f", os.devnull, "new-session",
+                               "-d", "-s", self.session, "-x", "160", "-y", "50", command],
+                              check=False, capture_output=True, text=True, timeout=10,
+                              cwd=ROOT, env=env)
+        assert done.returncode == 0, done.stderr
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", self.session).stdout
+
+    def wait_for(self, what: str, test: Callable[[str], bool], timeout: float = WAIT) -> str:
+        """Poll the screen every 0.1 s until ``test`` holds (the screen is the only thing
+        there is to wait on); fail with the last screen."""
+        deadline = time.monotonic() + timeout
+        shown = ""
+        while time.monotonic() < deadline:
+            shown = self.screen()
+            if test(shown):
+                return shown
+            time.sleep(0.1)
+        pytest.fail(f"no {what} on the screen after {timeout:g} s; it shows:\n{shown}")
+
+    def kill(self) -> None:
+        self("kill-server")
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@pytest.fixture
+def tmux() -> Iterator[Tmux]:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (.ci/install-debian-packages installs it)")
+    made = Tmux()
+    try:
+        yield made
+    finally:
+        made.kill()

@@ -77,3 +77,55 @@ def test_a_tao_client_sees_the_monitor_factory_as_its_own(server: NotificationSe
     assert narrowed is not None
     channel, _ = narrowed.create_named_channel([], [], "tao-style")
     assert channel is not None
+
+
+class TestBadInput:
+    """One stderr line and exit 2 (the command line is wrong) or 1 (it cannot be done)."""
+
+    def test_malformed_urls_are_usage_errors(self) -> None:
+        for url in ("corbaloc:foo", "IOR:zz", "ior:" + "ab" * 200, "nowhere"):
+            done = cli("ls", url)
+            assert done.returncode == 2, (url, done.stderr)
+            assert len(done.stderr.splitlines()) == 1, done.stderr
+            assert done.stderr.startswith("cosnotify ls: ")
+
+    def test_an_unbound_name_is_a_usage_error(self, server: NotificationServer) -> None:
+        host, port = server.endpoint
+        done = cli("ls", f"corbaname::{host}:{port}#NoSuchFactory")
+        assert done.returncode == 2
+        assert done.stderr.splitlines() == [
+            f"cosnotify ls: corbaname::{host}:{port}#NoSuchFactory: nothing is bound as "
+            f"NoSuchFactory in that naming service"]
+
+    def test_a_wrong_object_key_and_a_closed_port_are_failures(
+            self, server: NotificationServer) -> None:
+        host, port = server.endpoint
+        wrong_key = cli("ls", f"corbaloc::{host}:{port}/NoSuchKey")
+        assert wrong_key.returncode == 1
+        assert wrong_key.stderr.splitlines() == [
+            f"cosnotify ls: no object at corbaloc::{host}:{port}/NoSuchKey (OBJECT_NOT_EXIST)"]
+        closed = cli("ls", "127.0.0.1:1")
+        assert closed.returncode == 1
+        assert closed.stderr.splitlines() == [
+            "cosnotify ls: cannot reach 127.0.0.1:1: TRANSIENT (TRANSIENT_ConnectFailed)"]
+
+
+def test_a_snapshot_too_large_to_send_is_said_so(server: NotificationServer, url: str,
+                                                 monkeypatch: Any) -> None:
+    """Past the reply limit the server raises IMP_LIMIT rather than fail to marshal; ls
+    says why and what to do."""
+    import importlib
+
+    import pytest
+
+    from cosnotify.tools import connect, ls
+
+    stats = importlib.import_module("cosnotify.ops.stats")  # the module, not the function
+
+    server.factory.create_channel([], [])
+    monkeypatch.setattr(stats, "MAX_SNAPSHOT_BYTES", 100)
+    with pytest.raises(connect.ToolError) as raised:
+        ls.fetch(url, [])
+    assert raised.value.status == connect.FAILURE
+    assert "the snapshot is larger than one reply may carry" in raised.value.message
+    assert "--channel ID" in raised.value.message

@@ -5,12 +5,7 @@ from __future__ import annotations
 import io
 import os
 import shlex
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -24,10 +19,7 @@ import TimeBase
 from cosnotify.server import NotificationServer
 from cosnotify.tools.top import Frame, channel_rows, fit, ordered, proxy_rows, rate, render
 from tests.channel.conftest import StructuredPushConsumer, structured, structured_supplier
-from tests.tools.conftest import ROOT, cli
-
-WAIT = 20.0
-
+from tests.tools.conftest import Tmux, cli
 
 # -- hand-made snapshots -----------------------------------------------------------------
 
@@ -278,57 +270,6 @@ class TestCommand:
 
 
 # -- in tmux -----------------------------------------------------------------------------
-
-class Tmux:
-    """A tmux server of its own (a private socket, no config file) running one session."""
-
-    def __init__(self) -> None:
-        # Short, under /tmp: a Unix socket path is limited to about 100 bytes.
-        self.directory = tempfile.mkdtemp(prefix="cosnotify-tmux-")
-        self.socket = os.path.join(self.directory, "socket")
-        self.session = "top"
-
-    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["tmux", "-S", self.socket, "-f", os.devnull, *args],
-                              check=False, capture_output=True, text=True, timeout=10)
-
-    def start(self, command: str, env: dict[str, str]) -> None:
-        done = subprocess.run(["tmux", "-S", self.socket, "-f", os.devnull, "new-session",
-                               "-d", "-s", self.session, "-x", "160", "-y", "50", command],
-                              check=False, capture_output=True, text=True, timeout=10,
-                              cwd=ROOT, env=env)
-        assert done.returncode == 0, done.stderr
-
-    def screen(self) -> str:
-        return self("capture-pane", "-p", "-t", self.session).stdout
-
-    def wait_for(self, what: str, test: Callable[[str], bool], timeout: float = WAIT) -> str:
-        """Poll the screen every 0.1 s until ``test`` holds (the screen is the only thing
-        there is to wait on); fail with the last screen."""
-        deadline = time.monotonic() + timeout
-        shown = ""
-        while time.monotonic() < deadline:
-            shown = self.screen()
-            if test(shown):
-                return shown
-            time.sleep(0.1)
-        pytest.fail(f"no {what} on the screen after {timeout:g} s; it shows:\n{shown}")
-
-    def kill(self) -> None:
-        self("kill-server")
-        shutil.rmtree(self.directory, ignore_errors=True)
-
-
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed (.ci/install-debian-packages installs it)")
-    made = Tmux()
-    try:
-        yield made
-    finally:
-        made.kill()
-
 
 def _failing_row(screen_text: str) -> bool:
     """The "pager" row is there with a FAILED count above 0 and its TRANSIENT reason."""
