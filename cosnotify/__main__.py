@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cosnotify.tools.connect import count_arg
+
 __all__ = ["TOOLS", "main"]
 
 #: The tool modules of :mod:`cosnotify.tools`, in the order ``--help`` lists them.
@@ -56,18 +58,8 @@ def _seconds_or_zero(text: str) -> float:
     return _seconds(text)
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {text!r}")
-    return value
-
-
 def _count_or_zero(text: str) -> int:
-    return 0 if text.strip() == "0" else _count(text)
+    return 0 if text.strip() == "0" else count_arg(text)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -88,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--db", type=Path, metavar="PATH",
                        help="the SQLite store: Persistent reliability, and channels back after "
                             "a restart (docs/persistence.md)")
-    serve.add_argument("--db-max-bytes", type=_count, metavar="N",
+    serve.add_argument("--db-max-bytes", type=count_arg, metavar="N",
                        help="the most the store's file may grow to; past it persistent "
                             "pushes get NO_RESOURCES (default: the disk is the limit)")
     serve.add_argument("--db-sync", choices=["full", "normal"], default="full",
@@ -105,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--allow-reconnect", action="store_true",
                        help="let connect_* on a connected proxy replace its client (TAO's "
                             "-AllowReconnect) instead of raising AlreadyConnected")
-    serve.add_argument("--max-workers", type=_count, default=32, metavar="N",
+    serve.add_argument("--max-workers", type=count_arg, default=32, metavar="N",
                        help="worker threads delivering to consumers and polling suppliers, "
                             "at most (default 32)")
     serve.add_argument("--max-workers-per-client", type=_count_or_zero, default=0, metavar="N",
@@ -119,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="proxy suppliers the service holds at most, over all channels; "
                             "one more is refused with AdminLimitExceeded (default 100000; "
                             "0: no limit)")
-    serve.add_argument("--max-connections", type=_count, metavar="N",
+    serve.add_argument("--max-connections", type=count_arg, metavar="N",
                        help="connections past which omniORB serves connections from its "
                             "thread pool instead of a thread each (default 10000)")
     serve.add_argument("--metrics", type=_endpoint, metavar="HOST:PORT",

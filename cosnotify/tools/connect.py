@@ -170,12 +170,13 @@ def channel_id_arg(text: str) -> int:
 
 
 def timeout_arg(text: str) -> float:
+    """Seconds in (0, 3600]: ``--timeout``, ``top --interval``."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
     if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"timeout must be in (0, 3600] seconds: {text!r}")
+        raise argparse.ArgumentTypeError(f"must be in (0, 3600] seconds, not {text!r}")
     return value
 
 

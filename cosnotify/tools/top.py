@@ -390,35 +390,15 @@ def add_parser(commands: Any) -> None:
                              "IOR file")
     parser.add_argument("--sort", choices=SORTS, default="depth",
                         help="deepest queue first (default), or highest failure rate first")
-    parser.add_argument("--interval", type=_interval, default=1.0, metavar="SECONDS",
+    parser.add_argument("--interval", type=connect.timeout_arg, default=1.0, metavar="SECONDS",
                         help="seconds between refreshes (default 1)")
     parser.add_argument("--channel", type=connect.channel_id_arg, action="append", metavar="ID",
                         help="only this channel (repeatable)")
     parser.add_argument("--timeout", type=connect.timeout_arg, default=10.0, metavar="SECONDS",
                         help="give up on an unanswering service after this long (default 10)")
-    parser.add_argument("--iterations", type=_iterations, default=None, metavar="N",
+    parser.add_argument("--iterations", type=connect.count_arg, default=None, metavar="N",
                         help="stop after N refreshes (default: until q or Ctrl-C)")
     parser.set_defaults(run=run)
-
-
-def _interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"interval must be in (0, 3600] seconds: {text!r}")
-    return value
-
-
-def _iterations(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a count, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"iterations must be at least 1: {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -37,8 +37,8 @@ BIN = os.path.dirname(os.path.abspath(os.sys.executable))  # type: ignore[attr-d
 COMMANDS = [
     "cosnotify serve --endpoint 127.0.0.1:2809 --metrics 127.0.0.1:9464 &",
     "cosnotify ls 127.0.0.1:2809",
-    "python examples/python/push_consumer.py corbaname::127.0.0.1:2809#NotifyEventChannelFactory"
-    " --count 2 --vanish &",
+    ("python examples/python/push_consumer.py corbaname::127.0.0.1:2809#NotifyEventChannelFactory"
+    " --count 2 --vanish &"),
     "cosnotify tail 127.0.0.1:2809 '$severity > 2' &",
     "cosnotify publish 127.0.0.1:2809 examples/alarms.jsonl",
     "cosnotify publish 127.0.0.1:2809 examples/alarms.jsonl",

@@ -94,8 +94,8 @@ class TestBadInput:
         done = cli("ls", f"corbaname::{host}:{port}#NoSuchFactory")
         assert done.returncode == 2
         assert done.stderr.splitlines() == [
-            f"cosnotify ls: corbaname::{host}:{port}#NoSuchFactory: nothing is bound as "
-            f"NoSuchFactory in that naming service"]
+            (f"cosnotify ls: corbaname::{host}:{port}#NoSuchFactory: nothing is bound as "
+            f"NoSuchFactory in that naming service")]
 
     def test_a_wrong_object_key_and_a_closed_port_are_failures(
             self, server: NotificationServer) -> None:
