@@ -1,8 +1,9 @@
 """JSON lines <-> ``CosNotification::StructuredEvent``: what ``publish`` reads and ``tail`` writes.
 
 Strategy: pure functions, no I/O and no ORB call (h11's rule): :func:`loads`
-turns one line of text into an event or raises :class:`JsonEventError`, and
-:func:`dumps` turns an event into one line. A line is converted completely
+turns one line of text into an event or raises :class:`JsonEventError`;
+the reverse, :func:`cosnotify.tools.eventjson.dumps`, turns an event into
+one line. A line is converted completely
 before anything is done with it, so a caller never holds half an event.
 The schema and the value mapping are in docs/json-events.md; in short, one
 object per line::
@@ -16,9 +17,10 @@ numbers: double; strings: string; null: an empty Any; lists: a sequence of
 the one scalar type they hold, else sequence<any>; objects: a nested
 ``CosNotification::PropertySeq``), and ``{"$type": T, "value": V}`` names
 the type. The header's standard QoS fields (section 2.2, Table 2-4) take
-their standard types from plain values, since the channel refuses them in
-any other (``BAD_QOS``). The reverse mapping writes the plain form wherever
-it reads back as the same type and the ``$type`` form otherwise, so
+their standard types and must hold values the channel takes (section
+2.5.5), since it refuses anything else with ``BAD_QOS``. The reverse
+mapping writes the plain form wherever it reads back as the same type and
+the ``$type`` form otherwise, so
 ``tail --format json | publish -`` re-creates each event it can express;
 values of other types (enums, structs, unions...) are rendered readably by
 the Spark bridge's VARIANT encoder (``spark_bridge.anycodec``) and do not
@@ -26,8 +28,12 @@ come back as they were.
 
 Limits are explicit: a line of more than :data:`MAX_LINE_BYTES` and a value
 nested deeper than :data:`MAX_DEPTH` are errors, as is anything a CORBA
-marshaller would refuse later (a string holding NUL, a number out of its
-type's range).
+marshaller would refuse later: a string holding NUL, a number out of its
+type's range, and a CORBA ``string`` (names and keys included) holding a
+character outside ISO-8859-1, which is omniORB's native char code set on
+both sides, so its marshaller raises ``DATA_CONVERSION`` for it; other text
+goes in a ``wstring``. An error message is always one line: unusual keys
+are quoted and long ones cut.
 """
 
 from __future__ import annotations
@@ -38,10 +44,8 @@ import json
 import math
 import re
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any, Final, TypeGuard
 
-import omniORB
 from omniORB import CORBA
 
 import CosNotification as N
@@ -50,8 +54,8 @@ import TimeBase
 from cosnotify.channel.clock import TIMET_EPOCH_OFFSET, seconds_to_timet
 from cosnotify.corba import descriptors as D
 
-__all__ = ["MAX_DEPTH", "MAX_LINE_BYTES", "JsonEventError", "any_from_json", "any_to_json",
-           "dumps", "from_json", "loads", "to_json"]
+__all__ = ["MAX_DEPTH", "MAX_LINE_BYTES", "JsonEventError", "any_from_json", "from_json",
+           "loads"]
 
 #: The longest line :func:`loads` takes, in bytes of UTF-8 (the newline not counted).
 MAX_LINE_BYTES: Final = 1 << 20
@@ -121,7 +125,23 @@ def _boolean(value: Any, where: str) -> Any:
 def _string(value: Any, where: str) -> Any:
     if not isinstance(value, str):
         raise JsonEventError(where, f"expected a string, got {_show(value)}")
+    return _text(value, where, wide=True)
+
+
+def _name(value: Any, where: str) -> str:
+    """A string that names something (domain, type, event, property): no wstring for it."""
+    if not isinstance(value, str):
+        raise JsonEventError(where, f"expected a string, got {_show(value)}")
     return _text(value, where)
+
+
+def _wstring(value: Any, where: str) -> Any:
+    if not isinstance(value, str):
+        raise JsonEventError(where, f"expected a string for wstring, got {_show(value)}")
+    if "\0" in value:
+        raise JsonEventError(where, "a CORBA wstring cannot hold NUL (\\u0000)")
+    _no_surrogate(value, where)
+    return value
 
 
 def _char(value: Any, where: str) -> Any:
@@ -145,6 +165,7 @@ _SCALARS: Final[dict[str, tuple[int, Callable[[Any, str], Any]]]] = {
     "char": (D.CHAR, _char),
     "octet": (D.OCTET, _integer(0, 255, "octet")),
     "string": (D.STRING, _string),
+    "wstring": (D.WSTRING, _wstring),
 }
 _NAME_OF_KIND: Final = {kind: name for name, (kind, _) in _SCALARS.items()}
 _INTEGERS: Final = ("long", "long long", "unsigned long long")  # plain ints, narrowest first
@@ -157,7 +178,8 @@ _TYPECODES: Final = {D.SHORT: CORBA.TC_short, D.USHORT: CORBA.TC_ushort, D.LONG:
                      D.ULONG: CORBA.TC_ulong, D.LONGLONG: CORBA.TC_longlong,
                      D.ULONGLONG: CORBA.TC_ulonglong, D.FLOAT: CORBA.TC_float,
                      D.DOUBLE: CORBA.TC_double, D.BOOLEAN: CORBA.TC_boolean,
-                     D.CHAR: CORBA.TC_char, D.OCTET: CORBA.TC_octet, D.STRING: CORBA.TC_string}
+                     D.CHAR: CORBA.TC_char, D.OCTET: CORBA.TC_octet, D.STRING: CORBA.TC_string,
+                     D.WSTRING: CORBA.TC_wstring}
 
 
 @functools.cache
@@ -167,15 +189,22 @@ def _sequence_tc(kind: int) -> Any:
 
 def _scalar_of(d: Any) -> str | None:
     """The IDL name of a scalar type's (unaliased) descriptor; bounded strings count."""
-    if type(d) is tuple and d[0] == D.STRING:
-        return "string"
+    if type(d) is tuple and d[0] in (D.STRING, D.WSTRING):
+        return "string" if d[0] == D.STRING else "wstring"
     return _NAME_OF_KIND.get(d) if type(d) is int else None
 
 
 # -- JSON -> event ----------------------------------------------------------------------------
 
 def loads(line: str | bytes) -> Any:
-    """The StructuredEvent one JSON line describes (JsonEventError if none)."""
+    """The StructuredEvent one JSON line describes (JsonEventError if none).
+
+    Besides the JSON itself, everything a push would fail on is an error
+    here: every CORBA ``string`` (domain, type and name, property names,
+    string values, items of string sequences) must be ISO-8859-1 without
+    NUL, and the header's standard QoS fields must have their standard
+    types and values the channel takes (docs/json-events.md).
+    """
     if isinstance(line, bytes):
         if len(line) > MAX_LINE_BYTES:
             raise JsonEventError("", f"line longer than {MAX_LINE_BYTES} bytes")
@@ -207,9 +236,9 @@ def from_json(obj: Any) -> Any:
     pairs = _members(obj, "", "an event object")
     for key, _ in pairs:
         if key not in _FIELDS:
-            raise JsonEventError(key, f"unknown field (expected {', '.join(_FIELDS)})")
+            raise JsonEventError(_key(key), f"unknown field (expected {', '.join(_FIELDS)})")
     fields = dict(pairs)
-    names = [_string(fields.get(key, ""), key) for key in ("domain", "type", "name")]
+    names = [_name(fields.get(key, ""), key) for key in ("domain", "type", "name")]
     header = _properties(fields.get("header", []), "header", header=True)
     filterable = _properties(fields.get("filterable", []), "filterable")
     body = any_from_json(fields.get("body"), "body")
@@ -241,7 +270,7 @@ def _properties(obj: Any, where: str, header: bool = False, depth: int = 0) -> l
             members = dict(_members(item, at, 'an object {"name": ..., "value": ...}'))
             if set(members) != {"name", "value"}:
                 raise JsonEventError(at, 'expected exactly the keys "name" and "value"')
-            pairs.append((_string(members["name"], f"{at}.name"), members["value"]))
+            pairs.append((_name(members["name"], f"{at}.name"), members["value"]))
     else:
         pairs = _members(obj, where, "an object of properties")
     made = []
@@ -249,7 +278,7 @@ def _properties(obj: Any, where: str, header: bool = False, depth: int = 0) -> l
         at = _join(where, key)
         text = _text(key, at)
         special = _HEADER_FIELDS.get(key) if header else None
-        if special is not None and not _is_explicit(value):
+        if special is not None:
             made.append(N.Property(text, special(value, at)))
         else:
             made.append(N.Property(text, any_from_json(value, at, depth)))
@@ -342,6 +371,8 @@ def _is_explicit(value: Any) -> bool:
 def _explicit(members: dict[str, Any], where: str, depth: int) -> Any:
     """``{"$type": T, "value": V}``: V as type T."""
     name, value = members["$type"], members["value"]
+    if not isinstance(name, str):
+        raise JsonEventError(where, f"$type must be a string, got {_show(name)}")
     if name in _SCALARS:
         kind, check = _SCALARS[name]
         return CORBA.Any(_TYPECODES[kind], check(value, where))
@@ -350,208 +381,122 @@ def _explicit(members: dict[str, Any], where: str, depth: int) -> Any:
             raise JsonEventError(where, f"expected a list for sequence<any>, got {_show(value)}")
         items = [any_from_json(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
         return CORBA.Any(_sequence_tc(D.ANY), items)
-    if isinstance(name, str) and name.startswith("sequence<") and name[9:-1] in _SCALARS:
+    if name.startswith("sequence<") and name.endswith(">") and name[9:-1] in _SCALARS:
         return _sequence(name[9:-1], value, where)
     if name == "PropertySeq":
         return CORBA.Any(N._tc_PropertySeq, _properties(value, where, depth=depth + 1))
     raise JsonEventError(where, f"unknown $type {_show(name)} (one of: {', '.join(_TYPE_NAMES)})")
 
 
-# -- the header's standard fields: plain values take their standard types ----------------------
+# -- the header's standard fields: their standard types, values the channel takes ---------------
+# Section 2.2 (Table 2-4) and 2.5.5; the channel's checks are channel/event.py's apply_qos.
 
-def _short(value: Any, where: str) -> Any:
-    return CORBA.Any(CORBA.TC_short, _SCALARS["short"][1](value, where))
+def _standard(value: Any, where: str, type_name: str) -> Any:
+    """The value of a standard field, given plain or as ``$type`` of its own type."""
+    if not _is_explicit(value):
+        return value
+    members = dict(value)
+    if members["$type"] != type_name:
+        raise JsonEventError(where, f"a standard header field of type {type_name}, not "
+                                    f"$type {_show(members['$type'])} (the channel refuses "
+                                    f"other types with BAD_QOS)")
+    return members["value"]
+
+
+def _priority(value: Any, where: str) -> Any:
+    number = _SCALARS["short"][1](_standard(value, where, "short"), where)
+    if not -32767 <= number <= 32767:  # section 2.5.5.4: -32767 (lowest) .. 32767
+        raise JsonEventError(where, f"{number} is outside the Priority range -32767..32767")
+    return CORBA.Any(CORBA.TC_short, number)
+
+
+def _reliability(value: Any, where: str) -> Any:
+    number = _SCALARS["short"][1](_standard(value, where, "short"), where)
+    if number not in (0, 1):  # section 2.5.5.1: BestEffort or Persistent
+        raise JsonEventError(where, f"{number} is not an EventReliability (0: BestEffort, "
+                                    f"1: Persistent)")
+    return CORBA.Any(CORBA.TC_short, number)
 
 
 def _timet(value: Any, where: str) -> Any:
-    return CORBA.Any(TimeBase._tc_TimeT, _SCALARS["unsigned long long"][1](value, where))
+    number = _SCALARS["unsigned long long"][1](_standard(value, where, "unsigned long long"),
+                                               where)
+    return CORBA.Any(TimeBase._tc_TimeT, number)
 
 
 _ISO: Final = re.compile(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(?:\.(\d{1,7}))?"
                          r"(Z|[+-]\d\d:?\d\d)?$")
+_UNIX_EPOCH: Final = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+#: The span of times read and written as ISO-8601: the TimeBase epoch (1582-10-15T00:00:00Z)
+#: to 9999-12-31T23:59:59.9999999Z, in Unix seconds and in TimeT.
+_FIRST_SECOND: Final = -TIMET_EPOCH_OFFSET
+_LAST_SECOND: Final = 253402300799
+_MAX_TIMET: Final = (_LAST_SECOND + TIMET_EPOCH_OFFSET + 1) * _UNITS - 1
+_SPAN: Final = "1582-10-15T00:00:00Z (the TimeBase epoch) and 9999-12-31T23:59:59Z"
 
 
 def _utct(value: Any, where: str) -> Any:
     """A TimeBase::UtcT from an ISO-8601 time (UTC unless it says) or Unix seconds."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+    if _is_explicit(value):
+        raise JsonEventError(where, "a standard header field of type TimeBase::UtcT: write "
+                                    "an ISO-8601 time or Unix seconds, not a $type")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # Compared before any conversion: 1e305 or a 310-digit integer is no time.
+        if not (isinstance(value, int) or math.isfinite(value)) \
+                or not _FIRST_SECOND <= value < _LAST_SECOND + 1:
+            raise JsonEventError(where, f"{_show(value)} (Unix seconds) is not between {_SPAN}")
         timet = seconds_to_timet(value)
     elif isinstance(value, str) and (match := _ISO.match(value)) is not None:
         try:
             when = datetime.datetime.fromisoformat(match.group(1) + (match.group(3) or "Z"))
         except ValueError as exc:
             raise JsonEventError(where, f"not a time: {exc}") from None
-        seconds = int(when.timestamp())
+        seconds = (when - _UNIX_EPOCH) // datetime.timedelta(seconds=1)
         fraction = int((match.group(2) or "").ljust(7, "0"))
         timet = (seconds + TIMET_EPOCH_OFFSET) * _UNITS + fraction
     else:
         raise JsonEventError(where, f"expected an ISO-8601 time or Unix seconds, got "
                                     f"{_show(value)}")
-    if not 0 <= timet < 1 << 64:
-        raise JsonEventError(where, f"{_show(value)} is outside TimeBase::UtcT")
+    if not 0 <= timet <= _MAX_TIMET:
+        raise JsonEventError(where, f"{_show(value)} is not between {_SPAN}")
     return CORBA.Any(TimeBase._tc_UtcT, TimeBase.UtcT(timet, 0, 0, 0))
 
 
 _HEADER_FIELDS: Final[dict[str, Callable[[Any, str], Any]]] = {
-    "Priority": _short, "EventReliability": _short, "Timeout": _timet,
+    "Priority": _priority, "EventReliability": _reliability, "Timeout": _timet,
     "StartTime": _utct, "StopTime": _utct,
 }
 
 
-# -- event -> JSON ----------------------------------------------------------------------------
-
-def dumps(event: Any) -> str:
-    """One JSON line (no newline) for ``event``, in the schema :func:`loads` reads."""
-    return json.dumps(to_json(event), ensure_ascii=False, allow_nan=False,
-                      separators=(",", ":"))
-
-
-def to_json(event: Any) -> dict[str, Any]:
-    """``event`` as a JSON-ready dict with the keys domain, type, name, header,
-    filterable and body."""
-    fixed = event.header.fixed_header
-    return {"domain": fixed.event_type.domain_name, "type": fixed.event_type.type_name,
-            "name": fixed.event_name,
-            "header": _properties_json(event.header.variable_header, 0, header=True),
-            "filterable": _properties_json(event.filterable_data, 0),
-            "body": any_to_json(event.remainder_of_body)}
-
-
-def _properties_json(props: Any, depth: int, header: bool = False) -> Any:
-    """An object, or a list of {"name", "value"} when names repeat."""
-    rendered = [(p.name, _header_json(p) if header else any_to_json(p.value, depth))
-                for p in props]
-    names = [name for name, _ in rendered]
-    if len(set(names)) == len(names) and sorted(names) != ["$type", "value"]:
-        return dict(rendered)
-    return [{"name": name, "value": value} for name, value in rendered]
-
-
-def _header_json(prop: Any) -> Any:
-    d = D.unalias(prop.value._t._d)
-    if prop.name in ("Priority", "EventReliability") and d == D.SHORT:
-        return prop.value._v
-    if prop.name == "Timeout" and d == D.ULONGLONG:
-        return prop.value._v
-    if prop.name in ("StartTime", "StopTime") and D.repo_id(d) == _UTCT_ID:
-        return _iso(prop.value._v.time)
-    return any_to_json(prop.value)
-
-
-def _iso(timet: int) -> str:
-    seconds, fraction = divmod(timet, _UNITS)
-    when = (datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-            + datetime.timedelta(seconds=seconds - TIMET_EPOCH_OFFSET))
-    digits = f".{fraction:07d}".rstrip("0") if fraction else ""
-    return when.strftime("%Y-%m-%dT%H:%M:%S") + digits + "Z"
-
-
-def any_to_json(value: Any, depth: int = 0) -> Any:
-    """A CORBA Any as JSON: plain where that reads back as the same type, else
-    ``{"$type": T, "value": V}``, else (other types) a readable rendering."""
-    if depth > 2 * MAX_DEPTH:
-        return "<nested too deep>"
-    d = D.unalias(value._t._d)
-    v = value._v
-    if d in (D.NULL, D.VOID):
-        return None
-    name = _scalar_of(d)
-    if name is not None:
-        return _scalar_json(name, v)
-    if type(d) is tuple and d[0] == D.SEQUENCE:
-        element = D.unalias(d[1])
-        if element == D.ANY:
-            items = [any_to_json(item, depth + 1) for item in v]
-            return items if _list_name(items) is None else {"$type": "sequence<any>",
-                                                              "value": items}
-        element_name = _scalar_of(element)
-        if element_name is not None:
-            return _sequence_json(element_name, v)
-        if D.repo_id(element) == _PROPERTY_ID:
-            rendered = _properties_json(v, depth + 1)
-            if isinstance(rendered, dict):
-                return rendered
-            return {"$type": "PropertySeq", "value": rendered}
-    return _readable(value)
-
-
-def _real_json(v: Any) -> float | str:
-    """A float, or the text ``$type`` takes for NaN and the infinities."""
-    if math.isfinite(v):
-        return float(v)
-    return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
-
-
-def _scalar_json(name: str, v: Any) -> Any:
-    if name == "double" or name == "float":
-        real = _real_json(v)
-        return real if name == "double" and isinstance(real, float) else {"$type": name,
-                                                                           "value": real}
-    if name in ("boolean", "string"):
-        return v
-    if name in _INTEGERS:
-        try:
-            if _scalar_name(v, "") == name:
-                return v
-        except JsonEventError:
-            pass
-    return {"$type": name, "value": v}
-
-
-def _sequence_json(name: str, v: Any) -> Any:
-    items = list(v)  # bytes give ints; a str (sequence<char>) gives characters
-    if name in ("float", "double"):
-        items = [_real_json(x) for x in items]
-    if _list_name(items) == name:
-        return items
-    return {"$type": f"sequence<{name}>", "value": items}
-
-
-def _readable(value: Any) -> Any:
-    """Any other type, as the Spark bridge's VARIANT encoder sees it (not read back)."""
-    from spark_bridge import variant
-    from spark_bridge.anycodec import ConversionError, encode_any
-
-    try:
-        _, data, metadata = encode_any(value, omniORB.orb)
-        plain = variant.read(data, metadata)
-    except (ConversionError, variant.VariantError, CORBA.SystemException, TypeError,
-            ValueError) as exc:
-        return f"<{_type_label(value)}: {exc}>"
-    return _jsonable(plain)
-
-
-def _jsonable(plain: Any) -> Any:
-    if isinstance(plain, dict):
-        return {str(k): _jsonable(v) for k, v in plain.items()}
-    if isinstance(plain, (list, tuple)):
-        return [_jsonable(v) for v in plain]
-    if isinstance(plain, Decimal):
-        return int(plain) if plain == plain.to_integral_value() else str(plain)
-    if isinstance(plain, (bytes, bytearray, memoryview)):
-        return list(bytes(plain))
-    if isinstance(plain, float) and not math.isfinite(plain):
-        return str(plain)
-    if plain is None or isinstance(plain, (bool, int, float, str)):
-        return plain
-    return str(plain)
-
-
-def _type_label(value: Any) -> str:
-    d = D.resolve(value._t._d)
-    return D.repo_id(d) or f"TypeCode kind {D.kind(d)}"
-
-
 # -- helpers ----------------------------------------------------------------------------------
 
-def _text(value: str, where: str) -> str:
-    """A string a CORBA string can hold: no NUL, and encodable as UTF-8."""
+def _text(value: str, where: str, wide: bool = False) -> str:
+    """A string a CORBA string carries: no NUL, only ISO-8859-1 (omniORB's native char
+    code set; anything else is DATA_CONVERSION when marshalled). ``wide``: suggest
+    a wstring for other text."""
     if "\0" in value:
         raise JsonEventError(where, "a CORBA string cannot hold NUL (\\u0000)")
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError as exc:
+        _no_surrogate(value, where)
+        hint = ' (for other text write {"$type": "wstring", "value": ...})' if wide else ""
+        raise JsonEventError(where, f"{_character(value[exc.start])} is not in ISO-8859-1, "
+                                    f"the character set of a CORBA string{hint}") from None
+    return value
+
+
+def _no_surrogate(value: str, where: str) -> None:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise JsonEventError(where, "holds a lone surrogate (not UTF-8)") from None
-    return value
+
+
+def _character(char: str) -> str:
+    """``"€" (U+20AC)``: a character as an error message shows it."""
+    code = f"U+{ord(char):04X}"
+    return f"{json.dumps(char, ensure_ascii=False)} ({code})" if char.isprintable() else code
 
 
 def _is_list(value: Any) -> TypeGuard[list[Any]]:
@@ -560,7 +505,21 @@ def _is_list(value: Any) -> TypeGuard[list[Any]]:
 
 
 def _join(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
+    return f"{where}.{_key(key)}" if where else _key(key)
+
+
+_PLAIN_KEY: Final = re.compile(r"[\w$@/:+-]{1,80}")
+_KEY_CUT: Final = 80
+
+
+def _key(key: str) -> str:
+    """A key as an error's field shows it: as is when plain, else quoted (JSON-style,
+    escaped if unprintable) and cut, so that the message stays one short line."""
+    if _PLAIN_KEY.fullmatch(key):
+        return key
+    if len(key) > _KEY_CUT:
+        key = key[:_KEY_CUT - 1] + "\u2026"
+    return json.dumps(key, ensure_ascii=not key.isprintable())
 
 
 def _show(value: Any) -> str:

@@ -12,7 +12,11 @@ been pushed. Pushing uses a :class:`Pusher`: a StructuredProxyPushConsumer
 on a supplier admin of its own, so that the admin's ``destroy()`` at the end
 (also after Ctrl-C, SIGTERM or an error) leaves nothing behind -- the
 channel's default supplier admin cannot be destroyed, and its proxies would
-share its filters. ``--rate`` is paced by :class:`Pacer`, whose clock and
+share its filters. A push the service refuses for that one event, before
+doing anything with it (``COMPLETED_NO``: ``BAD_QOS``, ``BAD_PARAM``,
+``DATA_CONVERSION``, ``MARSHAL``), is a :class:`Refused`: by default the
+line is reported and skipped like an invalid one, with ``--strict`` it
+stops publish. ``--rate`` is paced by :class:`Pacer`, whose clock and
 sleep are injected (the tests use a fake clock). A rich progress bar is
 drawn on stderr only when stderr is a terminal; invalid lines and the
 summary are printed above it. docs/json-events.md documents the schema,
@@ -38,7 +42,10 @@ import CosNotifyChannelAdmin as CA
 from cosnotify.tools import connect
 from cosnotify.tools.jsonevents import MAX_LINE_BYTES, JsonEventError, loads
 
-__all__ = ["Pacer", "Pusher", "add_parser", "read_events", "run"]
+__all__ = ["Pacer", "Pusher", "Refused", "add_parser", "read_events", "run"]
+
+#: What a UTF-8 file may start with (stripped from its first line).
+BOM = b"\xef\xbb\xbf"
 
 
 def add_parser(commands: Any) -> None:
@@ -81,15 +88,18 @@ def _rate(text: str) -> float:
 
 def read_events(stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
     """``(line number, StructuredEvent or JsonEventError)`` for each line that is not
-    blank or a ``#`` comment; a line over the size limit is an error, read past in chunks."""
+    blank or a ``#`` comment; a line over the size limit is an error, read past in chunks.
+    A UTF-8 byte order mark at the start of the stream is ignored."""
     number = 0
     bound = MAX_LINE_BYTES + 2  # room for "\r\n"
     while True:
-        raw = stream.readline(bound)
+        raw = stream.readline(bound if number else bound + len(BOM))
         if not raw:
             return
         number += 1
-        if not raw.endswith(b"\n") and len(raw) == bound:
+        if number == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM):]
+        if not raw.endswith(b"\n") and len(raw) >= bound:
             while (rest := stream.readline(1 << 16)) and not rest.endswith(b"\n"):
                 pass
             yield number, JsonEventError("", f"line longer than {MAX_LINE_BYTES} bytes")
@@ -139,6 +149,19 @@ class Pacer:
 
 # -- pushing ----------------------------------------------------------------------------------
 
+class Refused(connect.ToolError):
+    """The service refused one event and did nothing with it (``COMPLETED_NO``); the
+    next may be fine. ``exc`` is what it raised."""
+
+    def __init__(self, message: str, exc: CORBA.SystemException) -> None:
+        super().__init__(message)
+        self.exc = exc
+
+
+#: Refusals of the event itself: its QoS header, a value the service cannot take.
+_REFUSALS = (CORBA.BAD_QOS, CORBA.BAD_PARAM, CORBA.DATA_CONVERSION, CORBA.MARSHAL)
+
+
 class Pusher:
     """A StructuredProxyPushConsumer on a supplier admin of its own; :meth:`close`
     (or leaving the ``with`` block) disconnects it and destroys the admin."""
@@ -151,14 +174,19 @@ class Pusher:
             proxy, _ = self.admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
             self.proxy = proxy._narrow(CA.StructuredProxyPushConsumer)
             self.proxy.connect_structured_push_supplier(None)
-        except (CA.AdminLimitExceeded, CORBA.SystemException) as exc:
+        except BaseException as exc:  # Ctrl-C or SIGTERM too: nothing is left behind
             self.close(report=False)
-            reason = (connect.describe(exc) if isinstance(exc, CORBA.SystemException)
-                      else "the channel refuses another supplier (AdminLimitExceeded)")
-            raise connect.ToolError(f"cannot connect a supplier: {reason}") from None
+            if isinstance(exc, CA.AdminLimitExceeded):
+                raise connect.ToolError("cannot connect a supplier: the channel refuses "
+                                        "another supplier (AdminLimitExceeded)") from None
+            if isinstance(exc, CORBA.SystemException):
+                raise connect.ToolError(f"cannot connect a supplier: "
+                                        f"{connect.describe(exc)}") from None
+            raise
 
     def push(self, number: int, event: Any) -> None:
-        """Push the event of line ``number``; a refusal is a ToolError naming the line."""
+        """Push the event of line ``number``; a failure is a ToolError naming the line,
+        a :class:`Refused` when only this event was refused."""
         try:
             self.proxy.push_structured_event(event)
         except CosEventComm.Disconnected:
@@ -167,8 +195,10 @@ class Pusher:
             raise connect.ToolError(f"line {number}: lost the service: "
                                     f"{connect.describe(exc)}") from None
         except CORBA.SystemException as exc:
-            raise connect.ToolError(f"line {number}: the service refused the event: "
-                                    f"{connect.describe(exc)}") from None
+            message = f"line {number}: the service refused the event: {connect.describe(exc)}"
+            if isinstance(exc, _REFUSALS) and exc.completed == CORBA.COMPLETED_NO:
+                raise Refused(message, exc) from None
+            raise connect.ToolError(message) from None
 
     def __enter__(self) -> Self:
         return self
@@ -306,7 +336,7 @@ def _loop(args: argparse.Namespace, source: IO[bytes], pusher: Pusher, display: 
     pacer = Pacer(args.rate)
     pushed = skipped = 0
     started = time.monotonic()
-    interrupted = False
+    interrupted = empty = False
     try:
         first = True
         while True:
@@ -321,7 +351,16 @@ def _loop(args: argparse.Namespace, source: IO[bytes], pusher: Pusher, display: 
                         display.say(f"cosnotify publish: line {number}: {item}")
                     continue
                 pacer.wait()
-                pusher.push(number, item)
+                try:
+                    pusher.push(number, item)
+                except Refused as exc:
+                    if args.strict:
+                        raise connect.ToolError(f"{exc.message} ({pushed} events were "
+                                                f"published before it)") from None
+                    if first:
+                        skipped += 1
+                        display.say(f"cosnotify publish: {exc.message}")
+                    continue
                 pushed += 1
                 display.advance()
                 if pushed == args.count:
@@ -331,6 +370,9 @@ def _loop(args: argparse.Namespace, source: IO[bytes], pusher: Pusher, display: 
                     source.seek(0)
                     first = False
                     continue
+                if args.repeat and first:
+                    display.say(f"cosnotify publish: {args.file} has no event to repeat")
+                    empty = True
             break
     except KeyboardInterrupt:
         interrupted = True
@@ -339,4 +381,4 @@ def _loop(args: argparse.Namespace, source: IO[bytes], pusher: Pusher, display: 
                 + (" (interrupted)" if interrupted else ""))
     if interrupted:
         return 130
-    return 1 if skipped else 0
+    return 1 if skipped or empty else 0

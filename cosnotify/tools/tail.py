@@ -20,6 +20,17 @@ whose call timeout is practically unbounded (a per-reference 0 would mean
 the ORB's default). And a signal may be delivered to one of omniORB's
 threads, where Python only notes it for the main thread: the main thread
 therefore waits on the queue in short slices rather than for ever.
+
+An unbounded pull cannot tell a quiet channel from a server that stopped
+answering without closing the connection (a stopped process, a dead host
+behind a silent network). So after ``--timeout`` seconds without an event
+the main thread asks the service whether the proxy still exists
+(``_non_existent()``, through the ORB's normal call timeout); no answer
+within ``--timeout`` ends tail with "lost the service" (:func:`_print`).
+
+Formatting is the main thread's, one event at a time: an event a format
+cannot show (nested too deep, a type the Spark row lacks, a time past
+year 9999 for an ISO string...) is one line on stderr and tail goes on.
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import queue
 import re
@@ -44,7 +56,7 @@ import CosNotifyChannelAdmin as CA
 import CosNotifyFilter
 
 from cosnotify.tools import connect
-from cosnotify.tools.jsonevents import any_to_json, dumps
+from cosnotify.tools.eventjson import any_to_json, dumps
 
 __all__ = ["FORMATS", "Subscription", "add_parser", "format_json", "format_line", "run"]
 
@@ -54,6 +66,8 @@ PULL_TIMEOUT_MS = 0x7FFFFFFF
 WAKE_SECONDS = 0.25
 #: Events pulled but not yet printed, at most.
 BACKLOG = 1024
+#: The grammar of a constraint unless ``--grammar`` says otherwise.
+DEFAULT_GRAMMAR = "EXTENDED_TCL"
 
 
 def add_parser(commands: Any) -> None:
@@ -69,7 +83,7 @@ def add_parser(commands: Any) -> None:
                         help="a constraint in --grammar, e.g. \"$severity > 2\"")
     parser.add_argument("--channel", type=connect.channel_id_arg, metavar="ID",
                         help="the channel (default: the lowest-numbered one)")
-    parser.add_argument("--grammar", default="EXTENDED_TCL", metavar="G",
+    parser.add_argument("--grammar", default=DEFAULT_GRAMMAR, metavar="G",
                         help="the constraint's grammar (default EXTENDED_TCL)")
     parser.add_argument("--count", type=connect.count_arg, metavar="N", help="exit after N events")
     parser.add_argument("--format", choices=FORMATS, default="line",
@@ -150,7 +164,7 @@ def _row_formatter() -> Callable[[Any, float], str]:
         try:
             row = event_to_row(event, arrival, references=omniORB.orb)
         except ConversionError as exc:
-            raise _Unprintable(f"an event that has no Spark row form: {exc}") from None
+            raise _Unprintable(f"it has no Spark row form: {exc}") from None
         made = dict(zip(COLUMNS, row, strict=True))
         made["variable_header"] = [cell(c) for c in made["variable_header"]]
         made["filterable_data"] = [cell(c) for c in made["filterable_data"]]
@@ -178,10 +192,15 @@ class Subscription:
         self.admin: Any = None
         self.filter: Any = None
         self.proxy: Any = None
+        self.lost = False  # the service stopped answering: close() does not call it
+        for what, text in (("grammar", grammar), ("constraint", constraint or "")):
+            _check_latin1(what, text)
         try:
             self.admin, _ = channel.new_for_consumers(CA.AND_OP)
             if constraint is not None:
                 self._add_filter(channel, grammar, constraint)
+            elif grammar != DEFAULT_GRAMMAR:
+                self._add_filter(channel, grammar, None)
             proxy, _ = self.admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
             self.proxy = proxy._narrow(CA.StructuredProxyPullSupplier)
             self.proxy.connect_structured_pull_consumer(None)
@@ -192,13 +211,19 @@ class Subscription:
                                         "(AdminLimitExceeded)") from None
             raise
 
-    def _add_filter(self, channel: Any, grammar: str, constraint: str) -> None:
+    def _add_filter(self, channel: Any, grammar: str, constraint: str | None) -> None:
+        """A filter of ``constraint`` on the admin; with None, only check that the
+        service knows ``grammar`` (the filter made to ask is destroyed at once)."""
         factory = channel._get_default_filter_factory()
         try:
             self.filter = factory.create_filter(grammar)
         except CosNotifyFilter.InvalidGrammar:
             raise connect.ToolError(f"the service knows no constraint grammar {grammar!r}",
                                     connect.USAGE) from None
+        if constraint is None:
+            made, self.filter = self.filter, None
+            _quietly(made.destroy)
+            return
         try:
             self.filter.add_constraints([CosNotifyFilter.ConstraintExp([], constraint)])
         except CosNotifyFilter.InvalidConstraint:
@@ -214,8 +239,23 @@ class Subscription:
         omniORB.setClientCallTimeout(ref, PULL_TIMEOUT_MS)
         return ref
 
+    def check(self) -> None:
+        """Return if the service answers for the proxy within the ORB's call timeout;
+        else a ToolError saying it is lost (or that the proxy is gone)."""
+        try:
+            gone = self.proxy._non_existent()
+        except (CORBA.TIMEOUT, CORBA.COMM_FAILURE, CORBA.TRANSIENT) as exc:
+            self.lost = True
+            raise connect.ToolError(f"lost the service: no answer to a check while no "
+                                    f"event came: {connect.describe(exc)}") from None
+        except CORBA.OBJECT_NOT_EXIST:
+            gone = True
+        if gone:
+            raise connect.ToolError(_DISCONNECTED)
+
     def close(self, report: bool = True) -> None:
-        """Disconnect (which ends a blocked pull), destroy the admin and the filter.
+        """Disconnect (which ends a blocked pull), destroy the admin and the filter;
+        nothing once :meth:`check` found the service gone (each call would wait).
 
         With ``report``, a failure to destroy is a line on stderr; after an error
         (itself the one line) it is not news.
@@ -223,12 +263,30 @@ class Subscription:
         proxy, self.proxy = self.proxy, None
         admin, self.admin = self.admin, None
         flt, self.filter = self.filter, None
+        if self.lost:
+            return
         if proxy is not None:
             _quietly(proxy.disconnect_structured_pull_supplier)
         if admin is not None:
             _quietly(admin.destroy, "its consumer admin" if report else "")
         if flt is not None:
             _quietly(flt.destroy, "its filter" if report else "")
+
+
+_DISCONNECTED = "the channel disconnected tail (its admin or channel was destroyed?)"
+
+
+def _check_latin1(what: str, text: str) -> None:
+    """A CORBA string must be ISO-8859-1 (omniORB's native char code set): say so
+    rather than fail with DATA_CONVERSION once sent."""
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError as exc:
+        char = text[exc.start]
+        shown = json.dumps(char, ensure_ascii=not char.isprintable())
+        raise connect.ToolError(f"the {what} holds {shown} (U+{ord(char):04X}), which is not "
+                                f"in ISO-8859-1, the character set of a CORBA string",
+                                connect.USAGE) from None
 
 
 def _quietly(call: Callable[[], None], what: str = "") -> None:
@@ -280,64 +338,114 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _tail(args: argparse.Namespace) -> int:
-    formatter = {"line": format_line, "json": format_json}.get(args.format) or _row_formatter()
+    with connect.sigterm_interrupts():
+        try:
+            formatter = ({"line": format_line, "json": format_json}.get(args.format)
+                         or _row_formatter())
+            return _follow(args, formatter)
+        except KeyboardInterrupt:  # before it subscribed, too: nothing is left to clean up
+            return 0
+
+
+def _follow(args: argparse.Namespace, formatter: Callable[[Any, float], str]) -> int:
     the_orb = connect.orb(args.timeout)
     channel_id, channel = connect.channel(connect.factory(args.url, the_orb), args.channel)
-    with connect.sigterm_interrupts():
-        subscription = Subscription(channel, args.grammar, args.constraint)
-        puller: _Puller | None = None
-        failed = False
-        try:
-            if sys.stderr.isatty():  # a person is watching; a pipe's stderr stays for errors
-                where = (f" where {args.grammar} {json.dumps(args.constraint)}"
-                         if args.constraint else "")
-                print(f"cosnotify tail: following channel {channel_id}{where} (Ctrl-C stops)",
-                      file=sys.stderr, flush=True)
-            events: queue.Queue[Any] = queue.Queue(BACKLOG)
-            puller = _Puller(subscription.puller(), events, args.count)
-            puller.start()
-            return _print(events, formatter, args.count)
-        except KeyboardInterrupt:
-            return 0
-        except BrokenPipeError:
-            # The reader has gone (tail | head): no more output, not even at exit.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            return 0
-        except BaseException:
-            failed = True
-            raise
-        finally:
-            if puller is not None:
-                puller.stopping.set()
-            subscription.close(report=not failed)
-            if puller is not None:
-                puller.join(5.0)
+    subscription = Subscription(channel, args.grammar, args.constraint)
+    puller: _Puller | None = None
+    failed = False
+    try:
+        if sys.stderr.isatty():  # a person is watching; a pipe's stderr stays for errors
+            where = (f" where {args.grammar} {json.dumps(args.constraint)}"
+                     if args.constraint else "")
+            print(f"cosnotify tail: following channel {channel_id}{where} (Ctrl-C stops)",
+                  file=sys.stderr, flush=True)
+        events: queue.Queue[Any] = queue.Queue(BACKLOG)
+        puller = _Puller(subscription.puller(), events, args.count)
+        puller.start()
+        return _print(events, formatter, args.count, subscription.check, args.timeout)
+    except BrokenPipeError:
+        # The reader has gone (tail | head): no more output, not even at exit.
+        _drop_stdout()
+        return 0
+    except OSError as exc:  # /dev/full, a disk that failed: the output is lost
+        failed = True
+        _drop_stdout()
+        raise connect.ToolError(f"cannot write the output: {exc.strerror or exc}") from None
+    except BaseException as exc:
+        failed = not isinstance(exc, KeyboardInterrupt)
+        raise
+    finally:
+        if puller is not None:
+            puller.stopping.set()
+        subscription.close(report=not failed)
+        if puller is not None and not subscription.lost:  # else blocked on a lost service
+            puller.join(5.0)  # its pull ends with the disconnect: let it, before exiting
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so that the flush at exit cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _print(events: queue.Queue[Any], formatter: Callable[[Any, float], str],
-           count: int | None) -> int:
-    printed = 0
+           count: int | None, check: Callable[[], None] | None = None,
+           quiet: float = math.inf, clock: Callable[[], float] = time.monotonic) -> int:
+    """Print what the puller hands over until ``count`` events (or a failure).
+
+    After ``quiet`` seconds without an event, ``check()`` asks whether the service
+    still answers (it raises if not); the clock is injectable for tests.
+    """
+    received = 0
     out = sys.stdout
-    while count is None or printed < count:
+    heard = clock()
+    while count is None or received < count:
         try:
             item = events.get(timeout=WAKE_SECONDS)
         except queue.Empty:
+            if check is not None and clock() - heard >= quiet:
+                check()
+                heard = clock()
             continue
+        heard = clock()
         if isinstance(item, (CosEventComm.Disconnected, CORBA.OBJECT_NOT_EXIST)):
-            raise connect.ToolError("the channel disconnected tail (its admin or channel "
-                                    "was destroyed?)")
+            raise connect.ToolError(_DISCONNECTED)
         if isinstance(item, CORBA.SystemException):
             raise connect.ToolError(f"lost the service: {connect.describe(item)}")
         if isinstance(item, BaseException):
             raise item  # not a CORBA failure: a bug, with its traceback
         arrival, event = item
+        received += 1
         try:
             line = formatter(event, arrival)
-        except _Unprintable as exc:
-            print(f"cosnotify tail: skipped {exc}", file=sys.stderr, flush=True)
+        except Exception as exc:  # noqa: BLE001 - one event's failure never ends tail
+            print(f"cosnotify tail: event {received} ({_label(event)}) cannot be printed: "
+                  f"{_reason(exc)}; skipped", file=sys.stderr, flush=True)
         else:
             out.write(line + "\n")
             out.flush()
-        printed += 1
     return 0
+
+
+def _label(event: Any) -> str:
+    """``DOMAIN/TYPE NAME`` of an event, as the line format shows them (cut if long)."""
+    try:
+        fixed = event.header.fixed_header
+        text = (f"{_word(fixed.event_type.domain_name + '/' + fixed.event_type.type_name)} "
+                f"{_word(fixed.event_name)}")
+    except Exception:  # noqa: BLE001 - only a label for a message
+        return "?"
+    return text if len(text) <= 100 else text[:99] + "\u2026"
+
+
+def _reason(exc: Exception) -> str:
+    """What went wrong, on one line (cut if long)."""
+    if isinstance(exc, _Unprintable):
+        text = str(exc)
+    elif isinstance(exc, RecursionError):
+        text = "nested too deep (RecursionError)"
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else text[:199] + "\u2026"

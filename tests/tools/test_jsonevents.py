@@ -16,17 +16,16 @@ import CosNotification as N
 import CosNotifyChannelAdmin as CA
 import TimeBase
 
+from cosnotify.channel.clock import TIMET_EPOCH_OFFSET
 from cosnotify.corba import descriptors as D
+from cosnotify.tools.eventjson import any_to_json, dumps, to_json
 from cosnotify.tools.jsonevents import (
     MAX_DEPTH,
     MAX_LINE_BYTES,
     JsonEventError,
     any_from_json,
-    any_to_json,
-    dumps,
     from_json,
     loads,
-    to_json,
 )
 
 SEQ = D.SEQUENCE
@@ -35,7 +34,7 @@ SEQ = D.SEQUENCE
 def kind_of(value: Any) -> Any:
     """The descriptor of an Any, aliases followed; the kind alone for strings."""
     d = D.unalias(value._t._d)
-    return D.STRING if type(d) is tuple and d[0] == D.STRING else d
+    return d[0] if type(d) is tuple and d[0] in (D.STRING, D.WSTRING) else d
 
 
 def one(text: str) -> Any:
@@ -151,6 +150,7 @@ class TestValues:
         ("long long", 7, D.LONGLONG), ("unsigned long long", 7, D.ULONGLONG),
         ("float", 0.5, D.FLOAT), ("double", 3, D.DOUBLE), ("boolean", True, D.BOOLEAN),
         ("char", "é", D.CHAR), ("octet", 255, D.OCTET), ("string", "s", D.STRING),
+        ("wstring", "h€llo 日本 😀", D.WSTRING),
     ])
     def test_explicit_types(self, name: str, value: Any, kind: int) -> None:
         """{"$type": T, "value": V} gives V the type T."""
@@ -190,6 +190,61 @@ class TestValues:
         """StartTime may be given as Unix seconds."""
         event = loads('{"header": {"StartTime": 0}}')
         assert event.header.variable_header[0].value._v.time == 12219292800 * 10**7
+
+    def test_latin1_text_is_taken(self) -> None:
+        """Names, keys and strings may hold any ISO-8859-1 character (not only ASCII)."""
+        event = loads('{"domain": "caf\u00e9", "name": "\u00ff", "filterable": '
+                      '{"\u00e9t\u00e9": "\u00a3\u00b5", "l": ["\u00e0"]}}')
+        assert event.header.fixed_header.event_type.domain_name == "café"
+        assert event.header.fixed_header.event_name == "ÿ"
+        (prop,) = [p for p in event.filterable_data if p.name == "été"]
+        assert prop.value.value() == "£µ"
+        assert dumps(marshalled(event)) == dumps(event)
+
+    def test_wide_strings(self) -> None:
+        """wstring and sequence<wstring> carry text outside ISO-8859-1, and read back."""
+        line = ('{"domain":"","type":"","name":"","header":{},"filterable":{'
+                '"w":{"$type":"wstring","value":"h€llo 日本 😀"},'
+                '"ws":{"$type":"sequence<wstring>","value":["€","😀"]}},"body":null}')
+        event = loads(line)
+        w, ws = (p.value for p in event.filterable_data)
+        assert kind_of(w) == D.WSTRING and w.value() == "h€llo 日本 😀"
+        assert D.unalias(kind_of(ws)[1]) == (D.WSTRING, 0) and list(ws.value()) == ["€", "😀"]
+        assert dumps(event) == line
+        assert dumps(marshalled(event)) == line
+
+    @pytest.mark.parametrize(("field", "value", "kind"), [
+        ("Priority", '{"$type": "short", "value": -32767}', D.SHORT),
+        ("EventReliability", '{"$type": "short", "value": 1}', D.SHORT),
+        ("Timeout", '{"$type": "unsigned long long", "value": 0}', D.ULONGLONG),
+        ("Priority", "32767", D.SHORT),
+    ])
+    def test_the_header_qos_fields_may_name_their_own_type(
+            self, field: str, value: str, kind: int) -> None:
+        """An explicit $type of the field's standard type is the same as the plain value."""
+        event = loads('{"header": {"' + field + '": ' + value + "}}")
+        (prop,) = event.header.variable_header
+        assert kind_of(prop.value) == kind
+        if field == "Timeout":
+            assert prop.value._t.equivalent(TimeBase._tc_TimeT)
+
+    @pytest.mark.parametrize(("value", "timet"), [
+        ('"1582-10-15T00:00:00Z"', 0),
+        (str(-TIMET_EPOCH_OFFSET), 0),
+        ('"9999-12-31T23:59:59.9999999Z"', (253402300800 + TIMET_EPOCH_OFFSET) * 10**7 - 1),
+        ("253402300799", (253402300799 + TIMET_EPOCH_OFFSET) * 10**7),
+        ('"0001-01-01T00:00:00+23:59"', None),
+    ])
+    def test_the_time_span(self, value: str, timet: int | None) -> None:
+        """StartTime/StopTime run from the TimeBase epoch to the end of year 9999."""
+        line = '{"header": {"StopTime": ' + value + "}}"
+        if timet is None:
+            with pytest.raises(JsonEventError, match="is not between 1582-10-15"):
+                loads(line)
+            return
+        (prop,) = loads(line).header.variable_header
+        assert prop.value._v.time == timet
+        assert dumps(loads(dumps(loads(line)))) == dumps(loads(line))
 
     def test_events_marshal(self) -> None:
         """Every type the mapping makes goes through CDR as it is (what a push sends)."""
@@ -247,6 +302,31 @@ class TestReverse:
         assert any_to_json(CORBA.Any(CORBA.TC_any, CORBA.Any(CORBA.TC_long, 3))) \
             == {"type": "long", "value": 3}
 
+    def test_a_time_past_year_9999_is_written_as_unix_seconds(self) -> None:
+        """A UtcT with no ISO-8601 form (a TimeT past 9999) is Unix seconds, not a crash;
+        loads then refuses it, as it refuses any time past 9999."""
+        header = [N.Property("StopTime", CORBA.Any(TimeBase._tc_UtcT,
+                                                   TimeBase.UtcT(2**64 - 1, 0, 0, 0))),
+                  N.Property("StartTime", CORBA.Any(TimeBase._tc_UtcT, TimeBase.UtcT(
+                      (300000000000 + TIMET_EPOCH_OFFSET) * 10**7, 0, 0, 0)))]
+        event = N.StructuredEvent(N.EventHeader(N.FixedEventHeader(N.EventType("", ""), ""),
+                                                header), [], CORBA.Any(CORBA.TC_null, None))
+        written = json.loads(dumps(event))["header"]
+        assert written["StopTime"] == (2**64 - 1 - TIMET_EPOCH_OFFSET * 10**7) / 10**7
+        assert written["StartTime"] == 300000000000 and type(written["StartTime"]) is int
+        with pytest.raises(JsonEventError, match="header.StopTime: .* is not between"):
+            loads(dumps(event))
+
+    def test_deeply_nested_anys_are_cut_not_a_crash(self) -> None:
+        """Anys nested a thousand deep render as a marker, not a RecursionError."""
+        value = CORBA.Any(CORBA.TC_long, 1)
+        for _ in range(1000):
+            value = CORBA.Any(CORBA.TC_any, value)
+        rendered = any_to_json(value)
+        assert rendered == "<any: nested too deep>"
+        shallow = CORBA.Any(CORBA.TC_any, CORBA.Any(CORBA.TC_any, CORBA.Any(CORBA.TC_long, 3)))
+        assert any_to_json(shallow) == {"type": "any", "value": {"type": "long", "value": 3}}
+
     def test_to_json_has_every_key(self) -> None:
         """to_json gives all six keys, even for an empty event."""
         assert to_json(loads("{}")) == {"domain": "", "type": "", "name": "", "header": {},
@@ -295,6 +375,58 @@ class TestErrors:
         ("[1, 2]", "", "expected an event object, got a list"),
         ('{"body": NaN}', "", "NaN is not JSON"),
         ('{"body": [1,', "", "malformed JSON at column 13"),
+        # Text outside ISO-8859-1, which no CORBA string carries here (DATA_CONVERSION).
+        ('{"filterable": {"site": "\\u20ac"}}', "filterable.site",
+         ('"€" (U+20AC) is not in ISO-8859-1, the character set of a CORBA string (for other '
+         'text write {"$type": "wstring", "value": ...})')),
+        ('{"body": ["a", "\\ud83d\\ude00"]}', "body[1]", '"😀" (U+1F600) is not in ISO-8859-1'),
+        ('{"body": {"$type": "sequence<string>", "value": ["\\u65e5"]}}', "body[0]",
+         "(U+65E5) is not in ISO-8859-1"),
+        ('{"body": {"$type": "string", "value": "\\u2028"}}', "body", "U+2028 is not in"),
+        ('{"type": "\\u65e5\\u672c"}', "type", '"日" (U+65E5) is not in ISO-8859-1'),
+        ('{"filterable": {"\\u20ac": 1}}', 'filterable."€"', "is not in ISO-8859-1"),
+        ('{"filterable": [{"name": "a\\u20ac", "value": 1}]}', "filterable[0].name",
+         "is not in ISO-8859-1"),
+        ('{"header": {"x": {"a b\\u20ac": 1}}}', 'header.x."a b€"', "is not in ISO-8859-1"),
+        ('{"body": {"$type": "wstring", "value": "a\\u0000"}}', "body",
+         "a CORBA wstring cannot hold NUL"),
+        ('{"body": {"$type": "wstring", "value": "\\udc00"}}', "body", "lone surrogate"),
+        # $type must be one of the names, written exactly.
+        ('{"body": {"$type": [1], "value": 1}}', "body", "$type must be a string, got a list"),
+        ('{"body": {"$type": {"a": 1}, "value": 1}}', "body",
+         "$type must be a string, got an object"),
+        ('{"body": {"$type": "sequence<long!", "value": [1]}}', "body",
+         'unknown $type "sequence<long!"'),
+        ('{"body": {"$type": "sequence<long", "value": [1]}}', "body",
+         'unknown $type "sequence<long"'),
+        # StartTime and StopTime: from the TimeBase epoch to the end of 9999.
+        ('{"header": {"StartTime": 1e305}}', "header.StartTime",
+         ("1e+305 (Unix seconds) is not between 1582-10-15T00:00:00Z (the TimeBase epoch) and "
+         "9999-12-31T23:59:59Z")),
+        ('{"header": {"StartTime": 1' + "0" * 310 + "}}", "header.StartTime",
+         "an integer of 1030 bits (Unix seconds) is not between"),
+        ('{"header": {"StopTime": 253402300800}}', "header.StopTime", "is not between"),
+        ('{"header": {"StopTime": -12219292801}}', "header.StopTime", "is not between"),
+        ('{"header": {"StopTime": "9999-12-31T23:59:59-00:01"}}', "header.StopTime",
+         "is not between"),
+        ('{"header": {"StopTime": "1582-10-14T23:59:59Z"}}', "header.StopTime",
+         "is not between"),
+        ('{"header": {"StopTime": {"$type": "unsigned long long", "value": 1}}}',
+         "header.StopTime", "a standard header field of type TimeBase::UtcT"),
+        # The other standard header fields: their own types, values the channel takes.
+        ('{"header": {"Priority": {"$type": "long", "value": 1}}}', "header.Priority",
+         'a standard header field of type short, not $type "long"'),
+        ('{"header": {"Timeout": {"$type": "long long", "value": 1}}}', "header.Timeout",
+         'a standard header field of type unsigned long long, not $type "long long"'),
+        ('{"header": {"EventReliability": 5}}', "header.EventReliability",
+         "5 is not an EventReliability (0: BestEffort, 1: Persistent)"),
+        ('{"header": {"EventReliability": {"$type": "short", "value": -1}}}',
+         "header.EventReliability", "-1 is not an EventReliability"),
+        ('{"header": {"Priority": -32768}}', "header.Priority",
+         "-32768 is outside the Priority range -32767..32767"),
+        ('{"header": {"Timeout": -1}}', "header.Timeout", "-1 does not fit unsigned long long"),
+        ('{"header": {"Timeout": 18446744073709551616}}', "header.Timeout",
+         "does not fit unsigned long long"),
     ])
     def test_each_error_names_its_field(self, line: str, field: str, reason: str) -> None:
         """The error says where (a dotted path with list indexes) and what is wrong."""
@@ -309,6 +441,32 @@ class TestErrors:
         """Callers that only know ValueError catch them."""
         with pytest.raises(ValueError, match="does not fit"):
             any_from_json(2**64)
+
+    def test_only_string_values_suggest_wstring(self) -> None:
+        """A name or key outside ISO-8859-1 has no wstring to turn to: no such hint."""
+        for line in ('{"name": "\u20ac"}', '{"filterable": {"\u20ac": 1}}'):
+            with pytest.raises(JsonEventError) as caught:
+                loads(line)
+            assert "wstring" not in str(caught.value)
+
+    @pytest.mark.parametrize("key", ["a\nb", "x" * 500, "a b\u2028c", "\u0085" * 3, "a.b"])
+    def test_unusual_keys_are_quoted_and_cut(self, key: str) -> None:
+        """A key that is not a plain word is quoted (and cut when long), so an error
+        is always one short line."""
+        line = json.dumps({"filterable": {key: {"$type": "nothing", "value": 1}}})
+        with pytest.raises(JsonEventError) as caught:
+            loads(line)
+        message = str(caught.value)
+        assert len(message.splitlines()) == 1
+        assert caught.value.field.startswith('filterable."')
+        assert len(caught.value.field) <= len("filterable.") + 2 + 6 * 80
+
+    def test_a_long_unknown_field_is_one_short_line(self) -> None:
+        """An unknown top-level key is quoted and cut too."""
+        with pytest.raises(JsonEventError) as caught:
+            loads(json.dumps({"x\n" * 100: 1}))
+        assert len(str(caught.value).splitlines()) == 1
+        assert len(caught.value.field) < 200 and caught.value.field.endswith('\\u2026"')
 
     def test_not_utf8(self) -> None:
         """A line that is not UTF-8 is refused with the byte's position."""
@@ -348,11 +506,11 @@ class TestLimits:
 
 # -- a property: plain JSON comes back as it was -----------------------------------------------
 
-_keys = st.text(st.characters(exclude_characters="\0", exclude_categories=["Cs"]), max_size=5)
+_latin1 = st.characters(min_codepoint=1, max_codepoint=0xFF)  # what a CORBA string carries
+_keys = st.text(_latin1, max_size=5)
 _scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(st.characters(exclude_characters="\0", exclude_categories=["Cs"]), max_size=8))
+    st.floats(allow_nan=False, allow_infinity=False), st.text(_latin1, max_size=8))
 _plain = st.recursive(
     _scalars,
     lambda children: st.lists(children, max_size=4)
@@ -365,3 +523,19 @@ def test_plain_json_values_round_trip(value: Any) -> None:
     """Any JSON value within the limits comes back from its Any exactly as it was."""
     back = any_to_json(any_from_json(value))
     assert json.dumps(back, sort_keys=False) == json.dumps(value, sort_keys=False)
+
+
+@given(st.text(st.characters(exclude_characters="\0", exclude_categories=["Cs"]), max_size=8))
+def test_strings_are_iso_8859_1_or_an_error(text: str) -> None:
+    """Any text is taken exactly when ISO-8859-1 can encode it; otherwise the error says
+    so (never a string that would fail to marshal later)."""
+    line = json.dumps({"name": text, "filterable": {text: text}})
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        with pytest.raises(JsonEventError, match="is not in ISO-8859-1"):
+            loads(line)
+    else:
+        event = loads(line)
+        assert event.header.fixed_header.event_name == text
+        assert dumps(marshalled(event)) == dumps(event)

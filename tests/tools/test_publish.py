@@ -19,14 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from omniORB import CORBA
 
 import CosNotifyChannelAdmin as CA
 
 import cosnotify
 from cosnotify.corba import descriptors as D
 from cosnotify.server import NotificationServer
-from cosnotify.tools.jsonevents import MAX_LINE_BYTES, JsonEventError, to_json
-from cosnotify.tools.publish import Pacer, read_events
+from cosnotify.tools.connect import ToolError
+from cosnotify.tools.eventjson import to_json
+from cosnotify.tools.jsonevents import MAX_LINE_BYTES, JsonEventError
+from cosnotify.tools.publish import BOM, Pacer, Pusher, Refused, read_events
 from tests.channel.conftest import WAIT, StructuredPushConsumer
 from tests.tools.conftest import ROOT, cli
 
@@ -205,19 +208,87 @@ class TestPublish:
         assert snapshot(server, channel[1])["counters"]["events_in"] == 2
         assert admins(server, channel[1]) == []
 
-    def test_a_refused_push_is_a_failure_naming_the_line(
+    def test_a_refused_event_is_reported_and_skipped(
             self, server: NotificationServer, url: str, channel: tuple[Any, int],
-            tmp_path: Path) -> None:
-        """A push the service refuses (BAD_QOS: persistence without a store) ends publish."""
+            received: StructuredPushConsumer, tmp_path: Path) -> None:
+        """A push the service refuses for that event alone (BAD_QOS: persistence without
+        a store) is reported with its line and skipped; the rest go on; exit 1."""
+        before = admins(server, channel[1])
         refused = '{"header": {"EventReliability": 1}, "filterable": {"n": 9}}'
         done = cli("publish", url, "--channel", str(channel[1]),
+                   write(tmp_path, LINES[0], refused, LINES[1]))
+        assert done.returncode == 1
+        first, summary = done.stderr.splitlines()
+        assert first.startswith("cosnotify publish: line 2: the service refused the event: "
+                                "BAD_QOS")
+        assert summary.startswith("published 2 events (1 skipped) in ")
+        assert received.wait_for(2, WAIT)
+        assert numbers(received) == [0, 1]
+        assert admins(server, channel[1]) == before
+
+    def test_strict_stops_at_a_refused_event(
+            self, server: NotificationServer, url: str, channel: tuple[Any, int],
+            tmp_path: Path) -> None:
+        """With --strict a refused push ends publish, saying how many went before it."""
+        refused = '{"header": {"EventReliability": 1}, "filterable": {"n": 9}}'
+        done = cli("publish", url, "--channel", str(channel[1]), "--strict",
                    write(tmp_path, LINES[0], refused, LINES[1]))
         assert done.returncode == 1
         (line,) = done.stderr.splitlines()
         assert line.startswith("cosnotify publish: line 2: the service refused the event: "
                                "BAD_QOS")
+        assert line.endswith("(1 events were published before it)")
         assert snapshot(server, channel[1])["counters"]["events_in"] == 1
         assert admins(server, channel[1]) == []
+
+    def test_text_outside_latin1_is_an_invalid_line_not_a_failed_push(
+            self, server: NotificationServer, url: str, channel: tuple[Any, int],
+            received: StructuredPushConsumer, tmp_path: Path) -> None:
+        """A CORBA string outside ISO-8859-1 (it would fail to marshal: DATA_CONVERSION)
+        is an invalid line naming its field; with --strict nothing is pushed."""
+        euro = '{"filterable": {"n": 5, "site": "\\u20ac"}}'
+        path = write(tmp_path, LINES[0], euro, LINES[1])
+        strict = cli("publish", url, "--channel", str(channel[1]), "--strict", path)
+        assert strict.returncode == 1
+        assert strict.stderr.splitlines() == [
+            ('cosnotify publish: line 2: filterable.site: "€" (U+20AC) is not in ISO-8859-1, '
+            'the character set of a CORBA string (for other text write {"$type": "wstring", '
+            '"value": ...}) (nothing was published)')]
+        assert snapshot(server, channel[1])["counters"]["events_in"] == 0
+        done = cli("publish", url, "--channel", str(channel[1]), path)
+        assert done.returncode == 1
+        assert done.stderr.splitlines()[0].startswith(
+            'cosnotify publish: line 2: filterable.site: "€" (U+20AC) is not in ISO-8859-1')
+        assert received.wait_for(2, WAIT)
+        assert numbers(received) == [0, 1]
+
+    def test_wide_strings_get_through(
+            self, url: str, channel: tuple[Any, int], received: StructuredPushConsumer,
+            tmp_path: Path) -> None:
+        """A wstring carries what a string cannot, through the ORB and back."""
+        line = ('{"filterable": {"n": 3, "site": {"$type": "wstring", "value": '
+                '"h\\u20acllo \\u65e5\\u672c \\ud83d\\ude00"}}}')
+        done = cli("publish", url, "--channel", str(channel[1]), write(tmp_path, line))
+        assert done.returncode == 0, done.stderr
+        assert received.wait_for(1, WAIT)
+        (got,) = received.received
+        assert to_json(got)["filterable"]["site"] == {"$type": "wstring",
+                                                      "value": "h€llo 日本 😀"}
+
+    def test_repeat_of_a_file_without_events_fails(
+            self, server: NotificationServer, url: str, channel: tuple[Any, int],
+            tmp_path: Path) -> None:
+        """--repeat over a file with no valid event says so and exits 1."""
+        empty = tmp_path / "empty.jsonl"
+        empty.write_text("# nothing\n\n")
+        done = cli("publish", url, "--channel", str(channel[1]), "--repeat", "--count", "5",
+                   str(empty))
+        assert done.returncode == 1
+        first, summary = done.stderr.splitlines()
+        assert first == f"cosnotify publish: {empty} has no event to repeat"
+        assert summary.startswith("published 0 events (0 skipped)")
+        once = cli("publish", url, "--channel", str(channel[1]), str(empty))
+        assert once.returncode == 0, once.stderr  # without --repeat an empty file is fine
 
     def test_unreachable_service(self, tmp_path: Path) -> None:
         """A URL nothing answers at: exit 1, one line, no traceback."""
@@ -269,6 +340,60 @@ def _drain(fd: int) -> Iterator[bytes]:
         yield chunk
 
 
+class TestPusher:
+    @pytest.mark.parametrize("when", ["after obtain", "after connect"])
+    def test_an_interrupt_while_connecting_leaves_nothing(
+            self, server: NotificationServer, channel: tuple[Any, int],
+            monkeypatch: pytest.MonkeyPatch, when: str) -> None:
+        """Ctrl-C (or SIGTERM) arriving while the supplier is being set up: the admin
+        made so far is destroyed, and the interrupt goes on."""
+        ref = server.factory_ref.get_event_channel(channel[1])
+        cls = (CA._objref_SupplierAdmin if when == "after obtain"
+               else CA._objref_StructuredProxyPushConsumer)
+        name = ("obtain_notification_push_consumer" if when == "after obtain"
+                else "connect_structured_push_supplier")
+        original = getattr(cls, name)
+
+        def interrupted(self: Any, *args: Any) -> Any:
+            original(self, *args)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(cls, name, interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            Pusher(ref)
+        assert admins(server, channel[1]) == []
+
+    def test_refusals_of_one_event_are_told_apart(
+            self, server: NotificationServer, channel: tuple[Any, int]) -> None:
+        """COMPLETED_NO BAD_QOS, BAD_PARAM, DATA_CONVERSION, MARSHAL: that event only
+        (Refused); anything else, or COMPLETED_MAYBE, ends the run (a plain ToolError)."""
+        with Pusher(server.factory_ref.get_event_channel(channel[1])) as pusher:
+            for exc, refused in [
+                    (CORBA.BAD_QOS(0, CORBA.COMPLETED_NO), True),
+                    (CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO), True),
+                    (CORBA.DATA_CONVERSION(0, CORBA.COMPLETED_NO), True),
+                    (CORBA.MARSHAL(0, CORBA.COMPLETED_NO), True),
+                    (CORBA.MARSHAL(0, CORBA.COMPLETED_MAYBE), False),
+                    (CORBA.NO_RESOURCES(0, CORBA.COMPLETED_NO), False),
+                    (CORBA.TRANSIENT(0, CORBA.COMPLETED_NO), False)]:
+                pusher.proxy = _Raising(exc)
+                with pytest.raises(ToolError) as caught:
+                    pusher.push(7, None)
+                assert isinstance(caught.value, Refused) is refused
+                assert caught.value.message.startswith("line 7: ")
+            pusher.proxy = None
+
+
+class _Raising:
+    """A proxy whose push raises ``exc``."""
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+    def push_structured_event(self, event: Any) -> None:
+        raise self.exc
+
+
 class TestReader:
     def test_numbers_count_every_line(self) -> None:
         """Line numbers count blank and comment lines too; CRLF endings are fine."""
@@ -277,6 +402,21 @@ class TestReader:
         assert [n for n, _ in items] == [3, 4, 5]
         assert isinstance(items[1][1], JsonEventError)
         assert to_json(items[2][1])["name"] == "dome-2"  # a last line without newline
+
+    def test_a_byte_order_mark_starts_the_first_line_only(self) -> None:
+        """A UTF-8 BOM before the first line is ignored; anywhere else it is an error."""
+        data = BOM + LINES[0].encode() + b"\n" + BOM + LINES[1].encode() + b"\n"
+        items = list(read_events(io.BytesIO(data)))
+        assert to_json(items[0][1])["name"] == "dome-1"
+        assert isinstance(items[1][1], JsonEventError)
+        assert list(read_events(io.BytesIO(BOM + b"# a comment\n"))) == []
+
+    def test_a_line_of_the_limit_after_a_bom_is_read(self) -> None:
+        """The BOM does not count against the first line's size limit."""
+        filler = MAX_LINE_BYTES - len('{"body": ""}')
+        line = b'{"body": "' + b"x" * filler + b'"}'
+        ((number, event),) = list(read_events(io.BytesIO(BOM + line + b"\n")))
+        assert number == 1 and len(event.remainder_of_body.value()) == filler
 
     def test_a_line_over_the_limit_is_skipped_whole(self) -> None:
         """A line longer than 1 MiB is one error; the reader resumes at the next line."""

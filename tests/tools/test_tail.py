@@ -9,7 +9,9 @@ its exit.
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import queue
 import re
 import select
@@ -19,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,11 +29,18 @@ from omniORB import CORBA
 
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
+import CosNotifyMonitor
+import TimeBase
 
 import cosnotify
+from cosnotify.channel.clock import TIMET_EPOCH_OFFSET
 from cosnotify.server import NotificationServer
-from cosnotify.tools.jsonevents import loads, to_json
+from cosnotify.tools import connect
+from cosnotify.tools import tail as tail_tool
+from cosnotify.tools.eventjson import to_json
+from cosnotify.tools.jsonevents import loads
 from tests.channel.conftest import WAIT, StructuredPushConsumer, structured_supplier
+from tests.server.conftest import ServeProcess
 from tests.tools.conftest import ROOT, cli
 
 
@@ -253,6 +263,164 @@ class TestTail:
             "cosnotify tail: the channel disconnected tail (its admin or channel was destroyed?)"]
 
 
+    @pytest.mark.parametrize(("fmt", "deep"), [
+        ("line", 'x="<any: nested too deep>"'), ("json", '"x":"<any: nested too deep>"'),
+        ("row", None)])
+    def test_an_event_it_cannot_print_is_skipped(
+            self, server: NotificationServer, url: str, channel: tuple[Any, int],
+            tails: list[Tail], fmt: str, deep: str | None) -> None:
+        """Anys nested a thousand deep, a StopTime past year 9999: printed as far as the
+        format can, else one line on stderr each; tail goes on to the next event."""
+        core, channel_id = channel
+        nested = CORBA.Any(CORBA.TC_long, 1)
+        for _ in range(1000):
+            nested = CORBA.Any(CORBA.TC_any, nested)
+        far = N.Property("StopTime", CORBA.Any(TimeBase._tc_UtcT,
+                                               TimeBase.UtcT(2**64 - 1, 0, 0, 0)))
+        tail = start(tails, url, "--channel", str(channel_id), "--format", fmt,
+                     "--count", "3")
+        wait_for_tail(server, channel_id, tail)
+        supplier = structured_supplier(core)
+        supplier.push_structured_event(N.StructuredEvent(
+            event(1, name="deep").header, [N.Property("x", nested)], CORBA.Any(CORBA.TC_null, None)))
+        supplier.push_structured_event(N.StructuredEvent(
+            N.EventHeader(event(2, name="far").header.fixed_header, [far]), event(2).filterable_data,
+            CORBA.Any(CORBA.TC_null, None)))
+        supplier.push_structured_event(event(3, name="after"))
+        status, lines, stderr = tail.finish()
+        assert status == 0, stderr
+        assert "after" in lines[-1]
+        if fmt == "row":  # no row for either: the VARIANT encoder's recursion, year 60038
+            assert stderr.splitlines() == [
+                ("cosnotify tail: event 1 (Telescope/Alarm deep) cannot be printed: nested too "
+                "deep (RecursionError); skipped"),
+                ("cosnotify tail: event 2 (Telescope/Alarm far) cannot be printed: ValueError: "
+                "year 60038 is out of range; skipped")]
+            return
+        assert stderr == ""
+        assert deep is not None and deep in lines[0]
+        if fmt == "json":  # past 9999 no ISO-8601 form: Unix seconds
+            assert json.loads(lines[1])["header"]["StopTime"] == pytest.approx(
+                (2**64 - 1) / 10**7 - TIMET_EPOCH_OFFSET)
+
+    def test_a_stopped_service_is_noticed(self, omniorb: Any, tmp_path: Path,
+                                          tails: list[Tail]) -> None:
+        """A server that stops answering without closing the connection (SIGSTOP): after
+        --timeout without events tail checks it, and ends with exit 1 and one line."""
+        served = ServeProcess(tmp_path)
+        try:
+            factory = omniorb.string_to_object(served.ior)._narrow(CA.EventChannelFactory)
+            _, channel_id = factory.create_channel([], [])
+            monitor = factory._narrow(CosNotifyMonitor.EventChannelFactory)
+            tail = start(tails, str(served.ior_file), "--channel", str(channel_id),
+                         "--timeout", "1")
+            deadline = time.monotonic() + WAIT
+            while not _pulling(monitor.snapshot([channel_id])):
+                assert tail.process.poll() is None, f"tail ended: {tail.finish()}"
+                assert time.monotonic() < deadline, "tail did not connect"
+                time.sleep(0.01)  # a poll interval: the loop tests the state
+            served.process.send_signal(signal.SIGSTOP)
+            try:
+                status, lines, stderr = tail.finish()
+            finally:
+                served.process.send_signal(signal.SIGCONT)
+        finally:
+            served.stop()
+        assert (status, lines) == (1, [])
+        assert stderr.splitlines() == [
+            ("cosnotify tail: lost the service: no answer to a check while no event came: "
+            "TIMEOUT (TIMEOUT_CallTimedOutOnClient)")]
+
+
+def _pulling(snapshot: str) -> bool:
+    """Does the snapshot show a connected structured pull supplier (tail's proxy)?"""
+    (found,) = json.loads(snapshot)["channels"]
+    return any(p["kind"] == "structured pull supplier" and p["state"] == "connected"
+               for admin in found["admins"] for p in admin["proxies"])
+
+
+class Timeline(queue.Queue[Any]):
+    """The puller's queue on a fake clock: each event is due at a time, and a wait on
+    the queue moves the clock by its timeout instead of sleeping."""
+
+    def __init__(self, due: list[float]) -> None:
+        super().__init__()
+        self.now = 0.0
+        self.due = due
+
+    def clock(self) -> float:
+        return self.now
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any:
+        self.now += timeout or 0.0
+        if self.due and self.due[0] <= self.now:
+            n = len(self.due)
+            self.due.pop(0)
+            return (self.now, event(n))
+        raise queue.Empty
+
+
+class TestPrint:
+    def test_a_formatting_failure_skips_that_event_only(
+            self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Whatever the formatter raises for one event is one stderr line; the next
+        event is printed, and it counts toward --count."""
+        events: queue.Queue[Any] = queue.Queue()
+        for n in (1, 2, 3):
+            events.put((0.0, event(n, name=f"dome-{n}")))
+
+        def formatter(item: Any, arrival: float) -> str:
+            n = item.filterable_data[0].value.value()
+            if n == 1:
+                raise OverflowError("date value out of range")
+            if n == 2:
+                raise RecursionError("maximum recursion depth exceeded")
+            return f"event {n}"
+
+        assert tail_tool._print(events, formatter, 3) == 0
+        out, err = capsys.readouterr()
+        assert out == "event 3\n"
+        assert err.splitlines() == [
+            ("cosnotify tail: event 1 (Telescope/Alarm dome-1) cannot be printed: "
+            "OverflowError: date value out of range; skipped"),
+            ("cosnotify tail: event 2 (Telescope/Alarm dome-2) cannot be printed: "
+            "nested too deep (RecursionError); skipped")]
+
+    def test_the_service_is_checked_after_a_quiet_spell(
+            self, capsys: pytest.CaptureFixture[str]) -> None:
+        """check() runs after `quiet` seconds without an event (an event restarts the
+        count); while it answers tail goes on, and its failure ends the loop."""
+        events = Timeline([5.0])
+        checks: list[float] = []
+
+        def check() -> None:
+            checks.append(events.now)
+            if len(checks) == 2:
+                raise connect.ToolError("lost the service: TIMEOUT")
+
+        with pytest.raises(connect.ToolError, match="lost the service"):
+            tail_tool._print(events, lambda e, a: "x", None, check, 10.0, events.clock)
+        assert checks == [15.0, 25.0]
+        assert capsys.readouterr().out == "x\n"
+
+    def test_no_check_while_events_keep_coming(
+            self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Events arriving more often than every `quiet` seconds never cause a check."""
+        events = Timeline([0.5 * n for n in range(1, 21)])
+
+        def check() -> None:
+            raise AssertionError("checked while events came")
+
+        assert tail_tool._print(events, lambda e, a: "x", 20, check, 1.0, events.clock) == 0
+        assert capsys.readouterr().out == "x\n" * 20
+        assert events.now == 10.0
+
+    def test_no_check_without_a_checker(self) -> None:
+        """Without check (the default) a quiet queue is simply waited on."""
+        events = Timeline([100.0])
+        assert tail_tool._print(events, lambda e, a: "", 1, None, 1.0, events.clock) == 0
+
+
 class TestBadInput:
     def test_invalid_constraint(self, server: NotificationServer, url: str,
                                 channel: tuple[Any, int]) -> None:
@@ -273,6 +441,87 @@ class TestBadInput:
         assert done.stderr.splitlines() == [
             "cosnotify tail: the service knows no constraint grammar 'SQL'"]
         assert consumer_admins(server, channel[1]) == []
+
+    def test_unknown_grammar_without_a_constraint(self, server: NotificationServer, url: str,
+                                                   channel: tuple[Any, int]) -> None:
+        """--grammar is checked even without a constraint (a filter made to ask, then
+        destroyed): exit 2, nothing left behind."""
+        filters_before = kept_filters(server)
+        done = cli("tail", url, "--channel", str(channel[1]), "--grammar", "SQL")
+        assert done.returncode == 2
+        assert done.stderr.splitlines() == [
+            "cosnotify tail: the service knows no constraint grammar 'SQL'"]
+        assert consumer_admins(server, channel[1]) == []
+        assert kept_filters(server) == filters_before
+
+    def test_known_grammar_without_a_constraint(
+            self, server: NotificationServer, url: str, channel: tuple[Any, int],
+            tails: list[Tail]) -> None:
+        """A grammar the service knows, without a constraint: every event, and the filter
+        made to check the grammar is not kept."""
+        core, channel_id = channel
+        filters_before = kept_filters(server)
+        tail = start(tails, url, "--channel", str(channel_id), "--grammar", "ELVIN4",
+                     "--count", "1")
+        wait_for_tail(server, channel_id, tail)
+        assert kept_filters(server) == filters_before
+        structured_supplier(core).push_structured_event(event(4))
+        status, lines, stderr = tail.finish()
+        assert (status, stderr) == (0, "")
+        assert " n=4" in lines[0]
+
+    @pytest.mark.parametrize(("args", "what"), [
+        (["$site == '\u20ac'"], "constraint"), (["--grammar", "T\u20acL", "1"], "grammar")])
+    def test_text_outside_latin1(self, server: NotificationServer, url: str,
+                                 channel: tuple[Any, int], args: list[str], what: str) -> None:
+        """A constraint or grammar a CORBA string cannot carry: exit 2 and why, before
+        anything is made."""
+        done = cli("tail", url, "--channel", str(channel[1]), *args)
+        assert done.returncode == 2
+        assert done.stderr.splitlines() == [
+            (f'cosnotify tail: the {what} holds "€" (U+20AC), which is not in ISO-8859-1, '
+            f"the character set of a CORBA string")]
+        assert consumer_admins(server, channel[1]) == []
+
+    def test_an_output_that_fails(self, server: NotificationServer, url: str,
+                                  channel: tuple[Any, int]) -> None:
+        """tail > /dev/full: one line, exit 1, and its admin is destroyed."""
+        if not os.path.exists("/dev/full"):
+            pytest.skip("no /dev/full here")
+        core, channel_id = channel
+        with open("/dev/full", "w") as full:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "cosnotify", "tail", url, "--channel", str(channel_id)],
+                cwd=ROOT, text=True, stdout=full, stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + WAIT
+            while not any(p["kind"] == "structured pull supplier" and p["state"] == "connected"
+                          for a in consumer_admins(server, channel_id) for p in a["proxies"]):
+                assert child.poll() is None and time.monotonic() < deadline, "no tail"
+                time.sleep(0.01)  # a poll interval: the loop tests the state
+            structured_supplier(core).push_structured_event(event(1))
+            _, stderr = child.communicate(timeout=WAIT)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        assert child.returncode == 1, stderr
+        assert stderr.splitlines() == [
+            "cosnotify tail: cannot write the output: No space left on device"]
+        assert consumer_admins(server, channel_id) == []
+
+    def test_an_interrupt_before_it_subscribed_exits_0(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Ctrl-C while tail is still connecting: exit 0 as at any other time (there is
+        nothing to clean up yet)."""
+        def interrupted(url: str, the_orb: Any) -> Any:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(connect, "factory", interrupted)
+        args = argparse.Namespace(url="127.0.0.1:1", channel=None, grammar="EXTENDED_TCL",
+                                  constraint=None, count=None, format="line", timeout=1.0)
+        assert tail_tool.run(args) == 0
 
     def test_unreachable_url(self) -> None:
         """Nothing answers: exit 1 and one line, no traceback."""
