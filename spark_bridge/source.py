@@ -64,6 +64,7 @@ from pyspark.sql.types import StructType
 from spark_bridge.arrow import events_to_arrow
 from spark_bridge.connect import (
     ChannelAddress,
+    ChannelError,
     PullSubscription,
     _float_option,
     _int_option,
@@ -109,6 +110,25 @@ class SourceOptions:
     def check_channel(self) -> None:
         """Reach the channel, its consumer admin and the subscription now (ChannelError)."""
         check_channel(self.address, consumer=True, proxy_id=self.proxy_id)
+
+    @property
+    def source(self) -> str:
+        """What a checkpoint of this read is bound to: the channel (URL, channel_id and
+        admin_id as given) and, for a subscription, its proxy_id."""
+        a = self.address
+        return (f"{a.url}|channel_id={a.channel_id}|admin_id={a.admin_id}"
+                f"|proxy_id={self.proxy_id}")
+
+    def check_offset(self, offset: Mapping[str, Any]) -> None:
+        """Refuse an offset (from a checkpoint) of another channel or subscription:
+        its numbering means nothing here. Offsets written before offsets named their
+        source have no ``source`` and are taken."""
+        recorded = offset.get("source")
+        if recorded is not None and recorded != self.source:
+            raise ChannelError(self.address.url,
+                               f"the checkpoint is of another read ({recorded}), not of this "
+                               f"one ({self.source}): start the query with a new "
+                               "checkpointLocation, or read what the checkpoint was made of")
 
     def subscribe(self) -> PullSubscription:
         return PullSubscription.open(self.address, self.constraint, self.proxy_id,
@@ -228,15 +248,16 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._subscription
 
     # -- offsets ---------------------------------------------------------------------------
-    def initialOffset(self) -> dict[str, int]:
+    def initialOffset(self) -> dict[str, Any]:
         self._connected()  # connect as the query starts, so events from now on queue
-        return {"events": 0}
+        return {"events": 0, "source": self.options.source}
 
     def getDefaultReadLimit(self) -> ReadLimit:
         n = self.options.max_events_per_batch
         return ReadMaxRows(n) if n else ReadAllAvailable()
 
-    def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        self.options.check_offset(start)
         begin = int(start["events"])
         if self._next is None or self._next < begin:
             # A new runner (or a restart from a checkpoint): continue the numbering, and
@@ -252,10 +273,11 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if not self._frozen and (most is None or held < most):
             self._pull(None if most is None else most - held)
         end = self._next if most is None else min(self._next, begin + most)
-        return {"events": end}
+        return {"events": end, "source": self.options.source}
 
-    def reportLatestOffset(self) -> dict[str, int] | None:
-        return None if self._next is None else {"events": self._next}
+    def reportLatestOffset(self) -> dict[str, Any] | None:
+        return (None if self._next is None
+                else {"events": self._next, "source": self.options.source})
 
     def prepareForTriggerAvailableNow(self) -> None:
         """Take everything queued now into the backlog; later batches serve only that.
@@ -283,7 +305,9 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._next += table.num_rows
 
     # -- planning and reading --------------------------------------------------------------
-    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[EventPartition]:
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[EventPartition]:
+        self.options.check_offset(start)
+        self.options.check_offset(end)
         first, last = int(start["events"]), int(end["events"])
         if first >= last:
             return []
@@ -307,7 +331,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         assert isinstance(partition, EventPartition)
         return iter(partition.batches())
 
-    def commit(self, end: dict[str, int]) -> None:
+    def commit(self, end: dict[str, Any]) -> None:
         done = int(end["events"])
         while self._backlog and self._backlog[0][0] + self._backlog[0][1].num_rows <= done:
             self._backlog.popleft()

@@ -236,7 +236,7 @@ class TestStreamOffsets:
         assert reader.partitions({"events": 3}, {"events": 5}) == []
         reader.commit({"events": 5})
         end = reader.latestOffset({"events": 5}, ReadAllAvailable())
-        assert end == {"events": 8}
+        assert end == {"events": 8, "source": reader.options.source}
         (part,) = reader.partitions({"events": 5}, end)
         rows = [r for batch in reader.read(part) for r in batch.to_pylist()]
         assert [r["event_name"] for r in rows] == ["alarm-0", "alarm-1", "alarm-2"]
@@ -247,8 +247,22 @@ class TestStreamOffsets:
         proxy = FakeProxy([alarm(i) for i in range(5)], batch=2)
         reader = fake_reader(proxy, pull_size=100)
         reader.prepareForTriggerAvailableNow()
-        assert reader.latestOffset({"events": 0}, ReadAllAvailable()) == {"events": 5}
+        assert reader.latestOffset({"events": 0}, ReadAllAvailable())["events"] == 5
         assert proxy.events == []
+
+    def test_a_checkpoint_of_another_read_is_refused(self) -> None:
+        """Offsets name the read they count (issue 16: a checkpoint from a different
+        subscription or channel is refused, never read silently); offsets written
+        before they did are taken."""
+        reader = fake_reader(FakeProxy([alarm(i) for i in range(3)], batch=1000))
+        mine = reader.initialOffset()
+        assert mine == {"events": 0, "source": "IOR:|channel_id=None|admin_id=None|proxy_id=None"}
+        other = {"events": 4, "source": "IOR:|channel_id=3|admin_id=None|proxy_id=12"}
+        with pytest.raises(connect.ChannelError, match="the checkpoint is of another read"):
+            reader.latestOffset(other, ReadAllAvailable())
+        with pytest.raises(connect.ChannelError, match="proxy_id=12"):
+            reader.partitions(other, {**other, "events": 6})
+        assert reader.latestOffset({"events": 0}, ReadAllAvailable())["events"] == 3
 
     def test_restarted_query_reads_what_the_subscription_queued(
             self, registered: Any, channel: Channel, tmp_path: Any) -> None:
@@ -276,6 +290,34 @@ class TestStreamOffsets:
         run()
         assert sorted(got) == list(range(9))
         spark_bridge.drop_subscription(channel.url, proxy_id, channel_id=channel.id)
+
+    def test_a_query_restarted_on_another_subscription_fails(
+            self, registered: Any, channel: Channel, tmp_path: Any) -> None:
+        """The checkpoint of a read of one subscription, given to a read of another:
+        the restarted query fails with the reason instead of counting on."""
+        first = spark_bridge.create_subscription(channel.url, channel_id=channel.id)
+        second = spark_bridge.create_subscription(channel.url, channel_id=channel.id)
+
+        def run(proxy_id: int) -> Any:
+            query = (registered.readStream.format("cosnotify").option("channel", channel.ior)
+                     .option("proxy_id", proxy_id).load()
+                     .writeStream.foreachBatch(lambda df, batch_id: df.count())
+                     .option("checkpointLocation", str(tmp_path / "checkpoint"))
+                     .trigger(availableNow=True).start())
+            try:
+                query.awaitTermination(WAIT * 2)
+            except Exception:  # noqa: BLE001 - StreamingQueryException: read below
+                pass
+            return query
+
+        channel.push([alarm(i) for i in range(3)])
+        assert run(first).exception() is None
+        failed = run(second).exception()
+        assert failed is not None
+        assert "the checkpoint is of another read" in str(failed)
+        assert f"proxy_id={first}" in str(failed)
+        for proxy_id in (first, second):
+            spark_bridge.drop_subscription(channel.url, proxy_id, channel_id=channel.id)
 
 
 class TestOptions:
