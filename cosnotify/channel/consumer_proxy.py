@@ -58,8 +58,9 @@ _GONE = (CosEventComm.Disconnected, CORBA.OBJECT_NOT_EXIST)
 
 
 class ProxyConsumer(ProxyBase):
-    side = "consumer"
     """``CosNotifyChannelAdmin::ProxyConsumer``: events enter the channel here."""
+
+    side = "consumer"
 
     qos_level = Level.PROXY_CONSUMER
 

@@ -81,6 +81,8 @@ def record_departure(channel: Any, when: float, why: str, proxy: Any, client: An
     else:
         final = proxy_counts(proxy)
     record["counters"] = final
+    if client is not None and not isinstance(client, CORBA.Object):
+        client = "in-process"  # a Python object: not kept alive by the record
     with _lock:
         kept = _departed.get(channel)
         if kept is None:
@@ -128,8 +130,8 @@ def proxy_counts(proxy: Any) -> dict[str, int]:
 
 def departures(channel: Any) -> list[tuple[dict[str, Any], Any]]:
     """``(record, client)`` of ``channel``'s latest departures, oldest first: a record
-    is a dict of plain values (:func:`record_departure`), ``client`` a reference or
-    object (or None)."""
+    is a dict of plain values (:func:`record_departure`), ``client`` a reference,
+    ``"in-process"`` or None."""
     with _lock:
         return list(_departed.get(channel, ()))
 

@@ -40,8 +40,9 @@ _NOTIFY_PUBLISH = "IDL:omg.org/CosNotifyComm/NotifyPublish:1.0"
 
 
 class ProxySupplier(SubscriptionContributor, ProxyBase):
-    side = "supplier"
     """``CosNotifyChannelAdmin::ProxySupplier`` plus the queue every kind needs."""
+
+    side = "supplier"
 
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
