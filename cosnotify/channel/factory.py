@@ -162,13 +162,6 @@ class EventChannelFactory:
         restart); failing callbacks are dropped. Returns how many were told."""
         return self._registry.send_reconnect(new_connection)
 
-    # -- cosnotify's CosNotifyMonitor::Monitor -----------------------------------------------------
-    def snapshot(self, channels: list[int]) -> str:
-        """``cosnotify.stats(self, channels)`` as JSON text (idl/CosNotifyMonitor.idl)."""
-        from cosnotify.ops.stats import stats_json
-
-        return stats_json(self, channels)
-
     def save_topology(self) -> None:
         """TAO's diagnostic flush: every change is already in the store when made."""
 

@@ -178,7 +178,7 @@ def client_description(client: Any) -> str:
     orb = omniORB.orb
     if orb is None:
         return "remote"
-    from cosnotify.server.addresses import iiop_address
+    from cosnotify.corba.addresses import iiop_address
 
     found = iiop_address(orb, client)
     if found is None:

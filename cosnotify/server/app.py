@@ -34,8 +34,8 @@ import CosNaming
 
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
+from cosnotify.corba.addresses import iiop_address
 from cosnotify.server import naming as embedded_naming
-from cosnotify.server.addresses import iiop_address
 from cosnotify.server.objects import ObjectMap
 from cosnotify.server.servants import ServantFactory
 from cosnotify.store.interface import StoreError

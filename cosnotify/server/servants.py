@@ -25,6 +25,7 @@ guard (``remote.py``) so it cannot stall the event path.
 
 from __future__ import annotations
 
+import functools
 import keyword
 from collections.abc import Callable
 from typing import Any
@@ -54,6 +55,7 @@ from cosnotify.corba import descriptors as D
 from cosnotify.filter.factory import FilterFactory
 from cosnotify.filter.filter import Filter
 from cosnotify.filter.mapping import MappingFilter
+from cosnotify.ops.stats import stats_json
 from cosnotify.server import remote
 from cosnotify.server.objects import destroyed
 
@@ -294,6 +296,10 @@ class ServantFactory:
 
     def forwarding(self, operation: Operation, core: Any, oid: bytes) -> Callable[..., Any]:
         """The function a servant runs for ``operation`` on ``core``."""
+        if operation.name == "snapshot" and isinstance(core, EventChannelFactory):
+            # CosNotifyMonitor::Monitor: the ops layer reads the core; the core has no
+            # such operation of its own.
+            return functools.partial(stats_json, core)
         target = getattr(core, _python_name(operation.name))
         in_refs = operation.in_refs
         out_refs = operation.out_refs

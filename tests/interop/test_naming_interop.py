@@ -11,8 +11,8 @@ import pytest
 import CosEventComm__POA
 import CosNaming
 
+from cosnotify.corba.addresses import iiop_address
 from cosnotify.server import naming
-from cosnotify.server.addresses import iiop_address
 from tests.interop.conftest import nameclt, require_tools
 
 pytestmark = pytest.mark.interop

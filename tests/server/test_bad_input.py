@@ -20,7 +20,7 @@ from omniORB import CORBA
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
 
-from cosnotify.server.addresses import iiop_address
+from cosnotify.corba.addresses import iiop_address
 from cosnotify.server.app import MAX_MESSAGE_SIZE
 from tests.channel.conftest import structured
 from tests.server.conftest import ServeProcess

@@ -7,6 +7,7 @@ no channel, and several no JVM. Nothing sleeps: waits are on conditions.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
@@ -304,10 +305,8 @@ class TestStreamOffsets:
                      .writeStream.foreachBatch(lambda df, batch_id: df.count())
                      .option("checkpointLocation", str(tmp_path / "checkpoint"))
                      .trigger(availableNow=True).start())
-            try:
+            with contextlib.suppress(Exception):  # StreamingQueryException: read below
                 query.awaitTermination(WAIT * 2)
-            except Exception:  # noqa: BLE001 - StreamingQueryException: read below
-                pass
             return query
 
         channel.push([alarm(i) for i in range(3)])
