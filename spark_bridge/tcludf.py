@@ -80,8 +80,10 @@ _registered: set[int] = set()
 
 
 def _register(spark: Any) -> None:
-    """Register the UDF with ``spark`` (once per session)."""
-    key = id(spark._jsparkSession)
+    """Register the UDF with ``spark`` (once per session): a classic session is known
+    by its JVM session, a Spark Connect one (which has none) by its session id."""
+    session_id = getattr(spark, "session_id", None)
+    key: Any = ("connect", session_id) if session_id else id(spark._jsparkSession)
     if key not in _registered:
         spark.udf.register(UDF_NAME, _evaluate, BooleanType())
         _registered.add(key)

@@ -8,11 +8,13 @@ a Connect session (``SparkSession.builder.remote(url)``), registers the
 ``cosnotify`` source over it, makes one channel per scenario in the
 ``cosnotify serve`` whose factory IOR it is given, and runs:
 
-- ``options``: a misspelt option, and when Connect reports it;
+- ``options``: a misspelt option and a bad constraint, and when Connect reports them;
 - ``batch_read``: ``spark.read.format("cosnotify")`` of a subscription;
 - ``stream_read``: ``readStream.format("cosnotify")`` with
   ``trigger(availableNow=True)`` into a Parquet sink;
 - ``write``: ``df.write.format("cosnotify")``, received by a subscription;
+- ``tcl``: ``tcl_filter`` on a Connect DataFrame, in SQL and in UDF mode (the
+  UDF registered once per Connect session, by its session id);
 - ``sink``: ``SparkSinkProxy.attach_remote`` writing Parquet through the
   Connect session (``createDataFrame`` of a pyarrow Table, then a write).
 
@@ -73,7 +75,15 @@ def options(spark: Any, ior: str) -> dict[str, Any]:
             frame.schema  # noqa: B018 - analysis happens here under Connect
         except Exception as exc:  # noqa: BLE001 - reported
             error = f"{type(exc).__name__}: {exc}"
-    return {"load_returned": loaded, "schema_error": error}
+    bad = (spark.read.format("cosnotify").option("channel", ior).option("constraint", "$n >")
+           .load())
+    constraint_error = None
+    try:
+        bad.schema  # noqa: B018
+    except Exception as exc:  # noqa: BLE001 - reported
+        constraint_error = f"{type(exc).__name__}: {exc}"
+    return {"load_returned": loaded, "schema_error": error,
+            "constraint_error": constraint_error}
 
 
 def batch_read(spark: Any, ior: str) -> dict[str, Any]:
@@ -121,6 +131,26 @@ def write(spark: Any, ior: str) -> dict[str, Any]:
     finally:
         subscription.close()
     return _outcome(sorted(got, key=number), sent)
+
+
+def _tcl_run(spark: Any) -> dict[str, Any]:
+    from spark_bridge import tcl_filter, translate
+
+    sent = [alarm(i) for i in range(10)]
+    df = spark.createDataFrame([event_to_row(e, arrival=0.0) for e in sent], event_schema())
+    result: dict[str, Any] = {}
+    for name, constraint in {"sql": "$n >= 5 and $ne == 'NE-2'",
+                             "udf": "$where.rack >= 7"}.items():
+        rows = tcl_filter(df, constraint).collect()
+        result[name] = {"mode": translate(constraint).mode,
+                        "numbers": [number(e) for e in _events(rows)]}
+    return result
+
+
+def tcl(spark: Any) -> dict[str, Any]:
+    """tcl_filter on a Connect DataFrame, as the bridge is: one constraint Spark SQL
+    decides, one for the bridge's UDF (a path into a property's value)."""
+    return _tcl_run(spark)
 
 
 def sink(spark: Any, ior: str, scratch: Path) -> dict[str, Any]:
@@ -174,6 +204,7 @@ def main(url: str, factory_ior: str, scratch: Path) -> dict[str, Any]:
             result["batch_read"] = _run(lambda: batch_read(spark, channel()))
             result["stream_read"] = _run(lambda: stream_read(spark, channel(), scratch))
             result["write"] = _run(lambda: write(spark, channel()))
+            result["tcl"] = _run(lambda: tcl(spark))
             result["sink"] = _run(lambda: sink(spark, channel(), scratch))
         finally:
             for made in channels:
