@@ -1,10 +1,12 @@
 """``cosnotify tail``: a child process pulling from a channel of an in-process server.
 
 Events are pushed in this process, into the channel's default supplier
-admin, once tail's proxy is connected. That is the one thing a test cannot
-be told by an event, so :func:`wait_for_tail` polls the channel's stats
-(with a deadline) for it; everything else waits on tail's output lines or
-its exit.
+admin, once tail's proxy is connected: :func:`wait_for_tail` waits on a
+condition that every connection to a consumer admin of this process
+notifies (:func:`_connections`, on the admin's own connection hook);
+everything else waits on tail's output lines or its exit. Only the test of
+a stopped ``cosnotify serve`` child polls, since nothing of that process
+can notify this one.
 """
 
 from __future__ import annotations
@@ -122,17 +124,35 @@ def consumer_admins(server: NotificationServer, channel_id: int) -> list[dict[st
     return [a for a in found if a["kind"] == "consumer"]
 
 
+#: Notified by every connection to a consumer admin in this process (_connections).
+_CONNECTED = threading.Condition()
+
+
+@pytest.fixture(autouse=True)
+def _connections(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the consumer admins' connection hook notify :data:`_CONNECTED`."""
+    from cosnotify.channel.admin import ConsumerAdmin
+
+    hook = ConsumerAdmin._connection_changed
+
+    def notifying(admin: Any, proxy: Any) -> None:
+        hook(admin, proxy)
+        with _CONNECTED:
+            _CONNECTED.notify_all()
+
+    monkeypatch.setattr(ConsumerAdmin, "_connection_changed", notifying)
+
+
+def tail_connected(server: NotificationServer, channel_id: int) -> bool:
+    return any(p["kind"] == "structured pull supplier" and p["state"] == "connected"
+               for admin in consumer_admins(server, channel_id) for p in admin["proxies"])
+
+
 def wait_for_tail(server: NotificationServer, channel_id: int, tail: Tail) -> None:
-    """Until tail's pull proxy is connected in the channel (polled: no event tells)."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        assert tail.process.poll() is None, f"tail ended: {tail.finish()}"
-        for admin in consumer_admins(server, channel_id):
-            if any(p["kind"] == "structured pull supplier" and p["state"] == "connected"
-                   for p in admin["proxies"]):
-                return
-        time.sleep(0.01)  # a poll interval, not a synchronisation: the loop tests the state
-    raise AssertionError("tail did not connect")
+    """Until tail's pull proxy is connected in the channel."""
+    with _CONNECTED:
+        connected = _CONNECTED.wait_for(lambda: tail_connected(server, channel_id), WAIT)
+    assert connected, f"tail did not connect: {tail.finish()}"
 
 
 def kept_filters(server: NotificationServer) -> int:
@@ -318,7 +338,7 @@ class TestTail:
             while not _pulling(monitor.snapshot([channel_id])):
                 assert tail.process.poll() is None, f"tail ended: {tail.finish()}"
                 assert time.monotonic() < deadline, "tail did not connect"
-                time.sleep(0.01)  # a poll interval: the loop tests the state
+                time.sleep(0.01)  # a child server cannot notify this process: polled
             served.process.send_signal(signal.SIGSTOP)
             try:
                 status, lines, stderr = tail.finish()
@@ -495,11 +515,9 @@ class TestBadInput:
                 cwd=ROOT, text=True, stdout=full, stderr=subprocess.PIPE,
                 stdin=subprocess.DEVNULL)
         try:
-            deadline = time.monotonic() + WAIT
-            while not any(p["kind"] == "structured pull supplier" and p["state"] == "connected"
-                          for a in consumer_admins(server, channel_id) for p in a["proxies"]):
-                assert child.poll() is None and time.monotonic() < deadline, "no tail"
-                time.sleep(0.01)  # a poll interval: the loop tests the state
+            with _CONNECTED:
+                assert _CONNECTED.wait_for(lambda: tail_connected(server, channel_id), WAIT), \
+                    "no tail"
             structured_supplier(core).push_structured_event(event(1))
             _, stderr = child.communicate(timeout=WAIT)
         finally:
