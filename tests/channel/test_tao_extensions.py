@@ -141,7 +141,7 @@ class TestWithQoS:
 
         def watching(proxy: Any, qos: list[Any]) -> None:
             listed_during.append(list(admin._get_push_suppliers()))
-            # ...but the admin counts it as a child: its reliability is frozen (2.5.5)
+            # ...but the admin counts it as a child: its reliability is frozen (section 2.5.5.1, docs/qos.md)
             a_child_during.append(admin._qos_target().has_children)
             real(proxy, qos)
 
