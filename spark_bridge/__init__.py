@@ -20,6 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from spark_bridge.acked import AckSubscription, create_ack_subscription
     from spark_bridge.connect import ChannelError, create_subscription, drop_subscription
     from spark_bridge.convert import (
         ConversionError,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from spark_bridge.typetext import decode_typecode, encode_typecode
 
 _WHERE = {
+    "AckSubscription": "acked", "create_ack_subscription": "acked",
     "ChannelError": "connect", "create_subscription": "connect",
     "drop_subscription": "connect",
     "ConversionError": "convert", "any_to_cell": "convert", "cell_to_any": "convert",
@@ -58,6 +60,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "AckSubscription",
     "ChannelError",
     "ConversionError",
     "SinkStats",
@@ -66,6 +69,7 @@ __all__ = [
     "Translation",
     "any_to_cell",
     "cell_to_any",
+    "create_ack_subscription",
     "create_subscription",
     "decode_typecode",
     "drop_subscription",

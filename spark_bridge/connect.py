@@ -78,6 +78,8 @@ __all__ = [
 log = logging.getLogger("spark_bridge.connect")
 
 _CHANNEL_ID = CA.EventChannel._NP_RepositoryId
+#: The repository id of the proxy an acknowledging subscription is.
+ACK_PULL_ID = "IDL:omg.org/CosNotifyChannelAdminAck/StructuredProxyPullSupplierAck:1.0"
 _FACTORY_ID = CA.EventChannelFactory._NP_RepositoryId
 #: Seconds each call of the bridge to a channel may take (option ``call_timeout``).
 CALL_TIMEOUT = 60.0
@@ -270,16 +272,37 @@ def check_channel(address: ChannelAddress, *, consumer: bool, proxy_id: int | No
 
 
 def _subscription_proxy(admin: Any, address: ChannelAddress, proxy_id: int) -> Any:
-    """The SequenceProxyPullSupplier ``proxy_id`` of a consumer admin, or ChannelError."""
+    """The subscription ``proxy_id`` of a consumer admin, or ChannelError: a
+    SequenceProxyPullSupplier (``create_subscription``) or a
+    StructuredProxyPullSupplierAck (``create_ack_subscription``), narrowed."""
     try:
         proxy = address.timed(admin.get_proxy_supplier(proxy_id))
     except CA.ProxyNotFound:
         raise ChannelError(address.url, f"no proxy {proxy_id} in the consumer admin") from None
+    if proxy._is_a(ACK_PULL_ID):
+        return address.timed(proxy._narrow(ack_stubs().StructuredProxyPullSupplierAck))
     proxy = address.timed(proxy._narrow(CA.SequenceProxyPullSupplier))
     if proxy is None or proxy._get_MyType() != CA.PULL_SEQUENCE:
-        raise ChannelError(address.url, f"proxy {proxy_id} is not a SequenceProxyPullSupplier "
-                                        "(a subscription made by create_subscription)")
+        raise ChannelError(address.url, f"proxy {proxy_id} is neither a "
+                                        "SequenceProxyPullSupplier (create_subscription) nor a "
+                                        "StructuredProxyPullSupplierAck "
+                                        "(create_ack_subscription)")
     return proxy
+
+
+def ack_stubs() -> Any:
+    """The ``CosNotifyChannelAdminAck`` stubs (cosnotify's own IDL: importable once
+    ``cosnotify.corba`` has put its generated stubs on the path)."""
+    import importlib
+
+    import cosnotify.corba  # noqa: F401
+
+    return importlib.import_module("CosNotifyChannelAdminAck")
+
+
+def acknowledging(proxy: Any) -> bool:
+    """Whether a subscription proxy is an acknowledging one (exactly-once reads)."""
+    return bool(proxy._is_a(ACK_PULL_ID))
 
 
 def resolve_channel(orb: Any, address: ChannelAddress) -> Any:
@@ -352,11 +375,7 @@ def _new_pull_proxy(address: ChannelAddress, channel: Any, admin: Any, constrain
     flt = None
     try:
         proxy.set_qos([N.Property("MaximumBatchSize", _long(pull_size))])
-        if constraint is not None and constraint.strip():
-            factory = address.timed(channel._get_default_filter_factory())
-            flt = address.timed(factory.create_filter("EXTENDED_TCL"))
-            flt.add_constraints([NF.ConstraintExp([], constraint)])
-            proxy.add_filter(flt)
+        flt = _add_constraint(address, channel, proxy, constraint)
         proxy.connect_sequence_pull_consumer(None)
     except BaseException:
         _quietly(proxy.disconnect_sequence_pull_supplier)
@@ -364,6 +383,23 @@ def _new_pull_proxy(address: ChannelAddress, channel: Any, admin: Any, constrain
             _quietly(flt.destroy)
         raise
     return proxy, proxy_id, flt
+
+
+def _add_constraint(address: ChannelAddress, channel: Any, proxy: Any,
+                    constraint: str | None) -> Any:
+    """Add ``constraint`` to ``proxy`` as a filter of the channel's default filter
+    factory; the filter, or None without a constraint."""
+    if constraint is None or not constraint.strip():
+        return None
+    factory = address.timed(channel._get_default_filter_factory())
+    flt = address.timed(factory.create_filter("EXTENDED_TCL"))
+    try:
+        flt.add_constraints([NF.ConstraintExp([], constraint)])
+        proxy.add_filter(flt)
+    except BaseException:
+        _quietly(flt.destroy)
+        raise
+    return flt
 
 
 class PullSubscription:
@@ -421,6 +457,10 @@ class PullSubscription:
                 raise ChannelError(address.url, 'give "constraint" to create_subscription, not '
                                                 'together with "proxy_id"')
             proxy = _subscription_proxy(admin, address, proxy_id)
+            if acknowledging(proxy):
+                raise ChannelError(address.url, f"proxy {proxy_id} is an acknowledging "
+                                                "subscription: a stream read reads it "
+                                                "(exactly once), and a batch read")
             try:
                 proxy.connect_sequence_pull_consumer(None)
             except ECA.AlreadyConnected:
@@ -521,14 +561,26 @@ def create_subscription(channel: str, constraint: str | None = None, *,
 def drop_subscription(channel: str, proxy_id: int, *, channel_id: int | None = None,
                       admin_id: int | None = None, orb: Any = None,
                       call_timeout: float = CALL_TIMEOUT) -> None:
-    """Disconnect (and so destroy) the subscription proxy ``proxy_id`` and its filters."""
+    """Disconnect (and so destroy) the subscription proxy ``proxy_id`` and its filters.
+
+    An acknowledging subscription (``create_ack_subscription``; give its
+    ``admin_id``) takes its admin with it, once the admin holds no other proxy:
+    what it had not acknowledged goes too.
+    """
     address = ChannelAddress(channel, channel_id, admin_id, call_timeout)
     orb = client_orb() if orb is None else orb
     target = resolve_channel(orb, address)
     try:
-        proxy = _subscription_proxy(_consumer_admin(target, address), address, proxy_id)
+        admin = _consumer_admin(target, address)
+        proxy = _subscription_proxy(admin, address, proxy_id)
         filters = [address.timed(proxy.get_filter(i)) for i in proxy.get_all_filters()]
-        proxy.disconnect_sequence_pull_supplier()
+        if acknowledging(proxy):
+            proxy.disconnect_structured_pull_supplier()
+            if admin_id not in (None, 0) and not admin._get_push_suppliers() \
+                    and not admin._get_pull_suppliers():
+                admin.destroy()
+        else:
+            proxy.disconnect_sequence_pull_supplier()
     except ChannelError:
         raise
     except Exception as exc:

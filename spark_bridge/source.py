@@ -72,6 +72,7 @@ from spark_bridge.connect import (
     check_option_names,
     release_client_orb,
 )
+from spark_bridge.partitioning import partition_options, split
 from spark_bridge.schema import arrow_schema, event_schema
 
 __all__ = ["BatchReader", "CosNotifyDataSource", "EventPartition", "SourceOptions",
@@ -83,7 +84,7 @@ NAME = "cosnotify"
 #: The options a read takes (docs/spark.md, Options).
 READ_OPTIONS = frozenset({"channel", "channel_id", "admin_id", "call_timeout", "constraint",
                           "proxy_id", "max_events_per_batch", "pull_size", "idle_timeout",
-                          "max_events"})
+                          "max_events", "replay_timeout", "partitions", "partition_by"})
 
 
 class SourceOptions:
@@ -99,6 +100,12 @@ class SourceOptions:
         self.pull_size: int = _int_option(options, "pull_size", 1000, 1) or 1000
         self.idle_timeout = _float_option(options, "idle_timeout", 0.0)
         self.max_events = _int_option(options, "max_events", None, 1)
+        #: Seconds a restarted exactly-once query waits for a replayed batch's events
+        #: (None: twice the subscription's RetryInterval, plus 30).
+        self.replay_timeout: float | None = (
+            _float_option(options, "replay_timeout", 0.0)
+            if options.get("replay_timeout") not in (None, "") else None)
+        self.partitions, self.partition_by = partition_options(options)
         if self.constraint is not None:
             from cosnotify.filter import parse_constraint
 
@@ -129,6 +136,20 @@ class SourceOptions:
                                f"the checkpoint is of another read ({recorded}), not of this "
                                f"one ({self.source}): start the query with a new "
                                "checkpointLocation, or read what the checkpoint was made of")
+
+    def event_partitions(self, first: int, table: pa.Table) -> list[EventPartition]:
+        """A micro-batch's rows as Spark partitions: one, or ``partitions`` split by
+        ``partition_by`` (partitioning.py)."""
+        return [EventPartition(first, part.num_rows, _ipc(part.combine_chunks()))
+                for part in split(table, self.partitions, self.partition_by)]
+
+    def acknowledging(self) -> bool:
+        """Whether ``proxy_id`` names an acknowledging subscription (read exactly once)."""
+        if self.proxy_id is None:
+            return False
+        from spark_bridge.acked import subscription_is_acknowledging
+
+        return subscription_is_acknowledging(self.address, self.proxy_id)
 
     def subscribe(self) -> PullSubscription:
         return PullSubscription.open(self.address, self.constraint, self.proxy_id,
@@ -324,8 +345,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                         "rows replayed", first, last, rows, last - first)
         if not rows:
             return []
-        table = pa.concat_tables(pieces).combine_chunks()
-        return [EventPartition(first, rows, _ipc(table))]
+        return self.options.event_partitions(first, pa.concat_tables(pieces))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, EventPartition)
@@ -362,12 +382,23 @@ class BatchReader(DataSourceReader):
         return [InputPartition(0)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if self.options.acknowledging():
+            return self._read_acknowledging()
         subscription = self.options.subscribe()
         try:
             events = subscription.drain(self.options.max_events, self.options.idle_timeout)
             table = _to_arrow(subscription, events)
         finally:
             subscription.close()
+        return iter(table.to_batches())
+
+    def _read_acknowledging(self) -> Iterator[pa.RecordBatch]:
+        from spark_bridge.acked import AckPuller
+
+        assert self.options.proxy_id is not None
+        puller = AckPuller.open(self.options.address, self.options.proxy_id)
+        given = puller.drain(self.options.max_events, self.options.idle_timeout)
+        table = _to_arrow(puller, [event for _, event in given])  # type: ignore[arg-type]
         return iter(table.to_batches())
 
 
@@ -384,10 +415,19 @@ class CosNotifyDataSource(DataSource):
         return event_schema()
 
     def reader(self, schema: StructType) -> BatchReader:
-        return BatchReader(SourceOptions(self.options))
+        options = SourceOptions(self.options)
+        if options.partitions > 1:
+            raise ValueError("option 'partitions' is for stream reads: a batch read pulls in "
+                             "one task")
+        return BatchReader(options)
 
     def streamReader(self, schema: StructType) -> StreamReader:
-        return StreamReader(SourceOptions(self.options))
+        options = SourceOptions(self.options)
+        if options.acknowledging():
+            from spark_bridge.ackstream import AckStreamReader
+
+            return AckStreamReader(options)
+        return StreamReader(options)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from spark_bridge.writer import EventWriter, SinkOptions

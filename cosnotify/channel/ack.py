@@ -81,6 +81,8 @@ class _Ack:
     _queue: Any
     _check_alive: Any
     _kick: Any
+    _counting: bool
+    _n_delivered: int
 
     def _init_ack(self) -> None:
         self._next_number: int | None = None  # None: not read from the store yet
@@ -91,6 +93,9 @@ class _Ack:
         self._given_at: dict[int, float] = {}
         self._unanswered = 0
         self._ack_timer: Any = None
+        #: SequenceNumber -> the entry given again to a structured pull consumer, back in
+        #: the queue until pulled again: an acknowledge of it takes it from there.
+        self._requeued: dict[int, Entry] = {}
 
     def _acking(self) -> bool:
         return bool(self._qos.get("DeliveryReliability", 0) == 1)
@@ -154,20 +159,62 @@ class _Ack:
     def acknowledge(self, sequence_numbers: list[int]) -> None:
         """The consumer has these (section 3.7.6): they leave the queue and the store.
         A number already acknowledged, or never given, is ignored (3.7.5.2: it may be
-        a resend)."""
+        a resend). A number given, and put back for a pull again after RetryInterval,
+        was received all the same: it leaves the queue before it is pulled again."""
         self._check_alive()
         done: list[Entry] = []
+        unknown: list[int] = []
         with self._lock:
             for number in sequence_numbers:
                 entries = self._unacked.pop(number, None)
                 if entries is not None:
                     del self._given_at[number]
                     done.extend(entries)
+                    continue
+                entry = self._requeued.pop(number, None)
+                if entry is not None and self._queue.remove(entry):
+                    self._queue.removed -= 1  # delivered, not removed
+                    done.append(entry)
+                    if self._counting:
+                        self._n_delivered += 1  # uncounted when it went back
+                elif entry is None and 0 < number <= _STORED:
+                    unknown.append(number)
+            on_disk: list[int] = []
+            if unknown:
+                done.extend(self._acknowledge_stored(unknown, on_disk))
             if done:
                 self._unanswered = 0
+            durable = self._queue.durable
         self._channel._released(done)
+        if on_disk:
+            self._channel._event_log.finish_release(durable.path, on_disk)
         if done:
             self._kick()  # room in memory: events waiting on disk may come
+
+    def _acknowledge_stored(self, numbers: list[int], on_disk: list[int]) -> list[Entry]:
+        """Numbers this proxy does not know as given, on a durable structured proxy
+        (lock held): store ids of events given before a restart. The proxy cannot tell
+        which of its events it gave before it restarted; the consumer says it has
+        them, so they go: from the queue (returned), or from the store (``on_disk``
+        gets their ids, announced to the log; the caller writes it after the lock)."""
+        log_ = self._channel._event_log
+        durable = self._queue.durable
+        if durable is None or log_ is None or not isinstance(self, _PullAck) \
+                or not isinstance(self, pls.StructuredProxyPullSupplier):
+            return []
+        wanted = set(numbers)
+        found = [entry for entry in self._queue._live_entries()
+                 if entry.stored and (entry.stored & _STORED) in wanted]
+        for entry in found:
+            self._queue.remove(entry)
+            self._queue.removed -= 1  # delivered before the restart, not removed
+            wanted.discard(entry.stored & _STORED)
+        if self._counting:
+            self._n_delivered += len(found)
+        if wanted:  # on disk only (or not held at all: a no-op in the store)
+            on_disk.extend(sorted(wanted))
+            log_.begin_release(durable.path, on_disk)
+        return found
 
     def _ack_due(self) -> None:
         """RetryInterval passed for some numbers: give them again."""
@@ -211,6 +258,7 @@ class _Ack:
         entries = [e for batch in self._unacked.values() for e in batch]
         self._unacked.clear()
         self._given_at.clear()
+        self._requeued.clear()  # still queued: the queue's teardown releases them
         return entries
 
 
@@ -346,8 +394,9 @@ class _PullAck(_Ack, pls._PullSupplier):
             self._repull.extend((n, self._unacked[n]) for n in numbers if n not in waiting)
         else:
             back = [e for n in numbers for e in self._unacked.pop(n)]
-            for number in numbers:
+            for number, entry in zip(numbers, back, strict=True):  # one entry each
                 del self._given_at[number]
+                self._requeued[number] = entry
             self._queue.unget(back)  # at the head; pulled again with the same numbers
             if self._counting:
                 self._n_delivered -= len(back)  # counted again when pulled again
@@ -375,6 +424,8 @@ class _PullAck(_Ack, pls._PullSupplier):
         if per_event:
             for at, (entry, number) in enumerate(zip(batch, numbers, strict=True)):
                 events[at] = stamped(events[at], number)
+                with self._lock:
+                    self._requeued.pop(number, None)  # pulled again: acknowledged as given
                 self._given(number, [entry])
         elif batch:
             events[0] = stamped(events[0], numbers[0])

@@ -244,6 +244,21 @@ class EventLog:
         finally:
             self._settled(taken)
 
+    def begin_release(self, path: str, ids: list[int]) -> None:
+        """Copies of ``path`` on disk only (not in memory) are to be released: from now
+        on no refill reads them back. Call with the proxy's lock held (a refill adds
+        what it read under that lock, skipping what is being released then), and
+        :meth:`finish_release` after it."""
+        with self._release_lock:
+            self._releasing.setdefault(path, []).append(ids)
+
+    def finish_release(self, path: str, ids: list[int]) -> None:
+        """Write the release :meth:`begin_release` announced (durable on return)."""
+        try:
+            self.release_ids(path, ids)
+        finally:
+            self._settled({path: ids})
+
     def release_ids(self, path: str, ids: list[int]) -> None:
         try:
             self._store.release(path, ids)
@@ -318,8 +333,9 @@ class EventLog:
         with proxy._lock:
             if queue.durable is not durable or not proxy._connected:
                 return 0, False
+            gone = self.unreleased(durable.path)  # released while we read (ack.py)
             for entry in entries:
-                if entry.stored not in durable.resident:
+                if entry.stored not in durable.resident and entry.stored not in gone:
                     durable.resident.add(entry.stored)
                     dropped.extend(queue.put(entry, now))
                     added += 1

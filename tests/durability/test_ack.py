@@ -133,6 +133,50 @@ class TestPull:
         again, has_event = proxy.try_pull_structured_event()
         assert has_event and (sequence_number(again), number(again)) == (0, 0)
 
+    def test_acknowledging_twice_or_out_of_order_loses_nothing(
+            self, factory: EventChannelFactory, clock: ManualClock) -> None:
+        """Section 3.7.5.2: a consumer may acknowledge several numbers at once, after
+        several pulls, in any order; a number acknowledged again is a resend and is
+        ignored. Only the number never acknowledged is given again."""
+        channel, _ = factory.create_channel([], [])
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(4):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        given = [proxy.try_pull_structured_event()[0] for _ in range(4)]
+        numbers = [sequence_number(e) for e in given]
+        proxy.acknowledge([numbers[3], numbers[0]])
+        proxy.acknowledge([numbers[0], numbers[2], numbers[0]])
+        clock.advance(1.0)
+        again, has_event = proxy.try_pull_structured_event()
+        assert has_event and (sequence_number(again), number(again)) == (numbers[1], 1)
+        proxy.acknowledge([numbers[1], numbers[1]])
+        clock.advance(1.0)
+        assert not proxy.try_pull_structured_event()[1]
+
+    def test_an_event_put_back_for_a_pull_again_is_taken_by_its_acknowledge(
+            self, factory: EventChannelFactory, clock: ManualClock) -> None:
+        # Section 3.7.6: acknowledge says the consumer received what it names. An
+        # event pulled and not acknowledged within RetryInterval goes back to the queue
+        # (3.7.7.2); the consumer's late acknowledge still names an event it has, so the
+        # event must not be pulled a second time (a consumer that forgot the number
+        # after acknowledging it would take it for a new one).
+        channel, _ = factory.create_channel([], [])
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        given = [proxy.try_pull_structured_event()[0] for _ in range(2)]
+        assert [sequence_number(e) for e in given] == [0, 1]
+        clock.advance(1.0)  # both go back to the head of the queue
+        proxy.acknowledge([0, 1])
+        rest, has_event = proxy.try_pull_structured_event()
+        assert has_event and (sequence_number(rest), number(rest)) == (2, 2)
+        assert not proxy.try_pull_structured_event()[1]
+        assert proxy.get_qos() is not None  # still connected: nothing given up
+
 
 class TestDurable:
     @pytest.fixture
@@ -172,6 +216,41 @@ class TestDurable:
         assert numbered(consumer)[3:] == [given[0], given[2]]
         admin = factory.get_event_channel(channel_id).get_consumeradmin(admin._get_MyID())
         admin.get_proxy_supplier(proxy_id).acknowledge([given[0][0], given[2][0]])
+        store = factory.service.topology.store
+        assert store.pending_count(proxy._durable_path()) == 0
+
+    @pytest.mark.parametrize("pull_first", [False, True], ids=["on-disk", "read-back"])
+    def test_an_acknowledge_after_a_restart_takes_what_was_given_before_it(
+            self, reopen: Callable[[], EventChannelFactory], pull_first: bool) -> None:
+        """A pull consumer that received events, and acknowledges them only once the
+        server has restarted, does not get them again: their numbers are their store
+        ids, which the restarted proxy knows (section 3.7.5.1: the number "is never
+        lost or reset" while the connection lasts). Whether the copies are still on
+        disk or already read back into the queue."""
+        factory = reopen()
+        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        admin = ack_admin(channel)
+        proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(4):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        given = [proxy.pull_structured_event() for _ in range(3)]
+        numbers = [sequence_number(e) for e in given]
+
+        factory = reopen()
+        admin = factory.get_event_channel(channel_id).get_consumeradmin(admin._get_MyID())
+        proxy = admin.get_proxy_supplier(proxy_id)
+        got = []
+        if pull_first:  # reads a page back into the queue; the first comes again
+            again = proxy.pull_structured_event()
+            assert (sequence_number(again), number(again)) == (numbers[0], 0)
+            got.append(again)
+        proxy.acknowledge(numbers)
+        rest = proxy.pull_structured_event()
+        assert number(rest) == 3
+        assert not proxy.try_pull_structured_event()[1]
+        proxy.acknowledge([sequence_number(rest)])
         store = factory.service.topology.store
         assert store.pending_count(proxy._durable_path()) == 0
 

@@ -520,7 +520,7 @@ class TestReleases:
         """drop_subscription with the id of a push proxy raised AttributeError."""
         admin = channel.core._get_default_consumer_admin()
         _, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-        with pytest.raises(ChannelError, match="not a SequenceProxyPullSupplier"):
+        with pytest.raises(ChannelError, match="neither a SequenceProxyPullSupplier"):
             spark_bridge.drop_subscription(channel.url, proxy_id, channel_id=channel.id)
 
     def test_pull_from_a_destroyed_channel(self, server: NotificationServer) -> None:

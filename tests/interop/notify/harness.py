@@ -241,6 +241,26 @@ class Program:
                                          f"\n{self.output()}")
                 self._cond.wait(min(left, 0.5))
 
+    def wait_lines(self, prefix: str, count: int, timeout: float = 30.0) -> list[str]:
+        """The first ``count`` output lines starting with ``prefix``, waiting for them."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                self._line("FAIL")  # raises on a FAIL line
+                found = [line for line in self.lines if line.startswith(prefix)]
+                if len(found) >= count:
+                    return found[:count]
+                if self.proc.poll() is not None and not self._readers[0].is_alive():
+                    raise AssertionError(f"{self.name} exited ({self.proc.returncode}) after "
+                                         f"{len(found)} of {count} {prefix!r} lines:\n"
+                                         f"{self.output()}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"{self.name} printed {len(found)} of {count} "
+                                         f"{prefix!r} lines within {timeout} s:\n"
+                                         f"{self.output()}")
+                self._cond.wait(min(left, 0.5))
+
     def wait_for(self, key: str, timeout: float = 30.0) -> str:
         """The value of the first ``key=value`` line, waiting for it up to ``timeout``."""
         return self.wait_line(key + "=", timeout)[len(key) + 1:]
