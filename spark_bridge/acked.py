@@ -87,6 +87,15 @@ class AckSubscription:
             found["channel_id"] = str(self.channel_id)
         return found
 
+    def drop(self, orb: Any = None, call_timeout: float = CALL_TIMEOUT) -> None:
+        """Remove the subscription and its admin (:func:`spark_bridge.drop_subscription`
+        with this ``admin_id``: proxy ids are per admin, so without it another admin's
+        proxy could be named)."""
+        from spark_bridge.connect import drop_subscription
+
+        drop_subscription(self.channel, self.proxy_id, channel_id=self.channel_id,
+                          admin_id=self.admin_id, orb=orb, call_timeout=call_timeout)
+
 
 def _short(value: int) -> Any:
     return CORBA.Any(CORBA.TC_short, value)
@@ -119,8 +128,7 @@ def create_ack_subscription(channel: str, constraint: str | None = None, *,
     It queues, on disk, the events that pass ``constraint`` from now on until
     a reader acknowledges them. ``retry_interval`` (seconds) is its
     RetryInterval.
-    Drop it with :func:`spark_bridge.drop_subscription` (``admin_id`` too),
-    which also destroys its admin.
+    Drop it with :meth:`AckSubscription.drop`, which also destroys its admin.
     """
     if not 0 < retry_interval < float("inf"):
         raise ValueError(f"retry_interval must be a number of seconds > 0, not {retry_interval!r}")

@@ -84,7 +84,10 @@ class AckStreamReader(StreamReader):
         self._committed: set[int] = set()
         self._began = False
         self._until_empty = False  # Trigger.AvailableNow: pull until a pull comes back short
+        self._left: int | None = None  # ... or until max_events new events came
         self._frozen = False
+        #: The last batch planned: (its start, its end), answered again for that start.
+        self._last_plan: tuple[Any, dict[str, Any]] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"options": self.options}
@@ -133,37 +136,53 @@ class AckStreamReader(StreamReader):
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         self._begin(start)
+        key = (start["events"], start["numbers"])
+        if self._last_plan is not None and self._last_plan[0] == key:
+            return self._last_plan[1]  # asked again from the same start: the same batch
         most = self._batch_limit(limit)
-        free = [n for n in self._pull_order() if n not in self._in_batches]
-        if not self._frozen and len(free) < most:
+        free = self._free()
+        spent, budget = 0, self._connected().window + most
+        while not self._frozen and len(free) < most and spent < budget:
             asked = most - len(free)
-            came = self._take_given(asked)
-            if self._until_empty and came < asked:
+            if self._left is not None:
+                asked = min(asked, self._left)
+            given, fresh = self._take_given(asked)
+            spent += given  # copies given again count against the budget, not the batch
+            if self._left is not None:
+                self._left -= fresh
+            if self._until_empty and (given < asked or self._left == 0):
                 self._frozen = True  # what was there when the trigger began is read
-            free = [n for n in self._pull_order() if n not in self._in_batches]
+            free = self._free()
+            if given < asked:
+                break  # the subscription has nothing more now
         taken = set(free[:most])
         if not taken:
             return start
         events = int(start["events"]) + len(taken)
         self._plan(events, taken)
-        return self._offset(events, taken)
+        end = self._offset(events, taken)
+        self._last_plan = (key, end)
+        return end
+
+    def _free(self) -> list[int]:
+        """Numbers held and in no planned batch, in pull order."""
+        return [n for numbers, _ in self._chunks for n in numbers if n not in self._in_batches]
 
     def reportLatestOffset(self) -> dict[str, Any] | None:
         return None
 
     def prepareForTriggerAvailableNow(self) -> None:
         self._until_empty = True
-
-    def _pull_order(self) -> list[int]:
-        return [n for numbers, _ in self._chunks for n in numbers]
+        self._left = self.options.max_events
 
     def _plan(self, events: int, numbers: set[int]) -> None:
         if all(numbers != planned for _, planned in self._planned):
             self._planned.append((events, numbers))
             self._in_batches |= numbers
 
-    def _take_given(self, limit: int) -> int:
-        """Pull up to ``limit`` events; keep the new ones. How many the proxy gave."""
+    def _take_given(self, limit: int) -> tuple[int, int]:
+        """Pull up to ``limit`` events; keep the new ones. How many the proxy gave, and
+        how many of those were new."""
         puller = self._connected()
         given = puller.pull(limit)
         fresh: list[tuple[int, Any]] = []
@@ -194,7 +213,7 @@ class AckStreamReader(StreamReader):
                 self._chunks.append((numbers, table))
         if again:
             puller.acknowledge(again)
-        return len(given)
+        return len(given), len(fresh)
 
     def _remember(self, committed: set[int]) -> None:
         if len(self._recent) == self._recent.maxlen:
@@ -231,7 +250,7 @@ class AckStreamReader(StreamReader):
                  len(wanted), len(missing))
         give_up = time.monotonic() + timeout
         while True:
-            came = self._take_given(max(1, puller.window // 2))
+            came, _ = self._take_given(max(1, puller.window // 2))
             missing -= self._held
             if not missing:
                 return

@@ -96,6 +96,8 @@ class _Ack:
         #: SequenceNumber -> the entry given again to a structured pull consumer, back in
         #: the queue until pulled again: an acknowledge of it takes it from there.
         self._requeued: dict[int, Entry] = {}
+        #: Numbers acknowledged while being pulled again: released once given.
+        self._late: set[int] = set()
 
     def _acking(self) -> bool:
         return bool(self._qos.get("DeliveryReliability", 0) == 1)
@@ -137,11 +139,18 @@ class _Ack:
         return float(self._qos.get("RetryInterval", 1_000_000)) / 1e7
 
     def _given(self, number: int, entries: list[Entry]) -> None:
-        """``entries`` went to the consumer as ``number``; they wait for its acknowledge."""
+        """``entries`` went to the consumer as ``number``; they wait for its acknowledge
+        -- unless it came while they were being given again (acknowledge)."""
         with self._lock:
-            self._unacked[number] = entries
-            self._given_at[number] = self._service.clock.now()
-            self._arm_ack_timer()
+            late = number in self._late
+            if late:
+                self._late.discard(number)
+            else:
+                self._unacked[number] = entries
+                self._given_at[number] = self._service.clock.now()
+                self._arm_ack_timer()
+        if late:
+            self._channel._released(entries)
 
     def _not_given(self, number: int) -> None:
         """The call giving ``number`` failed: it goes back to the queue's retry path."""
@@ -172,13 +181,15 @@ class _Ack:
                     done.extend(entries)
                     continue
                 entry = self._requeued.pop(number, None)
-                if entry is not None and self._queue.remove(entry):
+                if entry is None:
+                    unknown.append(number)
+                elif self._queue.remove(entry):
                     self._queue.removed -= 1  # delivered, not removed
                     done.append(entry)
                     if self._counting:
                         self._n_delivered += 1  # uncounted when it went back
-                elif entry is None and 0 < number <= _STORED:
-                    unknown.append(number)
+                else:
+                    self._late.add(number)  # being pulled again just now: see _given
             on_disk: list[int] = []
             if unknown:
                 done.extend(self._acknowledge_stored(unknown, on_disk))
@@ -199,10 +210,18 @@ class _Ack:
         gets their ids, announced to the log; the caller writes it after the lock)."""
         log_ = self._channel._event_log
         durable = self._queue.durable
-        if durable is None or log_ is None or not isinstance(self, _PullAck) \
+        if durable is None or log_ is None or not durable.restored \
                 or not isinstance(self, pls.StructuredProxyPullSupplier):
             return []
-        wanted = set(numbers)
+        # Only ids from before the restart: below every id admitted since, and below
+        # 2^30, where a number is the id itself.
+        first = durable.first_live
+        if first is not None and first > _STORED + 1:
+            return []
+        bound = _STORED + 1 if first is None else first
+        wanted = {n for n in numbers if 0 < n < bound}
+        if not wanted:
+            return []
         found = [entry for entry in self._queue._live_entries()
                  if entry.stored and (entry.stored & _STORED) in wanted]
         for entry in found:
@@ -213,7 +232,7 @@ class _Ack:
             self._n_delivered += len(found)
         if wanted:  # on disk only (or not held at all: a no-op in the store)
             on_disk.extend(sorted(wanted))
-            log_.begin_release(durable.path, on_disk)
+            log_.begin_release(durable, on_disk)
         return found
 
     def _ack_due(self) -> None:
@@ -259,6 +278,7 @@ class _Ack:
         self._unacked.clear()
         self._given_at.clear()
         self._requeued.clear()  # still queued: the queue's teardown releases them
+        self._late.clear()
         return entries
 
 

@@ -60,11 +60,19 @@ _MAX_PAGES = 64  # pages one refill reads looking for copies not already in memo
 class DurableQueue:
     """The store side of one durable proxy supplier's queue (guarded by the proxy's lock)."""
 
-    __slots__ = ("admitting", "cursor", "generation", "path", "refilling", "resident",
-                 "spilled")
+    __slots__ = ("admitting", "cursor", "epoch", "first_live", "generation", "path",
+                 "refilling", "resident", "restored", "spilled")
 
-    def __init__(self, path: str, spilled: bool = False) -> None:
+    def __init__(self, path: str, spilled: bool = False, restored: bool = False) -> None:
         self.path = path
+        #: Made by a restart for a proxy that held stored copies: what it gave before
+        #: the restart has store ids below :attr:`first_live` (ack.py).
+        self.restored = restored
+        #: The lowest store id admitted since this process started (None: none yet).
+        self.first_live: int | None = None
+        #: Counts releases of copies on disk only (begin_release): a refill that read
+        #: a page while one began reads it again.
+        self.epoch = 0
         #: Store ids of the copies in memory (queued, in flight, to retry).
         self.resident: set[int] = set()
         #: Some copies are on disk only; read them back before taking new ones.
@@ -244,13 +252,14 @@ class EventLog:
         finally:
             self._settled(taken)
 
-    def begin_release(self, path: str, ids: list[int]) -> None:
-        """Copies of ``path`` on disk only (not in memory) are to be released: from now
-        on no refill reads them back. Call with the proxy's lock held (a refill adds
-        what it read under that lock, skipping what is being released then), and
+    def begin_release(self, durable: DurableQueue, ids: list[int]) -> None:
+        """Copies on disk only (not in memory) are to be released: from now on no
+        refill reads them back. Call with the proxy's lock held (a refill adds what it
+        read under that lock, and drops a page read while a release began), and
         :meth:`finish_release` after it."""
+        durable.epoch += 1
         with self._release_lock:
-            self._releasing.setdefault(path, []).append(ids)
+            self._releasing.setdefault(durable.path, []).append(ids)
 
     def finish_release(self, path: str, ids: list[int]) -> None:
         """Write the release :meth:`begin_release` announced (durable on return)."""
@@ -302,7 +311,7 @@ class EventLog:
             if durable is None or not durable.spilled:
                 return 0, False
             room = proxy._window() - len(durable.resident)
-            generation, cursor = durable.generation, durable.cursor
+            generation, cursor, epoch = durable.generation, durable.cursor, durable.epoch
             resident = set(durable.resident)
         resident |= self.unreleased(durable.path)  # delivered: not to be read back
         if room <= 0:
@@ -333,9 +342,10 @@ class EventLog:
         with proxy._lock:
             if queue.durable is not durable or not proxy._connected:
                 return 0, False
-            gone = self.unreleased(durable.path)  # released while we read (ack.py)
+            if durable.epoch != epoch:
+                return 0, True  # copies on disk were released while we read: read again
             for entry in entries:
-                if entry.stored not in durable.resident and entry.stored not in gone:
+                if entry.stored not in durable.resident:
                     durable.resident.add(entry.stored)
                     dropped.extend(queue.put(entry, now))
                     added += 1

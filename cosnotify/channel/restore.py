@@ -161,7 +161,8 @@ class _Rebuild:
             if (proxy._channel._event_log is not None and hasattr(proxy, "_queue")
                     and persistent(proxy)):
                 # Its stored events are read back as it delivers (channel/durable.py).
-                proxy._queue.durable = DurableQueue(proxy._durable_path(), spilled=True)
+                proxy._queue.durable = DurableQueue(proxy._durable_path(), spilled=True,
+                                                    restored=True)
             if not data["connected"]:
                 continue
             try:

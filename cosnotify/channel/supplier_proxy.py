@@ -188,6 +188,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 return False
             if account.limit and entry.event.refs <= 0:
                 return False  # MaxQueueLength discarded it while it was being stored
+            if durable.first_live is None or entry.stored < durable.first_live:
+                durable.first_live = entry.stored
             if entry.stored in durable.resident:
                 on_disk, queued = False, True  # a refill read it back already
             elif durable.spilled or len(durable.resident) >= window:

@@ -21,6 +21,7 @@ from cosnotify.channel.ack import StructuredProxyPullSupplierAck, StructuredProx
 from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import Store
+from cosnotify.store.sqlite import ID_BLOCK
 from tests.channel.conftest import number, structured
 from tests.durability.conftest import (
     ACK_QOS,
@@ -252,6 +253,66 @@ class TestDurable:
         assert not proxy.try_pull_structured_event()[1]
         proxy.acknowledge([sequence_number(rest)])
         store = factory.service.topology.store
+        assert store.pending_count(proxy._durable_path()) == 0
+
+    def test_after_a_restart_a_number_never_given_is_still_ignored(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        """Only what the proxy could have given before the restart is taken by a late
+        acknowledge: an event that reached the restarted channel, and was never given,
+        stays for its consumer whatever number is acknowledged."""
+        factory = reopen()
+        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        admin = ack_admin(channel)
+        proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 0}))
+        before = sequence_number(proxy.pull_structured_event())
+
+        factory = reopen()
+        channel = factory.get_event_channel(channel_id)
+        proxy = channel.get_consumeradmin(admin._get_MyID()).get_proxy_supplier(proxy_id)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
+        # Never given: the new event's id is above ``before`` (the SQLite store may skip
+        # ids it had reserved, up to ID_BLOCK of them).
+        proxy.acknowledge(list(range(before + 1, before + 2 * ID_BLOCK)))
+        proxy.acknowledge([before])  # given before the restart: taken
+        after, has_event = proxy.try_pull_structured_event()
+        assert has_event and number(after) == 1 and sequence_number(after) > before
+        assert not proxy.try_pull_structured_event()[1]
+
+    def test_a_late_acknowledge_while_a_refill_reads_the_page(
+            self, reopen: Callable[[], EventChannelFactory],
+            monkeypatch: pytest.MonkeyPatch) -> None:
+        """After a restart, a consumer thread acknowledges events still on disk while
+        another thread's pull has read the page holding them and not yet queued it:
+        the refill must not queue them (found in review: it did)."""
+        factory = reopen()
+        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        admin = ack_admin(channel)
+        proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        numbers = [sequence_number(proxy.pull_structured_event()) for _ in range(3)]
+
+        factory = reopen()
+        admin = factory.get_event_channel(channel_id).get_consumeradmin(admin._get_MyID())
+        proxy = admin.get_proxy_supplier(proxy_id)
+        store = factory.service.topology.store
+        read = store.pending
+        acknowledged: list[bool] = []
+
+        def pending(*args: Any, **kwargs: Any) -> Any:
+            page = read(*args, **kwargs)
+            if not acknowledged:  # the page is in hand: the other thread acknowledges
+                acknowledged.append(True)
+                proxy.acknowledge(numbers)
+            return page
+
+        monkeypatch.setattr(store, "pending", pending)
+        assert not proxy.try_pull_structured_event()[1]
+        assert acknowledged
         assert store.pending_count(proxy._durable_path()) == 0
 
 

@@ -19,9 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
 from omniORB import CORBA
 from pyspark.errors import StreamingQueryException
+from pyspark.sql.streaming.datasource import ReadMaxRows
 
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
@@ -30,6 +32,8 @@ import spark_bridge
 from cosnotify.server import NotificationServer, ServerConfig
 from spark_bridge import ChannelError, row_to_event
 from spark_bridge.acked import numbers_text, parse_numbers
+from spark_bridge.ackstream import AckStreamReader
+from spark_bridge.source import SourceOptions
 from tests.spark.conftest import WAIT, alarm, number
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
@@ -128,8 +132,7 @@ class TestSubscription:
         assert sorted(number(row_to_event(r)) for r in rows) == [0, 1, 2, 3, 4]
         # The SequenceNumber is the channel's delivery mark, not part of the event.
         assert all(p["name"] != "SequenceNumber" for r in rows for p in r["variable_header"])
-        spark_bridge.drop_subscription(channel.url, sub.proxy_id, channel_id=channel.id,
-                                       admin_id=sub.admin_id)
+        sub.drop()
         assert sub.admin_id not in channel.core.get_all_consumeradmins()
 
 
@@ -196,6 +199,86 @@ class TestStream:
         with pytest.raises(Exception, match="partition_by"):
             registered.readStream.format("cosnotify").options(**sub.options()) \
                 .option("partitions", 2).option("partition_by", "severity").load()
+
+
+def rows_of(parts: list[Any]) -> list[int]:
+    """The event numbers in a reader's partitions, in order."""
+    got = []
+    for part in parts:
+        for batch in part.batches():
+            got += [number(row_to_event(r)) for r in pa.Table.from_batches([batch]).to_pylist()]
+    return got
+
+
+class TestReader:
+    """The exactly-once reader driven as Spark's source runner drives it, without Spark
+    (its calls go to the server in this process)."""
+
+    def reader(self, sub: spark_bridge.AckSubscription, **extra: str) -> AckStreamReader:
+        return AckStreamReader(SourceOptions({**sub.options(), **extra}))
+
+    def test_copies_given_again_do_not_take_the_next_batch(self, channel: Durable) -> None:
+        """RetryInterval passes while Spark works on a batch (it commits a batch when it
+        plans the next one): the copies the channel gives again are pulled past, and
+        the next batch holds new events -- or the query would never commit again."""
+        sub = spark_bridge.create_ack_subscription(channel.url, channel_id=channel.id,
+                                                   retry_interval=0.2)
+        channel.push(range(30))
+        reader = self.reader(sub)
+        start = reader.initialOffset()
+        first = reader.latestOffset(start, ReadMaxRows(10))
+        assert rows_of(reader.partitions(start, first)) == list(range(10))
+        proxy = channel.proxy(sub)
+        with proxy._cond:  # the channel puts the ten back for a pull again
+            assert proxy._cond.wait_for(lambda: len(proxy._requeued) == 10, WAIT)
+        second = reader.latestOffset(first, ReadMaxRows(10))
+        assert rows_of(reader.partitions(first, second)) == list(range(10, 20))
+        reader.commit(first)
+        third = reader.latestOffset(second, ReadMaxRows(10))
+        assert rows_of(reader.partitions(second, third)) == list(range(20, 30))
+
+    def test_a_short_pull_is_planned(self, channel: Durable) -> None:
+        """The subscription holds fewer than a batch: what it gave is the batch (found in
+        review: a short pull ended the pulling before its events were planned)."""
+        sub = spark_bridge.create_ack_subscription(channel.url, channel_id=channel.id)
+        channel.push(range(15))
+        reader = self.reader(sub)
+        start = reader.initialOffset()
+        first = reader.latestOffset(start, ReadMaxRows(10))
+        second = reader.latestOffset(first, ReadMaxRows(10))
+        assert rows_of(reader.partitions(first, second)) == list(range(10, 15))
+        assert reader.latestOffset(second, ReadMaxRows(10)) == second  # nothing more
+
+    def test_asked_twice_from_one_start_the_same_batch(self, channel: Durable) -> None:
+        sub = spark_bridge.create_ack_subscription(channel.url, channel_id=channel.id)
+        channel.push(range(20))
+        reader = self.reader(sub)
+        start = reader.initialOffset()
+        first = reader.latestOffset(start, ReadMaxRows(10))
+        assert reader.latestOffset(start, ReadMaxRows(10)) == first
+        second = reader.latestOffset(first, ReadMaxRows(10))
+        reader.commit(first)
+        assert rows_of(reader.partitions(first, second)) == list(range(10, 20))
+        proxy = channel.proxy(sub)
+        with proxy._lock:
+            assert len(proxy._unacked) == 10  # the second batch's, not committed
+
+    def test_available_now_ends_after_max_events_under_a_steady_feed(
+            self, channel: Durable) -> None:
+        sub = spark_bridge.create_ack_subscription(channel.url, channel_id=channel.id)
+        channel.push(range(30))
+        reader = self.reader(sub, max_events="30")
+        reader.prepareForTriggerAvailableNow()
+        start, got, fed = reader.initialOffset(), [], 30
+        for _ in range(10):
+            end = reader.latestOffset(start, ReadMaxRows(10))
+            if end == start:
+                break
+            got += rows_of(reader.partitions(start, end))
+            channel.push(range(fed, fed + 10))  # the feed keeps up with the query
+            fed += 10
+            start = end
+        assert got == list(range(30))
 
 
 class TestBadInput:
