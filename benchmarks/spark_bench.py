@@ -267,6 +267,9 @@ def main() -> None:
             tasks = spark_stream.executor_tasks(cluster)
             print("tasks run per executor: " + ", ".join(
                 f"{executor} {count}" for executor, count in sorted(tasks.items())))
+            if not args.no_stream:
+                spark_stream.partitions_report(cluster, events[:args.stream_events],
+                                               args.stream_batch, args.repeat)
     print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -109,6 +109,8 @@ class StreamBench:
         factory = self.orb.string_to_object(self.url)
         self.factory = factory._narrow(CA.EventChannelFactory)
         self.monitor = factory._narrow(CosNotifyMonitor.EventChannelFactory)
+        #: Read options added to every read (partitions_report).
+        self.extra: dict[str, str] = {}
 
     @contextmanager
     def subscription(self, read: str) -> Iterator[tuple[int, dict[str, str]]]:
@@ -157,7 +159,7 @@ class StreamBench:
              checkpoint: Path) -> Run:
         """A ``Trigger.AvailableNow`` query to ``noop`` that must read ``count`` events."""
         start = time.perf_counter()
-        query = (spark.readStream.format("cosnotify").options(**options)
+        query = (spark.readStream.format("cosnotify").options(**options, **self.extra)
                  .option("max_events_per_batch", str(batch)).load()
                  .writeStream.format("noop").option("checkpointLocation", str(checkpoint))
                  .trigger(availableNow=True).start())
@@ -275,6 +277,34 @@ def stream_report(spark: Any, events: list[Any], batch: int, repeat: int) -> Non
     print(f"  exactly once: try_pull_structured_event, 1 per call      {n / ack:10,.0f} "
           f"events/s {ack / n * 1e6:6.0f} us/event (acknowledge: {acking / n * 1e6:.0f} us)")
     print(f"(stream section: {time.perf_counter() - t0:.0f} s)")
+
+
+def partitions_report(spark: Any, events: list[Any], batch: int, repeat: int,
+                      counts: tuple[int, ...] = (1, 2, 4)) -> None:
+    """Exactly-once stream reads split into 1, 2 and 4 partitions by ``$ne`` (docs/spark.md,
+    "Parallel reads"), on ``spark`` (the cluster): events/s, against one partition."""
+    n = len(events)
+    workdir = Path(tempfile.mkdtemp(prefix="spark_bench-serve-"))
+    server = Served(workdir)
+    try:
+        bench = StreamBench(server)
+        spark_bridge.register(spark)
+        bench.stream_run(spark, READS[1], events[:2 * batch], batch)  # warm-up
+        runs: dict[int, list[Run]] = {count: [] for count in counts}
+        for _ in range(repeat):  # in turns
+            for count in counts:
+                bench.extra = {"partitions": str(count), "partition_by": "$ne"}
+                runs[count].append(bench.stream_run(spark, READS[1], events, batch))
+    finally:
+        server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    rates = {count: n / min(r.seconds for r in runs[count]) for count in counts}
+    print(f"\nexactly-once stream read on the cluster, {n:,} events, max_events_per_batch "
+          f"{batch:,}, split by $ne; events/s, best of {repeat} (every run)")
+    for count in counts:
+        every = ", ".join(f"{n / r.seconds:,.0f}" for r in runs[count])
+        print(f"  partitions {count}: {rates[count]:10,.0f}   {rates[count] / rates[1]:5.0%} "
+              f"of 1 partition   ({every})")
 
 
 @contextmanager
