@@ -84,7 +84,7 @@ class AckStreamReader(StreamReader):
         self._committed: set[int] = set()
         self._began = False
         self._until_empty = False  # Trigger.AvailableNow: pull until a pull comes back short
-        self._left: int | None = None  # ... or until max_events new events came
+        self._left: int | None = None  # ... or until max_events events are planned
         self._frozen = False
         #: The last batch planned: (its start, its end), answered again for that start.
         self._last_plan: tuple[Any, dict[str, Any]] | None = None
@@ -140,17 +140,17 @@ class AckStreamReader(StreamReader):
         if self._last_plan is not None and self._last_plan[0] == key:
             return self._last_plan[1]  # asked again from the same start: the same batch
         most = self._batch_limit(limit)
+        if self._left is not None:  # AvailableNow with max_events: what is left to plan
+            most = min(most, self._left)
+            if not most:
+                self._frozen = True
         free = self._free()
         spent, budget = 0, self._connected().window + most
         while not self._frozen and len(free) < most and spent < budget:
             asked = most - len(free)
-            if self._left is not None:
-                asked = min(asked, self._left)
-            given, fresh = self._take_given(asked)
+            given, _ = self._take_given(asked)
             spent += given  # copies given again count against the budget, not the batch
-            if self._left is not None:
-                self._left -= fresh
-            if self._until_empty and (given < asked or self._left == 0):
+            if self._until_empty and given < asked:
                 self._frozen = True  # what was there when the trigger began is read
             free = self._free()
             if given < asked:
@@ -158,6 +158,8 @@ class AckStreamReader(StreamReader):
         taken = set(free[:most])
         if not taken:
             return start
+        if self._left is not None:
+            self._left -= len(taken)
         events = int(start["events"]) + len(taken)
         self._plan(events, taken)
         end = self._offset(events, taken)

@@ -7,10 +7,13 @@ everything after the pull: decoding the rows in the executors and the rest of
 the query. So the stream readers split each micro-batch into ``partitions``
 Spark partitions by a hash of one property, ``partition_by``, written as in
 EXTENDED_TCL: ``$type_name``, ``$domain_name`` or ``$event_name`` (the fixed
-header), or ``$name`` (the first property ``name`` of ``filterable_data``,
-else of ``variable_header``). Every event of one key lands in one partition,
-in the order the channel gave them, so order per key is kept; an event
-without the property hashes as an empty value.
+header), or ``$name`` (the first property ``name`` of ``variable_header``,
+else of ``filterable_data``, as EXTENDED_TCL looks a ``$name`` up: section
+2.4.5 and ``cosnotify.filter.compiler``). Every event of one key lands in
+the partition of the same index, in every batch, in the order the channel
+gave them, so order per key is kept; an event without the property hashes
+as an empty value. Every batch has ``partitions`` partitions, empty ones
+included, so a partition's index means the same keys in every batch.
 
 The hash is CRC-32 of the cell's type text and VARIANT bytes (the bridge
 writes a VARIANT the same way for the same value, docs/spark.md), so a key
@@ -53,7 +56,7 @@ class PartitionKey:
         keys = []
         for data, header in zip(table.column("filterable_data").to_pylist(),
                                 table.column("variable_header").to_pylist(), strict=True):
-            keys.append(_property(data, self.name) or _property(header, self.name) or b"")
+            keys.append(_property(header, self.name) or _property(data, self.name) or b"")
         return keys
 
 
@@ -76,19 +79,17 @@ def partition_options(options: Mapping[str, Any]) -> tuple[int, PartitionKey | N
     if count > 1 and key is None:
         raise ValueError("option 'partitions' above 1 needs 'partition_by' (a property whose "
                          "events keep their order within one partition), e.g. $type_name")
+    if key is not None and count == 1:
+        raise ValueError("option 'partition_by' needs 'partitions' above 1 (with one "
+                         "partition there is nothing to split)")
     return count, key
 
 
 def split(table: pa.Table, count: int, key: PartitionKey | None) -> list[pa.Table]:
-    """``table``'s rows in ``count`` tables by the hash of ``key`` (empty ones left out),
-    each in the order of ``table``."""
-    if count <= 1 or key is None or not table.num_rows:
-        return [table] if table.num_rows else []
+    """``table``'s rows in ``count`` tables by the hash of ``key`` (empty ones too, so
+    an index is a bucket), each in the order of ``table``."""
+    if count <= 1 or key is None:
+        return [table]
     buckets = [zlib.crc32(value) % count for value in key.values(table)]
-    parts = []
-    for bucket in range(count):
-        mask = pa.array([b == bucket for b in buckets])
-        part = table.filter(mask)
-        if part.num_rows:
-            parts.append(part)
-    return parts
+    return [table.filter(pa.array([b == bucket for b in buckets], type=pa.bool_()))
+            for bucket in range(count)]

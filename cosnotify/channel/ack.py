@@ -96,8 +96,11 @@ class _Ack:
         #: SequenceNumber -> the entry given again to a structured pull consumer, back in
         #: the queue until pulled again: an acknowledge of it takes it from there.
         self._requeued: dict[int, Entry] = {}
-        #: Numbers acknowledged while being pulled again: released once given.
-        self._late: set[int] = set()
+        #: Numbers acknowledged while being pulled again (-> when): released once given.
+        #: An entry that expired or was discarded meanwhile is never given: purged.
+        self._late: dict[int, float] = {}
+        #: Store ids released by a late acknowledge after a restart: not looked for again.
+        self._released_before: set[int] = set()
 
     def _acking(self) -> bool:
         return bool(self._qos.get("DeliveryReliability", 0) == 1)
@@ -142,9 +145,10 @@ class _Ack:
         """``entries`` went to the consumer as ``number``; they wait for its acknowledge
         -- unless it came while they were being given again (acknowledge)."""
         with self._lock:
+            self._requeued.pop(number, None)  # pulled again: acknowledged as given now
             late = number in self._late
             if late:
-                self._late.discard(number)
+                del self._late[number]
             else:
                 self._unacked[number] = entries
                 self._given_at[number] = self._service.clock.now()
@@ -173,6 +177,10 @@ class _Ack:
         self._check_alive()
         done: list[Entry] = []
         unknown: list[int] = []
+        durable = self._queue.durable
+        if durable is not None and durable.restored and durable.small_ids is None:
+            # Once, outside the lock: may a number be read as a store id (ack_stored)?
+            durable.small_ids = self._channel._event_log.all_below(durable.path, _STORED + 1)
         with self._lock:
             for number in sequence_numbers:
                 entries = self._unacked.pop(number, None)
@@ -189,10 +197,16 @@ class _Ack:
                     if self._counting:
                         self._n_delivered += 1  # uncounted when it went back
                 else:
-                    self._late.add(number)  # being pulled again just now: see _given
+                    # Taken by a pull that has not given it yet (see _given); one that
+                    # expired or was discarded is never given: forgotten after a while.
+                    self._late[number] = self._service.clock.now()
             on_disk: list[int] = []
             if unknown:
                 done.extend(self._acknowledge_stored(unknown, on_disk))
+            if self._late:
+                stale = self._service.clock.now() - 2 * self._interval()
+                for number in [n for n, at in self._late.items() if at < stale]:
+                    del self._late[number]
             if done:
                 self._unanswered = 0
             durable = self._queue.durable
@@ -213,24 +227,24 @@ class _Ack:
         if durable is None or log_ is None or not durable.restored \
                 or not isinstance(self, pls.StructuredProxyPullSupplier):
             return []
-        # Only ids from before the restart: below every id admitted since, and below
-        # 2^30, where a number is the id itself.
+        # Only ids from before the restart (below every id admitted since) that are
+        # the numbers themselves (below 2^30); each looked for once.
         first = durable.first_live
-        if first is not None and first > _STORED + 1:
-            return []
-        bound = _STORED + 1 if first is None else first
-        wanted = {n for n in numbers if 0 < n < bound}
+        bound = min(_STORED + 1, first) if first is not None else _STORED + 1
+        wanted = {n for n in numbers if 0 < n < bound and n not in self._released_before}
         if not wanted:
             return []
-        found = [entry for entry in self._queue._live_entries()
-                 if entry.stored and (entry.stored & _STORED) in wanted]
+        self._released_before |= wanted
+        found = [entry for entry in self._queue._live_entries() if entry.stored in wanted]
         for entry in found:
             self._queue.remove(entry)
             self._queue.removed -= 1  # delivered before the restart, not removed
-            wanted.discard(entry.stored & _STORED)
+            wanted.discard(entry.stored)
         if self._counting:
             self._n_delivered += len(found)
-        if wanted:  # on disk only (or not held at all: a no-op in the store)
+        # On disk: only if every id from before the restart is below 2^30, so the number
+        # is the id (a wrapped number is not).
+        if wanted and (durable.small_ids or (first is not None and first <= _STORED + 1)):
             on_disk.extend(sorted(wanted))
             log_.begin_release(durable, on_disk)
         return found
@@ -413,6 +427,8 @@ class _PullAck(_Ack, pls._PullSupplier):
             waiting = {n for n, _ in self._repull}
             self._repull.extend((n, self._unacked[n]) for n in numbers if n not in waiting)
         else:
+            for number in [n for n, e in self._requeued.items() if not e.alive]:
+                del self._requeued[number]  # expired or discarded since it went back
             back = [e for n in numbers for e in self._unacked.pop(n)]
             for number, entry in zip(numbers, back, strict=True):  # one entry each
                 del self._given_at[number]
@@ -444,8 +460,6 @@ class _PullAck(_Ack, pls._PullSupplier):
         if per_event:
             for at, (entry, number) in enumerate(zip(batch, numbers, strict=True)):
                 events[at] = stamped(events[at], number)
-                with self._lock:
-                    self._requeued.pop(number, None)  # pulled again: acknowledged as given
                 self._given(number, [entry])
         elif batch:
             events[0] = stamped(events[0], numbers[0])

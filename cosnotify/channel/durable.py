@@ -61,7 +61,7 @@ class DurableQueue:
     """The store side of one durable proxy supplier's queue (guarded by the proxy's lock)."""
 
     __slots__ = ("admitting", "cursor", "epoch", "first_live", "generation", "path",
-                 "refilling", "resident", "restored", "spilled")
+                 "refilling", "resident", "restored", "small_ids", "spilled")
 
     def __init__(self, path: str, spilled: bool = False, restored: bool = False) -> None:
         self.path = path
@@ -70,6 +70,9 @@ class DurableQueue:
         self.restored = restored
         #: The lowest store id admitted since this process started (None: none yet).
         self.first_live: int | None = None
+        #: Whether every id it held at the first late acknowledge was below 2^30
+        #: (None: not looked at yet; ack.py).
+        self.small_ids: bool | None = None
         #: Counts releases of copies on disk only (begin_release): a refill that read
         #: a page while one began reads it again.
         self.epoch = 0
@@ -267,6 +270,15 @@ class EventLog:
             self.release_ids(path, ids)
         finally:
             self._settled({path: ids})
+
+    def all_below(self, path: str, bound: int) -> bool:
+        """Whether every copy ``path`` holds in the store has an id below ``bound``
+        (False if the store cannot say)."""
+        try:
+            return not self._store.pending(path, after=bound - 1, limit=1)
+        except StoreError as exc:
+            log.error("the store could not be read for %s: %s", path, exc)
+            return False
 
     def release_ids(self, path: str, ids: list[int]) -> None:
         try:

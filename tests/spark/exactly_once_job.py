@@ -75,7 +75,7 @@ def driver(options: dict[str, str], out: Path, until: int | None) -> None:
 
     spark.streams.addListener(Progress())
     query = (spark.readStream.format("cosnotify").options(**options)
-             .option("max_events_per_batch", "400").load()
+             .option("max_events_per_batch", "100").load()
              .writeStream.format("parquet").option("path", str(data))
              .option("checkpointLocation", str(out / "checkpoint"))
              .trigger(processingTime="200 milliseconds").start())

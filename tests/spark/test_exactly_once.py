@@ -180,14 +180,15 @@ class TestStream:
         assert sorted(n for batch in batches for _, _, n in batch) == list(range(60))
         assert all(len(batch) <= 25 for batch in batches)
         used = set()
+        where: dict[str, set[int]] = {}
         for batch in batches:
-            where: dict[str, set[int]] = {}
-            for pid, severity, n in batch:
+            for pid, severity, _ in batch:
                 where.setdefault(severity, set()).add(pid)
                 used.add(pid)
-            assert all(len(pids) == 1 for pids in where.values()), where
+        assert all(len(pids) == 1 for pids in where.values()), where  # across batches too
+        for batch in batches:
             for severity in where:  # rows of a partition come in order: n grows per key
-                ns = [n for _, s, n in batch if s == severity]
+                ns = [n for _, key, n in batch if key == severity]
                 assert ns == sorted(ns)
         assert len(used) > 1
 
@@ -199,6 +200,9 @@ class TestStream:
         with pytest.raises(Exception, match="partition_by"):
             registered.readStream.format("cosnotify").options(**sub.options()) \
                 .option("partitions", 2).option("partition_by", "severity").load()
+        with pytest.raises(Exception, match="partitions"):
+            registered.readStream.format("cosnotify").options(**sub.options()) \
+                .option("partition_by", "$severity").load()
 
 
 def rows_of(parts: list[Any]) -> list[int]:
@@ -342,6 +346,8 @@ def job(*args: str) -> Any:
 def kill_group(program: Any) -> None:
     os.killpg(program.proc.pid, signal.SIGKILL)
     program.proc.wait(30)
+    for reader in program._readers:  # the pipes end with the group: read to the end
+        reader.join(10)
     program.close()
 
 

@@ -116,7 +116,7 @@ class TestStreamRead:
 
     def test_partitions_by_a_property(self, registered: Any, channel: Channel) -> None:
         """The at-most-once reader splits a micro-batch by partition_by too: every event
-        of one key in one Spark partition, in channel order."""
+        of one key in the Spark partition of one index, in channel order."""
         from pyspark.sql.functions import spark_partition_id
 
         proxy_id = spark_bridge.create_subscription(channel.url, channel_id=channel.id)
@@ -126,19 +126,23 @@ class TestStreamRead:
         def collect(df: Any, batch_id: int) -> None:
             for r in df.withColumn("pid", spark_partition_id()).collect():
                 event = row_to_event(r)
-                ne = next(p.value.value() for p in event.filterable_data if p.name == "ne")
-                got.append((r["pid"], ne, number(event)))
+                severity = str(event.filterable_data[0].value.value())
+                got.append((r["pid"], severity, number(event)))
 
         query = (registered.readStream.format("cosnotify").option("channel", channel.url)
                  .option("channel_id", channel.id).option("proxy_id", proxy_id)
-                 .option("partitions", 2).option("partition_by", "$ne").load()
+                 .option("max_events_per_batch", 10)
+                 .option("partitions", 3).option("partition_by", "$severity").load()
                  .writeStream.foreachBatch(collect).trigger(availableNow=True).start())
         assert query.awaitTermination(WAIT * 2)
         assert sorted(n for _, _, n in got) == list(range(30))
-        for ne in {"NE-0", "NE-1", "NE-2"}:
-            mine = [(pid, n) for pid, key, n in got if key == ne]
-            assert len({pid for pid, _ in mine}) == 1
+        severities = {severity for _, severity, _ in got}
+        assert len(severities) == 5
+        for severity in severities:
+            mine = [(pid, n) for pid, key, n in got if key == severity]
+            assert len({pid for pid, _ in mine}) == 1  # one index, in every batch
             assert [n for _, n in mine] == sorted(n for _, n in mine)
+        assert len({pid for pid, _, _ in got}) > 1
         spark_bridge.drop_subscription(channel.url, proxy_id, channel_id=channel.id)
 
     def test_available_now_and_the_sink(self, registered: Any, channel: Channel,
