@@ -44,6 +44,17 @@ def ack_admin(channel: Any) -> Any:
     return admin
 
 
+def pull_proxy_holding(factory: EventChannelFactory, count: int) -> Any:
+    """A connected Ack structured pull proxy of a new channel, holding ``count`` events."""
+    channel, _ = factory.create_channel([], [])
+    proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+    proxy.connect_structured_pull_consumer(None)
+    supplier = supplier_of(channel)
+    for n in range(count):
+        supplier.push_structured_event(structured(fields={"n": n}))
+    return proxy
+
+
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock()
@@ -139,12 +150,7 @@ class TestPull:
         """Section 3.7.5.2: a consumer may acknowledge several numbers at once, after
         several pulls, in any order; a number acknowledged again is a resend and is
         ignored. Only the number never acknowledged is given again."""
-        channel, _ = factory.create_channel([], [])
-        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
-        proxy.connect_structured_pull_consumer(None)
-        supplier = supplier_of(channel)
-        for n in range(4):
-            supplier.push_structured_event(structured(fields={"n": n}))
+        proxy = pull_proxy_holding(factory, 4)
         given = [proxy.try_pull_structured_event()[0] for _ in range(4)]
         numbers = [sequence_number(e) for e in given]
         proxy.acknowledge([numbers[3], numbers[0]])
@@ -163,12 +169,7 @@ class TestPull:
         # (3.7.7.2); the consumer's late acknowledge still names an event it has, so the
         # event must not be pulled a second time (a consumer that forgot the number
         # after acknowledging it would take it for a new one).
-        channel, _ = factory.create_channel([], [])
-        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
-        proxy.connect_structured_pull_consumer(None)
-        supplier = supplier_of(channel)
-        for n in range(3):
-            supplier.push_structured_event(structured(fields={"n": n}))
+        proxy = pull_proxy_holding(factory, 3)
         given = [proxy.try_pull_structured_event()[0] for _ in range(2)]
         assert [sequence_number(e) for e in given] == [0, 1]
         clock.advance(1.0)  # both go back to the head of the queue
@@ -220,6 +221,26 @@ class TestDurable:
         store = factory.service.topology.store
         assert store.pending_count(proxy._durable_path()) == 0
 
+    @staticmethod
+    def pulled_then_restarted(reopen: Callable[[], EventChannelFactory], pushed: int,
+                              pulled: int) -> tuple[EventChannelFactory, Any, Any, list[int]]:
+        """A durable channel with an Ack pull proxy; ``pushed`` events, the first
+        ``pulled`` pulled and not acknowledged; then a restart. The restarted factory,
+        channel and (restored) proxy, and the numbers pulled."""
+        factory = reopen()
+        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        admin = ack_admin(channel)
+        proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(pushed):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        numbers = [sequence_number(proxy.pull_structured_event()) for _ in range(pulled)]
+        factory = reopen()
+        channel = factory.get_event_channel(channel_id)
+        proxy = channel.get_consumeradmin(admin._get_MyID()).get_proxy_supplier(proxy_id)
+        return factory, channel, proxy, numbers
+
     @pytest.mark.parametrize("pull_first", [False, True], ids=["on-disk", "read-back"])
     def test_an_acknowledge_after_a_restart_takes_what_was_given_before_it(
             self, reopen: Callable[[], EventChannelFactory], pull_first: bool) -> None:
@@ -228,25 +249,10 @@ class TestDurable:
         ids, which the restarted proxy knows (section 3.7.5.1: the number "is never
         lost or reset" while the connection lasts). Whether the copies are still on
         disk or already read back into the queue."""
-        factory = reopen()
-        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
-        admin = ack_admin(channel)
-        proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
-        proxy.connect_structured_pull_consumer(None)
-        supplier = supplier_of(channel)
-        for n in range(4):
-            supplier.push_structured_event(structured(fields={"n": n}))
-        given = [proxy.pull_structured_event() for _ in range(3)]
-        numbers = [sequence_number(e) for e in given]
-
-        factory = reopen()
-        admin = factory.get_event_channel(channel_id).get_consumeradmin(admin._get_MyID())
-        proxy = admin.get_proxy_supplier(proxy_id)
-        got = []
+        factory, _, proxy, numbers = self.pulled_then_restarted(reopen, 4, 3)
         if pull_first:  # reads a page back into the queue; the first comes again
             again = proxy.pull_structured_event()
             assert (sequence_number(again), number(again)) == (numbers[0], 0)
-            got.append(again)
         proxy.acknowledge(numbers)
         rest = proxy.pull_structured_event()
         assert number(rest) == 3
@@ -260,17 +266,7 @@ class TestDurable:
         """Only what the proxy could have given before the restart is taken by a late
         acknowledge: an event that reached the restarted channel, and was never given,
         stays for its consumer whatever number is acknowledged."""
-        factory = reopen()
-        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
-        admin = ack_admin(channel)
-        proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
-        proxy.connect_structured_pull_consumer(None)
-        supplier_of(channel).push_structured_event(structured(fields={"n": 0}))
-        before = sequence_number(proxy.pull_structured_event())
-
-        factory = reopen()
-        channel = factory.get_event_channel(channel_id)
-        proxy = channel.get_consumeradmin(admin._get_MyID()).get_proxy_supplier(proxy_id)
+        _, channel, proxy, (before,) = self.pulled_then_restarted(reopen, 1, 1)
         supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
         # Never given: the new event's id is above ``before`` (the SQLite store may skip
         # ids it had reserved, up to ID_BLOCK of them).
@@ -286,19 +282,7 @@ class TestDurable:
         """After a restart, a consumer thread acknowledges events still on disk while
         another thread's pull has read the page holding them and not yet queued it:
         the refill must not queue them (found in review: it did)."""
-        factory = reopen()
-        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
-        admin = ack_admin(channel)
-        proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
-        proxy.connect_structured_pull_consumer(None)
-        supplier = supplier_of(channel)
-        for n in range(3):
-            supplier.push_structured_event(structured(fields={"n": n}))
-        numbers = [sequence_number(proxy.pull_structured_event()) for _ in range(3)]
-
-        factory = reopen()
-        admin = factory.get_event_channel(channel_id).get_consumeradmin(admin._get_MyID())
-        proxy = admin.get_proxy_supplier(proxy_id)
+        factory, _, proxy, numbers = self.pulled_then_restarted(reopen, 3, 3)
         store = factory.service.topology.store
         read = store.pending
         acknowledged: list[bool] = []
