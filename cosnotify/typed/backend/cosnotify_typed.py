@@ -1,0 +1,84 @@
+"""An omniidl back end: the interfaces of an IDL file, as JSON on standard output.
+
+Run by ``cosnotify.typed.interfaces`` as ``omniidl -p <this directory>
+-bcosnotify_typed FILE``, in a process of its own. It writes what the
+generated Python stubs do not keep and a typed channel needs: for every
+interface of the main file, its repository id, scoped name, and each
+operation (its own and inherited ones) with its parameters' names and
+directions, its return type and the attributes it has (section 2.7's rules
+are checked from this). It only reads the tree omniidl parsed; it runs
+nothing from the IDL.
+"""
+
+import json
+import sys
+from typing import Any
+
+from omniidl import idlast, idltype, idlvisitor
+
+
+def _operation(op: Any) -> dict[str, Any]:
+    return {"name": op.identifier(),
+            "oneway": bool(op.oneway()),
+            "returns": "void" if op.returnType().kind() == idltype.tk_void
+            else ("boolean" if op.returnType().kind() == idltype.tk_boolean else "other"),
+            "params": [{"name": p.identifier(), "direction": p.direction()}
+                       for p in op.parameters()],
+            "raises": [e.repoId() for e in op.raises()],
+            "line": op.line()}
+
+
+def _bases(interface: Any, seen: set[str]) -> set[str]:
+    """Every interface ``interface`` inherits from, directly or not (repository ids)."""
+    for base in interface.inherits():
+        while isinstance(base, idlast.Declarator):  # a typedef of an interface
+            base = base.alias().aliasType().decl()
+        if base.repoId() not in seen:
+            seen.add(base.repoId())
+            _bases(base, seen)
+    return seen
+
+
+def _callables(interface: Any, seen: set[str]) -> list[Any]:
+    found: list[Any] = []
+    for base in interface.inherits():
+        while isinstance(base, idlast.Declarator):  # a typedef of an interface
+            base = base.alias().aliasType().decl()
+        if base.repoId() not in seen:
+            seen.add(base.repoId())
+            found += _callables(base, seen)
+    found += list(interface.callables())
+    return found
+
+
+class Interfaces(idlvisitor.AstVisitor):  # type: ignore[misc]
+    def __init__(self) -> None:
+        self.found: list[dict[str, Any]] = []
+
+    def visitAST(self, node: Any) -> None:
+        for decl in node.declarations():
+            if decl.mainFile():
+                decl.accept(self)
+
+    def visitModule(self, node: Any) -> None:
+        for decl in node.definitions():
+            decl.accept(self)
+
+    def visitInterface(self, node: Any) -> None:
+        operations, attributes = [], []
+        for item in _callables(node, set()):
+            if isinstance(item, idlast.Operation):
+                operations.append(_operation(item))
+            elif isinstance(item, idlast.Attribute):
+                attributes += [d.identifier() for d in item.declarators()]
+        self.found.append({"repo_id": node.repoId(), "scoped_name": node.scopedName(),
+                           "bases": sorted(_bases(node, set())),
+                           "file": node.file(), "line": node.line(),
+                           "abstract": bool(node.abstract()), "local": bool(node.local()),
+                           "operations": operations, "attributes": attributes})
+
+
+def run(tree: Any, args: Any) -> None:
+    visitor = Interfaces()
+    tree.accept(visitor)
+    json.dump(visitor.found, sys.stdout)

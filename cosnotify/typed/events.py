@@ -1,0 +1,94 @@
+"""Table 2-2: typed calls to and from Any and Structured events.
+
+Strategy: pure functions over an :class:`~cosnotify.typed.interfaces.Operation`
+and omniORB values, no channel state. The spec's rules (Table 2-2, and
+section 2.5.3 on ``%TYPED``):
+
+- a typed call becomes a Structured Event whose ``type_name`` is ``%TYPED``,
+  ``domain_name`` the empty string, and whose filterable data is
+  ``operation`` (a string: the fully scoped operation name) followed by one
+  property per parameter, named as in the IDL, holding the value passed;
+- to an Any consumer it is an Any holding that name-value sequence
+  (``CosNotification::PropertySeq``);
+- the other way, a Structured Event or an Any is a call of ``<I>`` only if it
+  follows that convention exactly: ``operation`` first, naming an operation
+  of the interface, then its parameters by name, in order, with their IDL
+  types. Anything else "will not result in the event being delivered to any
+  Typed clients" (Table 2-2): :func:`call_of` returns None and the caller
+  counts it.
+
+The ``operation`` string is the operation's absolute name in the Interface
+Repository's form, with the leading ``::``
+(``::CoffeeModule::Coffee::drinking_coffee``), as JacORB, the one deployed
+typed notification channel, writes it; one without the leading ``::`` is
+taken too (docs/typed.md records the choice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from omniORB import CORBA
+
+import CosNotification as N
+
+from cosnotify.typed.interfaces import Operation, TypedInterface
+
+__all__ = ["TYPED", "call_of", "call_of_any", "to_any", "to_structured"]
+
+TYPED = "%TYPED"
+OPERATION = "operation"
+
+
+def _properties(operation: Operation, arguments: Sequence[Any]) -> list[Any]:
+    if len(arguments) != len(operation.parameters):
+        raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
+                              f"{operation.scoped} takes {len(operation.parameters)} "
+                              f"arguments, not {len(arguments)}")
+    return [N.Property(OPERATION, CORBA.Any(CORBA.TC_string, operation.scoped)),
+            *(N.Property(p.name, CORBA.Any(p.typecode, value))
+              for p, value in zip(operation.parameters, arguments, strict=True))]
+
+
+def to_structured(operation: Operation, arguments: Sequence[Any]) -> Any:
+    """The Structured Event of a typed call (Table 2-2, "Typed Event" to "Structured")."""
+    return N.StructuredEvent(
+        N.EventHeader(N.FixedEventHeader(N.EventType("", TYPED), ""), []),
+        _properties(operation, arguments), CORBA.Any(CORBA.TC_null, None))
+
+
+def to_any(operation: Operation, arguments: Sequence[Any]) -> Any:
+    """The Any of a typed call: the name-value sequence (Table 2-2, "Typed" to "Any")."""
+    return CORBA.Any(N._tc_PropertySeq, _properties(operation, arguments))
+
+
+def _call(interface: TypedInterface, properties: Sequence[Any]
+          ) -> tuple[Operation, list[Any]] | None:
+    if not properties or properties[0].name != OPERATION:
+        return None
+    named = properties[0].value
+    if not named.typecode().equivalent(CORBA.TC_string):
+        return None
+    operation = interface.by_scoped_name(named.value())
+    if operation is None or len(properties) != len(operation.parameters) + 1:
+        return None
+    arguments = []
+    for parameter, prop in zip(operation.parameters, properties[1:], strict=True):
+        if prop.name != parameter.name \
+                or not prop.value.typecode().equivalent(parameter.typecode):
+            return None
+        arguments.append(prop.value.value())
+    return operation, arguments
+
+
+def call_of(interface: TypedInterface, event: Any) -> tuple[Operation, list[Any]] | None:
+    """The call of ``interface`` a Structured Event stands for, or None (module docstring)."""
+    return _call(interface, event.filterable_data)
+
+
+def call_of_any(interface: TypedInterface, value: Any) -> tuple[Operation, list[Any]] | None:
+    """The call of ``interface`` an Any stands for (a name-value sequence), or None."""
+    if not value.typecode().equivalent(N._tc_PropertySeq):
+        return None
+    return _call(interface, value.value())

@@ -1,0 +1,287 @@
+"""The interfaces a typed channel knows: user IDL compiled at run time.
+
+Strategy: omniORBpy has no DSI (docs/orb.md): a servant needs its
+interface's skeleton, and a typed channel must therefore know ``<I>`` and
+``Pull<I>`` before a client names them. :meth:`InterfaceRepository.load`
+compiles the user's IDL files with the wheel's ``omniidl``, in a process of
+its own, twice:
+
+- with the Python back end (``omniORB.importIDL``, main file only: the COS
+  modules it includes are the bundled ones), which makes the stubs and
+  skeletons. The generated modules are imported under their IDL module
+  names, are private to the server process, and run nothing but what
+  omniidl generated from the declarations;
+- with cosnotify's own back end (``backend/cosnotify_typed.py``), which
+  writes the parameter names and directions the stubs do not keep.
+
+Each interface of the main file is then checked against the typed Event
+Service's rules, which section 2.7 of the Notification spec builds on: an
+interface ``<I>`` has operations only (no attributes), each with ``in``
+parameters and a ``void`` result; ``Pull<I>``, in the same scope, has for
+each operation ``op`` of ``<I>`` a ``void pull_op`` and a ``boolean try_op``
+with the same parameters as ``out`` (the Notification spec's own Coffee
+example names the first one ``op``: both are taken, docs/typed.md).
+Interfaces that inherit from an OMG COS interface (a client's
+``PushConsumer`` and ``<I>`` in one, say) are client interfaces, not keys,
+and are not checked. Any breach, like any IDL error, is an :class:`IDLError`
+naming the file and line.
+
+A key (the string an ``obtain_*`` operation takes) names an interface by
+repository id or by scoped name, with or without a leading ``::``, or by its
+bare name where that is unique: the spec's example passes ``"Coffee"``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import omniORB
+from omniORB import tcInternal
+
+__all__ = ["IDLError", "InterfaceRepository", "Operation", "Parameter", "TypedInterface"]
+
+_BACKEND = Path(__file__).resolve().parent / "backend"
+_COS_IDL = Path(__file__).resolve().parents[2] / "idl"
+_OMNIIDL = ("import sys; from omniidl.main import main; sys.argv[0] = 'omniidl'; "
+            "sys.exit(main())")
+_IN, _OUT = 0, 1
+_PATH_LOCK = threading.Lock()
+
+
+class IDLError(ValueError):
+    """IDL that cannot be compiled, or an interface that breaks the typed rules."""
+
+    def __init__(self, message: str, file: str | None = None, line: int | None = None) -> None:
+        where = f"{file}:{line}: " if file and line else (f"{file}: " if file else "")
+        super().__init__(where + message)
+        self.file = file
+        self.line = line
+        self.detail = message
+
+
+@attrs.frozen
+class Parameter:
+    """An ``in`` parameter of a typed operation: its name and TypeCode."""
+
+    name: str
+    typecode: Any
+
+
+@attrs.frozen
+class Operation:
+    """An operation of ``<I>``: ``scoped`` is the fully scoped operation name, the
+    Interface Repository's absolute name (``::CoffeeModule::Coffee::drinking_coffee``),
+    that events carry as ``operation``."""
+
+    name: str
+    scoped: str
+    parameters: tuple[Parameter, ...]
+
+
+@attrs.frozen
+class TypedInterface:
+    """A loaded ``<I>``: its ids, operations, stub and skeleton classes, and ``Pull<I>``."""
+
+    repo_id: str
+    scoped_name: str
+    operations: dict[str, Operation]
+    stub: Any
+    skeleton: Any
+    pull_repo_id: str | None = None
+    pull_stub: Any = None
+    pull_skeleton: Any = None
+    #: For each operation of ``<I>``, the names of its pull and try operations.
+    pull_names: dict[str, tuple[str, str]] = attrs.field(factory=dict)
+
+    def by_scoped_name(self, scoped: str) -> Operation | None:
+        """The operation an event's ``operation`` names (with or without ``::``)."""
+        name = scoped.removeprefix("::")
+        prefix, _, op = name.rpartition("::")
+        if prefix != self.scoped_name:
+            return None
+        return self.operations.get(op)
+
+
+def _omniidl(arguments: Sequence[str]) -> str:
+    """Run the wheel's omniidl; its standard output, or IDLError with its message."""
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run([sys.executable, "-c", _OMNIIDL, *arguments], env=env,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise _idl_error(done.stderr)
+    return done.stdout
+
+
+def _idl_error(stderr: str) -> IDLError:
+    """omniidl's first message (``file:line: message``) as an IDLError."""
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            return IDLError(parts[2].strip(), parts[0], int(parts[1]))
+    return IDLError(" ".join(lines) or "omniidl failed")
+
+
+def _import_stubs(file: str, arguments: list[str]) -> None:
+    """omniORB.importIDL with the wheel's omniidl first on PATH (Debian's has no Python
+    back end): the main file's modules only, the COS ones stay the bundled ones."""
+    with _PATH_LOCK:
+        saved = os.environ.get("PATH", "")
+        os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{saved}"
+        try:
+            omniORB.importIDL(file, arguments, inline=False)
+        except ImportError as exc:
+            raise _idl_error(str(exc)) from None
+        finally:
+            os.environ["PATH"] = saved
+
+
+def _resolve(scoped: Sequence[str], skeleton: bool = False) -> Any:
+    top = scoped[0] + ("__POA" if skeleton else "")
+    value: Any = sys.modules[top]
+    for part in scoped[1:]:
+        value = getattr(value, part)
+    return value
+
+
+class InterfaceRepository:
+    """The typed interfaces a service knows (module docstring)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, TypedInterface] = {}
+        self._lock = threading.Lock()
+        #: The IDL files loaded, in order, and the include directories (the topology).
+        self.files: list[str] = []
+        self.include: list[str] = []
+
+    def load(self, files: Iterable[str | os.PathLike[str]],
+             include: Iterable[str | os.PathLike[str]] = ()) -> list[TypedInterface]:
+        """Compile ``files`` and learn their interfaces; the ``<I>`` ones found."""
+        include_dirs = [str(Path(d)) for d in include]
+        arguments = [f"-I{d}" for d in [*include_dirs, str(_COS_IDL)]]
+        learned: list[TypedInterface] = []
+        for path in files:
+            file = str(Path(path))
+            if not Path(file).is_file():
+                raise IDLError("no such IDL file", file)
+            described = json.loads(_omniidl(["-p", str(_BACKEND), "-bcosnotify_typed",
+                                             *arguments, file]) or "[]")
+            self._learn(described, build=False)  # the rules first: nothing imported if broken
+            _import_stubs(file, arguments)
+            learned += self._learn(described, build=True)
+            self.files.append(file)
+        self.include = [*self.include, *(d for d in include_dirs if d not in self.include)]
+        return learned
+
+    def _learn(self, described: list[dict[str, Any]], build: bool) -> list[TypedInterface]:
+        """Check the interfaces of one file, and with ``build`` make them (stubs loaded)."""
+        by_scope = {"::".join(d["scoped_name"]): d for d in described}
+        pulls = set()
+        for name, item in by_scope.items():
+            prefix, _, last = name.rpartition("::")
+            target = f"{prefix}::{last[4:]}" if prefix else last[4:]
+            if last.startswith("Pull") and target in by_scope:
+                pulls.add(name)
+        found = []
+        for name, item in by_scope.items():
+            if name in pulls or item["abstract"] or item["local"] \
+                    or any(b.startswith("IDL:omg.org/Cos") for b in item["bases"]):
+                continue
+            interface = self._interface(item, build)
+            prefix, _, last = name.rpartition("::")
+            pull_name = f"{prefix}::Pull{last}" if prefix else f"Pull{last}"
+            if pull_name in by_scope:
+                interface = self._with_pull(interface, by_scope[pull_name], item, build)
+            found.append(interface)
+        if not build:
+            return []
+        with self._lock:
+            for interface in found:
+                self._by_id[interface.repo_id] = interface
+        return found
+
+    def _interface(self, item: dict[str, Any], build: bool) -> TypedInterface:
+        scoped = "::".join(item["scoped_name"])
+        if item["attributes"]:
+            raise IDLError(f"typed interface {scoped} has attributes "
+                           f"({', '.join(item['attributes'])}): a typed event interface has "
+                           "operations only", item["file"], item["line"])
+        stub = _resolve(item["scoped_name"]) if build else None
+        operations = {}
+        for op in item["operations"]:
+            if op["returns"] != "void":
+                raise IDLError(f"{scoped}::{op['name']} returns a value: a typed event "
+                               "operation returns void", item["file"], op["line"])
+            if any(p["direction"] != _IN for p in op["params"]):
+                raise IDLError(f"{scoped}::{op['name']} has out or inout parameters: a "
+                               "typed event operation has in parameters only",
+                               item["file"], op["line"])
+            descriptors = getattr(stub, f"_d_{op['name']}")[0] if build \
+                else [None] * len(op["params"])
+            parameters = tuple(Parameter(p["name"], tcInternal.createTypeCode(d) if build
+                                         else None)
+                               for p, d in zip(op["params"], descriptors, strict=True))
+            operations[op["name"]] = Operation(op["name"], f"::{scoped}::{op['name']}",
+                                               parameters)
+        return TypedInterface(item["repo_id"], scoped, operations, stub,
+                              _resolve(item["scoped_name"], skeleton=True) if build else None)
+
+    def _with_pull(self, interface: TypedInterface, pull: dict[str, Any],
+                   item: dict[str, Any], build: bool) -> TypedInterface:
+        """``interface`` with its ``Pull<I>``, checked operation by operation."""
+        ops = {op["name"]: op for op in pull["operations"]}
+        scoped = "::".join(pull["scoped_name"])
+        names = {}
+        for op in item["operations"]:
+            params = [p["name"] for p in op["params"]]
+            pulled = next((n for n in (f"pull_{op['name']}", op["name"]) if n in ops), None)
+            tried = f"try_{op['name']}"
+            for name, returns in ((pulled, "void"), (tried, "boolean")):
+                found = ops.get(name) if name else None
+                if found is None:
+                    raise IDLError(f"{scoped} has no {returns} "
+                                   f"{name or 'pull_' + op['name']}(...) for "
+                                   f"{interface.scoped_name}::{op['name']}",
+                                   pull["file"], pull["line"])
+                if found["returns"] != returns \
+                        or [p["name"] for p in found["params"]] != params \
+                        or any(p["direction"] != _OUT for p in found["params"]):
+                    raise IDLError(f"{scoped}::{name} must be {returns} {name}"
+                                   f"({', '.join('out ' + p for p in params)})",
+                                   pull["file"], found["line"])
+            assert pulled is not None
+            names[op["name"]] = (pulled, tried)
+        if not build:
+            return interface
+        return attrs.evolve(interface, pull_repo_id=pull["repo_id"],
+                            pull_stub=_resolve(pull["scoped_name"]),
+                            pull_skeleton=_resolve(pull["scoped_name"], skeleton=True),
+                            pull_names=names)
+
+    def lookup(self, key: str) -> TypedInterface:
+        """The interface ``key`` names (module docstring); KeyError if none (or several)."""
+        with self._lock:
+            if key in self._by_id:
+                return self._by_id[key]
+            name = key.removeprefix("::")
+            matches = [i for i in self._by_id.values()
+                       if i.scoped_name == name or i.scoped_name.rpartition("::")[2] == name]
+        exact = [i for i in matches if i.scoped_name == name]
+        if len(exact) == 1:
+            return exact[0]
+        if len(matches) == 1:
+            return matches[0]
+        raise KeyError(key)
+
+    def interfaces(self) -> list[TypedInterface]:
+        with self._lock:
+            return list(self._by_id.values())

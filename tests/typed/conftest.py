@@ -1,0 +1,23 @@
+"""Fixtures for typed channels: the spec's Coffee interfaces, loaded once per process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cosnotify.typed.interfaces import InterfaceRepository, TypedInterface
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def repository() -> InterfaceRepository:
+    made = InterfaceRepository()
+    made.load([DATA / "Coffee.idl"])
+    return made
+
+
+@pytest.fixture(scope="session")
+def coffee(repository: InterfaceRepository) -> TypedInterface:
+    return repository.lookup("IDL:CoffeeTest/Coffee:1.0")

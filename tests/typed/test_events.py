@@ -1,0 +1,93 @@
+"""Table 2-2's translations of typed events (cosnotify/typed/events.py).
+
+Cases from the table's text: a typed call becomes a %TYPED Structured Event
+with an empty domain and filterable data ``operation`` then the parameters
+(and an Any holding that name-value sequence); an event that does not follow
+that convention "will not result in the event being delivered to any Typed
+clients".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+
+from cosnotify.typed.events import TYPED, call_of, call_of_any, to_any, to_structured
+from cosnotify.typed.interfaces import TypedInterface
+
+
+def prop(name: str, tc: Any, value: Any) -> Any:
+    return N.Property(name, CORBA.Any(tc, value))
+
+
+def structured(*props: Any) -> Any:
+    return N.StructuredEvent(N.EventHeader(N.FixedEventHeader(N.EventType("", TYPED), ""), []),
+                             list(props), CORBA.Any(CORBA.TC_null, None))
+
+
+OPERATION = "::CoffeeTest::Coffee::drinking_coffee"
+
+
+class TestTypedToUntyped:
+    def test_a_call_as_a_structured_event(self, coffee: TypedInterface) -> None:
+        event = to_structured(coffee.operations["drinking_coffee"], ["Jane", 5])
+        fixed = event.header.fixed_header
+        assert (fixed.event_type.domain_name, fixed.event_type.type_name) == ("", "%TYPED")
+        assert [(p.name, p.value.value()) for p in event.filterable_data] == [
+            ("operation", OPERATION), ("name", "Jane"), ("minutes", 5)]
+        assert event.filterable_data[2].value.typecode().equivalent(CORBA.TC_long)
+
+    def test_a_call_as_an_any(self, coffee: TypedInterface) -> None:
+        value = to_any(coffee.operations["cancel_coffee"], ["Jane"])
+        assert value.typecode().equivalent(N._tc_PropertySeq)
+        assert [(p.name, p.value.value()) for p in value.value()] == [
+            ("operation", "::CoffeeTest::Coffee::cancel_coffee"), ("name", "Jane")]
+
+    def test_a_call_with_the_wrong_number_of_arguments(self, coffee: TypedInterface) -> None:
+        with pytest.raises(CORBA.BAD_PARAM):
+            to_structured(coffee.operations["drinking_coffee"], ["Jane"])
+
+
+class TestUntypedToTyped:
+    def test_round_trips(self, coffee: TypedInterface) -> None:
+        drinking = coffee.operations["drinking_coffee"]
+        assert call_of(coffee, to_structured(drinking, ["Jane", 5])) == (drinking, ["Jane", 5])
+        assert call_of_any(coffee, to_any(drinking, ["Jane", 5])) == (drinking, ["Jane", 5])
+
+    def test_a_structured_supplier_may_write_the_name_without_the_leading_colons(
+            self, coffee: TypedInterface) -> None:
+        event = structured(prop("operation", CORBA.TC_string, OPERATION[2:]),
+                           prop("name", CORBA.TC_string, "Jo"), prop("minutes", CORBA.TC_long, 1))
+        assert call_of(coffee, event) == (coffee.operations["drinking_coffee"], ["Jo", 1])
+
+    @pytest.mark.parametrize("props", [
+        [],  # no filterable data
+        [("name", CORBA.TC_string, "Jo"), ("minutes", CORBA.TC_long, 1)],  # no operation
+        [("operation", CORBA.TC_long, 1)],  # operation not a string
+        [("operation", CORBA.TC_string, "::CoffeeTest::Tea::drinking_coffee"),
+         ("name", CORBA.TC_string, "Jo"), ("minutes", CORBA.TC_long, 1)],  # another interface
+        [("operation", CORBA.TC_string, "::CoffeeTest::Coffee::brewing"),
+         ("name", CORBA.TC_string, "Jo")],  # no such operation
+        [("operation", CORBA.TC_string, OPERATION), ("name", CORBA.TC_string, "Jo")],  # short
+        [("operation", CORBA.TC_string, OPERATION), ("name", CORBA.TC_string, "Jo"),
+         ("minutes", CORBA.TC_long, 1), ("sugar", CORBA.TC_long, 2)],  # one too many
+        [("operation", CORBA.TC_string, OPERATION), ("who", CORBA.TC_string, "Jo"),
+         ("minutes", CORBA.TC_long, 1)],  # a parameter's name
+        [("operation", CORBA.TC_string, OPERATION), ("minutes", CORBA.TC_long, 1),
+         ("name", CORBA.TC_string, "Jo")],  # the order
+        [("operation", CORBA.TC_string, OPERATION), ("name", CORBA.TC_string, "Jo"),
+         ("minutes", CORBA.TC_short, 1)],  # a parameter's type
+    ], ids=["empty", "no-operation", "not-a-string", "other-interface", "no-such-operation",
+            "short", "too-long", "renamed", "reordered", "retyped"])
+    def test_what_does_not_fit_reaches_no_typed_client(self, coffee: TypedInterface,
+                                                       props: list[Any]) -> None:
+        made = [prop(*p) for p in props]
+        assert call_of(coffee, structured(*made)) is None
+        assert call_of_any(coffee, CORBA.Any(N._tc_PropertySeq, made)) is None
+
+    def test_an_any_that_is_not_a_name_value_sequence(self, coffee: TypedInterface) -> None:
+        assert call_of_any(coffee, CORBA.Any(CORBA.TC_string, OPERATION)) is None

@@ -1,0 +1,113 @@
+"""Loading user IDL for typed channels (cosnotify/typed/interfaces.py).
+
+The rules come from the typed Event Service that section 2.7 builds on, and
+from the spec's own Coffee example (section 2.7): ``<I>`` has operations with
+``in`` parameters and ``void`` results; ``Pull<I>`` has, for each, a blocking
+pull (named ``op`` as in the spec's example and JacORB, or ``pull_op``) and a
+``boolean try_op``, both with the parameters as ``out``. Each bad IDL uses a
+module name of its own: loaded stubs are process-wide.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from omniORB import CORBA
+
+from cosnotify.typed.interfaces import IDLError, InterfaceRepository, TypedInterface
+
+
+def load(tmp_path: Path, text: str, name: str = "t.idl") -> InterfaceRepository:
+    path = tmp_path / name
+    path.write_text(text)
+    repository = InterfaceRepository()
+    repository.load([path])
+    return repository
+
+
+class TestCoffee:
+    def test_the_interface_its_operations_and_parameters(self, coffee: TypedInterface) -> None:
+        assert coffee.scoped_name == "CoffeeTest::Coffee"
+        assert list(coffee.operations) == ["drinking_coffee", "cancel_coffee"]
+        drinking = coffee.operations["drinking_coffee"]
+        assert drinking.scoped == "::CoffeeTest::Coffee::drinking_coffee"
+        assert [p.name for p in drinking.parameters] == ["name", "minutes"]
+        assert drinking.parameters[0].typecode.equivalent(CORBA.TC_string)
+        assert drinking.parameters[1].typecode.equivalent(CORBA.TC_long)
+        assert coffee.stub.__name__ == "Coffee" and coffee.skeleton is not None
+
+    def test_pull_coffee_is_found_and_checked(self, coffee: TypedInterface) -> None:
+        assert coffee.pull_repo_id == "IDL:CoffeeTest/PullCoffee:1.0"
+        assert coffee.pull_names == {
+            "drinking_coffee": ("drinking_coffee", "try_drinking_coffee"),
+            "cancel_coffee": ("cancel_coffee", "try_cancel_coffee")}
+
+    @pytest.mark.parametrize("key", ["IDL:CoffeeTest/Coffee:1.0", "Coffee",
+                                     "CoffeeTest::Coffee", "::CoffeeTest::Coffee"])
+    def test_keys_name_it(self, repository: InterfaceRepository, coffee: TypedInterface,
+                          key: str) -> None:
+        assert repository.lookup(key) is coffee
+
+    @pytest.mark.parametrize("key", ["Tea", "IDL:CoffeeTest/PullCoffee:1.0", "PullCoffee", ""])
+    def test_other_keys_name_nothing(self, repository: InterfaceRepository, key: str) -> None:
+        with pytest.raises(KeyError):
+            repository.lookup(key)
+
+    def test_the_event_service_pull_names_too(self, tmp_path: Path) -> None:
+        repository = load(tmp_path, """
+            module PullNames { interface Clock { void tick(in long n); };
+                               interface PullClock { void pull_tick(out long n);
+                                                     boolean try_tick(out long n); }; };""")
+        assert repository.lookup("Clock").pull_names == {"tick": ("pull_tick", "try_tick")}
+
+    def test_client_interfaces_are_not_keys(self, tmp_path: Path) -> None:
+        """A consumer's own interface (PushConsumer and <I> in one) is not checked."""
+        repository = load(tmp_path, """
+            #include "CosEventComm.idl"
+            module Clients { interface Alarm { void raise_alarm(in string text); };
+                             interface AlarmConsumer : CosEventComm::PushConsumer, Alarm {}; };
+            """)
+        assert [i.scoped_name for i in repository.interfaces()] == ["Clients::Alarm"]
+
+
+class TestBadIDL:
+    """IDL errors and rule breaches stop the load with the file and line."""
+
+    def test_a_syntax_error(self, tmp_path: Path) -> None:
+        with pytest.raises(IDLError) as caught:
+            load(tmp_path, "module Broken1 {\n  interface I { void op(in long n) };\n};\n")
+        assert caught.value.file is not None and caught.value.file.endswith("t.idl")
+        assert caught.value.line == 2
+
+    @pytest.mark.parametrize(("body", "line", "words"), [
+        ("void op(out long n);", 3, "in parameters only"),
+        ("void op(inout long n);", 3, "in parameters only"),
+        ("long op(in long n);", 3, "returns void"),
+        ("attribute long level;", 2, "operations only"),
+    ])
+    def test_an_interface_that_breaks_the_rules(self, tmp_path: Path, body: str, line: int,
+                                                words: str) -> None:
+        module = f"Breach{abs(hash(body)) % 10_000}"
+        with pytest.raises(IDLError, match=words) as caught:
+            load(tmp_path, f"module {module} {{\n  interface I {{\n    {body}\n  }};\n}};\n")
+        assert caught.value.line == line
+        assert module not in sys.modules  # checked before anything is imported
+
+    @pytest.mark.parametrize(("pull", "words"), [
+        ("void pull_op(out long n);", "no boolean try_op"),
+        ("boolean try_op(out long n);", "no void pull_op"),
+        ("void op(out long m); boolean try_op(out long m);", r"must be void op\(out n\)"),
+        ("void op(in long n); boolean try_op(out long n);", r"must be void op\(out n\)"),
+        ("void op(out long n); void try_op(out long n);", "must be boolean try_op"),
+    ])
+    def test_a_pull_interface_that_does_not_match(self, tmp_path: Path, pull: str,
+                                                  words: str) -> None:
+        with pytest.raises(IDLError, match=words):
+            load(tmp_path, f"module PullBreach{abs(hash(pull)) % 10_000} {{ interface I "
+                           f"{{ void op(in long n); }}; interface PullI {{ {pull} }}; }};")
+
+    def test_a_missing_file(self, tmp_path: Path) -> None:
+        with pytest.raises(IDLError, match="no such IDL file"):
+            InterfaceRepository().load([tmp_path / "none.idl"])
