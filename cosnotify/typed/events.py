@@ -35,7 +35,7 @@ import CosNotification as N
 
 from cosnotify.typed.interfaces import Operation, TypedInterface
 
-__all__ = ["TYPED", "call_of", "call_of_any", "to_any", "to_structured"]
+__all__ = ["TYPED", "call_of", "call_of_any", "to_any", "to_match_typed", "to_structured"]
 
 TYPED = "%TYPED"
 OPERATION = "operation"
@@ -61,6 +61,19 @@ def to_structured(operation: Operation, arguments: Sequence[Any]) -> Any:
 def to_any(operation: Operation, arguments: Sequence[Any]) -> Any:
     """The Any of a typed call: the name-value sequence (Table 2-2, "Typed" to "Any")."""
     return CORBA.Any(N._tc_PropertySeq, _properties(operation, arguments))
+
+
+def to_match_typed(interface: TypedInterface, operation: Operation,
+                   arguments: Sequence[Any]) -> list[Any]:
+    """The name-value sequence a filter's ``match_typed`` gets for a typed call (section
+    2.7): ``event_type`` first -- "an event type structure containing the strings that
+    are the name of the typed interface, and the name of the operation in that
+    interface" (``CoffeeTest::Coffee``, ``drinking_coffee``: "the base interface name
+    <I> is equivalent to the name of an event type domain, and the base operation name
+    <op> is the event type in that domain") -- then the parameters."""
+    event_type = N.EventType(interface.scoped_name, operation.name)
+    return [N.Property("event_type", CORBA.Any(N._tc_EventType, event_type)),
+            *_properties(operation, arguments)[1:]]
 
 
 def _call(interface: TypedInterface, properties: Sequence[Any]

@@ -16,7 +16,15 @@ from omniORB import CORBA
 
 import CosNotification as N
 
-from cosnotify.typed.events import TYPED, call_of, call_of_any, to_any, to_structured
+from cosnotify.filter.factory import FilterFactory
+from cosnotify.typed.events import (
+    TYPED,
+    call_of,
+    call_of_any,
+    to_any,
+    to_match_typed,
+    to_structured,
+)
 from cosnotify.typed.interfaces import TypedInterface
 
 
@@ -91,3 +99,35 @@ class TestUntypedToTyped:
 
     def test_an_any_that_is_not_a_name_value_sequence(self, coffee: TypedInterface) -> None:
         assert call_of_any(coffee, CORBA.Any(CORBA.TC_string, OPERATION)) is None
+
+
+class TestFiltering:
+    """Section 2.7: match_typed gets the call as a name-value sequence whose first pair is
+    event_type (the interface as the domain, the operation as the type)."""
+
+    def test_the_sequence_a_filter_gets(self, coffee: TypedInterface) -> None:
+        props = to_match_typed(coffee, coffee.operations["drinking_coffee"], ["Jane", 5])
+        assert props[0].name == "event_type"
+        event_type = props[0].value.value()
+        assert (event_type.domain_name, event_type.type_name) == (
+            "CoffeeTest::Coffee", "drinking_coffee")
+        assert [(p.name, p.value.value()) for p in props[1:]] == [("name", "Jane"),
+                                                                  ("minutes", 5)]
+
+    @pytest.mark.parametrize(("types", "constraint", "minutes", "expected"), [
+        ([("CoffeeTest::Coffee", "drinking_coffee")], "$minutes > 3", 5, True),
+        ([("CoffeeTest::Coffee", "drinking_coffee")], "$minutes > 3", 2, False),
+        ([("CoffeeTest::Coffee", "cancel_coffee")], "TRUE", 5, False),
+        ([("*", "*")], "$name == 'Jane' and $event_type.type_name == 'drinking_coffee'", 1,
+         True),
+        ([("", "%TYPED")], "TRUE", 1, False),  # a typed call has its own type
+    ])
+    def test_an_extended_tcl_filter(self, coffee: TypedInterface, types: list[Any],
+                                    constraint: str, minutes: int, expected: bool) -> None:
+        import CosNotifyFilter
+
+        flt = FilterFactory().create_filter("EXTENDED_TCL")
+        flt.add_constraints([CosNotifyFilter.ConstraintExp(
+            [N.EventType(d, t) for d, t in types], constraint)])
+        props = to_match_typed(coffee, coffee.operations["drinking_coffee"], ["Jane", minutes])
+        assert flt.match_typed(props) is expected
