@@ -14,7 +14,8 @@ from typing import Any
 
 import cosnotify.corba  # noqa: F401 - omniORB before any COS stub module
 
-__all__ = ["EventChannelFactory", "ServiceConfig", "__version__", "host", "stats"]
+__all__ = ["EventChannelFactory", "ServiceConfig", "TypedEventChannelFactory", "__version__",
+           "host", "stats"]
 
 
 def __getattr__(name: str) -> Any:
@@ -23,6 +24,10 @@ def __getattr__(name: str) -> Any:
         from cosnotify.channel.factory import EventChannelFactory
 
         return EventChannelFactory
+    if name == "TypedEventChannelFactory":
+        from cosnotify.typed.channel import TypedEventChannelFactory
+
+        return TypedEventChannelFactory
     if name == "host":
         from cosnotify.server import host
 

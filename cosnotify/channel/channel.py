@@ -160,6 +160,10 @@ class _QueueAccount:
 class EventChannel(QoSAdminMixin):
     """``CosNotifyChannelAdmin::EventChannel``."""
 
+    #: The admins it makes (a typed channel makes typed ones: cosnotify/typed).
+    consumer_admin_class: Any = ConsumerAdmin
+    supplier_admin_class: Any = SupplierAdmin
+
     def __init__(self, factory: Any, channel_id: int, qos: dict[str, Any],
                  explicit: set[str], admin: dict[str, Any]) -> None:
         self._factory = factory
@@ -211,10 +215,10 @@ class EventChannel(QoSAdminMixin):
         return self._factory
 
     def _get_default_consumer_admin(self) -> ConsumerAdmin:
-        return self._default_admin(self._consumer_admins, ConsumerAdmin)  # type: ignore[no-any-return]
+        return self._default_admin(self._consumer_admins, self.consumer_admin_class)  # type: ignore[no-any-return]
 
     def _get_default_supplier_admin(self) -> SupplierAdmin:
-        return self._default_admin(self._supplier_admins, SupplierAdmin)  # type: ignore[no-any-return]
+        return self._default_admin(self._supplier_admins, self.supplier_admin_class)  # type: ignore[no-any-return]
 
     def _default_admin(self, table: dict[int, Any], cls: Any) -> Any:
         """The default admin (id 0), made on first access (section 2.5.5.1: until a client
@@ -250,23 +254,24 @@ class EventChannel(QoSAdminMixin):
 
     # -- admins --------------------------------------------------------------------------------
     def new_for_consumers(self, op: Any) -> tuple[ConsumerAdmin, int]:
-        return self._new_admin(ConsumerAdmin, self._consumer_admins, op)
+        return self._new_admin(self.consumer_admin_class, self._consumer_admins, op)
 
     def new_for_suppliers(self, op: Any) -> tuple[SupplierAdmin, int]:
-        return self._new_admin(SupplierAdmin, self._supplier_admins, op)
+        return self._new_admin(self.supplier_admin_class, self._supplier_admins, op)
 
     def named_new_for_consumers(self, op: Any, name: str) -> tuple[ConsumerAdmin, int]:
-        return self._new_admin(ConsumerAdmin, self._consumer_admins, op, name)  # names.py
+        return self._new_admin(self.consumer_admin_class, self._consumer_admins, op,
+                               name)  # names.py
 
     def named_new_for_suppliers(self, op: Any, name: str) -> tuple[SupplierAdmin, int]:
-        return self._new_admin(SupplierAdmin, self._supplier_admins, op, name)
+        return self._new_admin(self.supplier_admin_class, self._supplier_admins, op, name)
 
     def _new_admin(self, cls: Any, table: dict[int, Any], op: Any,
                    name: str | None = None) -> tuple[Any, int]:
         if op not in (CA.AND_OP, CA.OR_OP):
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"bad InterFilterGroupOperator {op!r}")
         topology = self._service.topology
-        scope = "ca" if cls is ConsumerAdmin else "sa"
+        scope = "ca" if issubclass(cls, ConsumerAdmin) else "sa"
         with self._lock:
             self._check_alive()
             with self._names.claimed(scope, name):

@@ -44,6 +44,9 @@ __all__ = ["EventChannelFactory"]
 class EventChannelFactory:
     """``CosNotifyChannelAdmin::EventChannelFactory``, in process."""
 
+    #: The channels it makes (a typed factory makes typed ones: cosnotify/typed).
+    channel_class: Any = EventChannel
+
     def __init__(self, config: ServiceConfig | None = None, clock: Clock | None = None,
                  capabilities: Capabilities | None = None, *, store: Store | None = None,
                  restore: bool = True) -> None:
@@ -107,7 +110,7 @@ class EventChannelFactory:
                 raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, "the factory was closed")
             with self._names.claimed("channel", name):
                 channel_id = topology.next_id("channels") if topology else next(self._ids)
-                channel = EventChannel(self, channel_id, qos, set(qos), admin)
+                channel = self.channel_class(self, channel_id, qos, set(qos), admin)
             channel._name = name
             self._channels[channel_id] = channel
         channel._persist()

@@ -1,0 +1,166 @@
+"""The typed channel, its admins and its factory (``CosTypedNotifyChannelAdmin``), in process.
+
+Strategy: a typed channel is a notification channel (section 2.7: it
+"inherits from both the CosNotifyChannelAdmin::EventChannel interface and
+the CosTypedEventChannelAdmin::TypedEventChannel interface"), so
+:class:`TypedEventChannel` is an :class:`~cosnotify.channel.channel.EventChannel`
+whose admins are typed: :class:`TypedConsumerAdmin` and
+:class:`TypedSupplierAdmin` are the untyped admins plus the typed ``obtain_*``
+operations. A key names an interface the factory's
+:class:`~cosnotify.typed.interfaces.InterfaceRepository` has loaded
+(``TypedEventChannelFactory(idl=[...], include=[...])``); an unknown one
+raises what the IDL declares: ``InterfaceNotSupported`` for
+``supported_interface``, ``NoSuchImplementation`` for ``uses_interface``.
+A ``supported_interface`` key for a pull supplier must have its ``Pull<I>``.
+
+Event Service style typed admins and proxies (``for_consumers``,
+``obtain_typed_push_consumer``...) are the same objects without ids, as for
+the untyped channel (section 2.1.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from os import PathLike
+from typing import Any
+
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
+import CosTypedEventChannelAdmin as TECA
+
+from cosnotify.channel.admin import ConsumerAdmin, SupplierAdmin
+from cosnotify.channel.channel import EventChannel
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.typed.interfaces import InterfaceRepository, TypedInterface
+from cosnotify.typed.proxies import TypedProxyPullSupplier, TypedProxyPushConsumer
+
+__all__ = ["TypedConsumerAdmin", "TypedEventChannel", "TypedEventChannelFactory",
+           "TypedSupplierAdmin"]
+
+
+def _interface(admin: Any, key: str, missing: Any, pull: bool = False) -> TypedInterface:
+    repository: InterfaceRepository = admin._channel._factory.interfaces
+    try:
+        interface = repository.lookup(str(key))
+    except KeyError:
+        raise missing() from None
+    if pull and interface.pull_repo_id is None:
+        raise missing()  # no Pull<I> was loaded: nothing to give a pull consumer
+    return interface
+
+
+def _not_yet(what: str) -> Any:
+    return CORBA.NO_IMPLEMENT(0, CORBA.COMPLETED_NO,
+                              f"{what}: not implemented yet (docs/typed.md, Status)")
+
+
+class TypedSupplierAdmin(SupplierAdmin):
+    """``CosTypedNotifyChannelAdmin::TypedSupplierAdmin``."""
+
+    def obtain_typed_notification_push_consumer(self, supported_interface: str
+                                                 ) -> tuple[TypedProxyPushConsumer, int]:
+        interface = _interface(self, supported_interface, TECA.InterfaceNotSupported)
+        proxy, proxy_id = self._create(
+            lambda admin, pid: TypedProxyPushConsumer(admin, pid, interface), True)
+        return proxy, proxy_id  # type: ignore[return-value]
+
+    def obtain_typed_push_consumer(self, supported_interface: str) -> TypedProxyPushConsumer:
+        """Event Service style: the same proxy, without an id."""
+        interface = _interface(self, supported_interface, TECA.InterfaceNotSupported)
+        return self._create(  # type: ignore[no-any-return]
+            lambda admin, pid: TypedProxyPushConsumer(admin, pid, interface), False)[0]
+
+    def obtain_typed_notification_pull_consumer(self, uses_interface: str) -> Any:
+        _interface(self, uses_interface, TECA.NoSuchImplementation)
+        raise _not_yet("TypedProxyPullConsumer")
+
+    def obtain_typed_pull_consumer(self, uses_interface: str) -> Any:
+        _interface(self, uses_interface, TECA.NoSuchImplementation)
+        raise _not_yet("TypedProxyPullConsumer")
+
+
+class TypedConsumerAdmin(ConsumerAdmin):
+    """``CosTypedNotifyChannelAdmin::TypedConsumerAdmin``."""
+
+    def obtain_typed_notification_pull_supplier(self, supported_interface: str
+                                                ) -> tuple[TypedProxyPullSupplier, int]:
+        interface = _interface(self, supported_interface, TECA.InterfaceNotSupported,
+                               pull=True)
+        proxy, proxy_id = self._create(
+            lambda admin, pid: TypedProxyPullSupplier(admin, pid, interface), True)
+        return proxy, proxy_id  # type: ignore[return-value]
+
+    def obtain_typed_pull_supplier(self, supported_interface: str) -> TypedProxyPullSupplier:
+        """Event Service style: the same proxy, without an id."""
+        interface = _interface(self, supported_interface, TECA.InterfaceNotSupported,
+                               pull=True)
+        return self._create(  # type: ignore[no-any-return]
+            lambda admin, pid: TypedProxyPullSupplier(admin, pid, interface), False)[0]
+
+    def obtain_typed_notification_push_supplier(self, uses_interface: str) -> Any:
+        _interface(self, uses_interface, TECA.NoSuchImplementation)
+        raise _not_yet("TypedProxyPushSupplier")
+
+    def obtain_typed_push_supplier(self, uses_interface: str) -> Any:
+        _interface(self, uses_interface, TECA.NoSuchImplementation)
+        raise _not_yet("TypedProxyPushSupplier")
+
+
+class TypedEventChannel(EventChannel):
+    """``CosTypedNotifyChannelAdmin::TypedEventChannel`` (and the untyped one)."""
+
+    consumer_admin_class = TypedConsumerAdmin
+    supplier_admin_class = TypedSupplierAdmin
+
+    def new_for_typed_notification_consumers(self, op: Any) -> tuple[TypedConsumerAdmin, int]:
+        return self.new_for_consumers(op)  # type: ignore[return-value]
+
+    def new_for_typed_notification_suppliers(self, op: Any) -> tuple[TypedSupplierAdmin, int]:
+        return self.new_for_suppliers(op)  # type: ignore[return-value]
+
+    def for_consumers(self) -> Any:
+        """Event Service style typed ConsumerAdmin: a typed admin without an id."""
+        with self._lock:
+            self._check_alive()
+            admin = TypedConsumerAdmin(self, None, CA.OR_OP)
+            self._es_admins.append(admin)
+            self._rebuild_routes()
+        return admin
+
+    def for_suppliers(self) -> Any:
+        with self._lock:
+            self._check_alive()
+            admin = TypedSupplierAdmin(self, None, CA.OR_OP)
+            self._es_admins.append(admin)
+        return admin
+
+
+class TypedEventChannelFactory(EventChannelFactory):
+    """``CosTypedNotifyChannelAdmin::TypedEventChannelFactory``, in process.
+
+    ``idl`` and ``include`` are loaded at once (``IDLError`` if they do not compile
+    or break the typed rules); ``interfaces.load`` adds more later. Typed channels
+    keep nothing across a restart yet (no ``store``).
+    """
+
+    channel_class = TypedEventChannel
+
+    def __init__(self, idl: Iterable[str | PathLike[str]] = (),
+                 include: Iterable[str | PathLike[str]] = (), **options: Any) -> None:
+        if options.get("store") is not None:
+            raise CORBA.NO_IMPLEMENT(0, CORBA.COMPLETED_NO,
+                                     "persistent typed channels: not implemented yet")
+        self.interfaces = InterfaceRepository()
+        self.interfaces.load(idl, include)  # before the service starts: an error leaves nothing
+        super().__init__(**options)
+
+    def create_typed_channel(self, initial_qos: list[Any], initial_admin: list[Any]
+                             ) -> tuple[TypedEventChannel, int]:
+        return self.create_channel(initial_qos, initial_admin)  # type: ignore[return-value]
+
+    def get_all_typed_channels(self) -> list[int]:
+        return self.get_all_channels()
+
+    def get_typed_event_channel(self, id: int) -> TypedEventChannel:
+        return self.get_event_channel(id)  # type: ignore[return-value]

@@ -1,0 +1,185 @@
+"""The typed proxies of a typed channel (``CosTypedNotifyChannelAdmin``), in process.
+
+Strategy: a typed proxy is an ordinary proxy of the channel -- filters, QoS,
+counters and the event path are the untyped ones -- that also speaks the
+interface its key names:
+
+- :class:`TypedProxyPushConsumer` (key: ``supported_interface``):
+  ``get_typed_consumer()`` returns an object with ``<I>``'s operations; each
+  call becomes the Structured Event of Table 2-2 (``%TYPED``,
+  ``events.to_structured``) and enters the channel through the proxy, as a
+  ``push_structured_event`` would. It is also a ``CosEventComm::PushConsumer``:
+  ``push(any)`` takes an untyped event.
+- :class:`TypedProxyPullSupplier` (key: ``supported_interface``):
+  ``get_typed_supplier()`` returns an object with ``Pull<I>``'s operations.
+  Each event the proxy's queue gives is read as a call of ``<I>``
+  (``events.call_of``, or ``call_of_any`` for an event supplied as an Any)
+  and kept for its operation, so ``pull_op``/``try_op`` return the next call
+  of *that* operation, in channel order (as JacORB keeps a queue per
+  operation). An event that is no call of ``<I>`` reaches no typed client
+  (Table 2-2): it is dropped and counted (``not_typed``). It is also a
+  ``CosEventComm::PullSupplier``: ``pull``/``try_pull`` give the next event
+  as an Any, whatever its form.
+
+The objects the two ``get_typed_*`` operations return are plain Python
+objects in process; the server gives them a servant of the generated
+skeleton (``<I>``, ``Pull<I>``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
+
+from cosnotify.channel import consumer_proxy as cp
+from cosnotify.channel import pull_supplier as pls
+from cosnotify.typed.events import call_of, call_of_any, to_structured
+from cosnotify.typed.interfaces import Operation, TypedInterface
+
+__all__ = ["TypedProxyPullSupplier", "TypedProxyPushConsumer"]
+
+
+class TypedProxyPushConsumer(cp._PushConsumer):
+    """``CosTypedNotifyChannelAdmin::TypedProxyPushConsumer``."""
+
+    proxy_type = CA.PUSH_TYPED
+    client_disconnect = "disconnect_push_supplier"
+
+    def __init__(self, admin: Any, proxy_id: int | None, interface: TypedInterface) -> None:
+        super().__init__(admin, proxy_id)
+        self.interface = interface
+        self._typed_consumer = _typed_caller(self, interface)
+
+    def connect_typed_push_supplier(self, push_supplier: Any) -> None:
+        self._connect_supplier(push_supplier)
+
+    def get_typed_consumer(self) -> Any:
+        """The object whose ``<I>`` operations supply typed events (module docstring)."""
+        return self._typed_consumer
+
+    def push(self, data: Any) -> None:
+        if not self._connected:
+            self._require_connected()
+        self._inject_any(data)
+
+    def disconnect_push_consumer(self) -> None:
+        self._client_disconnected()
+
+    def _typed_call(self, operation: Operation, arguments: list[Any]) -> None:
+        if not self._connected:
+            self._require_connected()
+        self._inject_structured(to_structured(operation, arguments))
+
+
+def _typed_caller(proxy: TypedProxyPushConsumer, interface: TypedInterface) -> Any:
+    """An object with a method per operation of ``interface`` that calls ``proxy``."""
+
+    def method(operation: Operation) -> Any:
+        def call(self: Any, *arguments: Any) -> None:
+            proxy._typed_call(operation, list(arguments))
+        call.__name__ = operation.name
+        return call
+
+    namespace = {name: method(op) for name, op in interface.operations.items()}
+    namespace["__repr__"] = lambda self: f"<typed consumer {interface.scoped_name} of {proxy!r}>"
+    return type(f"Typed{interface.scoped_name.replace('::', '_')}", (), namespace)()
+
+
+class TypedProxyPullSupplier(pls.ProxyPullSupplier):
+    """``CosTypedNotifyChannelAdmin::TypedProxyPullSupplier``."""
+
+    proxy_type = CA.PULL_TYPED
+    client_disconnect = "disconnect_pull_consumer"
+
+    def __init__(self, admin: Any, proxy_id: int | None, interface: TypedInterface) -> None:
+        super().__init__(admin, proxy_id)
+        self.interface = interface
+        #: Calls read from the queue, waiting for their operation's pull (lock held).
+        self._calls: dict[str, deque[list[Any]]] = {op: deque() for op in interface.operations}
+        #: Events that were no call of the interface (Table 2-2: dropped).
+        self.not_typed = 0
+        self._typed_supplier = _typed_puller(self, interface)
+
+    def connect_typed_pull_consumer(self, pull_consumer: Any) -> None:
+        self._connect_consumer(pull_consumer)
+
+    def get_typed_supplier(self) -> Any:
+        """The object whose ``Pull<I>`` operations give typed events (module docstring)."""
+        return self._typed_supplier
+
+    def _next_call(self, operation: str, block: bool) -> list[Any] | None:
+        """The next call of ``operation``: kept, or read from the queue (others kept)."""
+        while True:
+            with self._lock:
+                waiting = self._calls[operation]
+                if waiting:
+                    return waiting.popleft()
+            batch = self._take(1, block=block)
+            self._taken(batch)
+            if not batch:
+                return None
+            event = batch[0].event
+            structured = event.as_structured()
+            call = call_of_any(self.interface, event.as_any()) \
+                if structured.header.fixed_header.event_type.type_name == "%ANY" \
+                else call_of(self.interface, structured)
+            if call is None:
+                with self._lock:
+                    self.not_typed += 1
+                continue
+            found, arguments = call
+            if found.name == operation:
+                return arguments
+            with self._lock:
+                self._calls[found.name].append(arguments)
+
+
+def _outs(values: list[Any]) -> Any:
+    """omniORBpy's form of out parameters: one value, or a tuple of them."""
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _typed_puller(proxy: TypedProxyPullSupplier, interface: TypedInterface) -> Any:
+    """An object with ``Pull<I>``'s operations (its names, interfaces.py) over ``proxy``."""
+
+    def pull(name: str) -> Any:
+        def call(self: Any) -> Any:
+            values = proxy._next_call(name, block=True)
+            assert values is not None
+            return _outs(values) if values else None
+        return call
+
+    def try_(name: str, operation: Operation) -> Any:
+        def call(self: Any) -> Any:
+            values = proxy._next_call(name, block=False)
+            if values is None:  # nothing yet: FALSE, and zero values of the out types
+                return (False, *(_empty(p.typecode) for p in operation.parameters))
+            return (True, *values)
+        return call
+
+    namespace: dict[str, Any] = {}
+    for name, operation in interface.operations.items():
+        pulled, tried = interface.pull_names.get(name, (f"pull_{name}", f"try_{name}"))
+        namespace[pulled] = pull(name)
+        namespace[tried] = try_(name, operation)
+    namespace["__repr__"] = lambda self: f"<typed supplier Pull{interface.scoped_name} of {proxy!r}>"
+    return type(f"Pull{interface.scoped_name.replace('::', '_')}", (), namespace)()
+
+
+def _empty(typecode: Any) -> Any:
+    """A value of ``typecode`` to return beside FALSE (its content is meaningless)."""
+    kind = typecode.kind()
+    if kind in (CORBA.tk_string, CORBA.tk_wstring):
+        return ""
+    if kind == CORBA.tk_boolean:
+        return False
+    if kind in (CORBA.tk_float, CORBA.tk_double):
+        return 0.0
+    if kind in (CORBA.tk_short, CORBA.tk_long, CORBA.tk_longlong, CORBA.tk_ushort,
+                CORBA.tk_ulong, CORBA.tk_ulonglong, CORBA.tk_octet, CORBA.tk_enum):
+        return 0
+    return None

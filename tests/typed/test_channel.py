@@ -1,0 +1,206 @@
+"""A typed channel in process (cosnotify/typed/channel.py, proxies.py).
+
+Section 2.7's Coffee example: a typed supplier calls ``drinking_coffee`` on
+the object its TypedProxyPushConsumer gives; structured consumers of the
+same channel see the %TYPED event of Table 2-2; a typed pull consumer calls
+``try_drinking_coffee``/``drinking_coffee`` on the object its
+TypedProxyPullSupplier gives. What is no call of the interface reaches no
+typed client and is counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosEventComm
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter
+import CosTypedEventChannelAdmin as TECA
+
+import cosnotify
+from cosnotify.typed.channel import TypedEventChannel, TypedEventChannelFactory
+from cosnotify.typed.interfaces import IDLError
+from tests.typed.conftest import DATA
+
+
+@pytest.fixture(scope="module")
+def factory() -> Iterator[TypedEventChannelFactory]:
+    with TypedEventChannelFactory(idl=[DATA / "Coffee.idl"]) as made:
+        yield made
+
+
+@pytest.fixture
+def channel(factory: TypedEventChannelFactory) -> Iterator[TypedEventChannel]:
+    made, _ = factory.create_typed_channel([], [])
+    yield made
+    made.destroy()
+
+
+def typed_consumer(channel: TypedEventChannel) -> tuple[Any, Any]:
+    """A connected TypedProxyPushConsumer for Coffee, and its typed object."""
+    proxy, _ = channel._get_default_supplier_admin().obtain_typed_notification_push_consumer(
+        "Coffee")
+    proxy.connect_typed_push_supplier(None)
+    return proxy, proxy.get_typed_consumer()
+
+
+def typed_supplier(channel: TypedEventChannel) -> tuple[Any, Any]:
+    proxy, _ = channel._get_default_consumer_admin().obtain_typed_notification_pull_supplier(
+        "IDL:CoffeeTest/Coffee:1.0")
+    proxy.connect_typed_pull_consumer(None)
+    return proxy, proxy.get_typed_supplier()
+
+
+def structured_puller(channel: TypedEventChannel) -> Any:
+    proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+        CA.STRUCTURED_EVENT)
+    proxy.connect_structured_pull_consumer(None)
+    return proxy
+
+
+def settle(channel: TypedEventChannel) -> None:
+    assert channel._factory.service.dispatcher.wait_idle()
+
+
+class TestTypedPush:
+    def test_a_call_reaches_structured_consumers_as_typed(self, channel: TypedEventChannel
+                                                          ) -> None:
+        puller = structured_puller(channel)
+        _, coffee = typed_consumer(channel)
+        coffee.drinking_coffee("Jane", 5)
+        settle(channel)
+        event, has_event = puller.try_pull_structured_event()
+        assert has_event
+        assert event.header.fixed_header.event_type.type_name == "%TYPED"
+        assert [(p.name, p.value.value()) for p in event.filterable_data] == [
+            ("operation", "::CoffeeTest::Coffee::drinking_coffee"), ("name", "Jane"),
+            ("minutes", 5)]
+
+    def test_the_proxy_filters_typed_calls(self, channel: TypedEventChannel,
+                                           factory: TypedEventChannelFactory) -> None:
+        puller = structured_puller(channel)
+        proxy, coffee = typed_consumer(channel)
+        flt = factory._get_filter_factory().create_filter("EXTENDED_TCL")
+        flt.add_constraints([CosNotifyFilter.ConstraintExp([], "$minutes > 3")])
+        proxy.add_filter(flt)
+        coffee.drinking_coffee("Jo", 2)
+        coffee.drinking_coffee("Al", 9)
+        settle(channel)
+        names = []
+        while True:
+            event, has_event = puller.try_pull_structured_event()
+            if not has_event:
+                break
+            names.append(event.filterable_data[1].value.value())
+        assert names == ["Al"]
+
+    def test_calls_before_connecting_are_refused(self, channel: TypedEventChannel) -> None:
+        proxy, _ = channel._get_default_supplier_admin().obtain_typed_notification_push_consumer(
+            "Coffee")
+        with pytest.raises(CosEventComm.Disconnected):
+            proxy.get_typed_consumer().cancel_coffee("Jane")
+
+
+class TestTypedPull:
+    def test_each_operation_pulls_its_own_calls_in_order(self, channel: TypedEventChannel
+                                                         ) -> None:
+        _, pull = typed_supplier(channel)
+        _, coffee = typed_consumer(channel)
+        coffee.drinking_coffee("Jane", 5)
+        coffee.cancel_coffee("Jo")
+        coffee.drinking_coffee("Al", 7)
+        settle(channel)
+        assert pull.try_cancel_coffee() == (True, "Jo")
+        assert pull.drinking_coffee() == ("Jane", 5)  # kept while cancel_coffee was read
+        assert pull.try_drinking_coffee() == (True, "Al", 7)
+        assert pull.try_drinking_coffee() == (False, "", 0)
+        assert pull.try_cancel_coffee() == (False, "")
+
+    def test_structured_and_any_suppliers_reach_typed_consumers(
+            self, channel: TypedEventChannel) -> None:
+        proxy, pull = typed_supplier(channel)
+        admin = channel._get_default_supplier_admin()
+        structured, _ = admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+        structured.connect_structured_push_supplier(None)
+        anys, _ = admin.obtain_notification_push_consumer(CA.ANY_EVENT)
+        anys.connect_any_push_supplier(None)
+
+        def props(name: str) -> list[Any]:
+            return [N.Property("operation",
+                               CORBA.Any(CORBA.TC_string, "CoffeeTest::Coffee::cancel_coffee")),
+                    N.Property("name", CORBA.Any(CORBA.TC_string, name))]
+
+        def event(filterable: list[Any]) -> Any:
+            return N.StructuredEvent(
+                N.EventHeader(N.FixedEventHeader(N.EventType("", "%TYPED"), ""), []),
+                filterable, CORBA.Any(CORBA.TC_null, None))
+
+        structured.push_structured_event(event(props("from structured")))
+        structured.push_structured_event(event(props("x")[:1]))  # no parameter: no call
+        anys.push(CORBA.Any(N._tc_PropertySeq, props("from any")))
+        anys.push(CORBA.Any(CORBA.TC_long, 7))  # not a name-value sequence: no call
+        settle(channel)
+        assert pull.try_cancel_coffee() == (True, "from structured")
+        assert pull.try_cancel_coffee() == (True, "from any")
+        assert pull.try_cancel_coffee() == (False, "")
+        assert proxy.not_typed == 2
+
+    def test_the_untyped_pull_gives_everything_as_anys(self, channel: TypedEventChannel
+                                                      ) -> None:
+        proxy, _ = typed_supplier(channel)
+        _, coffee = typed_consumer(channel)
+        coffee.cancel_coffee("Jo")
+        settle(channel)
+        value, has_event = proxy.try_pull()
+        assert has_event and value.typecode().equivalent(N._tc_StructuredEvent)
+
+
+class TestFactory:
+    def test_idl_that_breaks_the_rules_stops_the_factory(self, tmp_path: Any) -> None:
+        bad = tmp_path / "bad.idl"
+        bad.write_text("module FactoryBreach { interface I { long op(in long n); }; };\n")
+        with pytest.raises(IDLError, match="returns void"):
+            cosnotify.TypedEventChannelFactory(idl=[bad])
+
+    def test_typed_channels_are_notification_channels(
+            self, factory: TypedEventChannelFactory) -> None:
+        channel, channel_id = factory.create_typed_channel([], [])
+        try:
+            assert factory.get_typed_event_channel(channel_id) is channel
+            assert channel_id in factory.get_all_typed_channels()
+            admin, _ = channel.new_for_typed_notification_consumers(CA.AND_OP)
+            proxy, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+            assert proxy is not None  # the untyped proxies are there too
+        finally:
+            channel.destroy()
+        with pytest.raises(CA.ChannelNotFound):
+            factory.get_typed_event_channel(channel_id)
+
+
+class TestKeys:
+    def test_unknown_interfaces(self, channel: TypedEventChannel) -> None:
+        suppliers = channel._get_default_supplier_admin()
+        consumers = channel._get_default_consumer_admin()
+        with pytest.raises(TECA.InterfaceNotSupported):
+            suppliers.obtain_typed_notification_push_consumer("Tea")
+        with pytest.raises(TECA.InterfaceNotSupported):
+            consumers.obtain_typed_notification_pull_supplier("IDL:CoffeeTest/Tea:1.0")
+        with pytest.raises(TECA.NoSuchImplementation):
+            consumers.obtain_typed_notification_push_supplier("Tea")
+        with pytest.raises(TECA.NoSuchImplementation):
+            suppliers.obtain_typed_notification_pull_consumer("Tea")
+        assert suppliers._get_push_consumers() == [] and consumers._get_pull_suppliers() == []
+
+    def test_event_service_style_admins_and_proxies(self, channel: TypedEventChannel) -> None:
+        puller = structured_puller(channel)
+        proxy = channel.for_suppliers().obtain_typed_push_consumer("CoffeeTest::Coffee")
+        proxy.connect_typed_push_supplier(None)
+        proxy.get_typed_consumer().cancel_coffee("Jo")
+        settle(channel)
+        assert puller.try_pull_structured_event()[1]
+        assert channel.for_consumers().obtain_typed_pull_supplier("Coffee") is not None
