@@ -11,7 +11,8 @@ operations. A key names an interface the factory's
 (``TypedEventChannelFactory(idl=[...], include=[...])``); an unknown one
 raises what the IDL declares: ``InterfaceNotSupported`` for
 ``supported_interface``, ``NoSuchImplementation`` for ``uses_interface``.
-A ``supported_interface`` key for a pull supplier must have its ``Pull<I>``.
+A key for a pull proxy (a pull supplier's ``supported_interface``, a pull
+consumer's ``uses_interface``) must have its ``Pull<I>``.
 
 Event Service style typed admins and proxies (``for_consumers``,
 ``obtain_typed_push_consumer``...) are the same objects without ids, as for
@@ -33,7 +34,12 @@ from cosnotify.channel.admin import ConsumerAdmin, SupplierAdmin
 from cosnotify.channel.channel import EventChannel
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.typed.interfaces import InterfaceRepository, TypedInterface
-from cosnotify.typed.proxies import TypedProxyPullSupplier, TypedProxyPushConsumer
+from cosnotify.typed.proxies import (
+    TypedProxyPullConsumer,
+    TypedProxyPullSupplier,
+    TypedProxyPushConsumer,
+    TypedProxyPushSupplier,
+)
 
 __all__ = ["TypedConsumerAdmin", "TypedEventChannel", "TypedEventChannelFactory",
            "TypedSupplierAdmin"]
@@ -48,11 +54,6 @@ def _interface(admin: Any, key: str, missing: Any, pull: bool = False) -> TypedI
     if pull and interface.pull_repo_id is None:
         raise missing()  # no Pull<I> was loaded: nothing to give a pull consumer
     return interface
-
-
-def _not_yet(what: str) -> Any:
-    return CORBA.NO_IMPLEMENT(0, CORBA.COMPLETED_NO,
-                              f"{what}: not implemented yet (docs/typed.md, Status)")
 
 
 class TypedSupplierAdmin(SupplierAdmin):
@@ -71,13 +72,18 @@ class TypedSupplierAdmin(SupplierAdmin):
         return self._create(  # type: ignore[no-any-return]
             lambda admin, pid: TypedProxyPushConsumer(admin, pid, interface), False)[0]
 
-    def obtain_typed_notification_pull_consumer(self, uses_interface: str) -> Any:
-        _interface(self, uses_interface, TECA.NoSuchImplementation)
-        raise _not_yet("TypedProxyPullConsumer")
+    def obtain_typed_notification_pull_consumer(self, uses_interface: str
+                                                ) -> tuple[TypedProxyPullConsumer, int]:
+        interface = _interface(self, uses_interface, TECA.NoSuchImplementation, pull=True)
+        proxy, proxy_id = self._create(
+            lambda admin, pid: TypedProxyPullConsumer(admin, pid, interface), True)
+        return proxy, proxy_id  # type: ignore[return-value]
 
-    def obtain_typed_pull_consumer(self, uses_interface: str) -> Any:
-        _interface(self, uses_interface, TECA.NoSuchImplementation)
-        raise _not_yet("TypedProxyPullConsumer")
+    def obtain_typed_pull_consumer(self, uses_interface: str) -> TypedProxyPullConsumer:
+        """Event Service style: the same proxy, without an id."""
+        interface = _interface(self, uses_interface, TECA.NoSuchImplementation, pull=True)
+        return self._create(  # type: ignore[no-any-return]
+            lambda admin, pid: TypedProxyPullConsumer(admin, pid, interface), False)[0]
 
 
 class TypedConsumerAdmin(ConsumerAdmin):
@@ -98,13 +104,18 @@ class TypedConsumerAdmin(ConsumerAdmin):
         return self._create(  # type: ignore[no-any-return]
             lambda admin, pid: TypedProxyPullSupplier(admin, pid, interface), False)[0]
 
-    def obtain_typed_notification_push_supplier(self, uses_interface: str) -> Any:
-        _interface(self, uses_interface, TECA.NoSuchImplementation)
-        raise _not_yet("TypedProxyPushSupplier")
+    def obtain_typed_notification_push_supplier(self, uses_interface: str
+                                                ) -> tuple[TypedProxyPushSupplier, int]:
+        interface = _interface(self, uses_interface, TECA.NoSuchImplementation)
+        proxy, proxy_id = self._create(
+            lambda admin, pid: TypedProxyPushSupplier(admin, pid, interface), True)
+        return proxy, proxy_id  # type: ignore[return-value]
 
-    def obtain_typed_push_supplier(self, uses_interface: str) -> Any:
-        _interface(self, uses_interface, TECA.NoSuchImplementation)
-        raise _not_yet("TypedProxyPushSupplier")
+    def obtain_typed_push_supplier(self, uses_interface: str) -> TypedProxyPushSupplier:
+        """Event Service style: the same proxy, without an id."""
+        interface = _interface(self, uses_interface, TECA.NoSuchImplementation)
+        return self._create(  # type: ignore[no-any-return]
+            lambda admin, pid: TypedProxyPushSupplier(admin, pid, interface), False)[0]
 
 
 class TypedEventChannel(EventChannel):

@@ -33,14 +33,17 @@ from typing import Any
 
 from omniORB import CORBA
 
+import CosEventChannelAdmin
 import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
+from cosnotify.channel import push_supplier as pss
 from cosnotify.typed.events import call_of, call_of_any, to_structured
 from cosnotify.typed.interfaces import Operation, TypedInterface
 
-__all__ = ["TypedProxyPullSupplier", "TypedProxyPushConsumer"]
+__all__ = ["TypedProxyPullConsumer", "TypedProxyPullSupplier", "TypedProxyPushConsumer",
+           "TypedProxyPushSupplier"]
 
 
 class TypedProxyPushConsumer(cp._PushConsumer):
@@ -183,3 +186,107 @@ def _empty(typecode: Any) -> Any:
                 CORBA.tk_ulong, CORBA.tk_ulonglong, CORBA.tk_octet, CORBA.tk_enum):
         return 0
     return None
+
+
+def _typed_object(found: Any, stub: Any, names: list[str]) -> Any:
+    """``found`` as an object of ``stub``'s interface: a reference narrowed (one remote
+    ``_is_a``), or an in-process object that has every operation; else TypeError."""
+    if isinstance(found, CORBA.Object):
+        narrowed = found._narrow(stub)
+        if narrowed is None:
+            raise CosEventChannelAdmin.TypeError()
+        return narrowed
+    if found is None or not all(callable(getattr(found, name, None)) for name in names):
+        raise CosEventChannelAdmin.TypeError()
+    return found
+
+
+def _call_of_event(interface: TypedInterface, event: Any) -> tuple[Operation, list[Any]] | None:
+    structured = event.as_structured()
+    if structured.header.fixed_header.event_type.type_name == "%ANY":
+        return call_of_any(interface, event.as_any())
+    return call_of(interface, structured)
+
+
+class TypedProxyPushSupplier(pss.ProxyPushSupplier):
+    """``CosTypedNotifyChannelAdmin::TypedProxyPushSupplier``."""
+
+    proxy_type = CA.PUSH_TYPED
+    client_disconnect = "disconnect_push_consumer"
+    consumer_method = "get_typed_consumer"
+    consumer_interface = "IDL:omg.org/CosTypedEventComm/TypedPushConsumer:1.0"
+
+    def __init__(self, admin: Any, proxy_id: int | None, interface: TypedInterface) -> None:
+        super().__init__(admin, proxy_id)
+        self.interface = interface
+        self._typed: Any = None
+        #: Events that were no call of the interface (Table 2-2: dropped).
+        self.not_typed = 0
+
+    def connect_typed_push_consumer(self, push_consumer: Any) -> None:
+        if push_consumer is None:
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "a nil client reference cannot be served")
+        try:
+            found = push_consumer.get_typed_consumer()
+        except AttributeError:
+            raise CosEventChannelAdmin.TypeError() from None
+        typed = _typed_object(found, self.interface.stub, list(self.interface.operations))
+        self._connect_consumer(push_consumer)
+        self._typed = typed
+
+    def connect_any_push_consumer(self, push_consumer: Any) -> None:
+        raise CORBA.NO_IMPLEMENT(0, CORBA.COMPLETED_NO,
+                                 "a typed proxy connects with connect_typed_push_consumer")
+
+    def _send(self, consumer: Any, batch: list[Any]) -> None:
+        pss._one_by_one(self, self._push_typed, batch, lambda event: event)
+
+    def _push_typed(self, event: Any) -> None:
+        call = _call_of_event(self.interface, event)
+        if call is None:
+            with self._lock:
+                self.not_typed += 1
+            return
+        operation, arguments = call
+        getattr(self._typed, operation.name)(*arguments)
+
+
+class TypedProxyPullConsumer(cp._PullConsumer):
+    """``CosTypedNotifyChannelAdmin::TypedProxyPullConsumer``."""
+
+    proxy_type = CA.PULL_TYPED
+    client_disconnect = "disconnect_pull_supplier"
+    supplier_method = "get_typed_supplier"
+    supplier_interface = "IDL:omg.org/CosTypedEventComm/TypedPullSupplier:1.0"
+
+    def __init__(self, admin: Any, proxy_id: int | None, interface: TypedInterface) -> None:
+        super().__init__(admin, proxy_id)
+        self.interface = interface
+        self._typed: Any = None
+
+    def connect_typed_pull_supplier(self, pull_supplier: Any) -> None:
+        if pull_supplier is None:
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "a nil client reference cannot be served")
+        interface = self.interface
+        try:
+            found = pull_supplier.get_typed_supplier()
+        except AttributeError:
+            raise CosEventChannelAdmin.TypeError() from None
+        tries = [tried for _, tried in interface.pull_names.values()]
+        self._typed = _typed_object(found, interface.pull_stub, tries)
+        self._connect_supplier(pull_supplier)
+
+    def disconnect_pull_consumer(self) -> None:
+        self._client_disconnected()
+
+    def _pull_from(self, supplier: Any) -> bool:
+        got = False
+        for name, operation in self.interface.operations.items():
+            tried = self.interface.pull_names[name][1]
+            result = getattr(self._typed, tried)()
+            has_event, values = (result[0], list(result[1:])) if isinstance(result, tuple) \
+                else (result, [])
+            if has_event:
+                self._inject_checked(self._inject_structured, to_structured(operation, values))
+                got = True
+        return got

@@ -10,12 +10,14 @@ typed client and is counted.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from omniORB import CORBA
 
+import CosEventChannelAdmin
 import CosEventComm
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
@@ -204,3 +206,113 @@ class TestKeys:
         settle(channel)
         assert puller.try_pull_structured_event()[1]
         assert channel.for_consumers().obtain_typed_pull_supplier("Coffee") is not None
+
+
+class Recorder:
+    """A typed push consumer in process: ``get_typed_consumer()`` gives ``coffee``,
+    whose calls are recorded under a condition."""
+
+    def __init__(self, coffee: Any = None) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        self.cond = threading.Condition()
+        self.coffee = coffee if coffee is not None else self
+
+    def get_typed_consumer(self) -> Any:
+        return self.coffee
+
+    def push(self, data: Any) -> None:
+        pass
+
+    def disconnect_push_consumer(self) -> None:
+        pass
+
+    def _record(self, name: str, *args: Any) -> None:
+        with self.cond:
+            self.calls.append((name, args))
+            self.cond.notify_all()
+
+    def drinking_coffee(self, name: str, minutes: int) -> None:
+        self._record("drinking_coffee", name, minutes)
+
+    def cancel_coffee(self, name: str) -> None:
+        self._record("cancel_coffee", name)
+
+    def wait_for(self, count: int) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: len(self.calls) >= count, 30)
+
+
+class PullCoffee:
+    """A typed pull supplier in process: Pull<Coffee> over a list of drinks."""
+
+    def __init__(self, drinks: list[tuple[str, int]]) -> None:
+        self.drinks = list(drinks)
+
+    def get_typed_supplier(self) -> Any:
+        return self
+
+    def pull(self) -> Any:
+        raise CosEventComm.Disconnected()
+
+    def try_pull(self) -> Any:
+        return CORBA.Any(CORBA.TC_null, None), False
+
+    def disconnect_pull_supplier(self) -> None:
+        pass
+
+    def try_drinking_coffee(self) -> tuple[Any, ...]:
+        return (True, *self.drinks.pop(0)) if self.drinks else (False, "", 0)
+
+    def try_cancel_coffee(self) -> tuple[bool, str]:
+        return False, ""
+
+
+class TestUsesInterface:
+    """The two proxies whose key is ``uses_interface``: the channel calls the client."""
+
+    def test_a_typed_push_consumer_gets_the_calls(self, channel: TypedEventChannel) -> None:
+        proxy, _ = channel._get_default_consumer_admin().obtain_typed_notification_push_supplier(
+            "Coffee")
+        consumer = Recorder()
+        proxy.connect_typed_push_consumer(consumer)
+        _, coffee = typed_consumer(channel)
+        structured, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        structured.connect_structured_push_supplier(None)
+        structured.push_structured_event(N.StructuredEvent(  # no call of Coffee
+            N.EventHeader(N.FixedEventHeader(N.EventType("Telecom", "Alarm"), ""), []), [],
+            CORBA.Any(CORBA.TC_null, None)))
+        coffee.drinking_coffee("Jane", 5)
+        coffee.cancel_coffee("Jo")
+        assert consumer.wait_for(2)
+        assert consumer.calls == [("drinking_coffee", ("Jane", 5)), ("cancel_coffee", ("Jo",))]
+        assert proxy.not_typed == 1
+
+    def test_a_consumer_that_is_no_coffee_is_refused(self, channel: TypedEventChannel) -> None:
+        proxy, _ = channel._get_default_consumer_admin().obtain_typed_notification_push_supplier(
+            "Coffee")
+        with pytest.raises(CosEventChannelAdmin.TypeError):
+            proxy.connect_typed_push_consumer(Recorder(coffee=object()))
+        assert not proxy._connected  # nothing half-connected
+        proxy.connect_typed_push_consumer(Recorder())
+
+    def test_the_channel_pulls_a_typed_pull_supplier(self, channel: TypedEventChannel) -> None:
+        seen = Recorder()
+        pusher, _ = channel._get_default_consumer_admin().obtain_typed_notification_push_supplier(
+            "Coffee")
+        pusher.connect_typed_push_consumer(seen)
+        proxy, _ = channel._get_default_supplier_admin().obtain_typed_notification_pull_consumer(
+            "Coffee")
+        proxy.connect_typed_pull_supplier(PullCoffee([("Jane", 5), ("Al", 7)]))
+        assert seen.wait_for(2)
+        assert seen.calls == [("drinking_coffee", ("Jane", 5)), ("drinking_coffee", ("Al", 7))]
+
+    def test_a_supplier_that_is_no_pull_coffee_is_refused(self, channel: TypedEventChannel
+                                                          ) -> None:
+        proxy, _ = channel._get_default_supplier_admin().obtain_typed_notification_pull_consumer(
+            "Coffee")
+        supplier = PullCoffee([])
+        supplier.get_typed_supplier = lambda: object()  # type: ignore[method-assign]
+        with pytest.raises(CosEventChannelAdmin.TypeError):
+            proxy.connect_typed_pull_supplier(supplier)
+        assert not proxy._connected
