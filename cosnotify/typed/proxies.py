@@ -39,6 +39,7 @@ import CosNotifyChannelAdmin as CA
 from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel import push_supplier as pss
+from cosnotify.corba import descriptors as D
 from cosnotify.typed.events import call_of, call_of_any, to_structured
 from cosnotify.typed.interfaces import Operation, TypedInterface
 
@@ -174,19 +175,39 @@ def _typed_puller(proxy: TypedProxyPullSupplier, interface: TypedInterface) -> A
 
 
 def _empty(typecode: Any) -> Any:
-    """A value of ``typecode`` to return beside FALSE (its content is meaningless)."""
-    kind = typecode.kind()
-    if kind in (CORBA.tk_string, CORBA.tk_wstring):
-        return ""
-    if kind == CORBA.tk_boolean:
-        return False
-    if kind in (CORBA.tk_float, CORBA.tk_double):
-        return 0.0
-    if kind in (CORBA.tk_short, CORBA.tk_long, CORBA.tk_longlong, CORBA.tk_ushort,
-                CORBA.tk_ulong, CORBA.tk_ulonglong, CORBA.tk_octet, CORBA.tk_enum):
-        return 0
-    return None
+    """A value of ``typecode`` to return beside FALSE: its content is meaningless, but
+    over IIOP it must marshal, so it is the type's zero (docs/typed.md)."""
+    return _zero(typecode._d)
 
+
+def _zero(d: Any) -> Any:
+    d = D.unalias(D.resolve(d))
+    k = D.kind(d)
+    if k in (D.SHORT, D.LONG, D.LONGLONG, D.USHORT, D.ULONG, D.ULONGLONG, D.OCTET):
+        return 0
+    if k in (D.FLOAT, D.DOUBLE):
+        return 0.0
+    if k == D.BOOLEAN:
+        return False
+    if k in (D.CHAR, D.WCHAR):
+        return "\0"
+    if k in (D.STRING, D.WSTRING):
+        return ""
+    if k == D.ENUM:
+        return d[3][0]
+    if k == D.STRUCT:
+        return d[1](*(_zero(member) for _, member in D.members(d)))
+    if k == D.SEQUENCE:
+        element = D.kind(D.unalias(D.resolve(d[1])))
+        return b"" if element == D.OCTET else ("" if element == D.CHAR else [])
+    if k == D.ARRAY:
+        element = D.kind(D.unalias(D.resolve(d[1])))
+        if element == D.OCTET:
+            return bytes(d[2])
+        return [_zero(d[1]) for _ in range(d[2])]
+    if k == D.ANY:
+        return CORBA.Any(CORBA.TC_null, None)
+    return None  # object references (nil); other kinds have no simple zero
 
 def _typed_object(found: Any, stub: Any, names: list[str]) -> Any:
     """``found`` as an object of ``stub``'s interface: a reference narrowed (one remote

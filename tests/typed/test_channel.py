@@ -316,3 +316,39 @@ class TestUsesInterface:
         with pytest.raises(CosEventChannelAdmin.TypeError):
             proxy.connect_typed_pull_supplier(supplier)
         assert not proxy._connected
+
+
+def test_try_with_nothing_gives_zero_values_that_marshal(tmp_path: Any, omniorb: Any) -> None:
+    """try_op's FALSE comes with values of the out types: over IIOP they must marshal
+    (an enum, a struct, a sequence, an array), so they are the types' zeros."""
+    idl = tmp_path / "kinds.idl"
+    idl.write_text("""module ZeroKinds {
+        enum Level { LOW, HIGH };
+        struct Where { long x; string s; Level grade; };
+        typedef sequence<long> Numbers;
+        typedef sequence<octet> Bytes;
+        typedef short Pair[2];
+        interface Probe { void seen(in Level l, in Where w, in Numbers n, in Bytes b,
+                                    in Pair p, in any a, in double d); };
+        interface PullProbe { void seen(out Level l, out Where w, out Numbers n, out Bytes b,
+                                        out Pair p, out any a, out double d);
+                              boolean try_seen(out Level l, out Where w, out Numbers n,
+                                               out Bytes b, out Pair p, out any a,
+                                               out double d); };
+    };""")
+    import omniORB
+
+    with TypedEventChannelFactory(idl=[idl]) as made:
+        channel, _ = made.create_typed_channel([], [])
+        proxy, _ = channel._get_default_consumer_admin().obtain_typed_notification_pull_supplier(
+            "ZeroKinds::Probe")
+        proxy.connect_typed_pull_consumer(None)
+        result = proxy.get_typed_supplier().try_seen()
+        assert result[0] is False
+        level, where, numbers, data, pair, value, number = result[1:]
+        assert str(level) == "LOW" and (where.x, where.s, str(where.grade)) == (0, "", "LOW")
+        assert (numbers, data, pair, number) == ([], b"", [0, 0], 0.0)
+        probe = made.interfaces.lookup("ZeroKinds::Probe")
+        for parameter, zero in zip(probe.operations["seen"].parameters, result[1:], strict=True):
+            omniORB.cdrMarshal(parameter.typecode, zero)  # raises if it would not marshal
+        assert value.typecode().kind() == CORBA.tk_null
