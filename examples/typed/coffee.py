@@ -19,6 +19,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import omniORB  # noqa: F401 - puts the COS stubs on sys.path
+
 import CosNotifyChannelAdmin as CA
 import CosNotifyFilter
 
