@@ -319,10 +319,10 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
         self._persist()
 
     def _get_pull_suppliers(self) -> list[int]:
-        return self._ids((CA.PULL_ANY, CA.PULL_STRUCTURED, CA.PULL_SEQUENCE))
+        return self._ids((CA.PULL_ANY, CA.PULL_STRUCTURED, CA.PULL_SEQUENCE, CA.PULL_TYPED))
 
     def _get_push_suppliers(self) -> list[int]:
-        return self._ids((CA.PUSH_ANY, CA.PUSH_STRUCTURED, CA.PUSH_SEQUENCE))
+        return self._ids((CA.PUSH_ANY, CA.PUSH_STRUCTURED, CA.PUSH_SEQUENCE, CA.PUSH_TYPED))
 
     # -- operations -------------------------------------------------------------------------------
     def get_proxy_supplier(self, proxy_id: int) -> Any:
@@ -376,10 +376,10 @@ class SupplierAdmin(_Admin):
         self._offers = TypeSet()
 
     def _get_pull_consumers(self) -> list[int]:
-        return self._ids((CA.PULL_ANY, CA.PULL_STRUCTURED, CA.PULL_SEQUENCE))
+        return self._ids((CA.PULL_ANY, CA.PULL_STRUCTURED, CA.PULL_SEQUENCE, CA.PULL_TYPED))
 
     def _get_push_consumers(self) -> list[int]:
-        return self._ids((CA.PUSH_ANY, CA.PUSH_STRUCTURED, CA.PUSH_SEQUENCE))
+        return self._ids((CA.PUSH_ANY, CA.PUSH_STRUCTURED, CA.PUSH_SEQUENCE, CA.PUSH_TYPED))
 
     def get_proxy_consumer(self, proxy_id: int) -> Any:
         return self._lookup(proxy_id)

@@ -33,6 +33,7 @@ from omniORB import CORBA
 
 import CosNotification as N
 
+from cosnotify.corba import descriptors as D
 from cosnotify.typed.interfaces import Operation, TypedInterface
 
 __all__ = ["TYPED", "call_of", "call_of_any", "to_any", "to_match_typed", "to_structured"]
@@ -81,7 +82,7 @@ def _call(interface: TypedInterface, properties: Sequence[Any]
     if not properties or properties[0].name != OPERATION:
         return None
     named = properties[0].value
-    if not named.typecode().equivalent(CORBA.TC_string):
+    if not D.equivalent(named.typecode()._d, CORBA.TC_string._d):
         return None
     operation = interface.by_scoped_name(named.value())
     if operation is None or len(properties) != len(operation.parameters) + 1:
@@ -89,7 +90,7 @@ def _call(interface: TypedInterface, properties: Sequence[Any]
     arguments = []
     for parameter, prop in zip(operation.parameters, properties[1:], strict=True):
         if prop.name != parameter.name \
-                or not prop.value.typecode().equivalent(parameter.typecode):
+                or not D.equivalent(prop.value.typecode()._d, parameter.typecode._d):
             return None
         arguments.append(prop.value.value())
     return operation, arguments
@@ -102,6 +103,6 @@ def call_of(interface: TypedInterface, event: Any) -> tuple[Operation, list[Any]
 
 def call_of_any(interface: TypedInterface, value: Any) -> tuple[Operation, list[Any]] | None:
     """The call of ``interface`` an Any stands for (a name-value sequence), or None."""
-    if not value.typecode().equivalent(N._tc_PropertySeq):
+    if not D.equivalent(value.typecode()._d, N._tc_PropertySeq._d):
         return None
     return _call(interface, value.value())

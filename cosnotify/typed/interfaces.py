@@ -33,7 +33,9 @@ bare name where that is unique: the spec's example passes ``"Coffee"``.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import keyword
 import os
 import subprocess
 import sys
@@ -54,6 +56,8 @@ _OMNIIDL = ("import sys; from omniidl.main import main; sys.argv[0] = 'omniidl';
             "sys.exit(main())")
 _IN, _OUT = 0, 1
 _PATH_LOCK = threading.Lock()
+#: The top-level IDL modules loaded in this process (reopening one is allowed).
+_OURS: set[str] = set()
 
 
 class IDLError(ValueError):
@@ -146,11 +150,30 @@ def _import_stubs(file: str, arguments: list[str]) -> None:
 
 
 def _resolve(scoped: Sequence[str], skeleton: bool = False) -> Any:
-    top = scoped[0] + ("__POA" if skeleton else "")
-    value: Any = sys.modules[top]
-    for part in scoped[1:]:
+    """The stub (or skeleton) class of an interface; omniORBpy puts those declared at
+    global scope, like the spec's Coffee, in the module ``_GlobalIDL``."""
+    path = list(scoped) if len(scoped) > 1 else ["_GlobalIDL", *scoped]
+    value: Any = sys.modules[path[0] + ("__POA" if skeleton else "")]
+    for part in path[1:]:
         value = getattr(value, part)
     return value
+
+
+def _check_safe(found: dict[str, Any]) -> None:
+    """Refuse what would make the generated stubs run code or replace a Python module."""
+    for item in found["unsafe"]:
+        raise IDLError(f"repository id {item['repo_id']!r} has quotes, backslashes or "
+                       "non-printable characters, which omniidl's Python stubs cannot hold",
+                       item["file"], item["line"])
+    for item in found["top"]:
+        name = item["name"]
+        if not item["module"] or name in _OURS:
+            continue  # global declarations go to _GlobalIDL; a module reopened is ours
+        clash = name in sys.modules or importlib.util.find_spec(name) is not None \
+            or importlib.util.find_spec(name + "__POA") is not None
+        if clash or name in sys.stdlib_module_names or keyword.iskeyword(name):
+            raise IDLError(f"module {name} would replace the Python module {name}: give the "
+                           "IDL module another name", item["file"], item["line"])
 
 
 class InterfaceRepository:
@@ -173,10 +196,14 @@ class InterfaceRepository:
             file = str(Path(path))
             if not Path(file).is_file():
                 raise IDLError("no such IDL file", file)
-            described = json.loads(_omniidl(["-p", str(_BACKEND), "-bcosnotify_typed",
-                                             *arguments, file]) or "[]")
-            self._learn(described, build=False)  # the rules first: nothing imported if broken
+            found = json.loads(_omniidl(["-p", str(_BACKEND), "-bcosnotify_typed",
+                                         *arguments, file]))
+            described = found["interfaces"]
+            _check_safe(found)  # the rules first: nothing imported if anything is wrong
+            self._learn(described, build=False)
             _import_stubs(file, arguments)
+            with _PATH_LOCK:
+                _OURS.update(item["name"] for item in found["top"])
             learned += self._learn(described, build=True)
             self.files.append(file)
         self.include = [*self.include, *(d for d in include_dirs if d not in self.include)]
@@ -243,6 +270,7 @@ class InterfaceRepository:
         names = {}
         for op in item["operations"]:
             params = [p["name"] for p in op["params"]]
+            types = [p["type"] for p in op["params"]]
             pulled = next((n for n in (f"pull_{op['name']}", op["name"]) if n in ops), None)
             tried = f"try_{op['name']}"
             for name, returns in ((pulled, "void"), (tried, "boolean")):
@@ -254,9 +282,11 @@ class InterfaceRepository:
                                    pull["file"], pull["line"])
                 if found["returns"] != returns \
                         or [p["name"] for p in found["params"]] != params \
+                        or [p["type"] for p in found["params"]] != types \
                         or any(p["direction"] != _OUT for p in found["params"]):
                     raise IDLError(f"{scoped}::{name} must be {returns} {name}"
-                                   f"({', '.join('out ' + p for p in params)})",
+                                   f"({', '.join('out ' + p for p in params)}), with the "
+                                   f"types of {interface.scoped_name}::{op['name']}",
                                    pull["file"], found["line"])
             assert pulled is not None
             names[op["name"]] = (pulled, tried)

@@ -28,6 +28,7 @@ skeleton (``<I>``, ``Pull<I>``).
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from typing import Any
 
@@ -42,6 +43,9 @@ from cosnotify.channel import push_supplier as pss
 from cosnotify.corba import descriptors as D
 from cosnotify.typed.events import call_of, call_of_any, to_structured
 from cosnotify.typed.interfaces import Operation, TypedInterface
+
+#: Calls a TypedProxyPullSupplier keeps for operations not being pulled, at most.
+WAITING = 10_000
 
 __all__ = ["TypedProxyPullConsumer", "TypedProxyPullSupplier", "TypedProxyPushConsumer",
            "TypedProxyPushSupplier"]
@@ -104,8 +108,13 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
         self.interface = interface
         #: Calls read from the queue, waiting for their operation's pull (lock held).
         self._calls: dict[str, deque[list[Any]]] = {op: deque() for op in interface.operations}
+        self._waiting = 0
+        #: The operation each pulling thread waits for (``_interrupted``).
+        self._pulling_for = threading.local()
         #: Events that were no call of the interface (Table 2-2: dropped).
         self.not_typed = 0
+        #: Calls kept for an operation nobody pulled, dropped past ``WAITING``.
+        self.dropped_calls = 0
         self._typed_supplier = _typed_puller(self, interface)
 
     def connect_typed_pull_consumer(self, pull_consumer: Any) -> None:
@@ -116,31 +125,57 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
         return self._typed_supplier
 
     def _next_call(self, operation: str, block: bool) -> list[Any] | None:
-        """The next call of ``operation``: kept, or read from the queue (others kept)."""
+        """The next call of ``operation``: kept, or read from the queue (others kept).
+
+        A call read for another operation is kept for it (at most ``WAITING`` in all,
+        the oldest dropped and counted past that), and wakes a pull of it that waits:
+        ``_interrupted`` ends a blocking take when the puller's own calls are there.
+        """
         while True:
             with self._lock:
+                self._require_connected()
                 waiting = self._calls[operation]
                 if waiting:
                     return waiting.popleft()
+            self._pulling_for.operation = operation
             batch = self._take(1, block=block)
             self._taken(batch)
             if not batch:
+                if block:
+                    continue  # woken for a call kept for this operation
                 return None
-            event = batch[0].event
-            structured = event.as_structured()
-            call = call_of_any(self.interface, event.as_any()) \
-                if structured.header.fixed_header.event_type.type_name == "%ANY" \
-                else call_of(self.interface, structured)
-            if call is None:
+            found_call = _call_of_event(self.interface, batch[0].event)
+            if found_call is None:
                 with self._lock:
                     self.not_typed += 1
                 continue
-            found, arguments = call
+            found, arguments = found_call
             if found.name == operation:
                 return arguments
             with self._lock:
-                self._calls[found.name].append(arguments)
+                self._keep(found.name, arguments)
 
+    def _keep(self, operation: str, arguments: list[Any]) -> None:
+        """Keep a call for its operation's pull (lock held); see ``_next_call``."""
+        self._calls[operation].append(arguments)
+        self._waiting += 1
+        if self._waiting > WAITING:
+            oldest = max(self._calls.values(), key=len)
+            oldest.popleft()
+            self._waiting -= 1
+            self.dropped_calls += 1
+        self._cond.notify_all()
+
+    def _interrupted(self) -> bool:
+        operation = getattr(self._pulling_for, "operation", None)
+        return operation is not None and bool(self._calls.get(operation))
+
+    def _on_teardown(self) -> None:
+        with self._lock:
+            for waiting in self._calls.values():
+                waiting.clear()
+            self._waiting = 0
+        super()._on_teardown()
 
 def _outs(values: list[Any]) -> Any:
     """omniORBpy's form of out parameters: one value, or a tuple of them."""
@@ -160,6 +195,8 @@ def _typed_puller(proxy: TypedProxyPullSupplier, interface: TypedInterface) -> A
     def try_(name: str, operation: Operation) -> Any:
         def call(self: Any) -> Any:
             values = proxy._next_call(name, block=False)
+            if not operation.parameters:  # omniORBpy: a bare boolean when nothing is out
+                return values is not None
             if values is None:  # nothing yet: FALSE, and zero values of the out types
                 return (False, *(_empty(p.typecode) for p in operation.parameters))
             return (True, *values)

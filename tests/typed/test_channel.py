@@ -352,3 +352,64 @@ def test_try_with_nothing_gives_zero_values_that_marshal(tmp_path: Any, omniorb:
         for parameter, zero in zip(probe.operations["seen"].parameters, result[1:], strict=True):
             omniORB.cdrMarshal(parameter.typecode, zero)  # raises if it would not marshal
         assert value.typecode().kind() == CORBA.tk_null
+
+
+class TestReviewFindings:
+    """One test per defect the review of the typed layer found."""
+
+    def test_a_blocked_pull_wakes_for_a_call_another_pull_read(
+            self, channel: TypedEventChannel) -> None:
+        proxy, pull = typed_supplier(channel)
+        _, coffee = typed_consumer(channel)
+        got: dict[str, Any] = {}
+        pulls = [threading.Thread(target=lambda: got.update(drinking=pull.drinking_coffee())),
+                 threading.Thread(target=lambda: got.update(cancel=pull.cancel_coffee()))]
+        for thread in pulls:
+            thread.start()
+        with proxy._lock:  # both pulls are waiting on the queue
+            assert proxy._cond.wait_for(lambda: proxy._pulling == 2, 30)
+        coffee.cancel_coffee("Jo")
+        coffee.drinking_coffee("Jane", 5)
+        for thread in pulls:
+            thread.join(30)
+        assert got == {"cancel": "Jo", "drinking": ("Jane", 5)}
+
+    def test_nothing_is_pulled_after_disconnecting(self, channel: TypedEventChannel) -> None:
+        proxy, pull = typed_supplier(channel)
+        _, coffee = typed_consumer(channel)
+        coffee.cancel_coffee("Jo")
+        coffee.drinking_coffee("Jane", 5)
+        settle(channel)
+        assert pull.try_drinking_coffee() == (True, "Jane", 5)  # keeps Jo's cancel
+        proxy.disconnect_pull_supplier()
+        with pytest.raises(CosEventComm.Disconnected):
+            pull.try_cancel_coffee()
+
+    def test_typed_proxies_are_listed_by_their_admins(self, channel: TypedEventChannel) -> None:
+        suppliers = channel._get_default_supplier_admin()
+        consumers = channel._get_default_consumer_admin()
+        _, push_id = suppliers.obtain_typed_notification_push_consumer("Coffee")
+        _, pull_id = consumers.obtain_typed_notification_pull_supplier("Coffee")
+        assert push_id in suppliers._get_push_consumers()
+        assert pull_id in consumers._get_pull_suppliers()
+
+
+def test_an_operation_without_parameters(tmp_path: Any) -> None:
+    """try_op of an operation with no parameters is a bare boolean (omniORBpy's
+    mapping: a tuple would read as TRUE over IIOP)."""
+    idl = tmp_path / "bell.idl"
+    idl.write_text("module BellTest { interface Bell { void ring(); };"
+                   " interface PullBell { void ring(); boolean try_ring(); }; };")
+    with TypedEventChannelFactory(idl=[idl]) as made:
+        channel, _ = made.create_typed_channel([], [])
+        proxy, _ = channel._get_default_consumer_admin().obtain_typed_notification_pull_supplier(
+            "Bell")
+        proxy.connect_typed_pull_consumer(None)
+        pull = proxy.get_typed_supplier()
+        assert pull.try_ring() is False
+        pusher, _ = channel._get_default_supplier_admin().obtain_typed_notification_push_consumer(
+            "Bell")
+        pusher.connect_typed_push_supplier(None)
+        pusher.get_typed_consumer().ring()
+        assert made.service.dispatcher.wait_idle()
+        assert pull.try_ring() is True

@@ -131,3 +131,21 @@ class TestFiltering:
             [N.EventType(d, t) for d, t in types], constraint)])
         props = to_match_typed(coffee, coffee.operations["drinking_coffee"], ["Jane", minutes])
         assert flt.match_typed(props) is expected
+
+
+def test_a_parameter_of_a_typedef(tmp_path: Any) -> None:
+    """A supplier that writes the typedef's base type is writing that type (found in
+    review: omniORB's TypeCode.equivalent is not symmetric with aliases)."""
+    from cosnotify.typed.interfaces import InterfaceRepository
+
+    idl = tmp_path / "named.idl"
+    idl.write_text("module Named { typedef string Name; interface Greeter {"
+                   " void hello(in Name who); }; };")
+    repository = InterfaceRepository()
+    repository.load([idl])
+    greeter = repository.lookup("Greeter")
+    event = structured(prop("operation", CORBA.TC_string, "::Named::Greeter::hello"),
+                       prop("who", CORBA.TC_string, "Jo"))
+    assert call_of(greeter, event) == (greeter.operations["hello"], ["Jo"])
+    typed = to_structured(greeter.operations["hello"], ["Jo"])
+    assert call_of(greeter, typed) == (greeter.operations["hello"], ["Jo"])

@@ -111,3 +111,39 @@ class TestBadIDL:
     def test_a_missing_file(self, tmp_path: Path) -> None:
         with pytest.raises(IDLError, match="no such IDL file"):
             InterfaceRepository().load([tmp_path / "none.idl"])
+
+
+class TestSafety:
+    """Found in review: what the generated stubs would run, or replace."""
+
+    def test_a_repository_id_that_would_escape_the_stubs(self, tmp_path: Path) -> None:
+        marker = tmp_path / "ran"
+        text = (f'#pragma prefix "x\\" if __import__(\'os\').system(\'touch {marker}\') '
+                'else \\""\nmodule Escape1 { interface Coffee { void op(in long n); }; };\n')
+        with pytest.raises(IDLError, match="repository id") as caught:
+            load(tmp_path, text)
+        assert caught.value.line is not None
+        assert not marker.exists() and "Escape1" not in sys.modules
+
+    @pytest.mark.parametrize("name", ["sys", "json", "CORBA", "CosNotification", "omniORB",
+                                      "cosnotify"])
+    def test_a_module_named_like_a_python_module(self, tmp_path: Path, name: str) -> None:
+        before = sys.modules.get(name)
+        with pytest.raises(IDLError, match=f"module {name} would replace"):
+            load(tmp_path, f"module {name} {{ interface Thing {{ void op(in long n); }}; }};")
+        assert sys.modules.get(name) is before
+
+    def test_the_spec_example_at_global_scope(self, tmp_path: Path) -> None:
+        """Section 2.7 declares Coffee and PullCoffee at global scope."""
+        repository = load(tmp_path, """
+            interface GlobalCoffee { void drinking_coffee(in string name, in long minutes); };
+            interface PullGlobalCoffee {
+                void drinking_coffee(out string name, out long minutes);
+                boolean try_drinking_coffee(out string name, out long minutes); };""")
+        coffee = repository.lookup("GlobalCoffee")
+        assert coffee.stub.__name__ == "GlobalCoffee" and coffee.pull_stub is not None
+
+    def test_pull_out_types_must_match(self, tmp_path: Path) -> None:
+        with pytest.raises(IDLError, match="with the types of"):
+            load(tmp_path, """module PullTypes { interface I { void op(in long n); };
+                interface PullI { void op(out string n); boolean try_op(out string n); }; };""")

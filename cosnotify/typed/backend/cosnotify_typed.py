@@ -17,13 +17,26 @@ from typing import Any
 from omniidl import idlast, idltype, idlvisitor
 
 
+def _type_text(t: Any) -> str:
+    """A parameter's type, as text two parameters of one type share."""
+    if isinstance(t, idltype.Declared):
+        return "decl:" + str(t.decl().repoId())
+    if isinstance(t, (idltype.String, idltype.WString)):
+        return f"{t.kind()}<{t.bound()}>"
+    if isinstance(t, idltype.Sequence):
+        return f"seq<{_type_text(t.seqType())},{t.bound()}>"
+    if isinstance(t, idltype.Fixed):
+        return f"fixed<{t.digits()},{t.scale()}>"
+    return f"kind:{t.kind()}"
+
+
 def _operation(op: Any) -> dict[str, Any]:
     return {"name": op.identifier(),
             "oneway": bool(op.oneway()),
             "returns": "void" if op.returnType().kind() == idltype.tk_void
             else ("boolean" if op.returnType().kind() == idltype.tk_boolean else "other"),
-            "params": [{"name": p.identifier(), "direction": p.direction()}
-                       for p in op.parameters()],
+            "params": [{"name": p.identifier(), "direction": p.direction(),
+                        "type": _type_text(p.paramType())} for p in op.parameters()],
             "raises": [e.repoId() for e in op.raises()],
             "line": op.line()}
 
@@ -78,7 +91,43 @@ class Interfaces(idlvisitor.AstVisitor):  # type: ignore[misc]
                            "operations": operations, "attributes": attributes})
 
 
+_CONTAINED = ("definitions", "contents", "members", "declarators", "enumerators", "cases",
+              "callables")
+
+
+def _walk(node: Any, seen: set[int]) -> Any:
+    """Every declaration inside ``node``, and itself."""
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    yield node
+    for name in _CONTAINED:
+        children = getattr(node, name, None)
+        if callable(children):
+            for child in children():
+                yield from _walk(child, seen)
+    declarator = getattr(node, "declarator", None)
+    if callable(declarator):
+        yield from _walk(declarator(), seen)
+
+
+def _safe(repo_id: str) -> bool:
+    """Printable ASCII without quotes or backslashes: what omniidl's Python back end
+    can paste into the stubs it generates (it does not escape repository ids)."""
+    return all(32 <= ord(c) < 127 and c not in "\"'\\" for c in repo_id)
+
+
 def run(tree: Any, args: Any) -> None:
     visitor = Interfaces()
     tree.accept(visitor)
-    json.dump(visitor.found, sys.stdout)
+    seen: set[int] = set()
+    unsafe = []
+    for decl in tree.declarations():
+        for node in _walk(decl, seen):
+            repo_id = getattr(node, "repoId", None)
+            if callable(repo_id) and not _safe(repo_id()):
+                unsafe.append({"repo_id": repo_id(), "file": node.file(), "line": node.line()})
+    modules = [{"name": d.identifier(), "file": d.file(), "line": d.line(),
+                "module": isinstance(d, idlast.Module)}
+               for d in tree.declarations() if d.mainFile()]
+    json.dump({"interfaces": visitor.found, "unsafe": unsafe, "top": modules}, sys.stdout)
