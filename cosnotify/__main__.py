@@ -73,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--naming", metavar="URL",
                        help="an external NameService (e.g. corbaloc::127.0.0.1:2809/NameService);"
                             " without it an embedded one answers at the endpoint")
+    serve.add_argument("--idl", type=Path, action="append", default=[], metavar="FILE",
+                       help="user IDL for typed channels (repeatable; docs/typed.md)")
+    serve.add_argument("-I", "--include", type=Path, action="append", default=[],
+                       metavar="DIR", help="include directory for --idl files (repeatable)")
+    serve.add_argument("--typed-name", default="TypedNotifyEventChannelFactory",
+                       help="the name the typed factory is bound as, with --idl")
     serve.add_argument("--name", default="NotifyEventChannelFactory",
                        help="the name the EventChannelFactory is bound under")
     serve.add_argument("--ior-file", type=Path, metavar="PATH",
@@ -132,6 +138,8 @@ def serve_command(args: argparse.Namespace) -> int:
     host, port = args.endpoint
     try:
         config = ServerConfig(host=host, port=port, naming_url=args.naming, name=args.name,
+                              idl=tuple(args.idl), include=tuple(args.include),
+                              typed_name=args.typed_name,
                               ior_file=args.ior_file, call_timeout=args.call_timeout,
                               filter_timeout=args.filter_timeout,
                               max_connections=args.max_connections, db=args.db,

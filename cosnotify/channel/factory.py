@@ -96,7 +96,7 @@ class EventChannelFactory:
         return self._create_channel(initial_qos, initial_admin, name)
 
     def _create_channel(self, initial_qos: list[Any], initial_admin: list[Any],
-                        name: str | None) -> tuple[EventChannel, int]:
+                        name: str | None, cls: Any = None) -> tuple[EventChannel, int]:
         qos, qos_errors = check_qos(initial_qos, Target(Level.CHANNEL), {},
                                     self._service.capabilities)
         if qos_errors:
@@ -110,7 +110,7 @@ class EventChannelFactory:
                 raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, "the factory was closed")
             with self._names.claimed("channel", name):
                 channel_id = topology.next_id("channels") if topology else next(self._ids)
-                channel = self.channel_class(self, channel_id, qos, set(qos), admin)
+                channel = (cls or self.channel_class)(self, channel_id, qos, set(qos), admin)
             channel._name = name
             self._channels[channel_id] = channel
         channel._persist()

@@ -88,6 +88,12 @@ class ServerConfig:
     #: SQLite's synchronous level for what must be durable: "FULL" (fsync: survives a
     #: power loss) or "NORMAL" (survives a killed process, not a power loss; faster).
     db_sync: str = attrs.field(default="FULL", validator=attrs.validators.in_(("FULL", "NORMAL")))
+    #: User IDL for typed channels (``--idl``, with ``--include`` directories): the
+    #: factory is then also a TypedEventChannelFactory, bound as ``typed_name``
+    #: (docs/typed.md). Typed channels take no store yet.
+    idl: tuple[Path, ...] = ()
+    include: tuple[Path, ...] = ()
+    typed_name: str = "TypedNotifyEventChannelFactory"
 
 
 def _millis(seconds: float) -> str:
@@ -145,7 +151,17 @@ class NotificationServer:
         self.factory: Any = None
         try:
             self._store = _open_store(config.db, config.db_max_bytes, config.db_sync)
-            self.factory = EventChannelFactory(config.service, store=self._store, restore=False)
+            if config.idl:
+                if self._store is not None:
+                    raise ValueError("--idl (typed channels) and --db do not go together "
+                                     "yet: typed channels keep nothing across a restart")
+                from cosnotify.typed.channel import TypedEventChannelFactory
+
+                self.factory = TypedEventChannelFactory(config.idl, config.include,
+                                                        config=config.service)
+            else:
+                self.factory = EventChannelFactory(config.service, store=self._store,
+                                                   restore=False)
             self.servants = ServantFactory(config.filter_timeout, self.factory.service.submit,
                                            config.call_timeout, self.factory.service.lane_for)
             # A client process's consumers and suppliers share a bounded lane of workers.
@@ -233,6 +249,12 @@ class NotificationServer:
             context.rebind([CosNaming.NameComponent(config.name, "")], self.factory_ref)
             log.info("EventChannelFactory bound as %r; naming at %s", config.name,
                      self.naming_url)
+            typed = getattr(self.factory, "typed", None)
+            if typed is not None:
+                context.rebind([CosNaming.NameComponent(config.typed_name, "")],
+                               self.servants.to_reference(typed))
+                log.info("TypedEventChannelFactory bound as %r (%s)", config.typed_name,
+                         ", ".join(i.repo_id for i in self.factory.interfaces.interfaces()))
         if config.ior_file is not None:
             config.ior_file.write_text(self.ior + "\n")
         return self

@@ -9,6 +9,7 @@ after a restart once the store restores the topology:
 
 =========================  ====================================
 ``factory``                the EventChannelFactory
+``typed``                  the TypedEventChannelFactory (``serve --idl``)
 ``ff``                     the default FilterFactory
 ``ch/C``                   channel C
 ``ch/C/ca/A``              consumer admin A (``sa`` for supplier admins)
@@ -216,6 +217,8 @@ def destroyed(core: Any) -> bool:
 def _spec_path(core: Any, factory: EventChannelFactory) -> str | None:
     if core is factory:
         return "factory"
+    if core is getattr(factory, "typed", None):
+        return "typed"  # the typed factory's view (cosnotify/typed/channel.py)
     if core is factory._filter_factory:
         return "ff"
     if isinstance(core, EventChannel):
@@ -242,6 +245,8 @@ def _admin_kind(admin: Any) -> str:
 def _resolve_path(factory: EventChannelFactory, parts: list[str]) -> Any:
     if parts == ["factory"]:
         return factory
+    if parts == ["typed"]:
+        return getattr(factory, "typed", None)
     if parts == ["ff"]:
         return factory._get_filter_factory()
     if len(parts) == 2 and parts[0] == "flt":

@@ -41,6 +41,7 @@ import CosNotifyComm__POA
 import CosNotifyFilter__POA
 import CosNotifyGrammars__POA
 import CosNotifyMonitor__POA
+import CosTypedNotifyChannelAdmin__POA
 import NotifyMonitoringExt__POA
 
 from cosnotify.channel import ack
@@ -58,6 +59,8 @@ from cosnotify.filter.mapping import MappingFilter
 from cosnotify.ops.stats import stats_json
 from cosnotify.server import remote
 from cosnotify.server.objects import destroyed
+from cosnotify.typed import channel as typed
+from cosnotify.typed import proxies as typed_proxies
 
 __all__ = ["SKELETONS", "ServantFactory"]
 
@@ -70,6 +73,7 @@ TAO = NotifyMonitoringExt__POA
 #: The factory is one step more derived: cosnotify's CosNotifyMonitor::EventChannelFactory
 #: adds the snapshot `cosnotify ls` and `top` read (idl/CosNotifyMonitor.idl).
 MONITOR = CosNotifyMonitor__POA
+TCA = CosTypedNotifyChannelAdmin__POA
 #: The type id their references carry: the OMG base's, so an OMG client's ORB types the
 #: reference exactly as before without asking (omniORBpy's ``string_to_object`` gives an
 #: untyped ``CORBA.Object`` for an id it has no stubs for); ``_is_a`` answers for both.
@@ -80,6 +84,15 @@ ADVERTISED_IDS = {MONITOR.EventChannelFactory: NCA.EventChannelFactory._NP_Repos
 
 #: Which skeleton serves which core class (most derived classes first).
 SKELETONS: list[tuple[type, type]] = [
+    # Typed channels (docs/typed.md): before the untyped classes they derive from.
+    (typed.TypedFactory, TCA.TypedEventChannelFactory),
+    (typed.TypedEventChannel, TCA.TypedEventChannel),
+    (typed.TypedConsumerAdmin, TCA.TypedConsumerAdmin),
+    (typed.TypedSupplierAdmin, TCA.TypedSupplierAdmin),
+    (typed_proxies.TypedProxyPushConsumer, TCA.TypedProxyPushConsumer),
+    (typed_proxies.TypedProxyPullSupplier, TCA.TypedProxyPullSupplier),
+    (typed_proxies.TypedProxyPushSupplier, TCA.TypedProxyPushSupplier),
+    (typed_proxies.TypedProxyPullConsumer, TCA.TypedProxyPullConsumer),
     (EventChannelFactory, MONITOR.EventChannelFactory),
     (EventChannel, TAO.EventChannel),
     (admins.EventServiceConsumerAdmin, ECA.ConsumerAdmin),
@@ -206,11 +219,16 @@ class ServantFactory:
     def _servant_class(self, core_type: type) -> type | None:
         found = self._classes.get(core_type)
         if found is None:
-            for core_base, skeleton in SKELETONS:
+            # The objects a typed proxy gives (get_typed_consumer/_supplier) carry the
+            # skeleton of the user's interface that was compiled for them (typed/).
+            own: Any = getattr(core_type, "_skeleton", None)
+            table: list[tuple[type, Any]] = [(core_type, own)] if own is not None \
+                else list(SKELETONS)
+            for core_base, skeleton in table:
                 if issubclass(core_type, core_base):
                     found = type(f"{skeleton.__name__}Servant", (_Forwarder, skeleton), {
                         "_advertised_id": ADVERTISED_IDS.get(
-                            skeleton, skeleton._NP_RepositoryId),  # type: ignore[attr-defined]
+                            skeleton, skeleton._NP_RepositoryId),
                         "__init__": _Forwarder.__init__,
                         "_non_existent": _Forwarder._non_existent})
                     self._classes[core_type] = found

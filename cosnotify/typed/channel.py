@@ -42,7 +42,7 @@ from cosnotify.typed.proxies import (
 )
 
 __all__ = ["TypedConsumerAdmin", "TypedEventChannel", "TypedEventChannelFactory",
-           "TypedSupplierAdmin"]
+           "TypedFactory", "TypedSupplierAdmin"]
 
 
 def _interface(admin: Any, key: str, missing: Any, pull: bool = False) -> TypedInterface:
@@ -152,10 +152,11 @@ class TypedEventChannelFactory(EventChannelFactory):
 
     ``idl`` and ``include`` are loaded at once (``IDLError`` if they do not compile
     or break the typed rules); ``interfaces.load`` adds more later. Typed channels
-    keep nothing across a restart yet (no ``store``).
+    keep nothing across a restart yet (no ``store``). It is also an untyped
+    factory: ``create_channel`` makes untyped channels, in the same id space, and
+    ``get_event_channel`` finds both kinds (a typed channel is a notification
+    channel). :attr:`typed` is the object the server serves as the typed factory.
     """
-
-    channel_class = TypedEventChannel
 
     def __init__(self, idl: Iterable[str | PathLike[str]] = (),
                  include: Iterable[str | PathLike[str]] = (), **options: Any) -> None:
@@ -165,13 +166,39 @@ class TypedEventChannelFactory(EventChannelFactory):
         self.interfaces = InterfaceRepository()
         self.interfaces.load(idl, include)  # before the service starts: an error leaves nothing
         super().__init__(**options)
+        self.typed = TypedFactory(self)
 
     def create_typed_channel(self, initial_qos: list[Any], initial_admin: list[Any]
                              ) -> tuple[TypedEventChannel, int]:
-        return self.create_channel(initial_qos, initial_admin)  # type: ignore[return-value]
+        return self._create_channel(initial_qos, initial_admin, None,  # type: ignore[return-value]
+                                    TypedEventChannel)
 
     def get_all_typed_channels(self) -> list[int]:
-        return self.get_all_channels()
+        with self._lock:
+            return sorted(i for i, c in self._channels.items()
+                          if isinstance(c, TypedEventChannel))
 
     def get_typed_event_channel(self, id: int) -> TypedEventChannel:
-        return self.get_event_channel(id)  # type: ignore[return-value]
+        channel = self.get_event_channel(id)
+        if not isinstance(channel, TypedEventChannel):
+            raise CA.ChannelNotFound()
+        return channel
+
+
+class TypedFactory:
+    """The typed factory's own operations on a :class:`TypedEventChannelFactory`: what
+    the server serves as ``CosTypedNotifyChannelAdmin::TypedEventChannelFactory``
+    beside the untyped factory (one core object cannot have two servants)."""
+
+    def __init__(self, factory: TypedEventChannelFactory) -> None:
+        self.factory = factory
+
+    def create_typed_channel(self, initial_qos: list[Any], initial_admin: list[Any]
+                             ) -> tuple[TypedEventChannel, int]:
+        return self.factory.create_typed_channel(initial_qos, initial_admin)
+
+    def get_all_typed_channels(self) -> list[int]:
+        return self.factory.get_all_typed_channels()
+
+    def get_typed_event_channel(self, id: int) -> TypedEventChannel:
+        return self.factory.get_typed_event_channel(id)

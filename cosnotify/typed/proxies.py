@@ -92,7 +92,8 @@ def _typed_caller(proxy: TypedProxyPushConsumer, interface: TypedInterface) -> A
         call.__name__ = operation.name
         return call
 
-    namespace = {name: method(op) for name, op in interface.operations.items()}
+    namespace: dict[str, Any] = {name: method(op) for name, op in interface.operations.items()}
+    namespace["_skeleton"] = interface.skeleton  # the server serves it with <I>'s skeleton
     namespace["__repr__"] = lambda self: f"<typed consumer {interface.scoped_name} of {proxy!r}>"
     return type(f"Typed{interface.scoped_name.replace('::', '_')}", (), namespace)()
 
@@ -207,6 +208,7 @@ def _typed_puller(proxy: TypedProxyPullSupplier, interface: TypedInterface) -> A
         pulled, tried = interface.pull_names.get(name, (f"pull_{name}", f"try_{name}"))
         namespace[pulled] = pull(name)
         namespace[tried] = try_(name, operation)
+    namespace["_skeleton"] = interface.pull_skeleton  # served with Pull<I>'s skeleton
     namespace["__repr__"] = lambda self: f"<typed supplier Pull{interface.scoped_name} of {proxy!r}>"
     return type(f"Pull{interface.scoped_name.replace('::', '_')}", (), namespace)()
 

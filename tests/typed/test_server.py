@@ -1,0 +1,86 @@
+"""Typed channels over IIOP: ``cosnotify serve --idl`` (docs/typed.md).
+
+The server is a child process; this test process is the client, with the
+Coffee stubs compiled from the same IDL (tests/typed/conftest.py). A typed
+supplier calls ``drinking_coffee`` on the reference its proxy gives; a
+structured consumer and a typed pull consumer (``PullCoffee`` over IIOP)
+read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import CosNotifyChannelAdmin as CA
+import CosTypedNotifyChannelAdmin as TCA
+
+from cosnotify.typed.interfaces import TypedInterface
+from tests.server.conftest import ServeProcess
+from tests.typed.conftest import DATA
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    made = ServeProcess(tmp_path_factory.mktemp("typed"), "--idl", str(DATA / "Coffee.idl"))
+    yield made
+    made.stop()
+
+
+def typed_factory(omniorb: Any, served: ServeProcess) -> Any:
+    """The typed factory, resolved in the server's embedded naming as a client would."""
+    url = next(line.split(" at ", 1)[1].strip() for line in served.log if "serving" in line)
+    host_port = url.split("::", 1)[1].split("#", 1)[0]  # corbaname::HOST:PORT#Name
+    found = omniorb.string_to_object(f"corbaname::{host_port}#TypedNotifyEventChannelFactory")
+    return found._narrow(TCA.TypedEventChannelFactory)
+
+
+def test_coffee_over_iiop(omniorb: Any, served: ServeProcess, coffee: TypedInterface) -> None:
+    factory = typed_factory(omniorb, served)
+    channel, channel_id = factory.create_typed_channel([], [])
+    assert channel_id in factory.get_all_typed_channels()
+    consumers = channel._get_default_consumer_admin()
+    structured, _ = consumers.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+    structured = structured._narrow(CA.StructuredProxyPullSupplier)
+    structured.connect_structured_pull_consumer(None)
+    puller, _ = consumers.obtain_typed_notification_pull_supplier("Coffee")
+    puller.connect_typed_pull_consumer(None)
+    pull = puller.get_typed_supplier()._narrow(coffee.pull_stub)
+    assert pull is not None
+    assert pull.try_drinking_coffee() == (False, "", 0)
+
+    proxy, _ = channel._get_default_supplier_admin().obtain_typed_notification_push_consumer(
+        "IDL:CoffeeTest/Coffee:1.0")
+    proxy.connect_typed_push_supplier(None)
+    typed = proxy.get_typed_consumer()._narrow(coffee.stub)
+    typed.drinking_coffee("Jane", 5)
+    typed.cancel_coffee("Jo")
+
+    event = structured.pull_structured_event()
+    assert event.header.fixed_header.event_type.type_name == "%TYPED"
+    assert [(p.name, p.value.value()) for p in event.filterable_data] == [
+        ("operation", "::CoffeeTest::Coffee::drinking_coffee"), ("name", "Jane"), ("minutes", 5)]
+    assert pull.try_cancel_coffee() == (True, "Jo")
+    assert pull.drinking_coffee() == ("Jane", 5)
+    channel.destroy()
+
+
+def test_an_unknown_key_over_iiop(omniorb: Any, served: ServeProcess) -> None:
+    import CosTypedEventChannelAdmin as TECA
+
+    channel, _ = typed_factory(omniorb, served).create_typed_channel([], [])
+    try:
+        with pytest.raises(TECA.InterfaceNotSupported):
+            channel._get_default_supplier_admin().obtain_typed_notification_push_consumer("Tea")
+    finally:
+        channel.destroy()
+
+
+def test_bad_idl_stops_the_start(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.idl"
+    bad.write_text("module ServeBreach { interface I { long op(in long n); }; };\n")
+    with pytest.raises(RuntimeError, match=r"bad.idl:1: .*returns void"):
+        ServeProcess(tmp_path, "--idl", str(bad))
