@@ -127,11 +127,15 @@ class EventChannelFactory:
             return sorted(self._channels)
 
     def get_event_channel(self, id: int) -> EventChannel:
-        with self._lock:
-            channel = self._channels.get(id)
+        channel = self._find_channel(id)
         if channel is None:
             raise CA.ChannelNotFound()
         return channel
+
+    def _find_channel(self, id: int) -> EventChannel | None:
+        """Channel ``id`` of any kind (a typed factory's typed ones too), or None."""
+        with self._lock:
+            return self._channels.get(id)
 
     def _channel_destroyed(self, channel: EventChannel) -> None:
         with self._lock:

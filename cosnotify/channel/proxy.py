@@ -249,7 +249,8 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
 
 _FORMS = {"PUSH_ANY": "any push", "PULL_ANY": "any pull",
           "PUSH_STRUCTURED": "structured push", "PULL_STRUCTURED": "structured pull",
-          "PUSH_SEQUENCE": "sequence push", "PULL_SEQUENCE": "sequence pull"}
+          "PUSH_SEQUENCE": "sequence push", "PULL_SEQUENCE": "sequence pull",
+          "PUSH_TYPED": "typed push", "PULL_TYPED": "typed pull"}
 
 
 class Suspendable:

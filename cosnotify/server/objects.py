@@ -253,7 +253,9 @@ def _resolve_path(factory: EventChannelFactory, parts: list[str]) -> Any:
         return factory._get_filter_factory().by_path("/".join(parts))
     if len(parts) < 2 or parts[0] != "ch":
         return None
-    channel = factory.get_event_channel(int(parts[1]))
+    channel = factory._find_channel(int(parts[1]))
+    if channel is None:
+        raise CA.ChannelNotFound()
     if len(parts) == 2:
         return channel
     if len(parts) not in (4, 5) or parts[2] not in ("ca", "sa"):

@@ -124,6 +124,10 @@ class TypedEventChannel(EventChannel):
     consumer_admin_class = TypedConsumerAdmin
     supplier_admin_class = TypedSupplierAdmin
 
+    def _get_MyFactory(self) -> Any:
+        """The typed factory (the IDL's ``TypedEventChannelFactory MyFactory``)."""
+        return getattr(self._factory, "typed", self._factory)
+
     def new_for_typed_notification_consumers(self, op: Any) -> tuple[TypedConsumerAdmin, int]:
         return self.new_for_consumers(op)  # type: ignore[return-value]
 
@@ -153,9 +157,10 @@ class TypedEventChannelFactory(EventChannelFactory):
     ``idl`` and ``include`` are loaded at once (``IDLError`` if they do not compile
     or break the typed rules); ``interfaces.load`` adds more later. Typed channels
     keep nothing across a restart yet (no ``store``). It is also an untyped
-    factory: ``create_channel`` makes untyped channels, in the same id space, and
-    ``get_event_channel`` finds both kinds (a typed channel is a notification
-    channel). :attr:`typed` is the object the server serves as the typed factory.
+    factory: ``create_channel`` makes untyped channels, in the same id space;
+    ``get_all_channels``/``get_event_channel`` see the untyped ones only (in the
+    IDL a TypedEventChannel is no EventChannel, so an untyped client could not
+    use one). :attr:`typed` is the object the server serves as the typed factory.
     """
 
     def __init__(self, idl: Iterable[str | PathLike[str]] = (),
@@ -173,13 +178,26 @@ class TypedEventChannelFactory(EventChannelFactory):
         return self._create_channel(initial_qos, initial_admin, None,  # type: ignore[return-value]
                                     TypedEventChannel)
 
+    def get_all_channels(self) -> list[int]:
+        """The untyped channels: a typed one is no ``CosNotifyChannelAdmin::EventChannel``
+        in the IDL (section 3.6), so an untyped client could not use its reference."""
+        with self._lock:
+            return sorted(i for i, c in self._channels.items()
+                          if not isinstance(c, TypedEventChannel))
+
+    def get_event_channel(self, id: int) -> EventChannel:
+        channel = self._find_channel(id)
+        if channel is None or isinstance(channel, TypedEventChannel):
+            raise CA.ChannelNotFound()
+        return channel
+
     def get_all_typed_channels(self) -> list[int]:
         with self._lock:
             return sorted(i for i, c in self._channels.items()
                           if isinstance(c, TypedEventChannel))
 
     def get_typed_event_channel(self, id: int) -> TypedEventChannel:
-        channel = self.get_event_channel(id)
+        channel = self._find_channel(id)
         if not isinstance(channel, TypedEventChannel):
             raise CA.ChannelNotFound()
         return channel

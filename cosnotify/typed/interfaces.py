@@ -252,7 +252,8 @@ class InterfaceRepository:
                 raise IDLError(f"{scoped}::{op['name']} has out or inout parameters: a "
                                "typed event operation has in parameters only",
                                item["file"], op["line"])
-            descriptors = getattr(stub, f"_d_{op['name']}")[0] if build \
+            python_name = "_" + op["name"] if keyword.iskeyword(op["name"]) else op["name"]
+            descriptors = getattr(stub, f"_d_{python_name}")[0] if build \
                 else [None] * len(op["params"])
             parameters = tuple(Parameter(p["name"], tcInternal.createTypeCode(d) if build
                                          else None)

@@ -28,6 +28,7 @@ skeleton (``<I>``, ``Pull<I>``).
 
 from __future__ import annotations
 
+import keyword
 import threading
 from collections import deque
 from typing import Any
@@ -35,6 +36,7 @@ from typing import Any
 from omniORB import CORBA
 
 import CosEventChannelAdmin
+import CosEventComm
 import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel import consumer_proxy as cp
@@ -79,23 +81,69 @@ class TypedProxyPushConsumer(cp._PushConsumer):
 
     def _typed_call(self, operation: Operation, arguments: list[Any]) -> None:
         if not self._connected:
-            self._require_connected()
+            _not_connected(self)
         self._inject_structured(to_structured(operation, arguments))
+
+    def _on_teardown(self) -> None:
+        self._service.object_destroyed(self._typed_consumer)  # its servant goes too
+        super()._on_teardown()
+
+
+class _TypedObject:
+    """What a typed proxy gives its client (``get_typed_consumer``/``_supplier``): one
+    class per interface (``_CLASSES``), the proxy on the instance. It is destroyed
+    with its proxy (the server's forwarder answers OBJECT_NOT_EXIST then), and a call
+    while the proxy is not connected is BAD_INV_ORDER: the user's operations declare
+    no exception a CORBA client could be given instead."""
+
+    _skeleton: Any = None
+
+    def __init__(self, proxy: Any) -> None:
+        self._proxy = proxy
+        self._owner = proxy  # server/objects.py: destroyed with its owner
+
+    @property
+    def _destroyed(self) -> bool:
+        return bool(self._proxy._destroyed)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self._proxy!r}>"
+
+
+#: The class of the typed objects of each interface: (kind, repository id) -> class.
+_CLASSES: dict[tuple[str, str], type] = {}
+_CLASSES_LOCK = threading.Lock()
+
+
+def _not_connected(proxy: Any) -> None:
+    if proxy._destroyed:
+        raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, "the proxy was destroyed")
+    raise CORBA.BAD_INV_ORDER(0, CORBA.COMPLETED_NO, "the typed proxy is not connected")
+
+
+def _python_name(name: str) -> str:
+    return "_" + name if keyword.iskeyword(name) else name
 
 
 def _typed_caller(proxy: TypedProxyPushConsumer, interface: TypedInterface) -> Any:
     """An object with a method per operation of ``interface`` that calls ``proxy``."""
+    key = ("caller", interface.repo_id)
+    with _CLASSES_LOCK:
+        cls = _CLASSES.get(key)
+        if cls is None or getattr(cls, "_skeleton", None) is not interface.skeleton:
 
-    def method(operation: Operation) -> Any:
-        def call(self: Any, *arguments: Any) -> None:
-            proxy._typed_call(operation, list(arguments))
-        call.__name__ = operation.name
-        return call
+            def method(operation: Operation) -> Any:
+                def call(self: Any, *arguments: Any) -> None:
+                    self._proxy._typed_call(operation, list(arguments))
+                call.__name__ = _python_name(operation.name)
+                return call
 
-    namespace: dict[str, Any] = {name: method(op) for name, op in interface.operations.items()}
-    namespace["_skeleton"] = interface.skeleton  # the server serves it with <I>'s skeleton
-    namespace["__repr__"] = lambda self: f"<typed consumer {interface.scoped_name} of {proxy!r}>"
-    return type(f"Typed{interface.scoped_name.replace('::', '_')}", (), namespace)()
+            namespace: dict[str, Any] = {_python_name(name): method(op)
+                                         for name, op in interface.operations.items()}
+            namespace["_skeleton"] = interface.skeleton  # served with <I>'s skeleton
+            cls = _CLASSES[key] = type(f"Typed_{interface.scoped_name.replace('::', '_')}",
+                                       (_TypedObject,), namespace)
+    return cls(proxy)
 
 
 class TypedProxyPullSupplier(pls.ProxyPullSupplier):
@@ -137,9 +185,13 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
                 self._require_connected()
                 waiting = self._calls[operation]
                 if waiting:
+                    self._waiting -= 1
                     return waiting.popleft()
             self._pulling_for.operation = operation
-            batch = self._take(1, block=block)
+            try:
+                batch = self._take(1, block=block)
+            finally:
+                self._pulling_for.operation = None
             self._taken(batch)
             if not batch:
                 if block:
@@ -157,15 +209,24 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
                 self._keep(found.name, arguments)
 
     def _keep(self, operation: str, arguments: list[Any]) -> None:
-        """Keep a call for its operation's pull (lock held); see ``_next_call``."""
+        """Keep a call for its operation's pull (lock held); see ``_next_call``. Past
+        ``WAITING`` kept calls, the oldest call of the operation with the most kept
+        ones is dropped and counted."""
         self._calls[operation].append(arguments)
         self._waiting += 1
         if self._waiting > WAITING:
-            oldest = max(self._calls.values(), key=len)
-            oldest.popleft()
+            max(self._calls.values(), key=len).popleft()
             self._waiting -= 1
             self.dropped_calls += 1
         self._cond.notify_all()
+
+    def _typed_next(self, operation: str, block: bool) -> list[Any] | None:
+        """``_next_call`` for the ``Pull<I>`` object: not connected is BAD_INV_ORDER."""
+        try:
+            return self._next_call(operation, block)
+        except CosEventComm.Disconnected:
+            _not_connected(self)
+            raise  # not reached
 
     def _interrupted(self) -> bool:
         operation = getattr(self._pulling_for, "operation", None)
@@ -176,6 +237,7 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
             for waiting in self._calls.values():
                 waiting.clear()
             self._waiting = 0
+        self._service.object_destroyed(self._typed_supplier)  # its servant goes too
         super()._on_teardown()
 
 def _outs(values: list[Any]) -> Any:
@@ -185,32 +247,37 @@ def _outs(values: list[Any]) -> Any:
 
 def _typed_puller(proxy: TypedProxyPullSupplier, interface: TypedInterface) -> Any:
     """An object with ``Pull<I>``'s operations (its names, interfaces.py) over ``proxy``."""
+    key = ("puller", interface.repo_id)
+    with _CLASSES_LOCK:
+        cls = _CLASSES.get(key)
+        if cls is None or getattr(cls, "_skeleton", None) is not interface.pull_skeleton:
 
-    def pull(name: str) -> Any:
-        def call(self: Any) -> Any:
-            values = proxy._next_call(name, block=True)
-            assert values is not None
-            return _outs(values) if values else None
-        return call
+            def pull(name: str) -> Any:
+                def call(self: Any) -> Any:
+                    values = self._proxy._typed_next(name, block=True)
+                    assert values is not None
+                    return _outs(values) if values else None
+                return call
 
-    def try_(name: str, operation: Operation) -> Any:
-        def call(self: Any) -> Any:
-            values = proxy._next_call(name, block=False)
-            if not operation.parameters:  # omniORBpy: a bare boolean when nothing is out
-                return values is not None
-            if values is None:  # nothing yet: FALSE, and zero values of the out types
-                return (False, *(_empty(p.typecode) for p in operation.parameters))
-            return (True, *values)
-        return call
+            def try_(name: str, operation: Operation) -> Any:
+                def call(self: Any) -> Any:
+                    values = self._proxy._typed_next(name, block=False)
+                    if not operation.parameters:  # omniORBpy: a bare boolean then
+                        return values is not None
+                    if values is None:  # nothing yet: FALSE, and zeros of the out types
+                        return (False, *(_empty(p.typecode) for p in operation.parameters))
+                    return (True, *values)
+                return call
 
-    namespace: dict[str, Any] = {}
-    for name, operation in interface.operations.items():
-        pulled, tried = interface.pull_names.get(name, (f"pull_{name}", f"try_{name}"))
-        namespace[pulled] = pull(name)
-        namespace[tried] = try_(name, operation)
-    namespace["_skeleton"] = interface.pull_skeleton  # served with Pull<I>'s skeleton
-    namespace["__repr__"] = lambda self: f"<typed supplier Pull{interface.scoped_name} of {proxy!r}>"
-    return type(f"Pull{interface.scoped_name.replace('::', '_')}", (), namespace)()
+            namespace: dict[str, Any] = {}
+            for name, operation in interface.operations.items():
+                pulled, tried = interface.pull_names.get(name, (f"pull_{name}", f"try_{name}"))
+                namespace[_python_name(pulled)] = pull(name)
+                namespace[_python_name(tried)] = try_(name, operation)
+            namespace["_skeleton"] = interface.pull_skeleton  # served with Pull<I>'s skeleton
+            cls = _CLASSES[key] = type(f"Pull_{interface.scoped_name.replace('::', '_')}",
+                                       (_TypedObject,), namespace)
+    return cls(proxy)
 
 
 def _empty(typecode: Any) -> Any:
@@ -290,9 +357,14 @@ class TypedProxyPushSupplier(pss.ProxyPushSupplier):
             found = push_consumer.get_typed_consumer()
         except AttributeError:
             raise CosEventChannelAdmin.TypeError() from None
-        typed = _typed_object(found, self.interface.stub, list(self.interface.operations))
-        self._connect_consumer(push_consumer)
-        self._typed = typed
+        typed = _typed_object(found, self.interface.stub,
+                              [_python_name(n) for n in self.interface.operations])
+        previous, self._typed = self._typed, typed  # before delivery can start
+        try:
+            self._connect_consumer(push_consumer)
+        except BaseException:
+            self._typed = previous
+            raise
 
     def connect_any_push_consumer(self, push_consumer: Any) -> None:
         raise CORBA.NO_IMPLEMENT(0, CORBA.COMPLETED_NO,
@@ -308,7 +380,7 @@ class TypedProxyPushSupplier(pss.ProxyPushSupplier):
                 self.not_typed += 1
             return
         operation, arguments = call
-        getattr(self._typed, operation.name)(*arguments)
+        getattr(self._typed, _python_name(operation.name))(*arguments)
 
 
 class TypedProxyPullConsumer(cp._PullConsumer):
@@ -332,7 +404,7 @@ class TypedProxyPullConsumer(cp._PullConsumer):
             found = pull_supplier.get_typed_supplier()
         except AttributeError:
             raise CosEventChannelAdmin.TypeError() from None
-        tries = [tried for _, tried in interface.pull_names.values()]
+        tries = [_python_name(tried) for _, tried in interface.pull_names.values()]
         self._typed = _typed_object(found, interface.pull_stub, tries)
         self._connect_supplier(pull_supplier)
 
@@ -342,7 +414,7 @@ class TypedProxyPullConsumer(cp._PullConsumer):
     def _pull_from(self, supplier: Any) -> bool:
         got = False
         for name, operation in self.interface.operations.items():
-            tried = self.interface.pull_names[name][1]
+            tried = _python_name(self.interface.pull_names[name][1])
             result = getattr(self._typed, tried)()
             has_event, values = (result[0], list(result[1:])) if isinstance(result, tuple) \
                 else (result, [])

@@ -104,7 +104,7 @@ class TestTypedPush:
     def test_calls_before_connecting_are_refused(self, channel: TypedEventChannel) -> None:
         proxy, _ = channel._get_default_supplier_admin().obtain_typed_notification_push_consumer(
             "Coffee")
-        with pytest.raises(CosEventComm.Disconnected):
+        with pytest.raises(CORBA.BAD_INV_ORDER):  # the user's operation declares nothing
             proxy.get_typed_consumer().cancel_coffee("Jane")
 
 
@@ -382,7 +382,7 @@ class TestReviewFindings:
         settle(channel)
         assert pull.try_drinking_coffee() == (True, "Jane", 5)  # keeps Jo's cancel
         proxy.disconnect_pull_supplier()
-        with pytest.raises(CosEventComm.Disconnected):
+        with pytest.raises(CORBA.OBJECT_NOT_EXIST):  # the proxy went with its connection
             pull.try_cancel_coffee()
 
     def test_typed_proxies_are_listed_by_their_admins(self, channel: TypedEventChannel) -> None:
@@ -413,3 +413,65 @@ def test_an_operation_without_parameters(tmp_path: Any) -> None:
         pusher.get_typed_consumer().ring()
         assert made.service.dispatcher.wait_idle()
         assert pull.try_ring() is True
+
+
+class TestSecondReview:
+    """One test per defect the review of the server side found."""
+
+    def test_kept_calls_are_counted_down_when_pulled(self, channel: TypedEventChannel,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        from cosnotify.typed import proxies
+
+        monkeypatch.setattr(proxies, "WAITING", 3)
+        proxy, pull = typed_supplier(channel)
+        _, coffee = typed_consumer(channel)
+        for n in range(10):  # each round keeps one drinking call for a moment
+            coffee.drinking_coffee("Jane", n)
+            coffee.cancel_coffee(f"Jo{n}")
+            settle(channel)
+            assert pull.try_cancel_coffee() == (True, f"Jo{n}")
+            assert pull.try_drinking_coffee() == (True, "Jane", n)
+        assert proxy.dropped_calls == 0
+
+    def test_typed_objects_share_a_class_and_go_with_their_proxy(
+            self, channel: TypedEventChannel) -> None:
+        first, _ = typed_supplier(channel)
+        second, _ = typed_supplier(channel)
+        assert type(first.get_typed_supplier()) is type(second.get_typed_supplier())
+        typed = first.get_typed_supplier()
+        assert not typed._destroyed
+        first.disconnect_pull_supplier()
+        assert typed._destroyed
+
+    def test_a_typed_channel_belongs_to_the_typed_factory(
+            self, channel: TypedEventChannel, factory: TypedEventChannelFactory) -> None:
+        assert channel._get_MyFactory() is factory.typed
+        channel_id = channel.channel_id
+        assert channel_id not in factory.get_all_channels()  # untyped clients' list
+        with pytest.raises(CA.ChannelNotFound):
+            factory.get_event_channel(channel_id)
+        assert factory.get_typed_event_channel(channel_id) is channel
+
+    def test_a_typed_pull_leaves_no_operation_behind(self, channel: TypedEventChannel) -> None:
+        proxy, pull = typed_supplier(channel)
+        assert pull.try_drinking_coffee()[0] is False
+        assert proxy._pulling_for.operation is None
+        assert not proxy._interrupted()
+
+
+def test_operations_named_like_python_keywords(tmp_path: Any) -> None:
+    idl = tmp_path / "kw.idl"
+    idl.write_text("module KwTest { interface Kw { void pass(in long n); };"
+                   " interface PullKw { void pass(out long n); boolean try_pass(out long n); };"
+                   " };")
+    with TypedEventChannelFactory(idl=[idl]) as made:
+        channel, _ = made.create_typed_channel([], [])
+        puller, _ = channel._get_default_consumer_admin().obtain_typed_notification_pull_supplier(
+            "Kw")
+        puller.connect_typed_pull_consumer(None)
+        proxy, _ = channel._get_default_supplier_admin().obtain_typed_notification_push_consumer(
+            "Kw")
+        proxy.connect_typed_push_supplier(None)
+        proxy.get_typed_consumer()._pass(7)
+        assert made.service.dispatcher.wait_idle()
+        assert puller.get_typed_supplier().try_pass() == (True, 7)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from omniORB import CORBA
 
 import CosNotifyChannelAdmin as CA
 import CosTypedNotifyChannelAdmin as TCA
@@ -65,7 +66,11 @@ def test_coffee_over_iiop(omniorb: Any, served: ServeProcess, coffee: TypedInter
         ("operation", "::CoffeeTest::Coffee::drinking_coffee"), ("name", "Jane"), ("minutes", 5)]
     assert pull.try_cancel_coffee() == (True, "Jo")
     assert pull.drinking_coffee() == ("Jane", 5)
+    assert channel._get_MyFactory()._is_a(
+        "IDL:omg.org/CosTypedNotifyChannelAdmin/TypedEventChannelFactory:1.0")
     channel.destroy()
+    with pytest.raises(CORBA.OBJECT_NOT_EXIST):  # the typed object went with its proxy
+        typed.cancel_coffee("Jo")
 
 
 def test_an_unknown_key_over_iiop(omniorb: Any, served: ServeProcess) -> None:
