@@ -1,0 +1,182 @@
+"""Benchmark: a typed push relay against a structured one, side by side, through ``cosnotify serve``.
+
+Run: ``.venv/bin/python benchmarks/typed_bench.py [--events 2000] [--rounds 3]``.
+
+Strategy: one ``cosnotify serve --idl tests/typed/data/Coffee.idl`` on
+loopback; in each round, in turns:
+
+* **typed**: the C++ typed supplier (tests/typed/cxx/typed_supplier.cc,
+  Debian's omniORB) calls ``drinking_coffee`` on its TypedProxyPushConsumer's
+  typed object, one event per call; this process is the typed push consumer
+  (a ``CosTypedEventComm::TypedPushConsumer`` whose typed object is a Coffee
+  servant) on a TypedProxyPushSupplier of the same typed channel;
+* **structured**: the C++ structured supplier of the interop tests
+  (``notify_supplier structured``), one event per call, into an untyped
+  channel; this process is a structured push consumer.
+
+Relayed events/s: from the supplier's first call (its CLOCK_MONOTONIC
+``start_ns``) to the consumer's last receipt (``time.monotonic_ns``, the
+same clock). Both consumers are omniORBpy servants of this process, so only
+the channel's path differs. A new channel per run. Issue 20's goal: typed
+>= 70% of structured. No timing is asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import platform
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import omniORB  # noqa: F401 - puts the COS stubs on sys.path
+from machine import cpu_model  # benchmarks/machine.py, beside this script
+
+import CosNotifyChannelAdmin as CA
+import CosNotifyComm__POA
+import CosTypedEventComm__POA
+import CosTypedNotifyChannelAdmin as TCA
+
+from cosnotify.typed.interfaces import InterfaceRepository
+from spark_bridge import connect
+from tests.interop.notify import harness
+from tests.typed.cxx_peer import build_typed_supplier
+
+IDL = ROOT / "tests" / "typed" / "data" / "Coffee.idl"
+
+
+class Receipts:
+    """Counts events; ``last_ns`` is the monotonic time of the last one."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self.count = 0
+        self.last_ns = 0
+        self.cond = threading.Condition()
+
+    def got(self) -> None:
+        with self.cond:
+            self.count += 1
+            self.last_ns = time.monotonic_ns()
+            if self.count >= self.expected:
+                self.cond.notify_all()
+
+    def wait(self) -> None:
+        with self.cond:
+            if not self.cond.wait_for(lambda: self.count >= self.expected, 300):
+                raise RuntimeError(f"got {self.count} of {self.expected} events")
+
+
+class StructuredConsumer(CosNotifyComm__POA.StructuredPushConsumer):
+    def __init__(self, receipts: Receipts) -> None:
+        self.receipts = receipts
+
+    def push_structured_event(self, event: Any) -> None:
+        if event.header.fixed_header.event_type.type_name == "Counter":
+            self.receipts.got()
+
+    def offer_change(self, added: Any, removed: Any) -> None:
+        pass
+
+    def disconnect_structured_push_consumer(self) -> None:
+        pass
+
+
+def typed_consumer(skeleton: Any, receipts: Receipts) -> Any:
+    class Coffee(skeleton):  # type: ignore[misc,valid-type]
+        def drinking_coffee(self, name: str, minutes: int) -> None:
+            receipts.got()
+
+        def cancel_coffee(self, name: str) -> None:
+            pass
+
+    class Consumer(CosTypedEventComm__POA.TypedPushConsumer):
+        def __init__(self) -> None:
+            self.coffee = Coffee()._this()
+
+        def get_typed_consumer(self) -> Any:
+            return self.coffee
+
+        def push(self, data: Any) -> None:
+            pass
+
+        def disconnect_push_consumer(self) -> None:
+            pass
+
+    return Consumer()._this()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    n = args.events
+    print(f"{cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+          f"load {os.getloadavg()[0]:.1f}")
+    orb = connect.client_orb()
+    orb.resolve_initial_references("RootPOA")._get_the_POAManager().activate()
+    coffee = InterfaceRepository()
+    coffee.load([IDL])
+    skeleton = coffee.lookup("Coffee").skeleton
+    typed_program = build_typed_supplier()
+    cxx = harness.build_programs()
+    rates: dict[str, list[float]] = {"typed": [], "structured": []}
+    with tempfile.TemporaryDirectory() as scratch:
+        server = harness.NotifyServer(pathlib.Path(scratch), extra=["--idl", str(IDL)])
+        try:
+            url = server.factory_url.split("#", 1)[0]
+            typed_factory = orb.string_to_object(f"{url}#TypedNotifyEventChannelFactory")
+            typed_factory = typed_factory._narrow(TCA.TypedEventChannelFactory)
+            factory = orb.string_to_object(server.ior)._narrow(CA.EventChannelFactory)
+            for _ in range(args.rounds):
+                # typed
+                channel, _ = typed_factory.create_typed_channel([], [])
+                receipts = Receipts(n)
+                pusher, _ = channel._get_default_consumer_admin() \
+                    .obtain_typed_notification_push_supplier("Coffee")
+                pusher.connect_typed_push_consumer(typed_consumer(skeleton, receipts))
+                done = harness.run([typed_program, orb.object_to_string(channel), str(n)],
+                                   timeout=300)
+                receipts.wait()
+                rates["typed"].append(n / ((receipts.last_ns - int(done["start_ns"])) / 1e9))
+                channel.destroy()
+                # structured
+                channel, _ = factory.create_channel([], [])
+                receipts = Receipts(n)
+                proxy, _ = channel._get_default_consumer_admin() \
+                    .obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+                proxy = proxy._narrow(CA.StructuredProxyPushSupplier)
+                proxy.connect_structured_push_consumer(StructuredConsumer(receipts)._this())
+                done = harness.run([cxx["notify_supplier"], "structured", "--channel",
+                                    orb.object_to_string(channel), "--count", str(n)],
+                                   timeout=300)
+                receipts.wait()
+                rates["structured"].append(n / ((receipts.last_ns - int(done["start_ns"]))
+                                                / 1e9))
+                channel.destroy()
+        finally:
+            server.stop()
+    print(f"\n{n:,} events per run, one per call, {args.rounds} rounds in turns; relayed "
+          "events/s, C++ supplier -> cosnotify serve -> omniORBpy consumer (median)")
+
+    def median(values: list[float]) -> float:
+        return sorted(values)[len(values) // 2]
+
+    for label, values in rates.items():
+        print(f"  {label:11}{median(values):10,.0f}   rounds: "
+              + ", ".join(f"{v:,.0f}" for v in values))
+    ratio = median(rates["typed"]) / median(rates["structured"])
+    print(f"  typed / structured: {ratio:.0%}   (goal: >= 70%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
