@@ -19,6 +19,16 @@ Relayed events/s: from the supplier's first call (its CLOCK_MONOTONIC
 same clock). Both consumers are omniORBpy servants of this process, so only
 the channel's path differs. A new channel per run. Issue 20's goal: typed
 >= 70% of structured. No timing is asserted anywhere.
+
+Then, **in process** (no ORB calls): a typed push through a filter beside
+the structured figure. A ``TypedEventChannelFactory``; the supplier proxy
+(a TypedProxyPushConsumer, or a StructuredProxyPushConsumer) has an
+EXTENDED_TCL filter ``$minutes >= 0``; the typed supplier calls
+``drinking_coffee`` on the proxy's typed object, the structured one pushes
+the same call's %TYPED Structured Event, made beforehand ("structured") or
+built for each push ("structured, built": what a typed call costs the
+channel); a structured pull proxy receives. Timed: the calls until the
+channel's workers are idle.
 """
 
 from __future__ import annotations
@@ -113,6 +123,53 @@ def typed_consumer(skeleton: Any, receipts: Receipts) -> Any:
     return Consumer()._this()
 
 
+def in_process(n: int, rounds: int) -> dict[str, list[float]]:
+    """Events/s of a typed push through a filter, and of the structured push of the
+    same events through the same filter (module docstring)."""
+    import CosNotifyFilter
+
+    from cosnotify.typed.channel import TypedEventChannelFactory
+    from cosnotify.typed.events import to_structured
+
+    rates: dict[str, list[float]] = {"typed": [], "structured": [], "structured, built": []}
+    with TypedEventChannelFactory(idl=[IDL]) as factory:
+        drinking = factory.interfaces.lookup("Coffee").operations["drinking_coffee"]
+        events = [to_structured(drinking, ["Jane", i]) for i in range(n)]
+        for _ in range(rounds):
+            for kind in list(rates):
+                channel, _ = factory.create_typed_channel([], [])
+                puller, _ = channel._get_default_consumer_admin() \
+                    .obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+                puller.connect_structured_pull_consumer(None)
+                admin = channel._get_default_supplier_admin()
+                if kind == "typed":
+                    proxy, _ = admin.obtain_typed_notification_push_consumer("Coffee")
+                    proxy.connect_typed_push_supplier(None)
+                else:
+                    proxy, _ = admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+                    proxy.connect_structured_push_supplier(None)
+                flt = factory._get_filter_factory().create_filter("EXTENDED_TCL")
+                flt.add_constraints([CosNotifyFilter.ConstraintExp([], "$minutes >= 0")])
+                proxy.add_filter(flt)
+                start = time.perf_counter()
+                if kind == "typed":
+                    call = proxy.get_typed_consumer().drinking_coffee
+                    for i in range(n):
+                        call("Jane", i)
+                elif kind == "structured":
+                    push = proxy.push_structured_event
+                    for event in events:
+                        push(event)
+                else:  # the supplier builds each event, as a typed call's is built
+                    push = proxy.push_structured_event
+                    for i in range(n):
+                        push(to_structured(drinking, ["Jane", i]))
+                assert factory.service.dispatcher.wait_idle()
+                rates[kind].append(n / (time.perf_counter() - start))
+                channel.destroy()
+    return rates
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=2000)
@@ -175,6 +232,15 @@ def main() -> int:
               + ", ".join(f"{v:,.0f}" for v in values))
     ratio = median(rates["typed"]) / median(rates["structured"])
     print(f"  typed / structured: {ratio:.0%}   (goal: >= 70%)")
+    local = in_process(n * 10, args.rounds)
+    print(f"\nin process, {n * 10:,} events per run through a filter ($minutes >= 0) on "
+          "the supplier proxy, to a structured pull proxy; events/s (median)")
+    for label, values in local.items():
+        print(f"  {label:11}{median(values):10,.0f}   rounds: "
+              + ", ".join(f"{v:,.0f}" for v in values))
+    print(f"  typed / structured: {median(local['typed']) / median(local['structured']):.0%}; "
+          f"typed / structured, built per push: "
+          f"{median(local['typed']) / median(local['structured, built']):.0%}")
     return 0
 
 
