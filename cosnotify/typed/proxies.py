@@ -42,8 +42,9 @@ import CosNotifyChannelAdmin as CA
 from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel import push_supplier as pss
+from cosnotify.channel.event import from_structured
 from cosnotify.corba import descriptors as D
-from cosnotify.typed.events import call_of, call_of_any, to_structured
+from cosnotify.typed.events import call_of, call_of_any, to_match_typed, to_structured
 from cosnotify.typed.interfaces import Operation, TypedInterface
 
 #: Calls a TypedProxyPullSupplier keeps for operations not being pulled, at most.
@@ -80,9 +81,13 @@ class TypedProxyPushConsumer(cp._PushConsumer):
         self._client_disconnected()
 
     def _typed_call(self, operation: Operation, arguments: list[Any]) -> None:
+        """The call enters as Table 2-2's %TYPED event; this proxy's and its admin's
+        filters get it the way section 2.7 says, through ``match_typed``."""
         if not self._connected:
             _not_connected(self)
-        self._inject_structured(to_structured(operation, arguments))
+        self._inject(from_structured(to_structured(operation, arguments),
+                                     self._service.clock.now()),
+                     typed=to_match_typed(self.interface, operation, arguments))
 
     def _on_teardown(self) -> None:
         self._service.object_destroyed(self._typed_consumer)  # its servant goes too

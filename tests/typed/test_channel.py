@@ -475,3 +475,39 @@ def test_operations_named_like_python_keywords(tmp_path: Any) -> None:
         proxy.get_typed_consumer()._pass(7)
         assert made.service.dispatcher.wait_idle()
         assert puller.get_typed_supplier().try_pass() == (True, 7)
+
+
+def test_typed_proxies_filter_through_match_typed(channel: TypedEventChannel,
+                                                  factory: TypedEventChannelFactory) -> None:
+    """Section 2.7: "Each filter object supports a match_typed operation that is used to
+    perform filtering on typed events" -- the event type of a typed call is (interface,
+    operation) for the filters of the typed proxy it enters through, and of its admin;
+    structured consumers see it as %TYPED."""
+    puller = structured_puller(channel)
+    admin, _ = channel.new_for_typed_notification_suppliers(CA.AND_OP)
+    proxy, _ = admin.obtain_typed_notification_push_consumer("Coffee")
+    proxy.connect_typed_push_supplier(None)
+    long_drinks = factory._get_filter_factory().create_filter("EXTENDED_TCL")
+    long_drinks.add_constraints([CosNotifyFilter.ConstraintExp(
+        [N.EventType("CoffeeTest::Coffee", "drinking_coffee")], "$minutes > 3")])
+    proxy.add_filter(long_drinks)
+    typed_only = factory._get_filter_factory().create_filter("EXTENDED_TCL")
+    typed_only.add_constraints([CosNotifyFilter.ConstraintExp(
+        [N.EventType("", "%TYPED")], "TRUE")])  # the structured form's type: not this one
+    coffee = proxy.get_typed_consumer()
+    coffee.drinking_coffee("Jo", 2)
+    coffee.drinking_coffee("Al", 9)
+    coffee.cancel_coffee("Al")
+    settle(channel)
+    names = []
+    while True:
+        event, has_event = puller.try_pull_structured_event()
+        if not has_event:
+            break
+        assert event.header.fixed_header.event_type.type_name == "%TYPED"
+        names.append(event.filterable_data[1].value.value())
+    assert names == ["Al"]
+    admin.add_filter(typed_only)  # AND_OP: the admin's group must pass too; it cannot
+    coffee.drinking_coffee("Bo", 9)
+    settle(channel)
+    assert not puller.try_pull_structured_event()[1]
