@@ -160,9 +160,12 @@ class _QueueAccount:
 class EventChannel(QoSAdminMixin):
     """``CosNotifyChannelAdmin::EventChannel``."""
 
-    #: The admins it makes (a typed channel makes typed ones: cosnotify/typed).
+    #: The admins it makes (a typed channel makes typed ones: cosnotify/typed), and
+    #: its Event Service style ones (``for_consumers``/``for_suppliers``).
     consumer_admin_class: Any = ConsumerAdmin
     supplier_admin_class: Any = SupplierAdmin
+    es_consumer_admin_class: Any = EventServiceConsumerAdmin
+    es_supplier_admin_class: Any = EventServiceSupplierAdmin
 
     def __init__(self, factory: Any, channel_id: int, qos: dict[str, Any],
                  explicit: set[str], admin: dict[str, Any]) -> None:
@@ -312,7 +315,7 @@ class EventChannel(QoSAdminMixin):
         """An Event Service style ConsumerAdmin (no id; section 2.1.2)."""
         with self._lock:
             self._check_alive()
-            admin = EventServiceConsumerAdmin(self, None, CA.OR_OP)
+            admin = self.es_consumer_admin_class(self, None, CA.OR_OP)
             self._es_admins.append(admin)
             self._rebuild_routes()
         return admin
@@ -320,7 +323,7 @@ class EventChannel(QoSAdminMixin):
     def for_suppliers(self) -> Any:
         with self._lock:
             self._check_alive()
-            admin = EventServiceSupplierAdmin(self, None, CA.OR_OP)
+            admin = self.es_supplier_admin_class(self, None, CA.OR_OP)
             self._es_admins.append(admin)
         return admin
 

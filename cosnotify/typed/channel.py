@@ -123,6 +123,9 @@ class TypedEventChannel(EventChannel):
 
     consumer_admin_class = TypedConsumerAdmin
     supplier_admin_class = TypedSupplierAdmin
+    #: Event Service style typed admins (``for_consumers``...): typed admins without ids.
+    es_consumer_admin_class = TypedConsumerAdmin
+    es_supplier_admin_class = TypedSupplierAdmin
 
     def _get_MyFactory(self) -> Any:
         """The typed factory (the IDL's ``TypedEventChannelFactory MyFactory``)."""
@@ -134,21 +137,6 @@ class TypedEventChannel(EventChannel):
     def new_for_typed_notification_suppliers(self, op: Any) -> tuple[TypedSupplierAdmin, int]:
         return self.new_for_suppliers(op)  # type: ignore[return-value]
 
-    def for_consumers(self) -> Any:
-        """Event Service style typed ConsumerAdmin: a typed admin without an id."""
-        with self._lock:
-            self._check_alive()
-            admin = TypedConsumerAdmin(self, None, CA.OR_OP)
-            self._es_admins.append(admin)
-            self._rebuild_routes()
-        return admin
-
-    def for_suppliers(self) -> Any:
-        with self._lock:
-            self._check_alive()
-            admin = TypedSupplierAdmin(self, None, CA.OR_OP)
-            self._es_admins.append(admin)
-        return admin
 
 
 class TypedEventChannelFactory(EventChannelFactory):

@@ -65,6 +65,17 @@ def structured_puller(channel: TypedEventChannel) -> Any:
     return proxy
 
 
+def pulled_names(puller: Any) -> list[str]:
+    """The ``name`` of every %TYPED event a structured pull proxy holds now."""
+    names = []
+    while True:
+        event, has_event = puller.try_pull_structured_event()
+        if not has_event:
+            return names
+        assert event.header.fixed_header.event_type.type_name == "%TYPED"
+        names.append(event.filterable_data[1].value.value())
+
+
 def settle(channel: TypedEventChannel) -> None:
     assert channel._factory.service.dispatcher.wait_idle()
 
@@ -93,13 +104,7 @@ class TestTypedPush:
         coffee.drinking_coffee("Jo", 2)
         coffee.drinking_coffee("Al", 9)
         settle(channel)
-        names = []
-        while True:
-            event, has_event = puller.try_pull_structured_event()
-            if not has_event:
-                break
-            names.append(event.filterable_data[1].value.value())
-        assert names == ["Al"]
+        assert pulled_names(puller) == ["Al"]
 
     def test_calls_before_connecting_are_refused(self, channel: TypedEventChannel) -> None:
         proxy, _ = channel._get_default_supplier_admin().obtain_typed_notification_push_consumer(
@@ -499,14 +504,7 @@ def test_typed_proxies_filter_through_match_typed(channel: TypedEventChannel,
     coffee.drinking_coffee("Al", 9)
     coffee.cancel_coffee("Al")
     settle(channel)
-    names = []
-    while True:
-        event, has_event = puller.try_pull_structured_event()
-        if not has_event:
-            break
-        assert event.header.fixed_header.event_type.type_name == "%TYPED"
-        names.append(event.filterable_data[1].value.value())
-    assert names == ["Al"]
+    assert pulled_names(puller) == ["Al"]
     admin.add_filter(typed_only)  # AND_OP: the admin's group must pass too; it cannot
     coffee.drinking_coffee("Bo", 9)
     settle(channel)
