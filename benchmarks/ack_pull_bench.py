@@ -32,11 +32,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from statistics import median
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from machine import cpu_model  # benchmarks/machine.py, beside this script
+from machine import cpu_model, print_rates  # benchmarks/machine.py, beside this script
 from omniORB import CORBA
 from spark_bench import alarm  # the same workload
 
@@ -141,12 +142,7 @@ def main() -> None:
     print(f"\n{n:,} events pulled per puller, {args.rounds} round(s); events/s, median "
           "(higher is better)")
 
-    def median(values: list[float]) -> float:
-        return sorted(values)[len(values) // 2]
-
-    for label, values in rates.items():
-        print(f"  {label:10}{median(values):10,.0f}   rounds: "
-              + ", ".join(f"{v:,.0f}" for v in values))
+    print_rates(rates)
     print(f"  ack / sequence: {median(rates['ack']) / median(rates['sequence']):.0%};  "
           f"ack x2 (total) / ack: {median(rates['ack x2']) / median(rates['ack']):.0%}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from statistics import median
 
 
 def cpu_model() -> str:
@@ -24,3 +25,10 @@ def tool_version(command: list[str]) -> str:
     except (OSError, subprocess.SubprocessError):
         return "not installed"
     return (done.stdout.strip().splitlines() or ["?"])[0]
+
+
+def print_rates(rates: dict[str, list[float]], width: int = 20) -> None:
+    """One line per case: the median of its runs, then every run (events/s)."""
+    for label, values in rates.items():
+        print(f"  {label:{width}}{median(values):10,.0f}   rounds: "
+              + ", ".join(f"{v:,.0f}" for v in values))

@@ -41,23 +41,24 @@ import sys
 import tempfile
 import threading
 import time
+from statistics import median
 from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import omniORB  # noqa: F401 - puts the COS stubs on sys.path
-from machine import cpu_model  # benchmarks/machine.py, beside this script
+from machine import cpu_model, print_rates  # benchmarks/machine.py, beside this script
 
 import CosNotifyChannelAdmin as CA
 import CosNotifyComm__POA
-import CosTypedEventComm__POA
 import CosTypedNotifyChannelAdmin as TCA
 
 from cosnotify.typed.interfaces import InterfaceRepository
 from spark_bridge import connect
 from tests.interop.notify import harness
 from tests.typed.cxx_peer import build_typed_supplier
+from tests.typed.servants import typed_push_consumer
 
 IDL = ROOT / "tests" / "typed" / "data" / "Coffee.idl"
 
@@ -71,7 +72,8 @@ class Receipts:
         self.last_ns = 0
         self.cond = threading.Condition()
 
-    def got(self) -> None:
+    def got(self, *call: Any) -> None:
+        """One more event (``call``: a typed call's arguments, ignored)."""
         with self.cond:
             self.count += 1
             self.last_ns = time.monotonic_ns()
@@ -97,30 +99,6 @@ class StructuredConsumer(CosNotifyComm__POA.StructuredPushConsumer):
 
     def disconnect_structured_push_consumer(self) -> None:
         pass
-
-
-def typed_consumer(skeleton: Any, receipts: Receipts) -> Any:
-    class Coffee(skeleton):  # type: ignore[misc,valid-type]
-        def drinking_coffee(self, name: str, minutes: int) -> None:
-            receipts.got()
-
-        def cancel_coffee(self, name: str) -> None:
-            pass
-
-    class Consumer(CosTypedEventComm__POA.TypedPushConsumer):
-        def __init__(self) -> None:
-            self.coffee = Coffee()._this()
-
-        def get_typed_consumer(self) -> Any:
-            return self.coffee
-
-        def push(self, data: Any) -> None:
-            pass
-
-        def disconnect_push_consumer(self) -> None:
-            pass
-
-    return Consumer()._this()
 
 
 def in_process(n: int, rounds: int) -> dict[str, list[float]]:
@@ -199,7 +177,8 @@ def main() -> int:
                 receipts = Receipts(n)
                 pusher, _ = channel._get_default_consumer_admin() \
                     .obtain_typed_notification_push_supplier("Coffee")
-                pusher.connect_typed_push_consumer(typed_consumer(skeleton, receipts))
+                pusher.connect_typed_push_consumer(
+                    typed_push_consumer(skeleton, receipts.got))
                 done = harness.run([typed_program, orb.object_to_string(channel), str(n)],
                                    timeout=300)
                 receipts.wait()
@@ -224,20 +203,13 @@ def main() -> int:
     print(f"\n{n:,} events per run, one per call, {args.rounds} rounds in turns; relayed "
           "events/s, C++ supplier -> cosnotify serve -> omniORBpy consumer (median)")
 
-    def median(values: list[float]) -> float:
-        return sorted(values)[len(values) // 2]
-
-    for label, values in rates.items():
-        print(f"  {label:11}{median(values):10,.0f}   rounds: "
-              + ", ".join(f"{v:,.0f}" for v in values))
+    print_rates(rates)
     ratio = median(rates["typed"]) / median(rates["structured"])
     print(f"  typed / structured: {ratio:.0%}   (goal: >= 70%)")
     local = in_process(n * 10, args.rounds)
     print(f"\nin process, {n * 10:,} events per run through a filter ($minutes >= 0) on "
           "the supplier proxy, to a structured pull proxy; events/s (median)")
-    for label, values in local.items():
-        print(f"  {label:11}{median(values):10,.0f}   rounds: "
-              + ", ".join(f"{v:,.0f}" for v in values))
+    print_rates(local)
     print(f"  typed / structured: {median(local['typed']) / median(local['structured']):.0%}; "
           f"typed / structured, built per push: "
           f"{median(local['typed']) / median(local['structured, built']):.0%}")

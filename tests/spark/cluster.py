@@ -19,6 +19,7 @@ gone (``pidfd``), so no JVM outlives the cluster.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import select
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,10 @@ __all__ = ["ClusterError", "Daemon", "SparkCluster", "cluster_session", "executo
 #: Seconds a daemon may take to start or to stop (a JVM start takes 2-5 s here).
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 20.0
+
+
+#: The repository root: where the jobs run (``python -m tests.spark...``).
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class ClusterError(RuntimeError):
@@ -288,6 +294,34 @@ def cluster_session(master_url: str, scratch: str, *, executors: int = 2,
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def run_job(module: str, args: list[str], env: dict[str, str], timeout: float,
+            what: str, log: Callable[[], str]) -> dict[str, Any]:
+    """Run ``python -m module args`` (a Spark job of tests/spark) in a process group of
+    its own and return the JSON of its last ``RESULT`` line; the test fails with the
+    job's output and ``log()`` (the cluster's or server's) if it fails or takes longer
+    than ``timeout`` seconds. Its group (a driver's JVM too) is stopped after."""
+    import pytest
+
+    job = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=env,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = job.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop_group(job)
+        out, err = job.communicate()
+        pytest.fail(f"the {what} took more than {timeout} s:\n{err[-6000:]}\n"
+                    f"{log()[-4000:]}")
+    finally:
+        stop_group(job)
+    lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
+    if job.returncode != 0 or not lines:
+        pytest.fail(f"the {what} failed ({job.returncode}):\n{err[-6000:]}\n{out[-2000:]}\n"
+                    f"{log()[-4000:]}")
+    result: dict[str, Any] = json.loads(lines[-1].removeprefix("RESULT "))
+    return result
 
 
 def executor_tasks(spark: Any) -> dict[str, int]:

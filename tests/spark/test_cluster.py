@@ -18,9 +18,7 @@ worker would start a cluster of its own.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,12 +26,11 @@ from typing import Any
 
 import pytest
 
-from tests.spark.cluster import SparkCluster, stop_group
+from tests.spark.cluster import SparkCluster, run_job
 
 pytestmark = [pytest.mark.spark, pytest.mark.spark_cluster, pytest.mark.slow,
               pytest.mark.xdist_group("spark_cluster")]
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Seconds the whole job may take (it takes about 25 s here).
 JOB_TIMEOUT = 300.0
 
@@ -53,24 +50,8 @@ def report(cluster: SparkCluster, served: Any,
     scratch = tmp_path_factory.mktemp("cluster-job")
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
                PYSPARK_DRIVER_PYTHON=sys.executable)
-    job = subprocess.Popen(
-        [sys.executable, "-m", "tests.spark.cluster_job", cluster.master_url, served.ior,
-         str(scratch)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = job.communicate(timeout=JOB_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        stop_group(job)
-        out, err = job.communicate()
-        pytest.fail(f"the cluster job took more than {JOB_TIMEOUT} s:\n{err[-6000:]}\n"
-                    f"{cluster.log()[-4000:]}")
-    finally:
-        stop_group(job)  # the driver's JVM, should it outlive the job
-    lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
-    if job.returncode != 0 or not lines:
-        pytest.fail(f"the cluster job failed ({job.returncode}):\n{err[-6000:]}\n{out[-2000:]}")
-    result: dict[str, Any] = json.loads(lines[-1].removeprefix("RESULT "))
-    return result
+    return run_job("tests.spark.cluster_job", [cluster.master_url, served.ior, str(scratch)],
+                   env, JOB_TIMEOUT, "cluster job", cluster.log)
 
 
 def on_executors(tasks: dict[str, int], report: dict[str, Any]) -> bool:

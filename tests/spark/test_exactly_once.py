@@ -8,6 +8,7 @@ with real crashes (the driver and the server killed with SIGKILL) is
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import random
@@ -362,6 +363,14 @@ def batches_with_rows(program: Any, count: int, timeout: float) -> None:
         seen += 1
 
 
+def random_moment(supplier: Any, rng: random.Random) -> None:
+    """Return at a random moment of the next half second or so: once the supplier has
+    had up to 50 more events accepted (at RATE per second), or has finished."""
+    accepted = supplier.count_lines("accepted=")
+    target = min(COUNT, accepted + rng.randint(0, int(RATE) // 2))
+    supplier.wait_lines("accepted=", target, timeout=60)
+
+
 def test_kills_lose_and_repeat_nothing(omniorb: Any, spark: Any, tmp_path: Path) -> None:
     """Issue 16's proof: a supplier pushes numbered events without pause; a streaming
     query writes them to Parquet with a checkpoint; its driver (the Python process, its
@@ -392,16 +401,15 @@ def test_kills_lose_and_repeat_nothing(omniorb: Any, spark: Any, tmp_path: Path)
             driver = job("driver", options, str(tmp_path / "out"))
             programs.append(driver)
             batches_with_rows(driver, rng.randint(1, 3), timeout=90)
-            time.sleep(rng.uniform(0.0, 0.5))  # the random moment itself
+            random_moment(supplier, rng)
             kill_group(driver)
         driver = job("driver", options, str(tmp_path / "out"), "--until", str(COUNT))
         programs.append(driver)
         batches_with_rows(driver, rng.randint(1, 3), timeout=90)
-        time.sleep(rng.uniform(0.0, 0.5))
-        if not os.environ.get("NOSERVERKILL"):
-            server.process.kill()  # the server, SIGKILL, restarted on its port and store
-            server.stop()
-            server = serve()
+        random_moment(supplier, rng)
+        server.process.kill()  # the server, SIGKILL, restarted on its port and store
+        server.stop()
+        server = serve()
         supplier.wait_line("done", timeout=120)
         driver.finish(timeout=120)
     finally:
@@ -410,7 +418,6 @@ def test_kills_lose_and_repeat_nothing(omniorb: Any, spark: Any, tmp_path: Path)
                 kill_group(program)
         server.stop()
     got = parquet_numbers(spark, tmp_path / "out" / "data")
-    import collections
     dups = sorted(n for n, c in collections.Counter(got).items() if c > 1)
     missing = sorted(set(range(COUNT)) - set(got))
     assert not dups and not missing, (numbers_text(dups), numbers_text(missing))

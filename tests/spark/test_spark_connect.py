@@ -12,22 +12,17 @@ a subtest per scenario, and that stopping the server leaves no process.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.spark.cluster import _group_members, stop_group
+from tests.spark.cluster import _group_members, run_job
 from tests.spark.connect_server import ConnectServer
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark_connect")]
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Seconds the whole client job may take (it takes about 15 s here).
 JOB_TIMEOUT = 240.0
 
@@ -46,25 +41,8 @@ def report(connect_server: ConnectServer, served: Any,
     """What ``tests/spark/connect_job.py`` reports after running over Connect."""
     scratch = tmp_path_factory.mktemp("connect-job")
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    job = subprocess.Popen(
-        [sys.executable, "-m", "tests.spark.connect_job", connect_server.url, served.ior,
-         str(scratch)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = job.communicate(timeout=JOB_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        stop_group(job)
-        out, err = job.communicate()
-        pytest.fail(f"the Connect job took more than {JOB_TIMEOUT} s:\n{err[-6000:]}\n"
-                    f"{connect_server.log()[-4000:]}")
-    finally:
-        stop_group(job)
-    lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
-    if job.returncode != 0 or not lines:
-        pytest.fail(f"the Connect job failed ({job.returncode}):\n{err[-6000:]}\n{out[-2000:]}\n"
-                    f"{connect_server.log()[-4000:]}")
-    result: dict[str, Any] = json.loads(lines[-1].removeprefix("RESULT "))
-    return result
+    return run_job("tests.spark.connect_job", [connect_server.url, served.ior, str(scratch)],
+                   env, JOB_TIMEOUT, "Connect job", connect_server.log)
 
 
 def check_session(report: dict[str, Any]) -> None:

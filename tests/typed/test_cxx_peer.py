@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 
 import CosNotifyChannelAdmin as CA
-import CosTypedEventComm__POA
 
 from cosnotify.typed.interfaces import TypedInterface
 from tests.interop.notify import harness
 from tests.server.conftest import ServeProcess
 from tests.typed.conftest import DATA
 from tests.typed.cxx_peer import build_typed_supplier
+from tests.typed.servants import typed_push_consumer
 from tests.typed.test_server import typed_factory
 
 pytestmark = pytest.mark.interop
@@ -48,36 +48,17 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     made.stop()
 
 
-def consumer_servants(coffee: TypedInterface) -> tuple[Any, Any]:
-    """A TypedPushConsumer servant and the Coffee servant its get_typed_consumer gives."""
-    calls: list[tuple[str, int]] = []
-    cond = threading.Condition()
+class Calls:
+    """The calls a typed push consumer got, under a condition."""
 
-    class Coffee(coffee.skeleton):  # type: ignore[name-defined,misc]
-        def drinking_coffee(self, name: str, minutes: int) -> None:
-            with cond:
-                calls.append((name, minutes))
-                cond.notify_all()
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+        self.cond = threading.Condition()
 
-        def cancel_coffee(self, name: str) -> None:
-            pass
-
-    class Consumer(CosTypedEventComm__POA.TypedPushConsumer):
-        def __init__(self) -> None:
-            self.coffee = Coffee()._this()
-            self.calls, self.cond = calls, cond
-
-        def get_typed_consumer(self) -> Any:
-            return self.coffee
-
-        def push(self, data: Any) -> None:
-            pass
-
-        def disconnect_push_consumer(self) -> None:
-            pass
-
-    consumer = Consumer()
-    return consumer, consumer._this()
+    def drinking(self, name: str, minutes: int) -> None:
+        with self.cond:
+            self.calls.append((name, minutes))
+            self.cond.notify_all()
 
 
 def test_a_cxx_typed_supplier(omniorb: Any, served: ServeProcess, coffee: TypedInterface,
@@ -85,9 +66,10 @@ def test_a_cxx_typed_supplier(omniorb: Any, served: ServeProcess, coffee: TypedI
     channel, _ = typed_factory(omniorb, served).create_typed_channel([], [])
     try:
         consumers = channel._get_default_consumer_admin()
-        servant, reference = consumer_servants(coffee)
+        servant = Calls()
         pusher, _ = consumers.obtain_typed_notification_push_supplier("Coffee")
-        pusher.connect_typed_push_consumer(reference)
+        pusher.connect_typed_push_consumer(typed_push_consumer(coffee.skeleton,
+                                                               servant.drinking))
         structured, _ = consumers.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
         structured = structured._narrow(CA.StructuredProxyPullSupplier)
         structured.connect_structured_pull_consumer(None)

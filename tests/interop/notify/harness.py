@@ -241,6 +241,11 @@ class Program:
                                          f"\n{self.output()}")
                 self._cond.wait(min(left, 0.5))
 
+    def count_lines(self, prefix: str) -> int:
+        """How many output lines so far start with ``prefix``."""
+        with self._cond:
+            return sum(1 for line in self.lines if line.startswith(prefix))
+
     def wait_lines(self, prefix: str, count: int, timeout: float = 30.0) -> list[str]:
         """The first ``count`` output lines starting with ``prefix``, waiting for them."""
         deadline = time.monotonic() + timeout

@@ -1,0 +1,42 @@
+"""An omniORBpy typed push consumer of the Coffee interfaces (tests/typed/data/Coffee.idl).
+
+Shared by tests/typed/test_cxx_peer.py and benchmarks/typed_bench.py: a
+``CosTypedEventComm::TypedPushConsumer`` servant whose ``get_typed_consumer``
+is a Coffee servant (of the skeleton the channel's IDL was compiled to),
+calling ``drinking`` for each ``drinking_coffee``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import omniORB  # noqa: F401 - puts the COS stubs on sys.path
+
+import CosTypedEventComm__POA
+
+
+def typed_push_consumer(skeleton: Any, drinking: Callable[[str, int], None]) -> Any:
+    """A reference to a TypedPushConsumer servant in this process's RootPOA."""
+
+    class Coffee(skeleton):  # type: ignore[misc,valid-type]
+        def drinking_coffee(self, name: str, minutes: int) -> None:
+            drinking(name, minutes)
+
+        def cancel_coffee(self, name: str) -> None:
+            pass
+
+    class Consumer(CosTypedEventComm__POA.TypedPushConsumer):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.coffee = Coffee()._this()
+
+        def get_typed_consumer(self) -> Any:
+            return self.coffee
+
+        def push(self, data: Any) -> None:
+            pass
+
+        def disconnect_push_consumer(self) -> None:
+            pass
+
+    return Consumer()._this()
