@@ -177,7 +177,7 @@ class FilterAdminMixin:
 
 
 def groups_pass(admin_passed: bool | None, own: tuple[tuple[int, Any], ...], and_op: bool,
-                or_empty_passes: bool, event: Any, typed: Any = None) -> bool:
+                or_empty_passes: bool, event: Any) -> bool:
     """Whether a proxy's two filter groups pass ``event`` (section 2.3 and footnote 3).
 
     ``admin_passed`` is the admin group's result, or None when the admin has no
@@ -187,29 +187,30 @@ def groups_pass(admin_passed: bool | None, own: tuple[tuple[int, Any], ...], and
     groups have filters: AND_OP needs both, OR_OP either. With
     ``or_empty_passes`` (FilterGroupSemantics 1, TAO's and JacORB's reading)
     an empty group under OR_OP passes everything. No filters at all: pass.
-    ``typed``: see :func:`match_any`.
     """
     if and_op:
         if admin_passed is False:
             return False
-        return not own or match_any(own, event, typed)
+        return not own or match_any(own, event)
     if admin_passed is None:
-        return or_empty_passes or not own or match_any(own, event, typed)
+        return or_empty_passes or not own or match_any(own, event)
     if not own:
         return admin_passed or or_empty_passes
-    return admin_passed or match_any(own, event, typed)
+    return admin_passed or match_any(own, event)
 
 
-def match_any(filters: tuple[tuple[int, Any], ...], event: Any, typed: Any = None) -> bool:
+def match_any(filters: tuple[tuple[int, Any], ...], event: Any) -> bool:
     """True when one of ``filters`` matches ``event`` (OR semantics, section 2.3).
 
-    ``typed``, for a typed call entering through a typed proxy: the name-value
-    sequence section 2.7 hands ``match_typed`` (cosnotify/typed/events.py), which
-    the filters then get instead of the event. A filter that raises (a remote
-    filter that is gone, a grammar that cannot handle this form) does not match;
-    the failure is logged.
+    Each filter gets the event in the form it was supplied in (section 2.3:
+    ``match`` for an Any, ``match_structured`` for a Structured Event,
+    ``match_typed`` "upon receipt of a typed event", with the name-value
+    sequence section 2.7 makes: ``event.typed``, cosnotify/typed/events.py). A
+    filter that raises (a remote filter that is gone, a grammar that cannot
+    handle this form) does not match; the failure is logged.
     """
     structured = event.is_structured
+    typed = event.typed
     for _, candidate in filters:
         try:
             if typed is not None:

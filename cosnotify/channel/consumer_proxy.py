@@ -85,10 +85,9 @@ class ProxyConsumer(ProxyBase):
     def _inject_any(self, value: Any) -> None:
         self._inject(from_any(value, self._service.clock.now()))
 
-    def _inject(self, event: Any, batch: list[Any] | None = None, typed: Any = None) -> None:
+    def _inject(self, event: Any, batch: list[Any] | None = None) -> None:
         """Filter ``event`` and forward it (or, given ``batch``, append it there for the
-        channel to forward with the rest of a supplier's sequence). ``typed``: a typed
-        call's match_typed sequence, which this proxy's and admin's filters get."""
+        channel to forward with the rest of a supplier's sequence)."""
         if self._counting:
             next(self._received)
         explicit = self._qos_explicit
@@ -102,10 +101,10 @@ class ProxyConsumer(ProxyBase):
             limits = channel._oes_limits  # for OES_SUBTREE filters, as channel._deliver
             token = CURRENT_LIMITS.set(limits) if limits is not CURRENT_LIMITS.get() else None
             try:
-                admin_passed = match_any(admin_filters, event, typed) if admin_filters \
+                admin_passed = match_any(admin_filters, event) if admin_filters \
                     else None
                 passed = groups_pass(admin_passed, own, admin._and_op,
-                                     channel._or_empty_passes, event, typed)
+                                     channel._or_empty_passes, event)
             finally:
                 if token is not None:
                     CURRENT_LIMITS.reset(token)

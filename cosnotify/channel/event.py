@@ -86,6 +86,7 @@ class Event:
         "stop_time",
         "structured",
         "type_name",
+        "typed",
     )
 
     def __init__(self, structured: Any, any_value: Any, arrival: float) -> None:
@@ -128,6 +129,9 @@ class Event:
         #: A counter to raise in the store with this event, (name, value), or None:
         #: the supplier's next SequenceNumber (supplier_ack.py); None once stored.
         self.mark: tuple[str, int] | None = None
+        #: For a typed call (cosnotify/typed): the name-value sequence section 2.7 hands
+        #: ``match_typed``, which every filter then gets instead of the event; else None.
+        self.typed: Any = None
 
     # -- the two forms ------------------------------------------------------------
     def as_structured(self) -> Any:

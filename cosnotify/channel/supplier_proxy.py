@@ -366,7 +366,9 @@ def _map(mapping: Any, event: Any, limits: Any) -> tuple[bool, Any]:
     store, channel/durable.py)."""
     token = CURRENT_LIMITS.set(limits) if limits is not CURRENT_LIMITS.get() else None
     try:
-        if event.is_structured:
+        if event.typed is not None:  # a typed call: section 2.3.1, as admin_mixins.match_any
+            matched, result = mapping.match_typed(event.typed)
+        elif event.is_structured:
             matched, result = mapping.match_structured(event.structured)
         else:
             matched, result = mapping.match(event.any)

@@ -35,7 +35,12 @@ import threading
 from typing import Any
 
 from cosnotify.channel.admin_mixins import match_any
-from cosnotify.filter.constraints import ANY_EVENT_TYPE, holds_structured_event, structured_type
+from cosnotify.filter.constraints import (
+    ANY_EVENT_TYPE,
+    holds_structured_event,
+    structured_type,
+    typed_type,
+)
 from cosnotify.filter.filter import Filter
 from cosnotify.filter.paths import Form
 from cosnotify.routing.index import PredicateIndex
@@ -61,6 +66,8 @@ class FilterRecord:
         try:
             if form is Form.STRUCTURED:
                 return bool(self.filter.match_structured(event))
+            if form is Form.TYPED:
+                return bool(self.filter.match_typed(event))
             return bool(self.filter.match(event))
         except Exception as exc:  # noqa: BLE001 - as admin_mixins.match_any
             log.warning("filter %r failed on %r: %s", self.filter, event, exc)
@@ -241,7 +248,9 @@ class Router:
     # -- the event path --------------------------------------------------------------------
     def receivers(self, event: Any) -> list[Any]:
         """The proxy suppliers whose filters (and admins' filters) pass ``event``."""
-        if event.is_structured:
+        if event.typed is not None:  # a typed call: match_typed (admin_mixins.match_any)
+            data, form, key = event.typed, Form.TYPED, typed_type(event.typed)
+        elif event.is_structured:
             data, form = event.structured, Form.STRUCTURED
             key = structured_type(data)
         else:

@@ -81,17 +81,25 @@ class TypedProxyPushConsumer(cp._PushConsumer):
         self._client_disconnected()
 
     def _typed_call(self, operation: Operation, arguments: list[Any]) -> None:
-        """The call enters as Table 2-2's %TYPED event; this proxy's and its admin's
-        filters get it the way section 2.7 says, through ``match_typed``."""
+        """The call enters as Table 2-2's %TYPED event (see ``_typed_event``)."""
         if not self._connected:
             _not_connected(self)
-        self._inject(from_structured(to_structured(operation, arguments),
-                                     self._service.clock.now()),
-                     typed=to_match_typed(self.interface, operation, arguments))
+        self._inject(_typed_event(self, operation, arguments))
 
     def _on_teardown(self) -> None:
         self._service.object_destroyed(self._typed_consumer)  # its servant goes too
         super()._on_teardown()
+
+
+def _typed_event(proxy: Any, operation: Operation, arguments: list[Any]) -> Any:
+    """A typed call as the channel's event: Table 2-2's %TYPED Structured Event, which
+    every filter it meets -- the supplier side's, the consumer side's, mapping filters
+    -- gets through ``match_typed`` with the sequence section 2.7 describes
+    (``event_type`` = interface and operation, then the parameters): "The match_typed
+    operation is invoked by a Proxy object upon receipt of a typed event" (2.3)."""
+    event = from_structured(to_structured(operation, arguments), proxy._service.clock.now())
+    event.typed = to_match_typed(proxy.interface, operation, arguments)
+    return event
 
 
 class _TypedObject:
@@ -416,6 +424,9 @@ class TypedProxyPullConsumer(cp._PullConsumer):
     def disconnect_pull_consumer(self) -> None:
         self._client_disconnected()
 
+    def _inject_typed(self, call: tuple[Operation, list[Any]]) -> None:
+        self._inject(_typed_event(self, *call))
+
     def _pull_from(self, supplier: Any) -> bool:
         got = False
         for name, operation in self.interface.operations.items():
@@ -424,6 +435,6 @@ class TypedProxyPullConsumer(cp._PullConsumer):
             has_event, values = (result[0], list(result[1:])) if isinstance(result, tuple) \
                 else (result, [])
             if has_event:
-                self._inject_checked(self._inject_structured, to_structured(operation, values))
+                self._inject_checked(self._inject_typed, (operation, values))
                 got = True
         return got

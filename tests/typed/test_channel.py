@@ -18,7 +18,6 @@ import pytest
 from omniORB import CORBA
 
 import CosEventChannelAdmin
-import CosEventComm
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
 import CosNotifyFilter
@@ -28,6 +27,15 @@ import cosnotify
 from cosnotify.typed.channel import TypedEventChannel, TypedEventChannelFactory
 from cosnotify.typed.interfaces import IDLError
 from tests.typed.conftest import DATA
+from tests.typed.inprocess import (
+    PullCoffee,
+    Recorder,
+    pulled_names,
+    settle,
+    structured_puller,
+    typed_consumer,
+    typed_supplier,
+)
 
 
 @pytest.fixture(scope="module")
@@ -41,43 +49,6 @@ def channel(factory: TypedEventChannelFactory) -> Iterator[TypedEventChannel]:
     made, _ = factory.create_typed_channel([], [])
     yield made
     made.destroy()
-
-
-def typed_consumer(channel: TypedEventChannel) -> tuple[Any, Any]:
-    """A connected TypedProxyPushConsumer for Coffee, and its typed object."""
-    proxy, _ = channel._get_default_supplier_admin().obtain_typed_notification_push_consumer(
-        "Coffee")
-    proxy.connect_typed_push_supplier(None)
-    return proxy, proxy.get_typed_consumer()
-
-
-def typed_supplier(channel: TypedEventChannel) -> tuple[Any, Any]:
-    proxy, _ = channel._get_default_consumer_admin().obtain_typed_notification_pull_supplier(
-        "IDL:CoffeeTest/Coffee:1.0")
-    proxy.connect_typed_pull_consumer(None)
-    return proxy, proxy.get_typed_supplier()
-
-
-def structured_puller(channel: TypedEventChannel) -> Any:
-    proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
-        CA.STRUCTURED_EVENT)
-    proxy.connect_structured_pull_consumer(None)
-    return proxy
-
-
-def pulled_names(puller: Any) -> list[str]:
-    """The ``name`` of every %TYPED event a structured pull proxy holds now."""
-    names = []
-    while True:
-        event, has_event = puller.try_pull_structured_event()
-        if not has_event:
-            return names
-        assert event.header.fixed_header.event_type.type_name == "%TYPED"
-        names.append(event.filterable_data[1].value.value())
-
-
-def settle(channel: TypedEventChannel) -> None:
-    assert channel._factory.service.dispatcher.wait_idle()
 
 
 class TestTypedPush:
@@ -211,65 +182,6 @@ class TestKeys:
         settle(channel)
         assert puller.try_pull_structured_event()[1]
         assert channel.for_consumers().obtain_typed_pull_supplier("Coffee") is not None
-
-
-class Recorder:
-    """A typed push consumer in process: ``get_typed_consumer()`` gives ``coffee``,
-    whose calls are recorded under a condition."""
-
-    def __init__(self, coffee: Any = None) -> None:
-        self.calls: list[tuple[str, tuple[Any, ...]]] = []
-        self.cond = threading.Condition()
-        self.coffee = coffee if coffee is not None else self
-
-    def get_typed_consumer(self) -> Any:
-        return self.coffee
-
-    def push(self, data: Any) -> None:
-        pass
-
-    def disconnect_push_consumer(self) -> None:
-        pass
-
-    def _record(self, name: str, *args: Any) -> None:
-        with self.cond:
-            self.calls.append((name, args))
-            self.cond.notify_all()
-
-    def drinking_coffee(self, name: str, minutes: int) -> None:
-        self._record("drinking_coffee", name, minutes)
-
-    def cancel_coffee(self, name: str) -> None:
-        self._record("cancel_coffee", name)
-
-    def wait_for(self, count: int) -> bool:
-        with self.cond:
-            return self.cond.wait_for(lambda: len(self.calls) >= count, 30)
-
-
-class PullCoffee:
-    """A typed pull supplier in process: Pull<Coffee> over a list of drinks."""
-
-    def __init__(self, drinks: list[tuple[str, int]]) -> None:
-        self.drinks = list(drinks)
-
-    def get_typed_supplier(self) -> Any:
-        return self
-
-    def pull(self) -> Any:
-        raise CosEventComm.Disconnected()
-
-    def try_pull(self) -> Any:
-        return CORBA.Any(CORBA.TC_null, None), False
-
-    def disconnect_pull_supplier(self) -> None:
-        pass
-
-    def try_drinking_coffee(self) -> tuple[Any, ...]:
-        return (True, *self.drinks.pop(0)) if self.drinks else (False, "", 0)
-
-    def try_cancel_coffee(self) -> tuple[bool, str]:
-        return False, ""
 
 
 class TestUsesInterface:
@@ -480,32 +392,3 @@ def test_operations_named_like_python_keywords(tmp_path: Any) -> None:
         proxy.get_typed_consumer()._pass(7)
         assert made.service.dispatcher.wait_idle()
         assert puller.get_typed_supplier().try_pass() == (True, 7)
-
-
-def test_typed_proxies_filter_through_match_typed(channel: TypedEventChannel,
-                                                  factory: TypedEventChannelFactory) -> None:
-    """Section 2.7: "Each filter object supports a match_typed operation that is used to
-    perform filtering on typed events" -- the event type of a typed call is (interface,
-    operation) for the filters of the typed proxy it enters through, and of its admin;
-    structured consumers see it as %TYPED."""
-    puller = structured_puller(channel)
-    admin, _ = channel.new_for_typed_notification_suppliers(CA.AND_OP)
-    proxy, _ = admin.obtain_typed_notification_push_consumer("Coffee")
-    proxy.connect_typed_push_supplier(None)
-    long_drinks = factory._get_filter_factory().create_filter("EXTENDED_TCL")
-    long_drinks.add_constraints([CosNotifyFilter.ConstraintExp(
-        [N.EventType("CoffeeTest::Coffee", "drinking_coffee")], "$minutes > 3")])
-    proxy.add_filter(long_drinks)
-    typed_only = factory._get_filter_factory().create_filter("EXTENDED_TCL")
-    typed_only.add_constraints([CosNotifyFilter.ConstraintExp(
-        [N.EventType("", "%TYPED")], "TRUE")])  # the structured form's type: not this one
-    coffee = proxy.get_typed_consumer()
-    coffee.drinking_coffee("Jo", 2)
-    coffee.drinking_coffee("Al", 9)
-    coffee.cancel_coffee("Al")
-    settle(channel)
-    assert pulled_names(puller) == ["Al"]
-    admin.add_filter(typed_only)  # AND_OP: the admin's group must pass too; it cannot
-    coffee.drinking_coffee("Bo", 9)
-    settle(channel)
-    assert not puller.try_pull_structured_event()[1]
