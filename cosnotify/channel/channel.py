@@ -22,7 +22,7 @@ import itertools
 import logging
 import math
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 from omniORB import CORBA
 
@@ -166,6 +166,10 @@ class EventChannel(QoSAdminMixin):
     supplier_admin_class: Any = SupplierAdmin
     es_consumer_admin_class: Any = EventServiceConsumerAdmin
     es_supplier_admin_class: Any = EventServiceSupplierAdmin
+    #: A typed channel (cosnotify/typed): the store records it so, and its proxies'
+    #: classes by name (channel/restore.py).
+    typed = False
+    proxy_classes: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, factory: Any, channel_id: int, qos: dict[str, Any],
                  explicit: set[str], admin: dict[str, Any]) -> None:

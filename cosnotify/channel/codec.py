@@ -57,6 +57,7 @@ _VERSION = 2
 #: deadline, start; flags 2 and 4 say whether deadline and start are set.
 _HEADER_1 = struct.Struct("<BBdhdd")
 _STRUCTURED = 1
+_TYPED = 2  # version 2: the event is a typed call (channel.event.typed_sequence)
 
 
 def ensure_orb() -> Any:
@@ -111,7 +112,7 @@ def encode_event(event: Any) -> bytes:
     ensure_orb()
     flags = 0
     if event.is_structured:
-        flags |= _STRUCTURED
+        flags |= _STRUCTURED | (_TYPED if event.typed is not None else 0)
         body = omniORB.cdrMarshal(_TC_STRUCTURED, event.structured)
     else:
         body = omniORB.cdrMarshal(CORBA.TC_any, event.any)
@@ -122,7 +123,8 @@ def encode_event(event: Any) -> bytes:
 
 
 def decode_event(data: bytes) -> tuple[Any, dict[str, Any]]:
-    """(StructuredEvent or Any, the Event attributes encode_event kept) of a record."""
+    """(StructuredEvent or Any, the Event attributes encode_event kept) of a record;
+    ``typed``: whether it was a typed call (its filters' sequence is made again)."""
     ensure_orb()
     if data[:1] == b"\x01":
         version, flags, arrival, priority, deadline, start = _HEADER_1.unpack_from(data)
@@ -138,7 +140,8 @@ def decode_event(data: bytes) -> tuple[Any, dict[str, Any]]:
         body = data[_HEADER.size:]
     tc = _TC_STRUCTURED if flags & _STRUCTURED else CORBA.TC_any
     value = omniORB.cdrUnmarshal(tc, body)
-    return value, {"arrival": arrival, "priority": priority,
+    return value, {"arrival": arrival, "typed": version == _VERSION and bool(flags & _TYPED),
+                   "priority": priority,
                    "priority_source": priority_source, "lifetime": _none(lifetime),
                    "lifetime_source": lifetime_source, "stop_time": _none(stop),
                    "start": _none(start)}

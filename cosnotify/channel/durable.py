@@ -37,7 +37,7 @@ from typing import Any
 from omniORB import CORBA
 
 from cosnotify.channel import codec
-from cosnotify.channel.event import from_any, from_structured
+from cosnotify.channel.event import from_any, from_structured, typed_sequence
 from cosnotify.channel.queue import Entry
 from cosnotify.channel.topology import store_failures
 from cosnotify.store.interface import Store, StoreError
@@ -394,6 +394,8 @@ def _event(data: bytes, event_id: int) -> Any:
     arrival = fields.pop("arrival")
     event = from_any(value, arrival) if isinstance(value, CORBA.Any) else from_structured(
         value, arrival)
+    if fields.pop("typed"):
+        event.typed = typed_sequence(value)  # mapping filters read it as they did
     for name, field in fields.items():
         setattr(event, name, field)
     lifetime, stop = event.lifetime, event.stop_time

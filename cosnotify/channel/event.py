@@ -42,6 +42,7 @@ __all__ = [
     "empty_structured_event",
     "from_any",
     "from_structured",
+    "typed_sequence",
 ]
 
 ANY_TYPE_NAME = "%ANY"
@@ -195,6 +196,22 @@ def _is_structured(d: D.Descriptor) -> bool:
     """Is ``d`` (maybe from the wire: aliases, either indirection marker) a StructuredEvent's?"""
     d = D.unalias(d)
     return type(d) is tuple and d[0] == D.STRUCT and D.repo_id(d) == _STRUCTURED_ID
+
+
+def typed_sequence(structured: Any) -> list[Any]:
+    """What filters get for a typed call (section 2.7), from its %TYPED Structured
+    Event: ``event_type`` -- the interface and the operation, read from the
+    ``operation`` string (``::CoffeeTest::Coffee::drinking_coffee``: "the base interface
+    name <I> is equivalent to the name of an event type domain, and the base operation
+    name <op> is the event type in that domain") -- then the parameters. The typed
+    channel makes the event (cosnotify/typed/events.py); a store keeps only that it
+    was a typed call, and this makes the sequence again when it is read back."""
+    operation, *parameters = structured.filterable_data
+    interface, _, name = operation.value.value().removeprefix("::").rpartition("::")
+    event_type = CosNotification.EventType(interface, name)
+    return [CosNotification.Property("event_type",
+                                     CORBA.Any(CosNotification._tc_EventType, event_type)),
+            *parameters]
 
 
 def empty_structured_event() -> Any:

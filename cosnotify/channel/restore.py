@@ -46,6 +46,13 @@ def run(topology: Topology, factory: Any, records: list[Record]) -> _Rebuild:
             decoded.append((record, codec.loads(record.data)))
         except (ValueError, TypeError) as exc:
             log.error("store record %s is unreadable (%s): skipped", record.path, exc)
+    typed = [record.path for record, data in decoded
+             if record.kind == "channel" and data.get("typed")]
+    if typed and getattr(factory, "interfaces", None) is None:
+        # Skipped, their stored events would go (drop_orphans): refuse instead.
+        raise ValueError(f"the store holds typed channels ({', '.join(typed)}): open it "
+                         "with cosnotify.TypedEventChannelFactory, which loads their IDL "
+                         "from the store")
     rebuild = _Rebuild(topology, factory)
     for kinds, step in ((("filter", "mapping"), rebuild.filter),
                         (("channel",), rebuild.channel),
@@ -86,7 +93,8 @@ class _Rebuild:
     def channel(self, path: str, data: dict[str, Any]) -> None:
         qos = qos_values(data["qos"])
         admin = qos_values(data["admin"])
-        channel: Any = EventChannel(self.factory, data["id"], qos, set(qos), admin)
+        cls = self.factory.typed_channel_class if data.get("typed") else EventChannel
+        channel: Any = cls(self.factory, data["id"], qos, set(qos), admin)
         channel._stored = True
         channel._name = data.get("name")
         self.factory._adopt_channel(channel)
@@ -95,7 +103,7 @@ class _Rebuild:
         parts = path.split("/")
         channel = self.factory._channels[int(parts[1])]
         consumer = parts[2] == "ca"
-        cls: Any = admins.ConsumerAdmin if consumer else admins.SupplierAdmin
+        cls: Any = channel.consumer_admin_class if consumer else channel.supplier_admin_class
         table = channel._consumer_admins if consumer else channel._supplier_admins
         admin: Any = cls(channel, data["id"], OPERATORS[data["op"]])
         admin._stored = True
@@ -120,10 +128,13 @@ class _Rebuild:
         channel = self.factory._channels[int(parts[1])]
         table = channel._consumer_admins if parts[2] == "ca" else channel._supplier_admins
         admin = table[int(parts[3])]
-        cls = _PROXY_CLASSES[data["class"]]
+        cls = _PROXY_CLASSES.get(data["class"]) or channel.proxy_classes[data["class"]]
+        # A typed proxy's key: its interface was loaded from the store first.
+        extra = (self.factory.interfaces.lookup(data["interface"]),) \
+            if "interface" in data else ()
         channel._reserve_proxy(admin.limit_name, force=True)
         try:
-            proxy: Any = cls(admin, data["id"])
+            proxy: Any = cls(admin, data["id"], *extra)
             proxy._stored = True
             proxy._name = data.get("name")
             _apply_qos(proxy, data["qos"])

@@ -222,17 +222,21 @@ def _record(obj: Any) -> tuple[str, dict[str, Any]]:
 
 
 def _bare_record(obj: Any) -> tuple[str, dict[str, Any]]:
+    record: dict[str, Any]
     from cosnotify.channel.admin import ConsumerAdmin, SupplierAdmin
     from cosnotify.channel.channel import EventChannel
     from cosnotify.channel.consumer_proxy import ProxyConsumer
     from cosnotify.channel.supplier_proxy import ProxySupplier
 
     if isinstance(obj, EventChannel):
-        return "channel", {"id": obj._id, "qos": _qos_record(obj),
-                           "admin": codec.encode_properties(
-                               to_property_seq(obj._admin_props, ADMIN_PROPERTIES))}
+        record = {"id": obj._id, "qos": _qos_record(obj),
+                  "admin": codec.encode_properties(
+                      to_property_seq(obj._admin_props, ADMIN_PROPERTIES))}
+        if obj.typed:
+            record["typed"] = True  # its admins and proxies are typed ones (cosnotify/typed)
+        return "channel", record
     if isinstance(obj, (ConsumerAdmin, SupplierAdmin)):
-        record: dict[str, Any] = {"id": obj._id, "op": int(obj._operator._v),
+        record = {"id": obj._id, "op": int(obj._operator._v),
                                   "qos": _qos_record(obj), "filters": _filters_record(obj)}
         if isinstance(obj, ConsumerAdmin):
             record["types"] = _types(obj._explicit.types)
@@ -245,6 +249,9 @@ def _bare_record(obj: Any) -> tuple[str, dict[str, Any]]:
               "filters": _filters_record(obj), "connected": obj._connected,
               "client": codec.reference_text(obj._client) if obj._connected else None,
               "suspended": obj._suspended}
+    interface = getattr(obj, "interface", None)  # a typed proxy's key (cosnotify/typed)
+    if interface is not None:
+        record["interface"] = interface.repo_id
     if isinstance(obj, ProxySupplier):
         record["explicit_set"] = obj._explicit_set
         record["types"] = _types(obj._explicit.types)

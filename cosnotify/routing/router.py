@@ -248,6 +248,7 @@ class Router:
     # -- the event path --------------------------------------------------------------------
     def receivers(self, event: Any) -> list[Any]:
         """The proxy suppliers whose filters (and admins' filters) pass ``event``."""
+        key: tuple[str, str] | None
         if event.typed is not None:  # a typed call: match_typed (admin_mixins.match_any)
             data, form, key = event.typed, Form.TYPED, typed_type(event.typed)
         elif event.is_structured:

@@ -90,7 +90,7 @@ class ServerConfig:
     db_sync: str = attrs.field(default="FULL", validator=attrs.validators.in_(("FULL", "NORMAL")))
     #: User IDL for typed channels (``--idl``, with ``--include`` directories): the
     #: factory is then also a TypedEventChannelFactory, bound as ``typed_name``
-    #: (docs/typed.md). Typed channels take no store yet.
+    #: (docs/typed.md). With ``db`` the store keeps the IDL too.
     idl: tuple[Path, ...] = ()
     include: tuple[Path, ...] = ()
     typed_name: str = "TypedNotifyEventChannelFactory"
@@ -151,14 +151,14 @@ class NotificationServer:
         self.factory: Any = None
         try:
             self._store = _open_store(config.db, config.db_max_bytes, config.db_sync)
-            if config.idl:
-                if self._store is not None:
-                    raise ValueError("--idl (typed channels) and --db do not go together "
-                                     "yet: typed channels keep nothing across a restart")
+            if config.idl or _keeps_idl(self._store):
                 from cosnotify.typed.channel import TypedEventChannelFactory
 
+                # The IDL a store keeps is loaded with it: --db alone brings typed
+                # channels back (docs/typed.md).
                 self.factory = TypedEventChannelFactory(config.idl, config.include,
-                                                        config=config.service)
+                                                        config=config.service,
+                                                        store=self._store, restore=False)
             else:
                 self.factory = EventChannelFactory(config.service, store=self._store,
                                                    restore=False)
@@ -378,6 +378,15 @@ class NotificationServer:
         if naming.startswith("corbaname:") and "#" not in naming:
             return f"{naming}#{self.config.name}"
         return self.ior
+
+
+def _keeps_idl(store: Any) -> bool:
+    """Does ``store`` keep IDL for typed channels (cosnotify/typed/channel.py)?"""
+    if store is None:
+        return False
+    from cosnotify.typed.channel import stored_sources
+
+    return bool(stored_sources(store))
 
 
 def _open_store(path: Path | None, max_bytes: int | None, sync: str) -> Any:

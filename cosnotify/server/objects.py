@@ -14,6 +14,8 @@ after a restart once the store restores the topology:
 ``ch/C``                   channel C
 ``ch/C/ca/A``              consumer admin A (``sa`` for supplier admins)
 ``ch/C/ca/A/P``            proxy P of that admin
+``ch/C/sa/A/P/typed``      the object a typed proxy's ``get_typed_consumer``
+                           or ``get_typed_supplier`` gives (cosnotify/typed)
 ``flt/N``                  filter or mapping filter N of the default
                            FilterFactory, with a store (channel/topology.py)
 ``obj/B/N``                objects without a spec id (Event Service admins
@@ -221,6 +223,10 @@ def _spec_path(core: Any, factory: EventChannelFactory) -> str | None:
         return "typed"  # the typed factory's view (cosnotify/typed/channel.py)
     if core is factory._filter_factory:
         return "ff"
+    suffix = getattr(core, "_spec_suffix", None)  # a typed proxy's typed object
+    if suffix is not None:
+        owner = _spec_path(core._owner, factory)
+        return None if owner is None else f"{owner}/{suffix}"
     if isinstance(core, EventChannel):
         return f"ch/{core._id}"
     if isinstance(core, (ConsumerAdmin, SupplierAdmin)):
@@ -258,6 +264,9 @@ def _resolve_path(factory: EventChannelFactory, parts: list[str]) -> Any:
         raise CA.ChannelNotFound()
     if len(parts) == 2:
         return channel
+    if len(parts) == 6 and parts[5] == "typed":
+        typed = _resolve_path(factory, parts[:5])
+        return getattr(typed, "_typed_consumer", None) or getattr(typed, "_typed_supplier", None)
     if len(parts) not in (4, 5) or parts[2] not in ("ca", "sa"):
         return None
     admin_id = int(parts[3])

@@ -21,19 +21,22 @@ the untyped channel (section 2.1.2).
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Iterable
 from os import PathLike
-from typing import Any
-
-from omniORB import CORBA
+from typing import Any, ClassVar
 
 import CosNotifyChannelAdmin as CA
 import CosTypedEventChannelAdmin as TECA
 
+from cosnotify.channel import codec
 from cosnotify.channel.admin import ConsumerAdmin, SupplierAdmin
 from cosnotify.channel.channel import EventChannel
 from cosnotify.channel.factory import EventChannelFactory
-from cosnotify.typed.interfaces import InterfaceRepository, TypedInterface
+from cosnotify.channel.topology import store_failures
+from cosnotify.store.interface import Record
+from cosnotify.typed.interfaces import InterfaceRepository, Source, TypedInterface
 from cosnotify.typed.proxies import (
     TypedProxyPullConsumer,
     TypedProxyPullSupplier,
@@ -43,6 +46,21 @@ from cosnotify.typed.proxies import (
 
 __all__ = ["TypedConsumerAdmin", "TypedEventChannel", "TypedEventChannelFactory",
            "TypedFactory", "TypedSupplierAdmin"]
+
+
+#: The kind of the store records that keep loaded IDL (``idl/<digest of its path>``).
+IDL_KIND = "idl"
+
+
+def _idl_path(path: str) -> str:
+    return "idl/" + hashlib.sha256(path.encode()).hexdigest()[:24]
+
+
+def stored_sources(store: Any) -> list[Source]:
+    """The IDL files a store keeps, in the order they were first kept."""
+    with store_failures():
+        records = store.records()
+    return [Source.from_record(codec.loads(r.data)) for r in records if r.kind == IDL_KIND]
 
 
 def _interface(admin: Any, key: str, missing: Any, pull: bool = False) -> TypedInterface:
@@ -126,6 +144,10 @@ class TypedEventChannel(EventChannel):
     #: Event Service style typed admins (``for_consumers``...): typed admins without ids.
     es_consumer_admin_class = TypedConsumerAdmin
     es_supplier_admin_class = TypedSupplierAdmin
+    typed = True
+    proxy_classes: ClassVar[dict[str, Any]] = {cls.__name__: cls for cls in (
+        TypedProxyPushConsumer, TypedProxyPullSupplier, TypedProxyPullConsumer,
+        TypedProxyPushSupplier)}
 
     def _get_MyFactory(self) -> Any:
         """The typed factory (the IDL's ``TypedEventChannelFactory MyFactory``)."""
@@ -143,23 +165,52 @@ class TypedEventChannelFactory(EventChannelFactory):
     """``CosTypedNotifyChannelAdmin::TypedEventChannelFactory``, in process.
 
     ``idl`` and ``include`` are loaded at once (``IDLError`` if they do not compile
-    or break the typed rules); ``interfaces.load`` adds more later. Typed channels
-    keep nothing across a restart yet (no ``store``). It is also an untyped
-    factory: ``create_channel`` makes untyped channels, in the same id space;
-    ``get_all_channels``/``get_event_channel`` see the untyped ones only (in the
-    IDL a TypedEventChannel is no EventChannel, so an untyped client could not
+    or break the typed rules); :meth:`load_idl` adds more later. It is also an
+    untyped factory: ``create_channel`` makes untyped channels, in the same id
+    space; ``get_all_channels``/``get_event_channel`` see the untyped ones only (in
+    the IDL a TypedEventChannel is no EventChannel, so an untyped client could not
     use one). :attr:`typed` is the object the server serves as the typed factory.
+
+    With a ``store``, the IDL is part of the topology: each file loaded is kept in
+    the store (its text, and the user files it includes), and a factory opened on
+    that store later loads what the store kept before it restores the typed channels
+    -- a file given again in ``idl`` is read from the disk instead, and kept again.
     """
+
+    typed_channel_class = TypedEventChannel
 
     def __init__(self, idl: Iterable[str | PathLike[str]] = (),
                  include: Iterable[str | PathLike[str]] = (), **options: Any) -> None:
-        if options.get("store") is not None:
-            raise CORBA.NO_IMPLEMENT(0, CORBA.COMPLETED_NO,
-                                     "persistent typed channels: not implemented yet")
+        idl = list(idl)
+        store = options.get("store")
         self.interfaces = InterfaceRepository()
-        self.interfaces.load(idl, include)  # before the service starts: an error leaves nothing
+        # Before the service starts (an error leaves nothing running), and before the
+        # store's typed channels are restored (their proxies' keys must be known).
+        given = {os.path.abspath(path) for path in idl}
+        for source in stored_sources(store) if store is not None else ():
+            if source.path not in given:
+                self.interfaces.load_source(source)
+        self.interfaces.load(idl, include)
         super().__init__(**options)
         self.typed = TypedFactory(self)
+        self._keep_idl(given)
+
+    def load_idl(self, idl: Iterable[str | PathLike[str]],
+                 include: Iterable[str | PathLike[str]] = ()) -> list[TypedInterface]:
+        """Load more IDL (``IDLError`` as at construction); a store keeps it too."""
+        idl = list(idl)
+        learned = self.interfaces.load(idl, include)
+        self._keep_idl({os.path.abspath(path) for path in idl})
+        return learned
+
+    def _keep_idl(self, paths: set[str]) -> None:
+        topology = self._service.topology
+        if topology is None:
+            return
+        with store_failures():
+            for path in sorted(paths):
+                record = codec.dumps(self.interfaces.sources[path].as_record())
+                topology.store.put(Record(_idl_path(path), IDL_KIND, record))
 
     def create_typed_channel(self, initial_qos: list[Any], initial_admin: list[Any]
                              ) -> tuple[TypedEventChannel, int]:

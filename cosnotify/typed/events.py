@@ -29,10 +29,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import omniORB
 from omniORB import CORBA
 
 import CosNotification as N
 
+from cosnotify.channel.codec import ensure_orb
+from cosnotify.channel.event import typed_sequence
 from cosnotify.corba import descriptors as D
 from cosnotify.typed.interfaces import Operation, TypedInterface
 
@@ -43,10 +46,21 @@ OPERATION = "operation"
 
 
 def _properties(operation: Operation, arguments: Sequence[Any]) -> list[Any]:
+    """The name-value sequence of a call; BAD_PARAM for a wrong number of arguments or a
+    value its parameter's type cannot hold (checked as omniORB would marshal it: a call
+    in process is not unmarshalled, and a bad value must not reach a consumer)."""
     if len(arguments) != len(operation.parameters):
         raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
                               f"{operation.scoped} takes {len(operation.parameters)} "
                               f"arguments, not {len(arguments)}")
+    ensure_orb()  # cdrMarshal needs one
+    for parameter, value in zip(operation.parameters, arguments, strict=True):
+        try:
+            omniORB.cdrMarshal(parameter.typecode, value)
+        except CORBA.BAD_PARAM as exc:
+            raise CORBA.BAD_PARAM(exc.minor, CORBA.COMPLETED_NO,
+                                  f"{operation.scoped}: {parameter.name}: "
+                                  f"{' '.join(map(str, getattr(exc, '_info', None) or [exc]))}") from None
     return [N.Property(OPERATION, CORBA.Any(CORBA.TC_string, operation.scoped)),
             *(N.Property(p.name, CORBA.Any(p.typecode, value))
               for p, value in zip(operation.parameters, arguments, strict=True))]
@@ -64,17 +78,13 @@ def to_any(operation: Operation, arguments: Sequence[Any]) -> Any:
     return CORBA.Any(N._tc_PropertySeq, _properties(operation, arguments))
 
 
-def to_match_typed(interface: TypedInterface, operation: Operation,
-                   arguments: Sequence[Any]) -> list[Any]:
+def to_match_typed(operation: Operation, arguments: Sequence[Any]) -> list[Any]:
     """The name-value sequence a filter's ``match_typed`` gets for a typed call (section
     2.7): ``event_type`` first -- "an event type structure containing the strings that
     are the name of the typed interface, and the name of the operation in that
-    interface" (``CoffeeTest::Coffee``, ``drinking_coffee``: "the base interface name
-    <I> is equivalent to the name of an event type domain, and the base operation name
-    <op> is the event type in that domain") -- then the parameters."""
-    event_type = N.EventType(interface.scoped_name, operation.name)
-    return [N.Property("event_type", CORBA.Any(N._tc_EventType, event_type)),
-            *_properties(operation, arguments)[1:]]
+    interface" (``CoffeeTest::Coffee``, ``drinking_coffee``) -- then the parameters
+    (``channel.event.typed_sequence``, which a store's events are read back with)."""
+    return typed_sequence(to_structured(operation, arguments))
 
 
 def _call(interface: TypedInterface, properties: Sequence[Any]

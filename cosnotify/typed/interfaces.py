@@ -39,7 +39,9 @@ import keyword
 import os
 import subprocess
 import sys
+import tempfile
 import threading
+import types
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -48,7 +50,8 @@ import attrs
 import omniORB
 from omniORB import tcInternal
 
-__all__ = ["IDLError", "InterfaceRepository", "Operation", "Parameter", "TypedInterface"]
+__all__ = ["IDLError", "InterfaceRepository", "Operation", "Parameter", "Source",
+           "TypedInterface"]
 
 _BACKEND = Path(__file__).resolve().parent / "backend"
 _COS_IDL = Path(__file__).resolve().parents[2] / "idl"
@@ -58,6 +61,10 @@ _IN, _OUT = 0, 1
 _PATH_LOCK = threading.Lock()
 #: The top-level IDL modules loaded in this process (reopening one is allowed).
 _OURS: set[str] = set()
+#: The user IDL files imported for a main file's ``#include``: the module name the
+#: generated stubs import (``Shared_idl``) -> the text it was imported from.
+_INCLUDED: dict[str, str] = {}
+_INCLUDE_NAME = str.maketrans(" -.,", "____")  # omniidl's Python back end's file names
 
 
 class IDLError(ValueError):
@@ -114,6 +121,28 @@ class TypedInterface:
         return self.operations.get(op)
 
 
+@attrs.frozen
+class Source:
+    """A loaded IDL file as a store keeps it (docs/typed.md, "Persistent typed
+    channels"): its absolute path and text, the include directories it was compiled
+    with, and the user files it includes, as (absolute path, text)."""
+
+    path: str
+    text: str
+    include: tuple[str, ...] = ()
+    included: tuple[tuple[str, str], ...] = ()
+
+    def as_record(self) -> dict[str, Any]:
+        return {"path": self.path, "text": self.text, "include": list(self.include),
+                "included": [list(item) for item in self.included]}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Source:
+        return cls(str(record["path"]), str(record["text"]),
+                   tuple(str(d) for d in record["include"]),
+                   tuple((str(p), str(t)) for p, t in record["included"]))
+
+
 def _omniidl(arguments: Sequence[str]) -> str:
     """Run the wheel's omniidl; its standard output, or IDLError with its message."""
     env = dict(os.environ)
@@ -135,18 +164,85 @@ def _idl_error(stderr: str) -> IDLError:
     return IDLError(" ".join(lines) or "omniidl failed")
 
 
-def _import_stubs(file: str, arguments: list[str]) -> None:
+def _import_stubs(file: str, arguments: list[str],
+                  included: Sequence[tuple[str, str]] = ()) -> None:
     """omniORB.importIDL with the wheel's omniidl first on PATH (Debian's has no Python
-    back end): the main file's modules only, the COS ones stay the bundled ones."""
+    back end): the main file's modules only, the COS ones stay the bundled ones.
+
+    ``included`` are the user files the main file includes, (path, text), each after
+    the files it includes: each is imported first, on its own, and the module the
+    generated stubs import for it (``import Shared_idl``) is registered, empty (the
+    types are omniORB's, by repository id). A file imported before is not again."""
     with _PATH_LOCK:
         saved = os.environ.get("PATH", "")
         os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{saved}"
         try:
+            fresh = []
+            for path, text in included:
+                name = _include_module(path)
+                known = _INCLUDED.get(name)
+                if known is None:
+                    fresh.append(path)
+                elif known != text:
+                    raise IDLError(f"another file named {Path(path).name} was included "
+                                   "before, with other contents: give included files "
+                                   "names of their own", file)
+            for path in fresh:  # the stubs of one may import another's module
+                sys.modules.setdefault(_include_module(path), types.ModuleType(
+                    _include_module(path)))
+            for path, text in included:
+                if path in fresh:
+                    omniORB.importIDL(path, arguments, inline=False)
+                    _INCLUDED[_include_module(path)] = text
             omniORB.importIDL(file, arguments, inline=False)
         except ImportError as exc:
             raise _idl_error(str(exc)) from None
         finally:
             os.environ["PATH"] = saved
+
+
+def _include_module(path: str) -> str:
+    return Path(path).name.translate(_INCLUDE_NAME)
+
+
+def _bundled(spelled: str) -> bool:
+    """Is an included file one whose stubs come with omniORBpy or cosnotify (the COS
+    IDL), rather than a user file to import? Its module (``CosNotification_idl``)
+    is importable and was not made by a load."""
+    name = _include_module(spelled)
+    if name in _INCLUDED:
+        return False
+    return name in sys.modules or importlib.util.find_spec(name) is not None
+
+
+def _locate(spelled: list[str], main: str, include: list[str]) -> list[str]:
+    """The files omniidl names as their ``#include`` spells them, found as the
+    preprocessor finds them: beside the file including them (the main file, or one
+    found already), then in the include directories."""
+    found: dict[str, str] = {}
+    while True:
+        progress = False
+        for name in spelled:
+            if name in found:
+                continue
+            if os.path.isabs(name):
+                found[name] = name
+                progress = True
+                continue
+            places = [str(Path(main).parent), *(str(Path(f).parent) for f in found.values()),
+                      *include]
+            for place in places:
+                candidate = os.path.normpath(os.path.join(place, name))
+                if os.path.isfile(candidate):
+                    found[name] = candidate
+                    progress = True
+                    break
+        if len(found) == len(spelled) or not progress:
+            break
+    missing = [name for name in spelled if name not in found]
+    if missing:
+        raise IDLError(f"cannot find the included file {missing[0]}", main)
+    return [found[name] for name in spelled]
 
 
 def _resolve(scoped: Sequence[str], skeleton: bool = False) -> Any:
@@ -159,14 +255,17 @@ def _resolve(scoped: Sequence[str], skeleton: bool = False) -> Any:
     return value
 
 
-def _check_safe(found: dict[str, Any]) -> None:
-    """Refuse what would make the generated stubs run code or replace a Python module."""
+def _check_safe(found: dict[str, Any], imported: set[str]) -> None:
+    """Refuse what would make the generated stubs run code or replace a Python module.
+    ``imported``: the included files (as spelled) whose stubs are imported too."""
     for item in found["unsafe"]:
         raise IDLError(f"repository id {item['repo_id']!r} has quotes, backslashes or "
                        "non-printable characters, which omniidl's Python stubs cannot hold",
                        item["file"], item["line"])
     for item in found["top"]:
         name = item["name"]
+        if not (item["main"] or item["file"] in imported):
+            continue  # a bundled COS file: its modules are the bundled ones
         if not item["module"] or name in _OURS:
             continue  # global declarations go to _GlobalIDL; a module reopened is ours
         clash = name in sys.modules or importlib.util.find_spec(name) is not None \
@@ -182,31 +281,68 @@ class InterfaceRepository:
     def __init__(self) -> None:
         self._by_id: dict[str, TypedInterface] = {}
         self._lock = threading.Lock()
-        #: The IDL files loaded, in order, and the include directories (the topology).
+        #: The IDL files loaded (absolute paths), in order, and the include directories.
         self.files: list[str] = []
         self.include: list[str] = []
+        #: What each file was loaded from, by absolute path (a store keeps these).
+        self.sources: dict[str, Source] = {}
 
     def load(self, files: Iterable[str | os.PathLike[str]],
              include: Iterable[str | os.PathLike[str]] = ()) -> list[TypedInterface]:
         """Compile ``files`` and learn their interfaces; the ``<I>`` ones found."""
-        include_dirs = [str(Path(d)) for d in include]
-        arguments = [f"-I{d}" for d in [*include_dirs, str(_COS_IDL)]]
+        include_dirs = [os.path.abspath(d) for d in include]
         learned: list[TypedInterface] = []
         for path in files:
-            file = str(Path(path))
+            file = os.path.abspath(path)
             if not Path(file).is_file():
-                raise IDLError("no such IDL file", file)
-            found = json.loads(_omniidl(["-p", str(_BACKEND), "-bcosnotify_typed",
-                                         *arguments, file]))
-            described = found["interfaces"]
-            _check_safe(found)  # the rules first: nothing imported if anything is wrong
-            self._learn(described, build=False)
-            _import_stubs(file, arguments)
-            with _PATH_LOCK:
-                _OURS.update(item["name"] for item in found["top"])
-            learned += self._learn(described, build=True)
-            self.files.append(file)
+                raise IDLError("no such IDL file", str(path))
+            learned += self._load_one(file, Path(file).read_text(), include_dirs)
         self.include = [*self.include, *(d for d in include_dirs if d not in self.include)]
+        return learned
+
+    def _load_one(self, file: str, text: str, include_dirs: list[str]) -> list[TypedInterface]:
+        arguments = [f"-I{d}" for d in [*include_dirs, str(_COS_IDL)]]
+        found = json.loads(_omniidl(["-p", str(_BACKEND), "-bcosnotify_typed",
+                                     *arguments, file]))
+        spelled = [name for name in found["included"] if not _bundled(name)]
+        located = _locate(spelled, file, include_dirs)
+        included = tuple((path, Path(path).read_text()) for path in located)
+        described = found["interfaces"]
+        _check_safe(found, set(spelled))  # the rules first: nothing imported if wrong
+        self._learn(described, build=False)
+        _import_stubs(file, arguments, included)
+        with _PATH_LOCK:
+            _OURS.update(item["name"] for item in found["top"]
+                         if item["main"] or item["file"] in spelled)
+        learned = self._learn(described, build=True)
+        self.files.append(file)
+        self.sources[file] = Source(file, text, tuple(include_dirs), included)
+        return learned
+
+    def load_source(self, source: Source) -> list[TypedInterface]:
+        """Load a file from what a store kept (``Source``), not from the disk: its
+        text, and the files it includes, are written where they were, under a private
+        directory, and compiled from there; errors name the original paths."""
+        with tempfile.TemporaryDirectory(prefix="cosnotify-idl-") as root:
+            def moved(path: str) -> str:
+                return os.path.join(root, os.path.abspath(path).lstrip(os.sep))
+
+            for path, text in ((source.path, source.text), *source.included):
+                Path(moved(path)).parent.mkdir(parents=True, exist_ok=True)
+                Path(moved(path)).write_text(text)
+            for directory in source.include:
+                Path(moved(directory)).mkdir(parents=True, exist_ok=True)
+            try:
+                learned = self._load_one(moved(source.path), source.text,
+                                         [moved(d) for d in source.include])
+            except IDLError as exc:
+                raise IDLError(exc.detail.replace(root, ""),
+                               exc.file.replace(root, "") if exc.file else source.path,
+                               exc.line) from None
+        moved_path = moved(source.path)
+        self.files[self.files.index(moved_path)] = source.path
+        del self.sources[moved_path]
+        self.sources[source.path] = source
         return learned
 
     def _learn(self, described: list[dict[str, Any]], build: bool) -> list[TypedInterface]:

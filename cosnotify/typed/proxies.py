@@ -42,9 +42,9 @@ import CosNotifyChannelAdmin as CA
 from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel import push_supplier as pss
-from cosnotify.channel.event import from_structured
+from cosnotify.channel.event import from_structured, typed_sequence
 from cosnotify.corba import descriptors as D
-from cosnotify.typed.events import call_of, call_of_any, to_match_typed, to_structured
+from cosnotify.typed.events import call_of, call_of_any, to_structured
 from cosnotify.typed.interfaces import Operation, TypedInterface
 
 #: Calls a TypedProxyPullSupplier keeps for operations not being pulled, at most.
@@ -97,8 +97,9 @@ def _typed_event(proxy: Any, operation: Operation, arguments: list[Any]) -> Any:
     -- gets through ``match_typed`` with the sequence section 2.7 describes
     (``event_type`` = interface and operation, then the parameters): "The match_typed
     operation is invoked by a Proxy object upon receipt of a typed event" (2.3)."""
-    event = from_structured(to_structured(operation, arguments), proxy._service.clock.now())
-    event.typed = to_match_typed(proxy.interface, operation, arguments)
+    structured = to_structured(operation, arguments)
+    event = from_structured(structured, proxy._service.clock.now())
+    event.typed = typed_sequence(structured)
     return event
 
 
@@ -110,6 +111,9 @@ class _TypedObject:
     no exception a CORBA client could be given instead."""
 
     _skeleton: Any = None
+    #: Its object key is its proxy's with this after it (server/objects.py), so a
+    #: reference to it names it again once a store has restored the proxy.
+    _spec_suffix = "typed"
 
     def __init__(self, proxy: Any) -> None:
         self._proxy = proxy
@@ -168,8 +172,11 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
     def __init__(self, admin: Any, proxy_id: int | None, interface: TypedInterface) -> None:
         super().__init__(admin, proxy_id)
         self.interface = interface
-        #: Calls read from the queue, waiting for their operation's pull (lock held).
-        self._calls: dict[str, deque[list[Any]]] = {op: deque() for op in interface.operations}
+        #: Calls read from the queue, waiting for their operation's pull (lock held):
+        #: (queue entry, arguments). The entry is released when the call is given, so
+        #: a persistent event kept here is still in the store across a restart.
+        self._calls: dict[str, deque[tuple[Any, list[Any]]]] = {
+            op: deque() for op in interface.operations}
         self._waiting = 0
         #: The operation each pulling thread waits for (``_interrupted``).
         self._pulling_for = threading.local()
@@ -192,46 +199,56 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
         A call read for another operation is kept for it (at most ``WAITING`` in all,
         the oldest dropped and counted past that), and wakes a pull of it that waits:
         ``_interrupted`` ends a blocking take when the puller's own calls are there.
+        A kept call's queue entry is released when the call is given or dropped.
         """
         while True:
             with self._lock:
                 self._require_connected()
                 waiting = self._calls[operation]
-                if waiting:
+                kept = waiting.popleft() if waiting else None
+                if kept is not None:
                     self._waiting -= 1
-                    return waiting.popleft()
+            if kept is not None:
+                self._channel._released([kept[0]])
+                return kept[1]
             self._pulling_for.operation = operation
             try:
                 batch = self._take(1, block=block)
             finally:
                 self._pulling_for.operation = None
-            self._taken(batch)
+            self._channel._delivered(len(batch))
             if not batch:
                 if block:
                     continue  # woken for a call kept for this operation
                 return None
-            found_call = _call_of_event(self.interface, batch[0].event)
+            entry = batch[0]
+            found_call = _call_of_event(self.interface, entry.event)
             if found_call is None:
+                self._channel._released(batch)
                 with self._lock:
                     self.not_typed += 1
                 continue
             found, arguments = found_call
             if found.name == operation:
+                self._channel._released(batch)
                 return arguments
             with self._lock:
-                self._keep(found.name, arguments)
+                dropped = self._keep(found.name, entry, arguments)
+            self._channel._released(dropped)
 
-    def _keep(self, operation: str, arguments: list[Any]) -> None:
+    def _keep(self, operation: str, entry: Any, arguments: list[Any]) -> list[Any]:
         """Keep a call for its operation's pull (lock held); see ``_next_call``. Past
         ``WAITING`` kept calls, the oldest call of the operation with the most kept
-        ones is dropped and counted."""
-        self._calls[operation].append(arguments)
+        ones is dropped and counted: its entry is returned, to be released."""
+        self._calls[operation].append((entry, arguments))
         self._waiting += 1
+        dropped = []
         if self._waiting > WAITING:
-            max(self._calls.values(), key=len).popleft()
+            dropped.append(max(self._calls.values(), key=len).popleft()[0])
             self._waiting -= 1
             self.dropped_calls += 1
         self._cond.notify_all()
+        return dropped
 
     def _typed_next(self, operation: str, block: bool) -> list[Any] | None:
         """``_next_call`` for the ``Pull<I>`` object: not connected is BAD_INV_ORDER."""
@@ -247,9 +264,11 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
 
     def _on_teardown(self) -> None:
         with self._lock:
+            gone = [entry for waiting in self._calls.values() for entry, _ in waiting]
             for waiting in self._calls.values():
                 waiting.clear()
             self._waiting = 0
+        self._channel._released(gone)
         self._service.object_destroyed(self._typed_supplier)  # its servant goes too
         super()._on_teardown()
 
@@ -393,7 +412,12 @@ class TypedProxyPushSupplier(pss.ProxyPushSupplier):
                 self.not_typed += 1
             return
         operation, arguments = call
-        getattr(self._typed, _python_name(operation.name))(*arguments)
+        typed = self._typed
+        if typed is None:  # restored from a store: asked again (a failure is retried)
+            typed = self._typed = _typed_object(
+                self._client.get_typed_consumer(), self.interface.stub,
+                [_python_name(n) for n in self.interface.operations])
+        getattr(typed, _python_name(operation.name))(*arguments)
 
 
 class TypedProxyPullConsumer(cp._PullConsumer):
@@ -429,9 +453,15 @@ class TypedProxyPullConsumer(cp._PullConsumer):
 
     def _pull_from(self, supplier: Any) -> bool:
         got = False
-        for name, operation in self.interface.operations.items():
-            tried = _python_name(self.interface.pull_names[name][1])
-            result = getattr(self._typed, tried)()
+        interface = self.interface
+        typed = self._typed
+        if typed is None:  # restored from a store: asked again (a failure is retried)
+            typed = self._typed = _typed_object(
+                supplier.get_typed_supplier(), interface.pull_stub,
+                [_python_name(tried) for _, tried in interface.pull_names.values()])
+        for name, operation in interface.operations.items():
+            tried = _python_name(interface.pull_names[name][1])
+            result = getattr(typed, tried)()
             has_event, values = (result[0], list(result[1:])) if isinstance(result, tuple) \
                 else (result, [])
             if has_event:

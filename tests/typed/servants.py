@@ -1,6 +1,6 @@
 """An omniORBpy typed push consumer of the Coffee interfaces (tests/typed/data/Coffee.idl).
 
-Shared by tests/typed/test_cxx_peer.py and benchmarks/typed_bench.py: a
+Shared by tests/typed/test_cxx_peer.py, test_server.py and benchmarks/typed_bench.py: a
 ``CosTypedEventComm::TypedPushConsumer`` servant whose ``get_typed_consumer``
 is a Coffee servant (of the skeleton the channel's IDL was compiled to),
 calling ``drinking`` for each ``drinking_coffee``.
@@ -8,6 +8,7 @@ calling ``drinking`` for each ``drinking_coffee``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -40,3 +41,20 @@ def typed_push_consumer(skeleton: Any, drinking: Callable[[str, int], None]) -> 
             pass
 
     return Consumer()._this()
+
+
+class Calls:
+    """The ``drinking_coffee`` calls a typed push consumer got, under a condition."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+        self.cond = threading.Condition()
+
+    def drinking(self, name: str, minutes: int) -> None:
+        with self.cond:
+            self.calls.append((name, minutes))
+            self.cond.notify_all()
+
+    def wait_for(self, count: int, timeout: float = 60) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: len(self.calls) >= count, timeout)

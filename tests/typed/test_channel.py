@@ -392,3 +392,16 @@ def test_operations_named_like_python_keywords(tmp_path: Any) -> None:
         proxy.get_typed_consumer()._pass(7)
         assert made.service.dispatcher.wait_idle()
         assert puller.get_typed_supplier().try_pass() == (True, 7)
+
+
+def test_a_bad_call_leaves_the_proxy_connected(channel: TypedEventChannel) -> None:
+    puller = structured_puller(channel)
+    proxy, coffee = typed_consumer(channel)
+    with pytest.raises(CORBA.BAD_PARAM):
+        coffee.drinking_coffee("Jane", "five")
+    with pytest.raises(CORBA.BAD_PARAM):
+        coffee.drinking_coffee("Jane")
+    assert proxy._connected
+    coffee.drinking_coffee("Jane", 5)
+    settle(channel)
+    assert pulled_names(puller) == ["Jane"]  # nothing of the bad calls entered

@@ -12,7 +12,6 @@ reads the same events through ``PullCoffee``.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,7 +24,7 @@ from tests.interop.notify import harness
 from tests.server.conftest import ServeProcess
 from tests.typed.conftest import DATA
 from tests.typed.cxx_peer import build_typed_supplier
-from tests.typed.servants import typed_push_consumer
+from tests.typed.servants import Calls, typed_push_consumer
 from tests.typed.test_server import typed_factory
 
 pytestmark = pytest.mark.interop
@@ -46,19 +45,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     made = ServeProcess(tmp_path_factory.mktemp("cxx-typed"), "--idl", str(DATA / "Coffee.idl"))
     yield made
     made.stop()
-
-
-class Calls:
-    """The calls a typed push consumer got, under a condition."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, int]] = []
-        self.cond = threading.Condition()
-
-    def drinking(self, name: str, minutes: int) -> None:
-        with self.cond:
-            self.calls.append((name, minutes))
-            self.cond.notify_all()
 
 
 def test_a_cxx_typed_supplier(omniorb: Any, served: ServeProcess, coffee: TypedInterface,

@@ -106,7 +106,7 @@ class TestFiltering:
     event_type (the interface as the domain, the operation as the type)."""
 
     def test_the_sequence_a_filter_gets(self, coffee: TypedInterface) -> None:
-        props = to_match_typed(coffee, coffee.operations["drinking_coffee"], ["Jane", 5])
+        props = to_match_typed(coffee.operations["drinking_coffee"], ["Jane", 5])
         assert props[0].name == "event_type"
         event_type = props[0].value.value()
         assert (event_type.domain_name, event_type.type_name) == (
@@ -129,7 +129,7 @@ class TestFiltering:
         flt = FilterFactory().create_filter("EXTENDED_TCL")
         flt.add_constraints([CosNotifyFilter.ConstraintExp(
             [N.EventType(d, t) for d, t in types], constraint)])
-        props = to_match_typed(coffee, coffee.operations["drinking_coffee"], ["Jane", minutes])
+        props = to_match_typed(coffee.operations["drinking_coffee"], ["Jane", minutes])
         assert flt.match_typed(props) is expected
 
 
@@ -149,3 +149,13 @@ def test_a_parameter_of_a_typedef(tmp_path: Any) -> None:
     assert call_of(greeter, event) == (greeter.operations["hello"], ["Jo"])
     typed = to_structured(greeter.operations["hello"], ["Jo"])
     assert call_of(greeter, typed) == (greeter.operations["hello"], ["Jo"])
+
+
+def test_a_value_its_parameter_cannot_hold_is_bad_param(coffee: TypedInterface) -> None:
+    """Bad input (the issue's): a call in process is not unmarshalled, so its values are
+    checked as omniORB would marshal them, before anything enters the channel."""
+    drinking = coffee.operations["drinking_coffee"]
+    with pytest.raises(CORBA.BAD_PARAM, match="minutes: Expecting long"):
+        to_structured(drinking, ["Jane", "five"])
+    with pytest.raises(CORBA.BAD_PARAM, match="out of range"):
+        to_structured(drinking, ["Jane", 2**40])

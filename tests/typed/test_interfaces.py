@@ -147,3 +147,61 @@ class TestSafety:
         with pytest.raises(IDLError, match="with the types of"):
             load(tmp_path, """module PullTypes { interface I { void op(in long n); };
                 interface PullI { void op(out string n); boolean try_op(out string n); }; };""")
+
+
+class TestIncludes:
+    """A file that includes user IDL files: each is compiled and imported first (its
+    stubs are what the main file's stubs import), found as the preprocessor finds it."""
+
+    def test_types_from_included_files(self, tmp_path: Path) -> None:
+        (tmp_path / "sub").mkdir()
+        (tmp_path / "incdir").mkdir()
+        (tmp_path / "sub" / "IncBase.idl").write_text(
+            "module IncBase { struct Size { short cl; }; };\n")
+        (tmp_path / "sub" / "IncCup.idl").write_text(  # found beside the file including it
+            '#include "IncBase.idl"\nmodule IncCup { struct Cup { IncBase::Size size; }; };\n')
+        (tmp_path / "incdir" / "IncSugar.idl").write_text(  # found in an include directory
+            "module IncSugar { enum Sugar { NONE, SOME }; };\n")
+        main = tmp_path / "IncOrder.idl"
+        main.write_text('#include "sub/IncCup.idl"\n#include "IncSugar.idl"\n'
+                        "module IncOrder { interface Order { void ordered(in IncCup::Cup cup,"
+                        " in IncSugar::Sugar sugar); }; };\n")
+        repository = InterfaceRepository()
+        [order] = repository.load([main], include=[tmp_path / "incdir"])
+        cup, sugar = order.operations["ordered"].parameters
+        assert cup.typecode.id() == "IDL:IncCup/Cup:1.0"
+        assert sugar.typecode.id() == "IDL:IncSugar/Sugar:1.0"
+        assert {Path(path).name for path, _ in repository.sources[str(main)].included} == {
+            "IncBase.idl", "IncCup.idl", "IncSugar.idl"}
+        import IncCup  # the included file's module was imported
+
+        assert IncCup.Cup is not None
+        assert repository.interfaces() == [order]  # included files give types, not keys
+
+    def test_an_included_file_that_is_not_found(self, tmp_path: Path) -> None:
+        main = tmp_path / "IncLost.idl"
+        main.write_text('#include "Nowhere.idl"\nmodule IncLost { interface I { void op(); };'
+                        " };\n")
+        with pytest.raises(IDLError, match="Nowhere.idl"):
+            InterfaceRepository().load([main])
+
+    def test_an_included_module_named_like_a_python_module(self, tmp_path: Path) -> None:
+        (tmp_path / "Clash.idl").write_text("module json { struct S { long n; }; };\n")
+        main = tmp_path / "IncClash.idl"
+        main.write_text('#include "Clash.idl"\nmodule IncClash { interface I { '
+                        "void op(in json::S s); }; };\n")
+        with pytest.raises(IDLError, match="module json would replace"):
+            InterfaceRepository().load([main])
+        assert "IncClash" not in sys.modules
+
+    def test_two_included_files_of_one_name(self, tmp_path: Path) -> None:
+        for place, module in (("a", "IncTwinA"), ("b", "IncTwinB")):
+            (tmp_path / place).mkdir()
+            (tmp_path / place / "Twin.idl").write_text(
+                f"module {module} {{ struct S {{ long n; }}; }};\n")
+            (tmp_path / place / "Main.idl").write_text(
+                f'#include "Twin.idl"\nmodule {module}Main {{ interface I {{ '
+                f"void op(in {module}::S s); }}; }};\n")
+        InterfaceRepository().load([tmp_path / "a" / "Main.idl"])
+        with pytest.raises(IDLError, match="another file named Twin.idl"):
+            InterfaceRepository().load([tmp_path / "b" / "Main.idl"])

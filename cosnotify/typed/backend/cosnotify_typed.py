@@ -6,8 +6,10 @@ generated Python stubs do not keep and a typed channel needs: for every
 interface of the main file, its repository id, scoped name, and each
 operation (its own and inherited ones) with its parameters' names and
 directions, its return type and the attributes it has (section 2.7's rules
-are checked from this). It only reads the tree omniidl parsed; it runs
-nothing from the IDL.
+are checked from this); the top-level declarations of every file, and the
+files the main file includes, in an order where each comes after those it
+includes. It only reads the tree omniidl parsed; it runs nothing from the
+IDL.
 """
 
 import json
@@ -128,6 +130,15 @@ def run(tree: Any, args: Any) -> None:
             if callable(repo_id) and not _safe(repo_id()):
                 unsafe.append({"repo_id": repo_id(), "file": node.file(), "line": node.line()})
     modules = [{"name": d.identifier(), "file": d.file(), "line": d.line(),
-                "module": isinstance(d, idlast.Module)}
-               for d in tree.declarations() if d.mainFile()]
-    json.dump({"interfaces": visitor.found, "unsafe": unsafe, "top": modules}, sys.stdout)
+                "module": isinstance(d, idlast.Module), "main": bool(d.mainFile())}
+               for d in tree.declarations()]
+    # The included files with declarations, each at its last declaration's place: a
+    # file comes after every file it includes (what it uses is declared before it).
+    last: dict[str, int] = {}
+    for position, node in enumerate(n for d in tree.declarations() if not d.mainFile()
+                                    for n in _walk(d, set())):
+        file = getattr(node, "file", None)
+        if callable(file):
+            last[file()] = position
+    json.dump({"interfaces": visitor.found, "unsafe": unsafe, "top": modules,
+               "included": sorted(last, key=last.__getitem__)}, sys.stdout)

@@ -1,0 +1,223 @@
+"""Persistent typed channels: the loaded IDL is part of the topology (docs/typed.md).
+
+A typed channel with ConnectionReliability and EventReliability Persistent
+(section 2.5.5.1) comes back after a restart with its typed admins and
+proxies, their keys, and the events they held -- calls a TypedProxyPullSupplier
+had read for another operation's pull too. The IDL comes back from the store:
+the file may be gone from the disk. A file given again is read from the disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+
+from cosnotify.channel import codec
+from cosnotify.channel.durable import _event
+from cosnotify.channel.event import from_structured
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.store import Store
+from cosnotify.typed.channel import TypedEventChannel, TypedEventChannelFactory
+from tests.durability.conftest import DURABLE_QOS
+from tests.typed.conftest import DATA
+from tests.typed.inprocess import Recorder, settle
+
+Opener = Callable[..., TypedEventChannelFactory]
+
+
+@pytest.fixture
+def opener(tmp_path: Path) -> Iterator[Opener]:
+    """Open a typed factory over one SQLite file; each call closes the previous one
+    and its store first, as a restarted process would."""
+    from cosnotify.store.sqlite import SQLiteStore
+
+    opened: list[tuple[TypedEventChannelFactory, Store]] = []
+
+    def close_last() -> None:
+        if opened:
+            factory, store = opened.pop()
+            factory.close()
+            store.close()
+
+    def reopen(*idl: Path, include: tuple[Path, ...] = ()) -> TypedEventChannelFactory:
+        close_last()
+        store = SQLiteStore(tmp_path / "store.db")
+        try:
+            factory = TypedEventChannelFactory(idl=idl, include=include, store=store)
+        except BaseException:
+            store.close()
+            raise
+        opened.append((factory, store))
+        return factory
+
+    yield reopen
+    close_last()
+
+
+@pytest.fixture
+def coffee_idl(tmp_path: Path) -> Path:
+    """A copy of Coffee.idl the test may delete or change."""
+    path = tmp_path / "idl" / "Coffee.idl"
+    path.parent.mkdir()
+    path.write_text((DATA / "Coffee.idl").read_text())
+    return path
+
+
+def typed_proxies(channel: TypedEventChannel) -> tuple[Any, Any]:
+    """A TypedProxyPushConsumer and a TypedProxyPullSupplier, Coffee, connected."""
+    pusher, _ = channel._get_default_supplier_admin().obtain_typed_notification_push_consumer(
+        "Coffee")
+    pusher.connect_typed_push_supplier(None)
+    puller, _ = channel._get_default_consumer_admin().obtain_typed_notification_pull_supplier(
+        "Coffee")
+    puller.connect_typed_pull_consumer(None)
+    return pusher, puller
+
+
+def test_a_typed_channel_comes_back_with_its_idl_from_the_store(
+        opener: Opener, coffee_idl: Path) -> None:
+    factory = opener(coffee_idl)
+    channel, channel_id = factory.create_typed_channel(DURABLE_QOS, [])
+    pusher, puller = typed_proxies(channel)
+    coffee = pusher.get_typed_consumer()
+    coffee.drinking_coffee("Jane", 5)
+    coffee.cancel_coffee("Jo")
+    coffee.drinking_coffee("Al", 7)
+    settle(channel)
+    # Jane's call is read, and kept for drinking_coffee, while cancel_coffee is pulled.
+    assert puller.get_typed_supplier().try_cancel_coffee() == (True, "Jo")
+    ids = (pusher._admin._id, pusher._id, puller._admin._id, puller._id)
+
+    coffee_idl.unlink()  # the store keeps the IDL
+    factory = opener()
+    assert factory.get_all_typed_channels() == [channel_id]
+    assert factory.get_all_channels() == []
+    back = factory.get_typed_event_channel(channel_id)
+    assert isinstance(back, TypedEventChannel)
+    admin = back.get_consumeradmin(ids[2])
+    puller = admin.get_proxy_supplier(ids[3])
+    assert (type(puller).__name__, puller.interface.repo_id) == (
+        "TypedProxyPullSupplier", "IDL:CoffeeTest/Coffee:1.0")
+    pull = puller.get_typed_supplier()
+    assert pull.try_drinking_coffee() == (True, "Jane", 5)  # the kept call was not lost
+    assert pull.try_drinking_coffee() == (True, "Al", 7)
+    assert pull.try_cancel_coffee() == (False, "")
+    pusher = back.get_supplieradmin(ids[0]).get_proxy_consumer(ids[1])
+    pusher.get_typed_consumer().cancel_coffee("Bo")  # still connected, still Coffee
+    settle(back)
+    assert pull.try_cancel_coffee() == (True, "Bo")
+
+
+def test_a_typed_push_consumer_is_called_again_after_a_restart(
+        opener: Opener, coffee_idl: Path) -> None:
+    """Its typed object is asked for again (``get_typed_consumer``) once restored."""
+    factory = opener(coffee_idl)
+    channel, channel_id = factory.create_typed_channel(DURABLE_QOS, [])
+    proxy, proxy_id = channel._get_default_consumer_admin(
+        ).obtain_typed_notification_push_supplier("Coffee")
+    proxy.connect_typed_push_consumer(Recorder())
+    proxy.suspend_connection()  # the calls wait in its queue, and in the store
+    pusher, _ = typed_proxies(channel)
+    pusher.get_typed_consumer().drinking_coffee("Jane", 5)
+    settle(channel)
+    admin_id = proxy._admin._id
+
+    factory = opener()
+    proxy = factory.get_typed_event_channel(channel_id).get_consumeradmin(
+        admin_id).get_proxy_supplier(proxy_id)
+    # In process the client's reference is not kept across the restart (it is an
+    # object of the old process); connect a new one, as a reconnecting client would.
+    assert proxy._client is None
+    proxy._client = recorder = Recorder()
+    proxy._typed = None
+    proxy.resume_connection()
+    assert recorder.wait_for(1)
+    assert recorder.calls == [("drinking_coffee", ("Jane", 5))]
+
+
+def test_an_untyped_factory_refuses_a_store_with_typed_channels(
+        opener: Opener, coffee_idl: Path, tmp_path: Path) -> None:
+    """Opened without the typed channels, the store would drop their events."""
+    from cosnotify.store.sqlite import SQLiteStore
+
+    opener(coffee_idl).create_typed_channel(DURABLE_QOS, [])
+    opener(coffee_idl).close()  # closes the first; this one is closed by the fixture
+    store = SQLiteStore(tmp_path / "store.db")
+    try:
+        with pytest.raises(ValueError, match="TypedEventChannelFactory"):
+            EventChannelFactory(store=store)
+    finally:
+        store.close()
+
+
+def test_idl_given_again_is_read_from_the_disk(opener: Opener, coffee_idl: Path) -> None:
+    opener(coffee_idl).create_typed_channel(DURABLE_QOS, [])
+    coffee_idl.write_text(coffee_idl.read_text().replace(
+        "void cancel_coffee(in string name);",
+        "void cancel_coffee(in string name);\n        void refill(in short cups);").replace(
+        "boolean try_cancel_coffee(out string name);",
+        "boolean try_cancel_coffee(out string name);\n        void refill(out short cups);"
+        "\n        boolean try_refill(out short cups);"))
+    factory = opener(coffee_idl)
+    assert "refill" in factory.interfaces.lookup("Coffee").operations
+    coffee_idl.unlink()
+    factory = opener()  # the store keeps the new text
+    assert "refill" in factory.interfaces.lookup("Coffee").operations
+
+
+def test_included_user_files_are_kept_too(opener: Opener, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "Cups.idl").write_text(
+        "#ifndef CUPS_IDL\n#define CUPS_IDL\n"
+        "module PersistCups { struct Cup { string owner; short size; }; };\n#endif\n")
+    main = tmp_path / "Order.idl"
+    main.write_text('#include "Cups.idl"\n'
+                    "module PersistOrder { interface Order { void ordered(in PersistCups::Cup cup); };"
+                    " };\n")
+    factory = opener(main, include=(shared,))
+    _, channel_id = factory.create_typed_channel(DURABLE_QOS, [])
+    main.unlink()
+    (shared / "Cups.idl").unlink()
+    factory = opener()
+    operation = factory.interfaces.lookup("PersistOrder::Order").operations["ordered"]
+    assert operation.parameters[0].typecode.id() == "IDL:PersistCups/Cup:1.0"
+    assert factory.get_all_typed_channels() == [channel_id]
+
+
+def test_a_stored_typed_call_is_filtered_as_one_when_read_back(coffee: Any) -> None:
+    """The store keeps that an event was a typed call: read back (channel/durable.py),
+    its filters' sequence is made again (``event_type`` first)."""
+    from cosnotify.typed.events import to_match_typed, to_structured
+
+    operation = coffee.operations["drinking_coffee"]
+    event = from_structured(to_structured(operation, ["Jane", 5]), 1.0)
+    event.typed = to_match_typed(operation, ["Jane", 5])
+    back = _event(codec.encode_event(event), 7)
+    assert back.typed is not None
+    assert [p.name for p in back.typed] == ["event_type", "name", "minutes"]
+    event_type = back.typed[0].value.value()
+    assert (event_type.domain_name, event_type.type_name) == ("CoffeeTest::Coffee",
+                                                              "drinking_coffee")
+    plain = from_structured(N.StructuredEvent(
+        N.EventHeader(N.FixedEventHeader(N.EventType("", "%TYPED"), ""), []),
+        event.structured.filterable_data, CORBA.Any(CORBA.TC_null, None)), 1.0)
+    assert _event(codec.encode_event(plain), 8).typed is None  # supplied structured
+
+
+def test_typed_proxies_are_recorded_with_their_key(opener: Opener, coffee_idl: Path) -> None:
+    factory = opener(coffee_idl)
+    channel, _ = factory.create_typed_channel(DURABLE_QOS, [])
+    _, puller = typed_proxies(channel)
+    store = factory.service.topology.store
+    records = {r.path: codec.loads(r.data) for r in store.records()}
+    path = f"ch/{channel._id}/ca/{puller._admin._id}/{puller._id}"
+    assert records[path]["interface"] == "IDL:CoffeeTest/Coffee:1.0"
+    assert records[f"ch/{channel._id}"]["typed"] is True
+    assert [r["path"] for r in records.values() if "text" in r] == [str(coffee_idl)]
