@@ -31,7 +31,10 @@ round, so drift on a shared machine hits all of them alike; medians are
 printed, and the anchor ratio is also computed per round.
 
 Usage: ``python benchmarks/remote_bench.py [--events N] [--runs R]
-[--profile CASE]`` (defaults: 20000 events, 5 runs). ``--profile structured``
+[--profile CASE] [--typed]`` (defaults: 20000 events, 5 runs). ``--typed``
+then prints the typed channel's lines (benchmarks/typed_bench.py: the typed
+relay against the structured one, and the in-process typed push through a
+filter), in the same run. ``--profile structured``
 (or ``filter``, ``sequence``, ``anchor``) records the server with py-spy
 during one more run of that case and prints its hottest functions.
 """
@@ -196,6 +199,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="measured runs per case")
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
     parser.add_argument("--profile", choices=list(CASES), help="py-spy the server in one case")
+    parser.add_argument("--typed", action="store_true",
+                        help="then the typed channel's lines (benchmarks/typed_bench.py)")
+    parser.add_argument("--typed-events", type=int, default=2000,
+                        help="events per typed relay run (and ten times as many in process)")
     args = parser.parse_args()
 
     for line in machine_info():
@@ -250,6 +257,11 @@ def main() -> int:
         print(f"\ncosnotify / omniEvents (CosEvent anchor): {100 * median:.0f}% of medians; "
               f"per-round median {100 * statistics.median(ratios):.0f}% "
               f"(range {100 * min(ratios):.0f}-{100 * max(ratios):.0f}%); goal >= 50%")
+    if args.typed:  # issue 20: the typed relay beside the structured one, this run
+        from typed_bench import report  # benchmarks/typed_bench.py, beside this script
+
+        print("\ntyped channels (benchmarks/typed_bench.py):")
+        report(args.typed_events, args.runs)
     print(f"load average at end: {load()}")
     return 0
 

@@ -1,6 +1,8 @@
 """Benchmark: a typed push relay against a structured one, side by side, through ``cosnotify serve``.
 
-Run: ``.venv/bin/python benchmarks/typed_bench.py [--events 2000] [--rounds 3]``.
+Run: ``.venv/bin/python benchmarks/typed_bench.py [--events 2000] [--rounds 3]``, or
+``.venv/bin/python benchmarks/remote_bench.py --typed``, which prints these lines
+after its own in the same run.
 
 Strategy: one ``cosnotify serve --idl tests/typed/data/Coffee.idl`` on
 loopback; in each round, in turns:
@@ -148,14 +150,9 @@ def in_process(n: int, rounds: int) -> dict[str, list[float]]:
     return rates
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    n = args.events
-    print(f"{cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"load {os.getloadavg()[0]:.1f}")
+def relay(n: int, rounds: int) -> dict[str, list[float]]:
+    """Relayed events/s of the typed and the structured relay, in turns (module
+    docstring); each list has one figure per round."""
     orb = connect.client_orb()
     orb.resolve_initial_references("RootPOA")._get_the_POAManager().activate()
     coffee = InterfaceRepository()
@@ -171,7 +168,7 @@ def main() -> int:
             typed_factory = orb.string_to_object(f"{url}#TypedNotifyEventChannelFactory")
             typed_factory = typed_factory._narrow(TCA.TypedEventChannelFactory)
             factory = orb.string_to_object(server.ior)._narrow(CA.EventChannelFactory)
-            for _ in range(args.rounds):
+            for _ in range(rounds):
                 # typed
                 channel, _ = typed_factory.create_typed_channel([], [])
                 receipts = Receipts(n)
@@ -200,19 +197,34 @@ def main() -> int:
                 channel.destroy()
         finally:
             server.stop()
-    print(f"\n{n:,} events per run, one per call, {args.rounds} rounds in turns; relayed "
-          "events/s, C++ supplier -> cosnotify serve -> omniORBpy consumer (median)")
+    return rates
 
+
+def report(n: int, rounds: int) -> None:
+    """Measure and print both parts (what ``remote_bench.py --typed`` prints too)."""
+    rates = relay(n, rounds)
+    print(f"\n{n:,} events per run, one per call, {rounds} rounds in turns; relayed "
+          "events/s, C++ supplier -> cosnotify serve -> omniORBpy consumer (median)")
     print_rates(rates)
     ratio = median(rates["typed"]) / median(rates["structured"])
     print(f"  typed / structured: {ratio:.0%}   (goal: >= 70%)")
-    local = in_process(n * 10, args.rounds)
+    local = in_process(n * 10, rounds)
     print(f"\nin process, {n * 10:,} events per run through a filter ($minutes >= 0) on "
           "the supplier proxy, to a structured pull proxy; events/s (median)")
     print_rates(local)
     print(f"  typed / structured: {median(local['typed']) / median(local['structured']):.0%}; "
           f"typed / structured, built per push: "
           f"{median(local['typed']) / median(local['structured, built']):.0%}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    print(f"{cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+          f"load {os.getloadavg()[0]:.1f}")
+    report(args.events, args.rounds)
     return 0
 
 

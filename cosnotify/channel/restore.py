@@ -180,6 +180,10 @@ class _Rebuild:
                 reference = codec.reference_from_text(data["client"])
                 interface = (getattr(proxy, "consumer_interface", "")
                              or getattr(proxy, "supplier_interface", ""))
+                if interface and reference is None:
+                    # A client the channel calls, kept without a reference (an object
+                    # in process): the proxy waits unconnected for a new one.
+                    continue
                 proxy._restore_connection(client_stub(reference, interface), data["suspended"])
             except Exception:
                 log.exception("%r: the connection to its client could not be restored", proxy)

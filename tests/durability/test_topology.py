@@ -25,7 +25,12 @@ from cosnotify.store import MemoryStore, Record
 from cosnotify.store.interface import Reason, StoreError
 from tests.channel.conftest import number, structured
 from tests.channel.test_real_filters import drain
-from tests.durability.conftest import PERSISTENT_QOS, StructuredConsumer, reference
+from tests.durability.conftest import (
+    PERSISTENT_QOS,
+    StructuredConsumer,
+    reference,
+    supplier_of,
+)
 
 
 def persistent_channel(factory: EventChannelFactory) -> tuple[Any, int]:
@@ -277,6 +282,27 @@ class TestConnections:
         with pytest.raises(CA.ConnectionAlreadyInactive):
             proxy.suspend_connection()
         proxy.resume_connection()
+
+
+    def test_a_consumer_in_process_is_not_kept(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        """A Python object in process has no reference to keep: its push proxy comes
+        back unconnected (docs/persistence.md), and takes a new consumer -- rather
+        than coming back connected to nothing and failing its first delivery."""
+        factory = reopen()
+        channel, channel_id = persistent_channel(factory)
+        proxy, proxy_id = channel._get_default_consumer_admin(
+        ).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(StructuredConsumer())
+
+        factory = reopen()
+        channel = factory.get_event_channel(channel_id)
+        proxy = channel._get_default_consumer_admin().get_proxy_supplier(proxy_id)
+        consumer = StructuredConsumer()
+        proxy.connect_structured_push_consumer(consumer)  # not AlreadyConnected
+        supplier_of(channel).push_structured_event(structured(fields={"n": 7}))
+        assert consumer.wait_for(1)
+        assert number(consumer.items[0]) == 7
 
 
 class TestFailures:
