@@ -345,7 +345,14 @@ def _zero(d: Any) -> Any:
         return [_zero(d[1]) for _ in range(d[2])]
     if k == D.ANY:
         return CORBA.Any(CORBA.TC_null, None)
-    return None  # object references (nil); other kinds have no simple zero
+    if k == D.UNION:  # its first case, holding that member's zero
+        label, _, member = d[6][0]
+        return d[1](label, _zero(member))
+    if k == D.FIXED:
+        return CORBA.fixed(d[1], d[2], 0)  # (digits, scale, value)
+    if k == D.TYPECODE:
+        return CORBA.TC_null
+    return None  # object references (nil), valuetypes and value boxes (null)
 
 def _typed_object(found: Any, stub: Any, names: list[str]) -> Any:
     """``found`` as an object of ``stub``'s interface: a reference narrowed (one remote
