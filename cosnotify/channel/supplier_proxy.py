@@ -30,6 +30,7 @@ from cosnotify.channel.queue import Entry, EventQueue
 from cosnotify.channel.subscriptions import Relay, SubscriptionContributor
 from cosnotify.channel.topology import Topology, persistent
 from cosnotify.eventtypes import ALL, type_matches
+from cosnotify.filter.constraints import typed_type
 from cosnotify.filter.oes.limits import CURRENT_LIMITS
 
 __all__ = ["ProxySupplier"]
@@ -270,7 +271,10 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         """Hook, called with the lock held after an entry was queued."""
 
     def _type_subscribed(self, event: Any) -> bool:
-        domain, type_name = event.domain_name, event.type_name
+        if event.typed is not None:  # a typed call's type is (interface, operation), 2.7
+            domain, type_name = typed_type(event.typed)
+        else:
+            domain, type_name = event.domain_name, event.type_name
         return any(type_matches(p, domain, type_name) for p in self._type_filter or ())
 
     def _resolve(self, event: Any) -> tuple[int, float | None]:

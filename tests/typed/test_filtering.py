@@ -219,3 +219,16 @@ def test_other_filters_are_asked_match_typed(channel: TypedEventChannel) -> None
     assert (event_type.domain_name, event_type.type_name) == ("CoffeeTest::Coffee",
                                                               "drinking_coffee")
     assert [(p.name, p.value.value()) for p in data[1:]] == [("name", "Jo"), ("minutes", 2)]
+
+
+def test_subscription_types_select_typed_calls_by_interface_and_operation(
+        channel: TypedEventChannel) -> None:
+    """A proxy's ``subscription_change`` (section 2.6.3) names event types; a typed
+    call's is (interface, operation), as for its filters."""
+    puller = structured_puller(channel)
+    puller.subscription_change([CANCEL], [])
+    _, coffee = typed_consumer(channel)
+    coffee.drinking_coffee("Jo", 2)
+    coffee.cancel_coffee("Al")
+    settle(channel)
+    assert pulled_names(puller) == ["Al"]
