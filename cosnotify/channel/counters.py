@@ -113,9 +113,18 @@ def supplier_counts(proxy: Any) -> tuple[dict[str, int], int, tuple[float, str] 
         delivered, failed = proxy._n_delivered, proxy._n_failed
         last = proxy._last_failure
     # Copies in a push proxy's inbox are not yet in its queue: counted as queued too.
-    return ({"queued": accepted + inbox, "delivered": delivered, "discarded": discarded,
-             "expired": expired, "removed": removed, "failed": failed, "depth": depth},
-            limit, last)
+    counts = {"queued": accepted + inbox, "delivered": delivered, "discarded": discarded,
+              "expired": expired, "removed": removed, "failed": failed, "depth": depth}
+    for name in _TYPED_COUNTS:  # a typed proxy's (cosnotify/typed/proxies.py)
+        value = getattr(proxy, name, None)
+        if value is not None:
+            counts[name] = value
+    return counts, limit, last
+
+
+#: A typed proxy supplier's own counters: events that were no call of its interface
+#: (Table 2-2: not delivered to typed clients), and kept calls dropped past the bound.
+_TYPED_COUNTS = ("not_typed", "dropped_calls")
 
 
 def proxy_counts(proxy: Any) -> dict[str, int]:

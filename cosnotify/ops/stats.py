@@ -104,7 +104,8 @@ def _channel(channel: Any) -> dict[str, Any]:
     totals = {"queued": 0, "delivered": 0, "discarded": 0, "expired": 0, "removed": 0,
               "failed": 0, "depth": 0, "received": 0, "rejected": 0}
     for name, value in gone.items():  # proxies gone: their final counts
-        totals[name] += value
+        if name in totals:
+            totals[name] += value
     for admin in listed:
         for proxy in admin["proxies"]:
             for name, value in proxy["counters"].items():

@@ -151,6 +151,8 @@ def _counters(proxy: dict[str, Any], indent: str) -> Iterator[str]:
                 f"delivered {counters['delivered']}, "
                 f"discarded {counters['discarded'] + counters['removed']}, "
                 f"expired {counters['expired']}, failed {counters['failed']}")
+        if "not_typed" in counters:  # a typed proxy: no call of its interface
+            line += f", not typed {counters['not_typed']}"
         last = proxy.get("last_failure")
         if last is not None:
             line += f", last failure {_when(last['time'])}: {last['reason']}"

@@ -444,3 +444,22 @@ def test_zero_values_of_unions_fixeds_typecodes_and_valuetypes(tmp_path: Any,
     typecode = _empty(CORBA.TC_TypeCode)
     assert typecode.kind() == CORBA.tk_null
     omniORB.cdrMarshal(CORBA.TC_TypeCode, typecode)
+
+
+def test_events_that_are_no_call_are_counted_in_the_stats(channel: TypedEventChannel) -> None:
+    """Table 2-2: they reach no typed client; the service's snapshot (cosnotify.stats,
+    what ``cosnotify ls`` shows) counts them per typed proxy."""
+    proxy, _ = typed_supplier(channel)
+    structured, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    structured.connect_structured_push_supplier(None)
+    structured.push_structured_event(N.StructuredEvent(
+        N.EventHeader(N.FixedEventHeader(N.EventType("Telecom", "Alarm"), ""), []), [],
+        CORBA.Any(CORBA.TC_null, None)))
+    settle(channel)
+    assert proxy.get_typed_supplier().try_cancel_coffee() == (False, "")
+    snapshot = cosnotify.stats(channel._factory)
+    [found] = [p for c in snapshot["channels"] if c["id"] == channel._id
+               for a in c["admins"] for p in a["proxies"] if p["id"] == proxy._id
+               and a["id"] == proxy._admin._id and "not_typed" in p["counters"]]
+    assert (found["counters"]["not_typed"], found["counters"]["dropped_calls"]) == (1, 0)
