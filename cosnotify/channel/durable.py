@@ -60,7 +60,7 @@ _MAX_PAGES = 64  # pages one refill reads looking for copies not already in memo
 class DurableQueue:
     """The store side of one durable proxy supplier's queue (guarded by the proxy's lock)."""
 
-    __slots__ = ("admitting", "cursor", "epoch", "first_live", "generation", "path",
+    __slots__ = ("admitting", "cursor", "epoch", "first_live", "generation", "held", "path",
                  "refilling", "resident", "restored", "small_ids", "spilled")
 
     def __init__(self, path: str, spilled: bool = False, restored: bool = False) -> None:
@@ -78,6 +78,10 @@ class DurableQueue:
         self.epoch = 0
         #: Store ids of the copies in memory (queued, in flight, to retry).
         self.resident: set[int] = set()
+        #: Of those, the copies the proxy holds out of its queue for a while (a typed
+        #: pull supplier's calls kept for another operation): resident, so never read
+        #: back, but not counted against the memory window (``in_window``).
+        self.held: set[int] = set()
         #: Some copies are on disk only; read them back before taking new ones.
         self.spilled = spilled
         #: Counts spills, so a refill knows whether one happened while it read.
@@ -89,6 +93,10 @@ class DurableQueue:
         self.admitting = 0
         #: A refill is reading: others wait their turn (one at a time per proxy).
         self.refilling = False
+
+    def in_window(self) -> int:
+        """Copies in memory that count against the proxy's memory window."""
+        return len(self.resident) - len(self.held)
 
 
 class EventLog:
@@ -204,6 +212,7 @@ class EventLog:
                     self._releasing.setdefault(path, []).append(ids)
         for durable, stored in owners:
             durable.resident.discard(stored)
+            durable.held.discard(stored)
         if not defer:
             try:
                 for path, ids in by_path.items():
@@ -322,7 +331,7 @@ class EventLog:
             durable = queue.durable
             if durable is None or not durable.spilled:
                 return 0, False
-            room = proxy._window() - len(durable.resident)
+            room = proxy._window() - durable.in_window()
             generation, cursor, epoch = durable.generation, durable.cursor, durable.epoch
             resident = set(durable.resident)
         resident |= self.unreleased(durable.path)  # delivered: not to be read back

@@ -148,10 +148,15 @@ class Event:
         return structured
 
     def as_any(self) -> Any:
-        """The event as an Any (Table 2-2: Structured -> Any holding it)."""
+        """The event as an Any (Table 2-2: Structured -> Any holding it; a typed call
+        -> Any holding its name-value sequence, ``operation`` first)."""
         value = self.any
         if value is None:
-            value = CORBA.Any(_TC_STRUCTURED, self.structured)
+            if self.typed is not None:
+                value = CORBA.Any(CosNotification._tc_PropertySeq,
+                                  self.structured.filterable_data)
+            else:
+                value = CORBA.Any(_TC_STRUCTURED, self.structured)
             self.any = value
         return value
 
@@ -198,20 +203,26 @@ def _is_structured(d: D.Descriptor) -> bool:
     return type(d) is tuple and d[0] == D.STRUCT and D.repo_id(d) == _STRUCTURED_ID
 
 
-def typed_sequence(structured: Any) -> list[Any]:
+def typed_sequence(structured: Any) -> list[Any] | None:
     """What filters get for a typed call (section 2.7), from its %TYPED Structured
     Event: ``event_type`` -- the interface and the operation, read from the
     ``operation`` string (``::CoffeeTest::Coffee::drinking_coffee``: "the base interface
     name <I> is equivalent to the name of an event type domain, and the base operation
     name <op> is the event type in that domain") -- then the parameters. The typed
     channel makes the event (cosnotify/typed/events.py); a store keeps only that it
-    was a typed call, and this makes the sequence again when it is read back."""
-    operation, *parameters = structured.filterable_data
-    interface, _, name = operation.value.value().removeprefix("::").rpartition("::")
+    was a typed call, and this makes the sequence again when it is read back. None
+    when the event does not start with a string ``operation`` (a damaged record)."""
+    data = structured.filterable_data
+    if not data or data[0].name != "operation":
+        return None
+    named = data[0].value.value()
+    if not isinstance(named, str):
+        return None
+    interface, _, name = named.removeprefix("::").rpartition("::")
     event_type = CosNotification.EventType(interface, name)
     return [CosNotification.Property("event_type",
                                      CORBA.Any(CosNotification._tc_EventType, event_type)),
-            *parameters]
+            *data[1:]]
 
 
 def empty_structured_event() -> Any:

@@ -66,7 +66,12 @@ class EventChannelFactory:
             self._service.topology = Topology(store)
         self._registry = ReconnectionRegistry(self._service.topology)
         if store is not None and restore:
-            self.restore()
+            try:
+                self.restore()
+            except BaseException:  # a store refused (restore.py): stop what started,
+                self._service.topology.closing = True  # touching nothing in the store
+                self.close(wait=False)
+                raise
 
     def restore(self, remote_filter: Any = None) -> None:
         """Bring back the persistent objects of the store (docs/persistence.md).

@@ -53,6 +53,7 @@ def run(topology: Topology, factory: Any, records: list[Record]) -> _Rebuild:
         raise ValueError(f"the store holds typed channels ({', '.join(typed)}): open it "
                          "with cosnotify.TypedEventChannelFactory, which loads their IDL "
                          "from the store")
+    _check_interfaces(factory, decoded)
     rebuild = _Rebuild(topology, factory)
     for kinds, step in ((("filter", "mapping"), rebuild.filter),
                         (("channel",), rebuild.channel),
@@ -65,6 +66,30 @@ def run(topology: Topology, factory: Any, records: list[Record]) -> _Rebuild:
                 except Exception:
                     log.exception("store record %s could not be restored: skipped", record.path)
     return rebuild
+
+
+def _check_interfaces(factory: Any, decoded: list[tuple[Record, dict[str, Any]]]) -> None:
+    """Every typed proxy's key must name a loaded interface (with its ``Pull<I>`` for
+    a pull proxy): a typed proxy skipped would have its stored events dropped
+    (``drop_orphans``), so a start without them is refused instead."""
+    interfaces = getattr(factory, "interfaces", None)
+    missing = set()
+    for record, data in decoded:
+        key = data.get("interface") if record.kind in ("proxy_supplier",
+                                                         "proxy_consumer") else None
+        if key is None or interfaces is None:
+            continue
+        try:
+            interface = interfaces.lookup(key)
+        except KeyError:
+            missing.add(key)
+            continue
+        if "Pull" in str(data.get("class")) and interface.pull_repo_id is None:
+            missing.add(f"the Pull interface of {key}")
+    if missing:
+        raise ValueError(f"the store's typed proxies use {', '.join(sorted(missing))}, which "
+                         "no IDL loaded now declares: give the IDL that does (--idl); "
+                         "restoring without them would drop their stored events")
 
 
 class _Rebuild:

@@ -193,7 +193,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 durable.first_live = entry.stored
             if entry.stored in durable.resident:
                 on_disk, queued = False, True  # a refill read it back already
-            elif durable.spilled or len(durable.resident) >= window:
+            elif durable.spilled or durable.in_window() >= window:
                 durable.spilled = True
                 durable.generation += 1
                 if entry.stored <= durable.cursor:  # a refill has read past it: go back

@@ -193,7 +193,11 @@ class TypedEventChannelFactory(EventChannelFactory):
         self.interfaces.load(idl, include)
         super().__init__(**options)
         self.typed = TypedFactory(self)
-        self._keep_idl(given)
+        try:
+            self._keep_idl(set(self.interfaces.sources))  # a kept file's includes may
+        except BaseException:                              # have changed since: all again
+            self.close()
+            raise
 
     def load_idl(self, idl: Iterable[str | PathLike[str]],
                  include: Iterable[str | PathLike[str]] = ()) -> list[TypedInterface]:

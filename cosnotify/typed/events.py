@@ -84,7 +84,9 @@ def to_match_typed(operation: Operation, arguments: Sequence[Any]) -> list[Any]:
     are the name of the typed interface, and the name of the operation in that
     interface" (``CoffeeTest::Coffee``, ``drinking_coffee``) -- then the parameters
     (``channel.event.typed_sequence``, which a store's events are read back with)."""
-    return typed_sequence(to_structured(operation, arguments))
+    sequence = typed_sequence(to_structured(operation, arguments))
+    assert sequence is not None  # to_structured puts operation first
+    return sequence
 
 
 def _call(interface: TypedInterface, properties: Sequence[Any]

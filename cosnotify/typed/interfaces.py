@@ -37,6 +37,7 @@ import importlib.util
 import json
 import keyword
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -62,9 +63,14 @@ _PATH_LOCK = threading.Lock()
 #: The top-level IDL modules loaded in this process (reopening one is allowed).
 _OURS: set[str] = set()
 #: The user IDL files imported for a main file's ``#include``: the module name the
-#: generated stubs import (``Shared_idl``) -> the text it was imported from.
-_INCLUDED: dict[str, str] = {}
+#: generated stubs import (``Shared_idl``) -> (its path, its text, the main file's path).
+_INCLUDED: dict[str, tuple[str, str, str]] = {}
 _INCLUDE_NAME = str.maketrans(" -.,", "____")  # omniidl's Python back end's file names
+#: The characters a path given to omniidl may have: omniidl runs its preprocessor
+#: through the shell, the path in double quotes, and its Python back end pastes paths
+#: into the stubs it generates -- so no ``$``, backquote, quote or backslash.
+_SAFE_PATH = re.compile(r"[A-Za-z0-9_./+@,=:~ -]+")
+_OMNIORB_STUBS = Path(omniORB.__file__).resolve().parent
 
 
 class IDLError(ValueError):
@@ -138,9 +144,25 @@ class Source:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Source:
-        return cls(str(record["path"]), str(record["text"]),
-                   tuple(str(d) for d in record["include"]),
-                   tuple((str(p), str(t)) for p, t in record["included"]))
+        """A kept file; ``IDLError`` for a path that is not absolute or not safe to
+        give omniidl (a store's record is data, never a command)."""
+        source = cls(str(record["path"]), str(record["text"]),
+                     tuple(str(d) for d in record["include"]),
+                     tuple((str(p), str(t)) for p, t in record["included"]))
+        for path in (source.path, *source.include, *(p for p, _ in source.included)):
+            _check_path(path, source.path)
+            if not os.path.isabs(path) or os.path.normpath(path) != path:
+                raise IDLError(f"a kept IDL path is not absolute and normal: {path!r}",
+                               source.path)
+        return source
+
+
+def _check_path(path: str, file: str | None = None) -> str:
+    """``path`` if omniidl may be given it (``_SAFE_PATH``); else IDLError."""
+    if not _SAFE_PATH.fullmatch(path):
+        raise IDLError(f"the path {path!r} has characters omniidl cannot be given safely "
+                       "(only letters, digits, space and _ . / + @ , = : ~ -)", file)
+    return path
 
 
 def _omniidl(arguments: Sequence[str]) -> str:
@@ -165,35 +187,39 @@ def _idl_error(stderr: str) -> IDLError:
 
 
 def _import_stubs(file: str, arguments: list[str],
-                  included: Sequence[tuple[str, str]] = ()) -> None:
+                  included: Sequence[tuple[str, str, str]] = (), origin: str = "") -> None:
     """omniORB.importIDL with the wheel's omniidl first on PATH (Debian's has no Python
     back end): the main file's modules only, the COS ones stay the bundled ones.
 
-    ``included`` are the user files the main file includes, (path, text), each after
-    the files it includes: each is imported first, on its own, and the module the
-    generated stubs import for it (``import Shared_idl``) is registered, empty (the
-    types are omniORB's, by repository id). A file imported before is not again."""
+    ``included`` are the user files the main file includes, (path, original path,
+    text), each after the files it includes: each is imported first, on its own, and
+    the module the generated stubs import for it (``import Shared_idl``) is
+    registered, empty (the types are omniORB's, by repository id). A file imported
+    before is not again; another text under that module name is an IDLError.
+    ``origin``: the main file's original path (a kept file is compiled elsewhere)."""
     with _PATH_LOCK:
         saved = os.environ.get("PATH", "")
         os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{saved}"
         try:
             fresh = []
-            for path, text in included:
+            for path, original, text in included:
                 name = _include_module(path)
                 known = _INCLUDED.get(name)
                 if known is None:
                     fresh.append(path)
-                elif known != text:
-                    raise IDLError(f"another file named {Path(path).name} was included "
-                                   "before, with other contents: give included files "
-                                   "names of their own", file)
+                elif known[1] != text:
+                    raise IDLError(
+                        f"{original} is not the {Path(path).name} loaded before (from "
+                        f"{known[0]}, for {known[2]}): one process holds one file of a "
+                        f"name; if it changed, give {known[2]} again too (with --idl), "
+                        "else give the two files names of their own", origin or file)
             for path in fresh:  # the stubs of one may import another's module
                 sys.modules.setdefault(_include_module(path), types.ModuleType(
                     _include_module(path)))
-            for path, text in included:
+            for path, original, text in included:
                 if path in fresh:
                     omniORB.importIDL(path, arguments, inline=False)
-                    _INCLUDED[_include_module(path)] = text
+                    _INCLUDED[_include_module(path)] = (original, text, origin or file)
             omniORB.importIDL(file, arguments, inline=False)
         except ImportError as exc:
             raise _idl_error(str(exc)) from None
@@ -206,13 +232,15 @@ def _include_module(path: str) -> str:
 
 
 def _bundled(spelled: str) -> bool:
-    """Is an included file one whose stubs come with omniORBpy or cosnotify (the COS
-    IDL), rather than a user file to import? Its module (``CosNotification_idl``)
-    is importable and was not made by a load."""
+    """Is an included file one whose stubs come with omniORBpy (the COS IDL on
+    cosnotify's include path), rather than a user file to import? Its module
+    (``CosNotification_idl``) is one of omniORBpy's, wherever the process runs."""
     name = _include_module(spelled)
-    if name in _INCLUDED:
+    if name in _INCLUDED or not (_COS_IDL / spelled).is_file():
         return False
-    return name in sys.modules or importlib.util.find_spec(name) is not None
+    found = importlib.util.find_spec(name)
+    origin = found.origin if found is not None else None
+    return origin is not None and Path(origin).resolve().is_relative_to(_OMNIORB_STUBS)
 
 
 def _locate(spelled: list[str], main: str, include: list[str]) -> list[str]:
@@ -290,33 +318,40 @@ class InterfaceRepository:
     def load(self, files: Iterable[str | os.PathLike[str]],
              include: Iterable[str | os.PathLike[str]] = ()) -> list[TypedInterface]:
         """Compile ``files`` and learn their interfaces; the ``<I>`` ones found."""
-        include_dirs = [os.path.abspath(d) for d in include]
+        include_dirs = [_check_path(os.path.abspath(d)) for d in include]
         learned: list[TypedInterface] = []
         for path in files:
-            file = os.path.abspath(path)
+            file = _check_path(os.path.abspath(path))
             if not Path(file).is_file():
                 raise IDLError("no such IDL file", str(path))
             learned += self._load_one(file, Path(file).read_text(), include_dirs)
         self.include = [*self.include, *(d for d in include_dirs if d not in self.include)]
         return learned
 
-    def _load_one(self, file: str, text: str, include_dirs: list[str]) -> list[TypedInterface]:
+    def _load_one(self, file: str, text: str, include_dirs: list[str],
+                  root: str = "") -> list[TypedInterface]:
+        """Load ``file``; ``root``: where a kept file was written (load_source), whose
+        paths are recorded without it."""
         arguments = [f"-I{d}" for d in [*include_dirs, str(_COS_IDL)]]
         found = json.loads(_omniidl(["-p", str(_BACKEND), "-bcosnotify_typed",
                                      *arguments, file]))
         spelled = [name for name in found["included"] if not _bundled(name)]
-        located = _locate(spelled, file, include_dirs)
-        included = tuple((path, Path(path).read_text()) for path in located)
+        located = [_check_path(path, file) for path in _locate(spelled, file, include_dirs)]
+        included = [(path, path.removeprefix(root), Path(path).read_text())
+                    for path in located]
         described = found["interfaces"]
         _check_safe(found, set(spelled))  # the rules first: nothing imported if wrong
         self._learn(described, build=False)
-        _import_stubs(file, arguments, included)
+        original = file.removeprefix(root)
+        _import_stubs(file, arguments, included, original)
         with _PATH_LOCK:
             _OURS.update(item["name"] for item in found["top"]
                          if item["main"] or item["file"] in spelled)
         learned = self._learn(described, build=True)
-        self.files.append(file)
-        self.sources[file] = Source(file, text, tuple(include_dirs), included)
+        self.files.append(original)
+        self.sources[original] = Source(
+            original, text, tuple(d.removeprefix(root) for d in include_dirs),
+            tuple((kept, content) for _, kept, content in included))
         return learned
 
     def load_source(self, source: Source) -> list[TypedInterface]:
@@ -325,25 +360,24 @@ class InterfaceRepository:
         directory, and compiled from there; errors name the original paths."""
         with tempfile.TemporaryDirectory(prefix="cosnotify-idl-") as root:
             def moved(path: str) -> str:
-                return os.path.join(root, os.path.abspath(path).lstrip(os.sep))
+                return root + path  # kept paths are absolute and normal (Source)
 
-            for path, text in ((source.path, source.text), *source.included):
-                Path(moved(path)).parent.mkdir(parents=True, exist_ok=True)
-                Path(moved(path)).write_text(text)
-            for directory in source.include:
-                Path(moved(directory)).mkdir(parents=True, exist_ok=True)
             try:
-                learned = self._load_one(moved(source.path), source.text,
-                                         [moved(d) for d in source.include])
+                for path, text in ((source.path, source.text), *source.included):
+                    Path(moved(path)).parent.mkdir(parents=True, exist_ok=True)
+                    Path(moved(path)).write_text(text)
+                for directory in source.include:
+                    Path(moved(directory)).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise IDLError(f"a kept IDL file cannot be written back: {exc.strerror}",
+                               source.path) from None
+            try:
+                return self._load_one(moved(source.path), source.text,
+                                      [moved(d) for d in source.include], root)
             except IDLError as exc:
                 raise IDLError(exc.detail.replace(root, ""),
                                exc.file.replace(root, "") if exc.file else source.path,
                                exc.line) from None
-        moved_path = moved(source.path)
-        self.files[self.files.index(moved_path)] = source.path
-        del self.sources[moved_path]
-        self.sources[source.path] = source
-        return learned
 
     def _learn(self, described: list[dict[str, Any]], build: bool) -> list[TypedInterface]:
         """Check the interfaces of one file, and with ``build`` make them (stubs loaded)."""

@@ -29,6 +29,7 @@ skeleton (``<I>``, ``Pull<I>``).
 from __future__ import annotations
 
 import keyword
+import logging
 import threading
 from collections import deque
 from typing import Any
@@ -46,6 +47,8 @@ from cosnotify.channel.event import from_structured, typed_sequence
 from cosnotify.corba import descriptors as D
 from cosnotify.typed.events import call_of, call_of_any, to_structured
 from cosnotify.typed.interfaces import Operation, TypedInterface
+
+log = logging.getLogger("cosnotify.typed")
 
 #: Calls a TypedProxyPullSupplier keeps for operations not being pulled, at most.
 WAITING = 10_000
@@ -99,7 +102,7 @@ def _typed_event(proxy: Any, operation: Operation, arguments: list[Any]) -> Any:
     operation is invoked by a Proxy object upon receipt of a typed event" (2.3)."""
     structured = to_structured(operation, arguments)
     event = from_structured(structured, proxy._service.clock.now())
-    event.typed = typed_sequence(structured)
+    event.typed = typed_sequence(structured)  # never None: operation comes first
     return event
 
 
@@ -199,7 +202,8 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
         A call read for another operation is kept for it (at most ``WAITING`` in all,
         the oldest dropped and counted past that), and wakes a pull of it that waits:
         ``_interrupted`` ends a blocking take when the puller's own calls are there.
-        A kept call's queue entry is released when the call is given or dropped.
+        A kept call's queue entry is released when the call is given or dropped; one
+        that expired, or that MaxQueueLength discarded, meanwhile is not given.
         """
         while True:
             with self._lock:
@@ -209,8 +213,11 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
                 if kept is not None:
                     self._waiting -= 1
             if kept is not None:
-                self._channel._released([kept[0]])
-                return kept[1]
+                entry, arguments = kept
+                self._channel._released([entry])
+                if self._still_due(entry):
+                    return arguments
+                continue
             self._pulling_for.operation = operation
             try:
                 batch = self._take(1, block=block)
@@ -236,12 +243,30 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
                 dropped = self._keep(found.name, entry, arguments)
             self._channel._released(dropped)
 
+    def _still_due(self, entry: Any) -> bool:
+        """May a kept call still be given? Not once its deadline passed (counted as
+        expired), nor once MaxQueueLength discarded its event (counted there)."""
+        if self._channel._account.limit and entry.event.refs <= 0:
+            return False
+        if entry.deadline is not None and entry.deadline <= self._service.clock.now():
+            with self._lock:
+                self._queue.expired += 1
+            return False
+        return True
+
     def _keep(self, operation: str, entry: Any, arguments: list[Any]) -> list[Any]:
         """Keep a call for its operation's pull (lock held); see ``_next_call``. Past
         ``WAITING`` kept calls, the oldest call of the operation with the most kept
-        ones is dropped and counted: its entry is returned, to be released."""
+        ones is dropped and counted. Returns the entries to release: the dropped one,
+        or this one if the proxy was torn down meanwhile. A kept persistent call stays
+        in the store (and out of the memory window: ``DurableQueue.held``)."""
+        if self._destroyed or not self._connected:
+            return [entry]
         self._calls[operation].append((entry, arguments))
         self._waiting += 1
+        durable = self._queue.durable
+        if durable is not None and entry.stored:
+            durable.held.add(entry.stored)
         dropped = []
         if self._waiting > WAITING:
             dropped.append(max(self._calls.values(), key=len).popleft()[0])
@@ -439,6 +464,8 @@ class TypedProxyPullConsumer(cp._PullConsumer):
         super().__init__(admin, proxy_id)
         self.interface = interface
         self._typed: Any = None
+        #: Calls pulled whose values their types cannot hold (in process), dropped.
+        self.bad_calls = 0
 
     def connect_typed_pull_supplier(self, pull_supplier: Any) -> None:
         if pull_supplier is None:
@@ -456,7 +483,14 @@ class TypedProxyPullConsumer(cp._PullConsumer):
         self._client_disconnected()
 
     def _inject_typed(self, call: tuple[Operation, list[Any]]) -> None:
-        self._inject(_typed_event(self, *call))
+        try:
+            event = _typed_event(self, *call)
+        except CORBA.BAD_PARAM as exc:  # a value its type cannot hold: that call goes
+            log.warning("%r: dropped a pulled call: %s", self, exc)
+            with self._lock:
+                self.bad_calls += 1
+            return
+        self._inject(event)
 
     def _pull_from(self, supplier: Any) -> bool:
         got = False

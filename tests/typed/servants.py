@@ -58,3 +58,44 @@ class Calls:
     def wait_for(self, count: int, timeout: float = 60) -> bool:
         with self.cond:
             return self.cond.wait_for(lambda: len(self.calls) >= count, timeout)
+
+
+def typed_pull_supplier(pull_skeleton: Any, drinks: list[tuple[str, int]],
+                        lock: threading.Lock) -> Any:
+    """A reference to a TypedPullSupplier servant whose ``get_typed_supplier`` is a
+    PullCoffee servant giving ``drinks`` (popped under ``lock``) to ``try_`` polls."""
+    import CosEventComm
+
+    class PullCoffee(pull_skeleton):  # type: ignore[misc,valid-type]
+        def try_drinking_coffee(self) -> tuple[bool, str, int]:
+            with lock:
+                return (True, *drinks.pop(0)) if drinks else (False, "", 0)
+
+        def try_cancel_coffee(self) -> tuple[bool, str]:
+            return False, ""
+
+        def drinking_coffee(self) -> tuple[str, int]:
+            raise CosEventComm.Disconnected()
+
+        def cancel_coffee(self) -> str:
+            raise CosEventComm.Disconnected()
+
+    class Supplier(CosTypedEventComm__POA.TypedPullSupplier):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.pull = PullCoffee()._this()
+
+        def get_typed_supplier(self) -> Any:
+            return self.pull
+
+        def pull(self) -> Any:
+            raise CosEventComm.Disconnected()
+
+        def try_pull(self) -> Any:
+            from omniORB import CORBA
+
+            return CORBA.Any(CORBA.TC_null, None), False
+
+        def disconnect_pull_supplier(self) -> None:
+            pass
+
+    return Supplier()._this()

@@ -130,12 +130,34 @@ class TestTypedPull:
 
     def test_the_untyped_pull_gives_everything_as_anys(self, channel: TypedEventChannel
                                                       ) -> None:
+        """Table 2-2, Typed Event to Any: "A new Any is created containing a data
+        structure that is a sequence of name-value pairs", ``operation`` first."""
         proxy, _ = typed_supplier(channel)
         _, coffee = typed_consumer(channel)
         coffee.cancel_coffee("Jo")
         settle(channel)
         value, has_event = proxy.try_pull()
-        assert has_event and value.typecode().equivalent(N._tc_StructuredEvent)
+        assert has_event and value.typecode().equivalent(N._tc_PropertySeq)
+        assert [(p.name, p.value.value()) for p in value.value()] == [
+            ("operation", "::CoffeeTest::Coffee::cancel_coffee"), ("name", "Jo")]
+
+    def test_any_consumers_get_the_name_value_sequence(self, channel: TypedEventChannel
+                                                      ) -> None:
+        """Table 2-2 for every Any consumer: a ProxyPullSupplier (and Event Service
+        consumers) of the same channel get the call as a PropertySeq."""
+        puller, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.ANY_EVENT)
+        puller.connect_any_pull_consumer(None)
+        events = channel.for_consumers().obtain_pull_supplier()
+        events.connect_pull_consumer(None)
+        _, coffee = typed_consumer(channel)
+        coffee.drinking_coffee("Jane", 5)
+        settle(channel)
+        for proxy in (puller, events):
+            value, has_event = proxy.try_pull()
+            assert has_event and value.typecode().equivalent(N._tc_PropertySeq)
+            assert [p.value.value() for p in value.value()] == [
+                "::CoffeeTest::Coffee::drinking_coffee", "Jane", 5]
 
 
 class TestFactory:
@@ -463,3 +485,19 @@ def test_events_that_are_no_call_are_counted_in_the_stats(channel: TypedEventCha
                for a in c["admins"] for p in a["proxies"] if p["id"] == proxy._id
                and a["id"] == proxy._admin._id and "not_typed" in p["counters"]]
     assert (found["counters"]["not_typed"], found["counters"]["dropped_calls"]) == (1, 0)
+
+
+def test_a_bad_value_from_a_typed_pull_supplier_drops_that_call_only(
+        channel: TypedEventChannel) -> None:
+    """An in-process Pull<I> whose try_op gives a value its type cannot hold: that call
+    is dropped and counted (``bad_calls``); the proxy stays connected and polls on."""
+    seen = Recorder()
+    pusher, _ = channel._get_default_consumer_admin().obtain_typed_notification_push_supplier(
+        "Coffee")
+    pusher.connect_typed_push_consumer(seen)
+    proxy, _ = channel._get_default_supplier_admin().obtain_typed_notification_pull_consumer(
+        "Coffee")
+    proxy.connect_typed_pull_supplier(PullCoffee([("Jane", "five"), ("Al", 7)]))
+    assert seen.wait_for(1)
+    assert seen.calls == [("drinking_coffee", ("Al", 7))]
+    assert proxy._connected and proxy.bad_calls == 1

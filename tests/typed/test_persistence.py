@@ -219,3 +219,88 @@ def test_typed_proxies_are_recorded_with_their_key(opener: Opener, coffee_idl: P
     assert records[path]["interface"] == "IDL:CoffeeTest/Coffee:1.0"
     assert records[f"ch/{channel._id}"]["typed"] is True
     assert [r["path"] for r in records.values() if "text" in r] == [str(coffee_idl)]
+
+
+class TestReviewFindings:
+    """An adversarial review of the persistence of typed channels found these."""
+
+    def test_a_kept_path_never_reaches_a_shell(self, tmp_path: Path) -> None:
+        """omniidl runs its preprocessor through the shell with the file's path in it:
+        a store's record is data, so a path with ``$(...)`` is refused, not run."""
+        from cosnotify.store.interface import Record
+        from cosnotify.store.sqlite import SQLiteStore
+        from cosnotify.typed.channel import IDL_KIND
+        from cosnotify.typed.interfaces import IDLError
+
+        marker = tmp_path / "ran"
+        for field in ("path", "include", "included"):
+            store = SQLiteStore(tmp_path / f"{field}.db")
+            record = {"path": "/kept/Ok.idl", "include": [], "included": [],
+                      "text": "module KeptOk { interface I { void op(in long n); }; };\n"}
+            crafted = f"/kept/$(touch {marker})"
+            if field == "path":
+                record["path"] = crafted + ".idl"
+            elif field == "include":
+                record["include"] = [crafted]
+            else:
+                record["included"] = [[crafted + ".idl", "module X { };\n"]]
+            store.put(Record("idl/crafted", IDL_KIND, codec.dumps(record)))
+            try:
+                with pytest.raises(IDLError, match="cannot be given safely"):
+                    TypedEventChannelFactory(store=store)
+            finally:
+                store.close()
+            assert not marker.exists()
+
+    def test_kept_calls_leave_the_memory_window_to_the_others(
+            self, opener: Opener, coffee_idl: Path) -> None:
+        """Kept calls stay in the store until given, but do not fill the memory window
+        (``DurableQueue.held``): a call of the pulled operation on disk is still read."""
+        factory = opener(coffee_idl)
+        channel, _ = factory.create_typed_channel(DURABLE_QOS, [])
+        channel._event_log.window = 4
+        pusher, puller = typed_proxies(channel)
+        coffee = pusher.get_typed_consumer()
+        for i in range(9):
+            coffee.cancel_coffee(f"c{i}")  # nobody pulls these yet
+        coffee.drinking_coffee("Jane", 5)
+        settle(channel)
+        pull = puller.get_typed_supplier()
+        assert pull.try_drinking_coffee() == (True, "Jane", 5)
+        assert [pull.try_cancel_coffee()[1] for _ in range(9)] == [f"c{i}" for i in range(9)]
+
+    def test_a_changed_key_refuses_the_start_and_loses_nothing(
+            self, opener: Opener, coffee_idl: Path) -> None:
+        """A typed proxy whose key no loaded IDL declares cannot come back; skipped, its
+        stored events would be dropped: the start is refused instead."""
+        factory = opener(coffee_idl)
+        channel, channel_id = factory.create_typed_channel(DURABLE_QOS, [])
+        pusher, puller = typed_proxies(channel)
+        pusher.get_typed_consumer().drinking_coffee("Jane", 5)
+        settle(channel)
+        ids = (puller._admin._id, puller._id)
+        old = coffee_idl.read_text()
+        coffee_idl.write_text(old.replace("    interface PullCoffee {",
+                                          "#pragma version Coffee 1.1\n    interface PullCoffee {"))
+        with pytest.raises(ValueError, match="IDL:CoffeeTest/Coffee:1.0"):
+            opener(coffee_idl)
+        coffee_idl.write_text(old)
+        factory = opener(coffee_idl)
+        puller = factory.get_typed_event_channel(channel_id).get_consumeradmin(
+            ids[0]).get_proxy_supplier(ids[1])
+        assert puller.get_typed_supplier().try_drinking_coffee() == (True, "Jane", 5)
+
+    def test_a_damaged_typed_record_is_still_an_event(self) -> None:
+        """A record flagged as a typed call whose data is no call (damaged) is read back
+        as the Structured Event it holds, not dropped."""
+        from cosnotify.channel.event import typed_sequence
+
+        for filterable in ([], [N.Property("operation", CORBA.Any(CORBA.TC_long, 3))]):
+            structured = N.StructuredEvent(
+                N.EventHeader(N.FixedEventHeader(N.EventType("", "%TYPED"), ""), []),
+                filterable, CORBA.Any(CORBA.TC_null, None))
+            assert typed_sequence(structured) is None
+            event = from_structured(structured, 1.0)
+            event.typed = []  # flagged as typed when it was stored
+            back = _event(codec.encode_event(event), 9)
+            assert back.typed is None and back.is_structured

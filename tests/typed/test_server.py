@@ -9,6 +9,7 @@ read it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -127,7 +128,7 @@ def test_a_typed_channel_survives_kill_9(omniorb: Any, tmp_path: Path,
     proxy's typed object names it again (its key is the proxy's, server/objects.py)."""
     from tests.durability.conftest import DURABLE_QOS
     from tests.interop.peers import free_port
-    from tests.typed.servants import Calls, typed_push_consumer
+    from tests.typed.servants import Calls, typed_pull_supplier, typed_push_consumer
 
     idl = tmp_path / "Coffee.idl"
     idl.write_text((DATA / "Coffee.idl").read_text())
@@ -148,6 +149,12 @@ def test_a_typed_channel_survives_kill_9(omniorb: Any, tmp_path: Path,
         typed = proxy.get_typed_consumer()._narrow(coffee.stub)
         typed.drinking_coffee("Jane", 5)
         assert calls.wait_for(1)
+        drinks: list[tuple[str, int]] = []  # a typed pull supplier, polled by the channel
+        lock = threading.Lock()
+        polled, _ = channel._get_default_supplier_admin(
+            ).obtain_typed_notification_pull_consumer("Coffee")
+        polled.connect_typed_pull_supplier(typed_pull_supplier(coffee.pull_skeleton, drinks,
+                                                               lock))
 
         server.process.kill()
         server.stop()
@@ -160,8 +167,12 @@ def test_a_typed_channel_survives_kill_9(omniorb: Any, tmp_path: Path,
         typed.drinking_coffee("Al", 7)  # the same reference, the restored proxy
         with calls.cond:
             assert calls.cond.wait_for(lambda: ("Al", 7) in calls.calls, 60)
+        with lock:  # the restored TypedProxyPullConsumer asks for Pull<Coffee> again
+            drinks.append(("Bo", 9))
+        with calls.cond:
+            assert calls.cond.wait_for(lambda: ("Bo", 9) in calls.calls, 60)
         # Jane's delivery may not have been recorded before the kill: it is given
         # again (the duplicate window, docs/persistence.md), never lost.
-        assert list(dict.fromkeys(calls.calls)) == [("Jane", 5), ("Al", 7)]
+        assert list(dict.fromkeys(calls.calls)) == [("Jane", 5), ("Al", 7), ("Bo", 9)]
     finally:
         server.stop()
