@@ -218,11 +218,21 @@ def typed_sequence(structured: Any) -> list[Any] | None:
     named = data[0].value.value()
     if not isinstance(named, str):
         return None
-    interface, _, name = named.removeprefix("::").rpartition("::")
-    event_type = CosNotification.EventType(interface, name)
-    return [CosNotification.Property("event_type",
-                                     CORBA.Any(CosNotification._tc_EventType, event_type)),
-            *data[1:]]
+    first = _EVENT_TYPES.get(named)
+    if first is None:
+        interface, _, name = named.removeprefix("::").rpartition("::")
+        first = CosNotification.Property("event_type", CORBA.Any(
+            CosNotification._tc_EventType, CosNotification.EventType(interface, name)))
+        if len(_EVENT_TYPES) >= _EVENT_TYPES_KEPT:
+            _EVENT_TYPES.clear()
+        _EVENT_TYPES[named] = first
+    return [first, *data[1:]]
+
+
+#: The ``event_type`` pair of each operation, made once and shared by its events (a
+#: queue of typed calls holds fewer objects for the collector to walk); bounded.
+_EVENT_TYPES: dict[str, Any] = {}
+_EVENT_TYPES_KEPT = 4096
 
 
 def empty_structured_event() -> Any:

@@ -136,6 +136,22 @@ def _structured_property_or_label(ev: Any, name: str) -> Any:
     return Label(name)
 
 
+def _typed_property(ev: Any, name: str) -> Any:
+    """``$name`` in a typed event's name-value sequence (§2.7): the first pair so named."""
+    for prop in ev:
+        if prop.name == name:
+            return _property_operand(prop.value)
+    raise Fail
+
+
+def _typed_property_or_label(ev: Any, name: str) -> Any:
+    """As ``_typed_property``, but a missing name is an enum label (§2.4.7)."""
+    for prop in ev:
+        if prop.name == name:
+            return any_operand(prop.value)
+    return Label(name)
+
+
 def _any_root(ev: Any) -> paths.Pair:
     if type(ev) is not CorbaAny:
         raise Fail
@@ -146,6 +162,7 @@ _NAMESPACE: Final[dict[str, Any]] = {
     "_U": _U, "Fail": Fail,
     "_val": _located_operand, "_lab": _located_or_label,
     "_sp": _structured_property, "_spl": _structured_property_or_label,
+    "_tp": _typed_property, "_tpl": _typed_property_or_label,
     "_any_root": _any_root,
     "_bool": runtime.as_bool, "_tw": runtime.twiddle, "_in": runtime.contains,
     "_seq": runtime.sequence_view,
@@ -342,6 +359,13 @@ class _Generator:
                     and name not in paths.STRUCTURED_HEADER
                     and (component.escaped or name != paths.CURTIME)):
                 helper = "_spl" if label else "_sp"
+                return self._cached(component, helper, f"{helper}(ev, {name!r})"), "?"
+        elif self.form is Form.TYPED:
+            name = component.variable
+            if (name is not None and not component.steps
+                    and name not in ("domain_name", "type_name")  # from event_type (§2.7)
+                    and (component.escaped or name != paths.CURTIME)):
+                helper = "_tpl" if label else "_tp"
                 return self._cached(component, helper, f"{helper}(ev, {name!r})"), "?"
         found = self.located(component)
         if label:
