@@ -347,9 +347,14 @@ class TestTail:
         finally:
             served.stop()
         assert (status, lines) == (1, [])
-        assert stderr.splitlines() == [
-            ("cosnotify tail: lost the service: no answer to a check while no event came: "
-            "TIMEOUT (TIMEOUT_CallTimedOutOnClient)")]
+        # Usually the check times out first; once in a full run the blocked pull itself
+        # reported the TIMEOUT first (omniORB; the cause not pinned down): either way
+        # one line, the service lost, exit 1.
+        [line] = stderr.splitlines()
+        assert line in (
+            "cosnotify tail: lost the service: no answer to a check while no event came: "
+            "TIMEOUT (TIMEOUT_CallTimedOutOnClient)",
+            "cosnotify tail: lost the service: TIMEOUT (TIMEOUT_CallTimedOutOnClient)"), line
 
 
 def _pulling(snapshot: str) -> bool:
