@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from cosnotify.typed.channel import TypedEventChannel, TypedEventChannelFactory
 from cosnotify.typed.interfaces import InterfaceRepository, TypedInterface
 
 DATA = Path(__file__).parent / "data"
@@ -21,3 +23,11 @@ def repository() -> InterfaceRepository:
 @pytest.fixture(scope="session")
 def coffee(repository: InterfaceRepository) -> TypedInterface:
     return repository.lookup("IDL:CoffeeTest/Coffee:1.0")
+
+
+@pytest.fixture
+def channel(factory: TypedEventChannelFactory) -> Iterator[TypedEventChannel]:
+    """A new typed channel of the module's ``factory`` fixture, destroyed after."""
+    made, _ = factory.create_typed_channel([], [])
+    yield made
+    made.destroy()

@@ -44,13 +44,6 @@ def factory() -> Iterator[TypedEventChannelFactory]:
         yield made
 
 
-@pytest.fixture
-def channel(factory: TypedEventChannelFactory) -> Iterator[TypedEventChannel]:
-    made, _ = factory.create_typed_channel([], [])
-    yield made
-    made.destroy()
-
-
 class TestTypedPush:
     def test_a_call_reaches_structured_consumers_as_typed(self, channel: TypedEventChannel
                                                           ) -> None:
@@ -275,22 +268,28 @@ def test_try_with_nothing_gives_zero_values_that_marshal(tmp_path: Any, omniorb:
                                                out Bytes b, out Pair p, out any a,
                                                out double d); };
     };""")
+    level, where, numbers, data, pair, value, number = tried_with_nothing(idl, "ZeroKinds::Probe")
+    assert str(level) == "LOW" and (where.x, where.s, str(where.grade)) == (0, "", "LOW")
+    assert (numbers, data, pair, number) == ([], b"", [0, 0], 0.0)
+    assert value.typecode().kind() == CORBA.tk_null
+
+
+def tried_with_nothing(idl: Any, key: str) -> list[Any]:
+    """The values ``try_seen`` gives beside FALSE, on a new typed pull proxy for ``key``;
+    each is checked to marshal as its out parameter (cdrMarshal raises if not)."""
     import omniORB
 
     with TypedEventChannelFactory(idl=[idl]) as made:
         channel, _ = made.create_typed_channel([], [])
         proxy, _ = channel._get_default_consumer_admin().obtain_typed_notification_pull_supplier(
-            "ZeroKinds::Probe")
+            key)
         proxy.connect_typed_pull_consumer(None)
         result = proxy.get_typed_supplier().try_seen()
         assert result[0] is False
-        level, where, numbers, data, pair, value, number = result[1:]
-        assert str(level) == "LOW" and (where.x, where.s, str(where.grade)) == (0, "", "LOW")
-        assert (numbers, data, pair, number) == ([], b"", [0, 0], 0.0)
-        probe = made.interfaces.lookup("ZeroKinds::Probe")
+        probe = made.interfaces.lookup(key)
         for parameter, zero in zip(probe.operations["seen"].parameters, result[1:], strict=True):
-            omniORB.cdrMarshal(parameter.typecode, zero)  # raises if it would not marshal
-        assert value.typecode().kind() == CORBA.tk_null
+            omniORB.cdrMarshal(parameter.typecode, zero)
+        return list(result[1:])
 
 
 class TestReviewFindings:
@@ -449,20 +448,10 @@ def test_zero_values_of_unions_fixeds_typecodes_and_valuetypes(tmp_path: Any,
 
     from cosnotify.typed.proxies import _empty
 
-    with TypedEventChannelFactory(idl=[idl]) as made:
-        channel, _ = made.create_typed_channel([], [])
-        proxy, _ = channel._get_default_consumer_admin().obtain_typed_notification_pull_supplier(
-            "ZeroMore::Probe")
-        proxy.connect_typed_pull_consumer(None)
-        result = proxy.get_typed_supplier().try_seen()
-        assert result[0] is False
-        size, price, note = result[1:]
-        assert (str(size._d), size._v) == ("ROUND", 0.0)
-        assert (str(price), price.decimals()) == ("0.00", 2)
-        assert note is None
-        probe = made.interfaces.lookup("ZeroMore::Probe")
-        for parameter, zero in zip(probe.operations["seen"].parameters, result[1:], strict=True):
-            omniORB.cdrMarshal(parameter.typecode, zero)  # raises if it would not marshal
+    size, price, note = tried_with_nothing(idl, "ZeroMore::Probe")
+    assert (str(size._d), size._v) == ("ROUND", 0.0)
+    assert (str(price), price.decimals()) == ("0.00", 2)
+    assert note is None
     typecode = _empty(CORBA.TC_TypeCode)
     assert typecode.kind() == CORBA.tk_null
     omniORB.cdrMarshal(CORBA.TC_TypeCode, typecode)

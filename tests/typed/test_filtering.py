@@ -47,13 +47,6 @@ def factory(request: Any) -> Iterator[TypedEventChannelFactory]:
         yield made
 
 
-@pytest.fixture
-def channel(factory: TypedEventChannelFactory) -> Iterator[TypedEventChannel]:
-    made, _ = factory.create_typed_channel([], [])
-    yield made
-    made.destroy()
-
-
 def tcl(factory: TypedEventChannelFactory, types: list[Any], expression: str) -> Any:
     made = factory._get_filter_factory().create_filter("EXTENDED_TCL")
     made.add_constraints([CosNotifyFilter.ConstraintExp(types, expression)])
