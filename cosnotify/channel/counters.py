@@ -106,7 +106,9 @@ def supplier_counts(proxy: Any) -> tuple[dict[str, int], int, tuple[float, str] 
     with proxy._lock:
         queue = proxy._queue
         inbox = len(getattr(proxy, "_inbox", ()))  # appended to without the lock
-        depth = len(queue) + inbox + len(getattr(proxy, "_retry", ()))
+        # A typed pull supplier's calls kept for another operation's pull are held too.
+        depth = (len(queue) + inbox + len(getattr(proxy, "_retry", ()))
+                 + getattr(proxy, "kept_calls", 0))
         accepted, discarded = queue.accepted, queue.discarded
         expired, removed = queue.expired, queue.removed
         limit = queue.max_events

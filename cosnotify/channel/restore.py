@@ -205,6 +205,14 @@ class _Rebuild:
                 reference = codec.reference_from_text(data["client"])
                 interface = (getattr(proxy, "consumer_interface", "")
                              or getattr(proxy, "supplier_interface", ""))
+                if reference is None and "client_path" in data:
+                    own = self._own(data["client_path"])  # another channel's proxy
+                    if own is None:
+                        log.warning("%r: its client %s did not come back: not connected",
+                                    proxy, data["client_path"])
+                        continue
+                    proxy._restore_connection(own, data["suspended"])
+                    continue
                 if interface and reference is None:
                     # A client the channel calls, kept without a reference (an object
                     # in process): the proxy waits unconnected for a new one.
@@ -212,6 +220,18 @@ class _Rebuild:
                 proxy._restore_connection(client_stub(reference, interface), data["suspended"])
             except Exception:
                 log.exception("%r: the connection to its client could not be restored", proxy)
+
+    def _own(self, path: str) -> Any:
+        """The restored object of this service at ``path`` (topology.py), or None."""
+        parts = path.split("/")
+        channel = self.factory._channels.get(int(parts[1])) if len(parts) > 1 else None
+        if channel is None or len(parts) == 2:
+            return channel
+        admins = channel._consumer_admins if parts[2] == "ca" else channel._supplier_admins
+        admin = admins.get(int(parts[3])) if len(parts) > 3 else None
+        if admin is None or len(parts) == 4:
+            return admin
+        return admin._proxies.get(int(parts[4])) if len(parts) == 5 else None
 
     def drop_orphans(self) -> None:
         """Stored events of a consumer that did not come back (its record gone, or

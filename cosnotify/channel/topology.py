@@ -245,10 +245,16 @@ def _bare_record(obj: Any) -> tuple[str, dict[str, Any]]:
             return "consumer_admin", record
         record["offers"] = _types(obj._offers.types)
         return "supplier_admin", record
+    client = obj._client if obj._connected else None
     record = {"id": obj._id, "class": type(obj).__name__, "qos": _qos_record(obj),
               "filters": _filters_record(obj), "connected": obj._connected,
-              "client": codec.reference_text(obj._client) if obj._connected else None,
-              "suspended": obj._suspended}
+              "client": codec.reference_text(client), "suspended": obj._suspended}
+    if client is not None and record["client"] is None:
+        # One of this service's own objects (a channel linked to another through a
+        # client's references: the server hands the core object): kept by its path.
+        path = Topology.path(client)
+        if path is not None and path.startswith("ch/"):
+            record["client_path"] = path
     interface = getattr(obj, "interface", None)  # a typed proxy's key (cosnotify/typed)
     if interface is not None:
         record["interface"] = interface.repo_id

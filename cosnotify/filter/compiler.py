@@ -137,10 +137,12 @@ def _structured_property_or_label(ev: Any, name: str) -> Any:
 
 
 def _typed_property(ev: Any, name: str) -> Any:
-    """``$name`` in a typed event's name-value sequence (§2.7): the first pair so named."""
+    """``$name`` in a typed event's name-value sequence (§2.7): the first pair so named,
+    its value read as the generic path reads it (the pair's Any is one of the Any
+    layers ``runtime.strip`` counts)."""
     for prop in ev:
         if prop.name == name:
-            return _property_operand(prop.value)
+            return _typed_operand(prop.value)
     raise Fail
 
 
@@ -148,8 +150,14 @@ def _typed_property_or_label(ev: Any, name: str) -> Any:
     """As ``_typed_property``, but a missing name is an enum label (§2.4.7)."""
     for prop in ev:
         if prop.name == name:
-            return any_operand(prop.value)
+            return _typed_operand(prop.value)
     return Label(name)
+
+
+def _typed_operand(value: Any) -> Any:
+    if type(value) is CorbaAny and value._t in DIRECT_TYPECODES:
+        return value._v
+    return operand(value, D.ANY)
 
 
 def _any_root(ev: Any) -> paths.Pair:

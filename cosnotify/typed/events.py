@@ -61,22 +61,9 @@ def _properties(operation: Operation, arguments: Sequence[Any]) -> list[Any]:
             raise CORBA.BAD_PARAM(exc.minor, CORBA.COMPLETED_NO,
                                   f"{operation.scoped}: {parameter.name}: "
                                   f"{' '.join(map(str, getattr(exc, '_info', None) or [exc]))}") from None
-    return [_operation_property(operation),
+    return [N.Property(OPERATION, CORBA.Any(CORBA.TC_string, operation.scoped)),
             *(N.Property(p.name, CORBA.Any(p.typecode, value))
               for p, value in zip(operation.parameters, arguments, strict=True))]
-
-
-def _operation_property(operation: Operation) -> Any:
-    """The ``operation`` pair of ``operation``'s calls: one, shared by its events."""
-    found = _OPERATIONS.get(operation)
-    if found is None:
-        found = _OPERATIONS[operation] = N.Property(
-            OPERATION, CORBA.Any(CORBA.TC_string, operation.scoped))
-    return found
-
-
-#: ``Operation`` -> its ``operation`` pair (operations are few: those loaded).
-_OPERATIONS: dict[Operation, Any] = {}
 
 
 def to_structured(operation: Operation, arguments: Sequence[Any]) -> Any:

@@ -66,10 +66,11 @@ _OURS: set[str] = set()
 #: generated stubs import (``Shared_idl``) -> (its path, its text, the main file's path).
 _INCLUDED: dict[str, tuple[str, str, str]] = {}
 _INCLUDE_NAME = str.maketrans(" -.,", "____")  # omniidl's Python back end's file names
-#: The characters a path given to omniidl may have: omniidl runs its preprocessor
-#: through the shell, the path in double quotes, and its Python back end pastes paths
-#: into the stubs it generates -- so no ``$``, backquote, quote or backslash.
-_SAFE_PATH = re.compile(r"[A-Za-z0-9_./+@,=:~ -]+")
+#: What a path given to omniidl must not have: omniidl runs its preprocessor through
+#: the shell with the path in double quotes, where ``$``, a backquote, a double quote
+#: and a backslash still act (and ``!`` in some shells); control characters (a
+#: newline) end the command. Anything else stays one word.
+_UNSAFE_PATH = re.compile(r'[$`"\\!\x00-\x1f\x7f]')
 _OMNIORB_STUBS = Path(omniORB.__file__).resolve().parent
 
 
@@ -158,10 +159,11 @@ class Source:
 
 
 def _check_path(path: str, file: str | None = None) -> str:
-    """``path`` if omniidl may be given it (``_SAFE_PATH``); else IDLError."""
-    if not _SAFE_PATH.fullmatch(path):
-        raise IDLError(f"the path {path!r} has characters omniidl cannot be given safely "
-                       "(only letters, digits, space and _ . / + @ , = : ~ -)", file)
+    """``path`` if omniidl may be given it (``_UNSAFE_PATH``); else IDLError."""
+    if not path or _UNSAFE_PATH.search(path):
+        raise IDLError(f"the path {path!r} has a character omniidl cannot be given safely "
+                       "(it runs its preprocessor through the shell): no $, `, \", \\, ! "
+                       "or control characters", file)
     return path
 
 
@@ -331,7 +333,9 @@ class InterfaceRepository:
     def _load_one(self, file: str, text: str, include_dirs: list[str],
                   root: str = "") -> list[TypedInterface]:
         """Load ``file``; ``root``: where a kept file was written (load_source), whose
-        paths are recorded without it."""
+        paths are recorded without it. Every path omniidl gets is checked first."""
+        for path in (file, *include_dirs, str(_COS_IDL), str(_BACKEND)):
+            _check_path(path, file)
         arguments = [f"-I{d}" for d in [*include_dirs, str(_COS_IDL)]]
         found = json.loads(_omniidl(["-p", str(_BACKEND), "-bcosnotify_typed",
                                      *arguments, file]))
@@ -375,6 +379,8 @@ class InterfaceRepository:
                 return self._load_one(moved(source.path), source.text,
                                       [moved(d) for d in source.include], root)
             except IDLError as exc:
+                if "cannot be given safely" in exc.detail:  # the root may be the cause
+                    raise
                 raise IDLError(exc.detail.replace(root, ""),
                                exc.file.replace(root, "") if exc.file else source.path,
                                exc.line) from None

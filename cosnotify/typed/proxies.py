@@ -200,10 +200,11 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
         """The next call of ``operation``: kept, or read from the queue (others kept).
 
         A call read for another operation is kept for it (at most ``WAITING`` in all,
-        the oldest dropped and counted past that), and wakes a pull of it that waits:
-        ``_interrupted`` ends a blocking take when the puller's own calls are there.
-        A kept call's queue entry is released when the call is given or dropped; one
-        that expired, or that MaxQueueLength discarded, meanwhile is not given.
+        past that the oldest call of the operation with the most kept ones is
+        dropped and counted), and wakes a pull of it that waits: ``_interrupted``
+        ends a blocking take when the puller's own calls are there. A kept call's
+        queue entry is released when the call is given, dropped or expired; a call
+        counts as delivered when it is given.
         """
         while True:
             with self._lock:
@@ -214,16 +215,17 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
                     self._waiting -= 1
             if kept is not None:
                 entry, arguments = kept
+                due = self._still_due(entry)
                 self._channel._released([entry])
-                if self._still_due(entry):
+                if due:
+                    self._given()
                     return arguments
                 continue
             self._pulling_for.operation = operation
             try:
-                batch = self._take(1, block=block)
+                batch = self._take(1, block=block)  # counted as delivered: see _keep
             finally:
                 self._pulling_for.operation = None
-            self._channel._delivered(len(batch))
             if not batch:
                 if block:
                     continue  # woken for a call kept for this operation
@@ -232,22 +234,39 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
             found_call = _call_of_event(self.interface, entry.event)
             if found_call is None:
                 self._channel._released(batch)
+                self._channel._delivered(1)  # taken from the queue (docs/typed.md)
                 with self._lock:
                     self.not_typed += 1
                 continue
             found, arguments = found_call
-            if found.name == operation:
-                self._channel._released(batch)
-                return arguments
             with self._lock:
-                dropped = self._keep(found.name, entry, arguments)
+                if found.name == operation and not self._calls[operation]:
+                    kept = None
+                else:  # another operation's, or one of this operation was kept
+                    dropped = self._keep(found.name, entry, arguments)  # meanwhile (older)
+                    kept = (entry, arguments)
+            if kept is None:
+                self._channel._released(batch)
+                self._channel._delivered(1)
+                return arguments
             self._channel._released(dropped)
+
+    def _given(self) -> None:
+        """A kept call was given: it counts as delivered now (``_keep`` took it back)."""
+        with self._lock:
+            if self._counting:
+                self._n_delivered += 1
+        self._channel._delivered(1)
+
+    @property
+    def kept_calls(self) -> int:
+        """Calls read from the queue and kept for their operation's pull (its depth)."""
+        return self._waiting
 
     def _still_due(self, entry: Any) -> bool:
         """May a kept call still be given? Not once its deadline passed (counted as
-        expired), nor once MaxQueueLength discarded its event (counted there)."""
-        if self._channel._account.limit and entry.event.refs <= 0:
-            return False
+        expired). (MaxQueueLength cannot take a kept call back: it left the queue; the
+        channel counts it as held until it is given.)"""
         if entry.deadline is not None and entry.deadline <= self._service.clock.now():
             with self._lock:
                 self._queue.expired += 1
@@ -260,6 +279,8 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
         ones is dropped and counted. Returns the entries to release: the dropped one,
         or this one if the proxy was torn down meanwhile. A kept persistent call stays
         in the store (and out of the memory window: ``DurableQueue.held``)."""
+        if self._counting:
+            self._n_delivered -= 1  # _take counted it; it counts once given (_given)
         if self._destroyed or not self._connected:
             return [entry]
         self._calls[operation].append((entry, arguments))

@@ -305,6 +305,34 @@ class TestConnections:
         assert number(consumer.items[0]) == 7
 
 
+    def test_a_link_between_two_channels_comes_back(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        """Channel A's push proxy connected to channel B's proxy push consumer (a
+        federation; over IIOP the server hands the core object too): the client is one
+        of the service's own objects, kept by its path, and linked again."""
+        factory = reopen()
+        a, a_id = persistent_channel(factory)
+        b, b_id = persistent_channel(factory)
+        link_in, link_in_id = push_proxy(b)
+        link_in.connect_structured_push_supplier(None)
+        link_out, link_out_id = a._get_default_consumer_admin(
+        ).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        link_out.connect_structured_push_consumer(link_in)
+
+        factory = reopen()
+        a, b = factory.get_event_channel(a_id), factory.get_event_channel(b_id)
+        link_out = a._get_default_consumer_admin().get_proxy_supplier(link_out_id)
+        assert link_out._client is b._get_default_supplier_admin().get_proxy_consumer(
+            link_in_id)
+        reader, _ = b._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        consumer = StructuredConsumer()
+        reader.connect_structured_push_consumer(consumer)
+        supplier_of(a).push_structured_event(structured(fields={"n": 3}))
+        assert consumer.wait_for(1)
+        assert number(consumer.items[0]) == 3
+
+
 class TestFailures:
     def test_a_store_that_fails_gives_no_resources_and_keeps_the_object_usable(
             self, omniorb: Any) -> None:

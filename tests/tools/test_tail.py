@@ -352,8 +352,8 @@ class TestTail:
         # one line, the service lost, exit 1.
         [line] = stderr.splitlines()
         assert line in (
-            "cosnotify tail: lost the service: no answer to a check while no event came: "
-            "TIMEOUT (TIMEOUT_CallTimedOutOnClient)",
+            ("cosnotify tail: lost the service: no answer to a check while no event came: "
+             "TIMEOUT (TIMEOUT_CallTimedOutOnClient)"),
             "cosnotify tail: lost the service: TIMEOUT (TIMEOUT_CallTimedOutOnClient)"), line
 
 

@@ -159,3 +159,23 @@ def test_a_value_its_parameter_cannot_hold_is_bad_param(coffee: TypedInterface) 
         to_structured(drinking, ["Jane", "five"])
     with pytest.raises(CORBA.BAD_PARAM, match="out of range"):
         to_structured(drinking, ["Jane", 2**40])
+
+
+def test_typed_names_as_the_generic_lookup_reads_them(coffee: TypedInterface) -> None:
+    """EXTENDED_TCL's ``$name`` on a typed event (a direct lookup since the typed work):
+    the first pair of a name wins, a bare identifier no pair names is an enum label,
+    and ``$type_name`` is the operation's (section 2.7)."""
+    import CosNotifyChannelAdmin as CA
+    import CosNotifyFilter
+
+    props = [*to_match_typed(coffee.operations["drinking_coffee"], ["Jane", 5]),
+             N.Property("minutes", CORBA.Any(CORBA.TC_long, 9)),
+             N.Property("kind", CORBA.Any(CA._tc_ProxyType, CA.PUSH_TYPED))]
+    for expression, expected in (("$minutes == 5", True), ("$minutes == 9", False),
+                                 ("$type_name == 'drinking_coffee'", True),
+                                 ("$domain_name == 'CoffeeTest::Coffee'", True),
+                                 ("$kind == PUSH_TYPED", True), ("$kind == PULL_TYPED", False),
+                                 ("exist $nothing", False)):
+        flt = FilterFactory().create_filter("EXTENDED_TCL")
+        flt.add_constraints([CosNotifyFilter.ConstraintExp([], expression)])
+        assert flt.match_typed(props) is expected, expression

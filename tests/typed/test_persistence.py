@@ -304,3 +304,15 @@ class TestReviewFindings:
             event.typed = []  # flagged as typed when it was stored
             back = _event(codec.encode_event(event), 9)
             assert back.typed is None and back.is_structured
+
+    def test_a_pull_proxy_needs_its_pull_interface_back(
+            self, opener: Opener, coffee_idl: Path) -> None:
+        """A TypedProxyPullSupplier's key needs ``Pull<I>``: IDL without it refuses the
+        start, as a missing key does."""
+        factory = opener(coffee_idl)
+        channel, _ = factory.create_typed_channel(DURABLE_QOS, [])
+        typed_proxies(channel)
+        text = coffee_idl.read_text()
+        coffee_idl.write_text(text[:text.index("    interface PullCoffee")] + "};\n")
+        with pytest.raises(ValueError, match="the Pull interface of IDL:CoffeeTest/Coffee"):
+            opener(coffee_idl)
