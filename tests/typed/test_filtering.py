@@ -225,3 +225,27 @@ def test_subscription_types_select_typed_calls_by_interface_and_operation(
     coffee.cancel_coffee("Al")
     settle(channel)
     assert pulled_names(puller) == ["Al"]
+
+
+@pytest.mark.parametrize(("grammar", "constraint"), [
+    ("EXTENDED_TCL", "$type_name == 'drinking_coffee' and $minutes > 3"),
+    ("TCL", "minutes > 3"),
+    ("ELVIN4", 'type_name == "drinking_coffee" && minutes > 3'),
+    ("EVENTHEAP", 'EventType = "drinking_coffee", minutes: int = 9'),
+])
+def test_the_other_grammars_read_typed_calls(channel: TypedEventChannel,
+                                             factory: TypedEventChannelFactory,
+                                             grammar: str, constraint: str) -> None:
+    """Every grammar whose constraints name an event's values reads the typed form
+    (docs/grammars/: the event_type pair for the type, then the parameters)."""
+    proxy, consumer = typed_receiver(channel)
+    made = factory._get_filter_factory().create_filter(grammar)
+    made.add_constraints([CosNotifyFilter.ConstraintExp([], constraint)])
+    proxy.add_filter(made)
+    _, coffee = typed_consumer(channel)
+    coffee.drinking_coffee("Jo", 2)
+    coffee.cancel_coffee("Jo")
+    coffee.drinking_coffee("Al", 9)
+    assert consumer.wait_for(1)
+    settle(channel)
+    assert consumer.calls == [("drinking_coffee", ("Al", 9))]
