@@ -16,6 +16,9 @@ bytes it encodes itself (the store never sees a CORBA value):
   memory.
 - **Counters.** Named integers (the next channel id, the next filter id...)
   that must never go backwards across a restart.
+- **History.** Events a channel retains after delivering them, with their
+  arrival, type path and source timestamp, read back by range and prefix
+  (:mod:`cosnotify.store.history`, docs/history.md).
 
 Every method may raise :class:`StoreError` (disk full, a damaged file, a
 schema this code does not know); the service turns it into the CORBA
@@ -32,6 +35,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
+
+from cosnotify.store.history import HistoryCursor, HistoryRow, HistoryScan, StoredHistory
 
 __all__ = ["Reason", "Record", "Store", "StoreError", "StoredEvent"]
 
@@ -127,6 +132,27 @@ class Store(Protocol):
 
     def consumers(self) -> list[str]:
         """Every consumer that still needs an event."""
+
+    # -- history (cosnotify/store/history.py, docs/history.md) -------------------------------
+    def add_history(self, channel: str, rows: Sequence[HistoryRow]) -> list[int]:
+        """Retain ``rows`` for ``channel``; their ids, increasing and never reused."""
+
+    def read_history(self, channel: str, scan: HistoryScan,
+                     after: HistoryCursor | None = None,
+                     limit: int = 1000) -> list[StoredHistory]:
+        """Up to ``limit`` retained rows of ``channel`` that ``scan`` selects, in its
+        order, after the cursor ``after`` (the order key and id of the last row read)."""
+
+    def trim_history(self, channel: str, now: float, max_age: float | None = None,
+                     max_count: int | None = None, max_bytes: int | None = None) -> int:
+        """Delete ``channel``'s rows expired by ``now``, older than ``max_age``, and the
+        oldest past ``max_count`` rows or ``max_bytes`` of data; how many went."""
+
+    def history_size(self, channel: str) -> tuple[int, int]:
+        """How many rows ``channel`` retains, and their bytes of data."""
+
+    def drop_history(self, channel: str) -> None:
+        """``channel`` is gone: its history goes."""
 
     # -- lifecycle ---------------------------------------------------------------------------
     def flush(self) -> None:

@@ -11,6 +11,7 @@ import bisect
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 
+from cosnotify.store.history import HistoryCursor, HistoryRow, HistoryScan, StoredHistory
 from cosnotify.store.interface import Reason, Record, StoredEvent, StoreError
 
 __all__ = ["MemoryStore"]
@@ -27,6 +28,8 @@ class MemoryStore:
         self._holders: dict[int, int] = {}
         self._pending: dict[str, list[int]] = {}
         self._next_event = 1
+        self._history: dict[str, list[tuple[int, HistoryRow]]] = {}
+        self._next_history = 0
         self._max_events = max_events
         self._closed = False
 
@@ -145,6 +148,71 @@ class MemoryStore:
             self._check()
             return sorted(self._pending)
 
+    # -- history (cosnotify/store/history.py) -------------------------------------------------
+    def add_history(self, channel: str, rows: Sequence[HistoryRow]) -> list[int]:
+        with self._lock:
+            self._check()
+            kept = self._history.setdefault(channel, [])
+            ids = []
+            for row in rows:
+                self._next_history += 1
+                kept.append((self._next_history, row))
+                ids.append(self._next_history)
+            return ids
+
+    def read_history(self, channel: str, scan: HistoryScan,
+                     after: HistoryCursor | None = None,
+                     limit: int = 1000) -> list[StoredHistory]:
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, not {limit}")
+        with self._lock:
+            self._check()
+            rows = list(self._history.get(channel, ()))
+        found = [(i, r) for i, r in rows if _in_scan(i, r, scan)]
+        if scan.nulls:
+            found.sort(key=lambda item: item[0])
+            if after is not None:
+                found = [item for item in found if item[0] > after[1]]
+        else:
+            def key(item: tuple[int, HistoryRow]) -> tuple[float, int]:
+                return (item[1].source if scan.by_source else item[1].arrival) or 0.0, item[0]
+
+            found.sort(key=key, reverse=not scan.ascending)
+            if after is not None:
+                found = [item for item in found
+                         if (key(item) > after if scan.ascending else key(item) < after)]
+        return [StoredHistory(i, r.arrival, r.session, r.type, r.source, r.data)
+                for i, r in found[:limit]]
+
+    def trim_history(self, channel: str, now: float, max_age: float | None = None,
+                     max_count: int | None = None, max_bytes: int | None = None) -> int:
+        with self._lock:
+            self._check()
+            rows = self._history.get(channel, [])
+            kept = [(i, r) for i, r in rows if (r.expires is None or r.expires > now)
+                    and (max_age is None or r.arrival >= now - max_age)]
+            if max_count is not None:
+                kept = kept[len(kept) - max_count:] if max_count else []
+            if max_bytes is not None:
+                total, at = 0, len(kept)
+                while at > 0 and total + len(kept[at - 1][1].data) <= max_bytes:
+                    total += len(kept[at - 1][1].data)
+                    at -= 1
+                kept = kept[at:]
+            self._history[channel] = kept
+            return len(rows) - len(kept)
+
+    def history_size(self, channel: str) -> tuple[int, int]:
+        with self._lock:
+            self._check()
+            rows = self._history.get(channel, [])
+            return len(rows), sum(len(r.data) for _, r in rows)
+
+    def drop_history(self, channel: str) -> None:
+        with self._lock:
+            self._check()
+            self._history.pop(channel, None)
+
     # -- lifecycle ---------------------------------------------------------------------------
     def flush(self) -> None:
         with self._lock:
@@ -153,3 +221,26 @@ class MemoryStore:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+
+
+def _in_scan(event_id: int, row: HistoryRow, scan: HistoryScan) -> bool:
+    """Does a retained row meet ``scan``'s conditions (as sqlite_history.scan_sql)?"""
+    checks = ((row.arrival, scan.t_from, scan.t_to), (row.source, scan.source_t_from,
+                                                      scan.source_t_to))
+    for value, low, high in checks:
+        if (low is not None or high is not None) and value is None:
+            return False
+        if low is not None and value is not None and value < low:
+            return False
+        if high is not None and value is not None and value > high:
+            return False
+    if scan.nulls and row.source is not None:
+        return False
+    if scan.by_source and not scan.nulls and row.source is None:
+        return False
+    if scan.instances is not None and event_id not in scan.instances:
+        return False
+    if scan.type_prefixes is not None and not any(
+            row.type[:len(p)] == p for p in scan.type_prefixes):
+        return False
+    return scan.now is None or row.expires is None or row.expires > scan.now

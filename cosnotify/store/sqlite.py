@@ -45,6 +45,7 @@ from typing import Any, Self
 import attrs
 
 from cosnotify.store.interface import Reason, Record, StoredEvent, StoreError
+from cosnotify.store.sqlite_history import HISTORY_MIGRATION, HistoryTable
 
 __all__ = ["APPLICATION_ID", "MAX_GROUP", "MIGRATIONS", "MIN_MAX_BYTES", "PENDING_SQL",
            "WAL_SIZE_LIMIT", "SQLiteStore"]
@@ -69,6 +70,7 @@ MIGRATIONS: list[tuple[str, ...]] = [
          " PRIMARY KEY (consumer, event_id)) WITHOUT ROWID"),
         "CREATE INDEX pending_by_event ON pending (event_id)",
     ),
+    HISTORY_MIGRATION,  # 1 -> 2: retained events (docs/history.md)
 ]
 
 #: At most this many queued operations share one transaction.
@@ -158,7 +160,7 @@ class _Op:
     done: bool = False
 
 
-class SQLiteStore:
+class SQLiteStore(HistoryTable):
     """A :class:`~cosnotify.store.interface.Store` in the SQLite file ``path``.
 
     ``max_bytes`` bounds the database file (``PRAGMA max_page_count``; the WAL

@@ -1,0 +1,168 @@
+"""The SQLite store's history table (cosnotify/store/history.py, docs/history.md).
+
+Strategy: one table, ``history``, a row per retained event with its channel,
+arrival, session, type key, source timestamp, expiry, size and bytes; ids
+``AUTOINCREMENT``, so an id is never given twice, across deletes and
+restarts. Three indexes serve the scans: by arrival, by source timestamp
+(each with the id, for the cursor) and by type key (a prefix is one range).
+A scan is one ``SELECT`` a page long; its order key and id are the cursor.
+Writes go through the store's group commit without waiting for an fsync (a
+retained event is history, not a delivery promise); trims are one
+transaction each.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from cosnotify.store.history import (
+    HistoryCursor,
+    HistoryRow,
+    HistoryScan,
+    StoredHistory,
+    prefix_range,
+    type_key,
+)
+
+__all__ = ["HISTORY_MIGRATION", "HistoryTable"]
+
+#: The schema step that adds the table (cosnotify/store/sqlite.py ``MIGRATIONS``).
+HISTORY_MIGRATION: tuple[str, ...] = (
+    ("CREATE TABLE history (id INTEGER PRIMARY KEY AUTOINCREMENT, channel TEXT NOT NULL,"
+     " arrival REAL NOT NULL, session INTEGER NOT NULL, type BLOB NOT NULL, source REAL,"
+     " expires REAL, size INTEGER NOT NULL, data BLOB NOT NULL)"),
+    "CREATE INDEX history_by_arrival ON history (channel, arrival, id)",
+    "CREATE INDEX history_by_source ON history (channel, source, id)",
+    "CREATE INDEX history_by_type ON history (channel, type)",
+)
+
+_COLUMNS = "id, arrival, session, type, source, data"
+
+
+class HistoryTable:
+    """The history methods of :class:`~cosnotify.store.sqlite.SQLiteStore` (a mixin:
+    ``_submit`` and ``_read`` are the store's)."""
+
+    _submit: Any
+    _read: Any
+
+    def add_history(self, channel: str, rows: Sequence[HistoryRow]) -> list[int]:
+        values = [(channel, row.arrival, row.session, type_key(row.type), row.source,
+                   row.expires, len(row.data), row.data) for row in rows]
+        if not values:
+            return []
+
+        def add(conn: sqlite3.Connection, txn: Any) -> list[int]:
+            ids = []
+            for value in values:
+                cursor = conn.execute(
+                    "INSERT INTO history (channel, arrival, session, type, source, expires,"
+                    " size, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", value)
+                ids.append(int(cursor.lastrowid or 0))
+            return ids
+
+        result: list[int] = self._submit(add, sync=False, doing="add_history")
+        return result
+
+    def read_history(self, channel: str, scan: HistoryScan,
+                     after: HistoryCursor | None = None,
+                     limit: int = 1000) -> list[StoredHistory]:
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, not {limit}")
+        built = scan_sql(channel, scan, after, limit)
+        if built is None:
+            return []
+        sql, args = built
+        rows = self._read(lambda conn: conn.execute(sql, args).fetchall(), "read_history")
+        return [StoredHistory(row[0], row[1], row[2], _path(row[3]), row[4], row[5])
+                for row in rows]
+
+    def trim_history(self, channel: str, now: float, max_age: float | None = None,
+                     max_count: int | None = None, max_bytes: int | None = None) -> int:
+        def trim(conn: sqlite3.Connection, txn: Any) -> int:
+            before = conn.total_changes
+            conn.execute("DELETE FROM history WHERE channel = ? AND expires IS NOT NULL"
+                         " AND expires <= ?", (channel, now))
+            if max_age is not None:
+                conn.execute("DELETE FROM history WHERE channel = ? AND arrival < ?",
+                             (channel, now - max_age))
+            if max_count is not None:
+                conn.execute("DELETE FROM history WHERE channel = ?1 AND id <= (SELECT id"
+                             " FROM history WHERE channel = ?1 ORDER BY id DESC LIMIT 1"
+                             " OFFSET ?2)", (channel, max_count))
+            if max_bytes is not None:
+                conn.execute("DELETE FROM history WHERE channel = ?1 AND id <= (SELECT id FROM"
+                             " (SELECT id, sum(size) OVER (ORDER BY id DESC) AS total FROM"
+                             " history WHERE channel = ?1) WHERE total > ?2 ORDER BY id DESC"
+                             " LIMIT 1)", (channel, max_bytes))
+            return int(conn.total_changes - before)
+
+        result: int = self._submit(trim, sync=False, doing="trim_history")
+        return result
+
+    def history_size(self, channel: str) -> tuple[int, int]:
+        row = self._read(lambda conn: conn.execute(
+            "SELECT count(*), coalesce(sum(size), 0) FROM history WHERE channel = ?",
+            (channel,)).fetchone(), "history_size")
+        return int(row[0]), int(row[1])
+
+    def drop_history(self, channel: str) -> None:
+        def drop(conn: sqlite3.Connection, txn: Any) -> None:
+            conn.execute("DELETE FROM history WHERE channel = ?", (channel,))
+
+        self._submit(drop, sync=False, doing="drop_history")
+
+
+def scan_sql(channel: str, scan: HistoryScan, after: HistoryCursor | None,
+             limit: int) -> tuple[str, list[Any]] | None:
+    """The SELECT of one page of ``scan`` (None: it can match nothing)."""
+    where: list[str] = ["channel = ?"]
+    args: list[Any] = [channel]
+    for column, op, value in (("arrival", ">=", scan.t_from), ("arrival", "<=", scan.t_to),
+                              ("source", ">=", scan.source_t_from),
+                              ("source", "<=", scan.source_t_to)):
+        if value is not None:
+            where.append(f"{column} {op} ?")
+            args.append(value)
+    if scan.nulls:
+        where.append("source IS NULL")
+    elif scan.by_source:
+        where.append("source IS NOT NULL")
+    if scan.instances is not None:
+        if not scan.instances:
+            return None
+        where.append(f"id IN ({', '.join('?' * len(scan.instances))})")
+        args += list(scan.instances)
+    if scan.type_prefixes is not None:
+        if not scan.type_prefixes:
+            return None
+        if all(scan.type_prefixes):  # an empty prefix is every type
+            ranges = []
+            for prefix in scan.type_prefixes:
+                ranges.append("(type >= ? AND type < ?)")
+                args += list(prefix_range(prefix))
+            where.append(f"({' OR '.join(ranges)})")
+    if scan.now is not None:
+        where.append("(expires IS NULL OR expires > ?)")
+        args.append(scan.now)
+    if scan.nulls:
+        if after is not None:
+            where.append("id > ?")
+            args.append(after[1])
+        order = "id ASC"
+    else:
+        key = "source" if scan.by_source else "arrival"
+        direction = "ASC" if scan.ascending else "DESC"
+        if after is not None:
+            where.append(f"({key}, id) {'>' if scan.ascending else '<'} (?, ?)")
+            args += [after[0], after[1]]
+        order = f"{key} {direction}, id {direction}"
+    args.append(limit)
+    sql = f"SELECT {_COLUMNS} FROM history WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?"
+    return sql, args
+
+
+def _path(key: bytes) -> tuple[str, ...]:
+    return tuple(part.decode("utf-8", "surrogatepass") for part in key.split(b"\0")[:-1])

@@ -1,0 +1,148 @@
+"""The stores' history (cosnotify/store/history.py): both stores, one contract.
+
+A retained row is read back by scan -- ranges, ids, type-path prefixes, order,
+expiry -- a page at a time, and trimmed by age, count and bytes. SQLite ids
+are never reused (AUTOINCREMENT), and a store of the previous schema gains the
+table when it is opened.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cosnotify.store import MemoryStore, Store
+from cosnotify.store.history import HistoryRow, HistoryScan, type_key
+
+Opener = Callable[[], Store]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    from cosnotify.store.sqlite import SQLiteStore
+
+    made = SQLiteStore(tmp_path / "store.db")
+    yield made
+    made.close()
+
+
+def row(t: float, path: tuple[str, ...] = ("a", "b"), source: float | None = None,
+        expires: float | None = None, data: bytes = b"x") -> HistoryRow:
+    return HistoryRow(t, 0, path, source, expires, data)
+
+
+def fill(store: Store) -> list[int]:
+    return store.add_history("ch/0", [
+        row(10, ("a", "b"), source=5), row(20, ("a", "b", "c")), row(30, ("a", "x"), source=1),
+        row(40, ("b", "b"), source=9), row(50, ("ab", "b"))])
+
+
+def read(store: Store, scan: HistoryScan, limit: int = 100) -> list[float]:
+    return [r.arrival for r in store.read_history("ch/0", scan, limit=limit)]
+
+
+def test_rows_come_back_as_they_were(store: Store) -> None:
+    ids = fill(store)
+    assert ids == sorted(ids) and len(set(ids)) == 5
+    [first] = store.read_history("ch/0", HistoryScan(t_to=10))
+    assert (first.id, first.arrival, first.type, first.source, first.data) == (
+        ids[0], 10, ("a", "b"), 5, b"x")
+    assert store.read_history("ch/1", HistoryScan()) == []  # per channel
+
+
+def test_ranges_order_and_pages(store: Store) -> None:
+    fill(store)
+    assert read(store, HistoryScan()) == [50, 40, 30, 20, 10]  # descending by default
+    assert read(store, HistoryScan(ascending=True, t_from=20, t_to=40)) == [20, 30, 40]
+    page = store.read_history("ch/0", HistoryScan(), limit=2)
+    cursor = (page[-1].arrival, page[-1].id)
+    assert [r.arrival for r in store.read_history("ch/0", HistoryScan(), cursor, 2)] == [30, 20]
+
+
+def test_source_order_and_the_rows_without_one(store: Store) -> None:
+    fill(store)
+    assert read(store, HistoryScan(by_source=True)) == [40, 10, 30]  # 9, 5, 1
+    assert read(store, HistoryScan(by_source=True, nulls=True)) == [20, 50]
+    assert read(store, HistoryScan(source_t_from=2, source_t_to=9)) == [40, 10]
+
+
+def test_type_prefixes_are_by_segment(store: Store) -> None:
+    fill(store)
+    assert read(store, HistoryScan(type_prefixes=(("a",),))) == [30, 20, 10]  # not "ab"
+    assert read(store, HistoryScan(type_prefixes=(("a", "b"), ("b",)))) == [40, 20, 10]
+    assert read(store, HistoryScan(type_prefixes=((),))) == [50, 40, 30, 20, 10]
+    assert read(store, HistoryScan(type_prefixes=())) == []
+
+
+def test_instances(store: Store) -> None:
+    ids = fill(store)
+    assert read(store, HistoryScan(instances=(ids[1], ids[3], 10**9))) == [40, 20]
+    assert read(store, HistoryScan(instances=())) == []
+
+
+def test_expired_rows_are_not_read_and_trimmed(store: Store) -> None:
+    store.add_history("ch/0", [row(1, expires=5), row(2), row(3, expires=50)])
+    assert read(store, HistoryScan(now=10)) == [3, 2]
+    assert store.trim_history("ch/0", now=10) == 1
+    assert store.history_size("ch/0") == (2, 2)
+
+
+def test_trim_by_age_count_and_bytes(store: Store) -> None:
+    store.add_history("ch/0", [row(float(t), data=b"x" * 10) for t in range(10)])
+    assert store.trim_history("ch/0", now=10, max_age=7) == 3  # before 3 go
+    assert store.trim_history("ch/0", now=10, max_count=5) == 2
+    assert read(store, HistoryScan(ascending=True)) == [5, 6, 7, 8, 9]
+    assert store.trim_history("ch/0", now=10, max_bytes=25) == 3  # the newest 2 fit
+    assert read(store, HistoryScan()) == [9, 8]
+    assert store.history_size("ch/0") == (2, 20)
+    store.drop_history("ch/0")
+    assert store.history_size("ch/0") == (0, 0)
+
+
+def test_type_keys_sort_by_segment() -> None:
+    assert type_key(("a", "b")) < type_key(("a", "b", "c")) < type_key(("ab",))
+
+
+def test_sqlite_ids_are_never_reused(tmp_path: Path) -> None:
+    from cosnotify.store.sqlite import SQLiteStore
+
+    made = SQLiteStore(tmp_path / "store.db")
+    [first] = made.add_history("ch/0", [row(1)])
+    made.drop_history("ch/0")
+    made.close()
+    made = SQLiteStore(tmp_path / "store.db")
+    try:
+        [second] = made.add_history("ch/0", [row(2)])
+        assert second > first
+    finally:
+        made.close()
+
+
+def test_a_store_of_the_previous_schema_gains_the_table(tmp_path: Path) -> None:
+    from cosnotify.store.sqlite import APPLICATION_ID, MIGRATIONS, SQLiteStore
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', 1)")
+    conn.close()
+    made = SQLiteStore(path)
+    try:
+        made.add_history("ch/0", [row(1)])
+        assert made.history_size("ch/0") == (1, 1)
+    finally:
+        made.close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'"
+                            ).fetchone() == (len(MIGRATIONS),)
+    finally:
+        conn.close()
