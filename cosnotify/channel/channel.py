@@ -45,6 +45,9 @@ from cosnotify.qos.properties import (
     ADMIN_PROPERTIES,
     FILTER_GROUP_SEMANTICS,
     OES_NODE_LIMITS,
+    RETAIN_AGE,
+    RETAIN_BYTES,
+    RETAIN_COUNT,
     TAO_GROUPS,
     Level,
 )
@@ -157,6 +160,16 @@ class _QueueAccount:
             self._victims = []
 
 
+def check_retention(changes: dict[str, Any], service: Any) -> None:
+    """RetainAge, RetainCount and RetainBytes need a store: UnsupportedAdmin without."""
+    wanted = [name for name in (RETAIN_AGE, RETAIN_COUNT, RETAIN_BYTES) if changes.get(name)]
+    if wanted and service.topology is None:
+        null = CORBA.Any(CORBA.TC_null, None)
+        raise CosNotification.UnsupportedAdmin([CosNotification.PropertyError(
+            CosNotification.UNAVAILABLE_VALUE, name, CosNotification.PropertyRange(null, null))
+            for name in wanted])
+
+
 class EventChannel(QoSAdminMixin):
     """``CosNotifyChannelAdmin::EventChannel``."""
 
@@ -211,6 +224,9 @@ class EventChannel(QoSAdminMixin):
         self._proxy_counts = {"MaxConsumers": 0, "MaxSuppliers": 0}
         self.delivered = 0
         self._filter_factory: Any = None
+        #: The history writer (channel/retention.py), while RetainAge, RetainCount or
+        #: RetainBytes is set; else None.
+        self._retention: Any = None
         self._apply_admin_props()
         #: Persistent events (channel/durable.py): with a store and ConnectionReliability
         #: Persistent, else None.
@@ -391,6 +407,7 @@ class EventChannel(QoSAdminMixin):
         changes, errors = check_admin(admin)
         if errors:
             raise CosNotification.UnsupportedAdmin(errors)
+        check_retention(changes, self._service)
         with self._lock:
             self._admin_props.update(changes)
             self._apply_admin_props()
@@ -417,6 +434,37 @@ class EventChannel(QoSAdminMixin):
             self._count_queued()
         elif not account.limit and was_counting:
             account.reset()
+        self._apply_retention()
+
+    def _apply_retention(self) -> None:
+        """Start, change or stop keeping history (channel/retention.py)."""
+        from cosnotify.channel.retention import TRIM_EVERY, Bounds, Retention
+
+        props = self._admin_props
+        bounds = Bounds(props[RETAIN_AGE] / 10_000_000, props[RETAIN_COUNT],
+                        props[RETAIN_BYTES])
+        topology = self._service.topology
+        if not bounds.on or topology is None:
+            self._retention = None
+            return
+        if self._retention is not None:
+            self._retention.bounds = bounds
+            return
+        retention = self._retention = Retention(self, topology.store, f"ch/{self._id}", bounds)
+
+        def tick() -> None:
+            if self._retention is retention and not self._destroyed:
+                retention.tick()
+                self._service.clock.call_later(TRIM_EVERY, tick)
+
+        self._service.clock.call_later(TRIM_EVERY, tick)
+
+    def query(self, query: Any = None, **fields: Any) -> list[Any]:
+        """The retained events a history query selects (docs/history.md): a
+        ``cosnotify.history.query.Query``, or its fields by name."""
+        from cosnotify.history.reader import query_channel
+
+        return query_channel(self, query, fields)
 
     def _count_queued(self) -> None:
         """Start MaxQueueLength accounting with the events already queued."""
@@ -460,19 +508,35 @@ class EventChannel(QoSAdminMixin):
             staged = self._staged(event)
             if staged:
                 event_log.admit([(event, staged)])
-            return
-        self._route(event)
+        else:
+            self._route(event)
+        retention = self._retention
+        if retention is not None:
+            retention.keep([event], retention.session())
 
     def _forward_all(self, events: list[Any], counted: Any = None) -> None:
         """Admit a supplier's batch: its persistent events are stored in one commit.
         ``counted`` (an itertools.count, or None) is advanced once per event taken."""
+        taken = 0
+        try:
+            taken = self._admit_all(events, counted)
+        finally:
+            retention = self._retention
+            if retention is not None and taken:
+                retention.keep(events[:taken], retention.session())
+
+    def _admit_all(self, events: list[Any], counted: Any) -> int:
+        """The body of :meth:`_forward_all`; how many events were taken (those before
+        a refused one are, even when it raises)."""
         event_log = self._event_log
+        taken = 0
         if event_log is None:
             for event in events:
                 self._route(event)
+                taken += 1
                 if counted is not None:
                     next(counted)
-            return
+            return taken
         items: list[Any] = []
         try:
             for event in events:
@@ -485,6 +549,7 @@ class EventChannel(QoSAdminMixin):
                         event_log.admit(items)
                         items = []
                     self._route(event)
+                taken += 1
                 if counted is not None:
                     next(counted)
         except BaseException:
@@ -495,6 +560,7 @@ class EventChannel(QoSAdminMixin):
             raise
         if items:
             event_log.admit(items)
+        return taken
 
     def _staged(self, event: Any) -> list[Any]:
         """Route ``event`` with durable proxies staging their copies (durable.py)."""
@@ -595,6 +661,9 @@ class EventChannel(QoSAdminMixin):
         topology = self._service.topology
         if topology is not None:
             topology.forget(self)
+            if self._retention is not None and not topology.closing:
+                self._retention = None
+                topology.store.drop_history(f"ch/{self._id}")  # its history goes too
         self._service.object_destroyed(self)
 
     def _shutdown(self) -> None:

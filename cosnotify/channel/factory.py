@@ -28,7 +28,7 @@ from omniORB import CORBA
 import CosNotification
 import CosNotifyChannelAdmin as CA
 
-from cosnotify.channel.channel import EventChannel
+from cosnotify.channel.channel import EventChannel, check_retention
 from cosnotify.channel.clock import Clock
 from cosnotify.channel.names import NameTable
 from cosnotify.channel.reconnect import ReconnectionRegistry
@@ -109,6 +109,7 @@ class EventChannelFactory:
         admin, admin_errors = check_admin(initial_admin)
         if admin_errors:
             raise CosNotification.UnsupportedAdmin(admin_errors)
+        check_retention(admin, self._service)
         topology = self._service.topology
         with self._lock:
             if self._closed:

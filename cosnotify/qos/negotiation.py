@@ -77,6 +77,7 @@ _TC = {
     ValueType.SHORT: CORBA.TC_short,
     ValueType.LONG: CORBA.TC_long,
     ValueType.BOOLEAN: CORBA.TC_boolean,
+    ValueType.ULONGLONG: CORBA.TC_ulonglong,
 }
 
 
@@ -128,7 +129,8 @@ def _node_limits_value(value: Any) -> tuple[bool, Any]:
 
 #: The TCKind each value type's TypeCode has once aliases are unwound (TimeT is an alias).
 _KIND_OF = {ValueType.SHORT: D.SHORT, ValueType.LONG: D.LONG,
-            ValueType.BOOLEAN: D.BOOLEAN, ValueType.TIMET: D.ULONGLONG}
+            ValueType.BOOLEAN: D.BOOLEAN, ValueType.TIMET: D.ULONGLONG,
+            ValueType.ULONGLONG: D.ULONGLONG}
 _UTCT_ID = "IDL:omg.org/TimeBase/UtcT:1.0"
 
 

@@ -24,6 +24,9 @@ __all__ = [
     "FILTER_GROUP_SEMANTICS",
     "OES_NODE_LIMITS",
     "QOS_PROPERTIES",
+    "RETAIN_AGE",
+    "RETAIN_BYTES",
+    "RETAIN_COUNT",
     "SPEC_GROUPS",
     "TAO_GROUPS",
     "Level",
@@ -35,6 +38,9 @@ __all__ = [
 ENABLE_TRANSACTION = "EnableTransaction"  # section 2.1.5; not a constant in the IDL
 #: The channel admin property choosing how filter groups combine (docs/filters.md).
 FILTER_GROUP_SEMANTICS = "FilterGroupSemantics"
+RETAIN_AGE = "RetainAge"
+RETAIN_COUNT = "RetainCount"
+RETAIN_BYTES = "RetainBytes"
 SPEC_GROUPS, TAO_GROUPS = 0, 1
 #: The channel admin property holding the OES_SUBTREE node limits (docs/grammars/oes.md).
 OES_NODE_LIMITS = "OESNodeLimits"
@@ -52,6 +58,7 @@ class ValueType(enum.Enum):
     BOOLEAN = "boolean"
     TIMET = "TimeBase::TimeT"
     UTCT = "TimeBase::UtcT"
+    ULONGLONG = "unsigned long long"
     #: ``CosNotifyGrammars::NodeLimitSeq``; the Python value is a tuple of
     #: ``cosnotify.filter.oes.limits.NodeLimit``.
     NODE_LIMITS = "CosNotifyGrammars::NodeLimitSeq"
@@ -145,6 +152,12 @@ ADMIN_PROPERTIES: dict[str, PropertyDef] = {p.name: p for p in (
     # cosnotify's own: each node's upward propagation limit and barricade, for the
     # channel's OES_SUBTREE filters (docs/grammars/oes.md). Empty: no limits.
     _p(OES_NODE_LIMITS, ValueType.NODE_LIMITS, Level.CHANNEL, ()),
+    # cosnotify's own (docs/qos.md, docs/history.md): how much of its history a channel
+    # keeps in the store after delivering it, by age, count and bytes; 0: no bound of
+    # that kind, all three 0: no history. Needs a store.
+    _p(RETAIN_AGE, ValueType.TIMET, Level.CHANNEL, 0, 0, TIMET_MAX),
+    _p(RETAIN_COUNT, ValueType.LONG, Level.CHANNEL, 0, 0, LONG_MAX),
+    _p(RETAIN_BYTES, ValueType.ULONGLONG, Level.CHANNEL, 0, 0, 2**64 - 1),
 )}
 
 

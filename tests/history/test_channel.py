@@ -1,0 +1,171 @@
+"""A channel's history: retention and ``channel.query`` (docs/history.md).
+
+Retention is cosnotify's admin properties RetainAge/RetainCount/RetainBytes
+(docs/qos.md); queries follow the Eventer seed's "query events" (the cases of
+tests/history/test_query.py, here end to end through the store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import TimeBase
+
+from cosnotify.channel.clock import ManualClock, seconds_to_timet
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.history.query import EventId, Order, OrderBy
+from cosnotify.store import MemoryStore
+
+
+def retain(count: int = 0, age: float = 0, size: int = 0) -> list[Any]:
+    return [N.Property("RetainCount", CORBA.Any(CORBA.TC_long, count)),
+            N.Property("RetainAge", CORBA.Any(TimeBase._tc_TimeT, round(age * 10**7))),
+            N.Property("RetainBytes", CORBA.Any(CORBA.TC_ulonglong, size))]
+
+
+def event(domain: str, type_name: str, n: int, source: float | None = None,
+          timeout: float | None = None) -> Any:
+    header = []
+    if source is not None:
+        header.append(N.Property("SourceTimestamp", CORBA.Any(
+            TimeBase._tc_UtcT, TimeBase.UtcT(seconds_to_timet(source), 0, 0, 0))))
+    if timeout is not None:
+        header.append(N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT,
+                                                      round(timeout * 10**7))))
+    return N.StructuredEvent(
+        N.EventHeader(N.FixedEventHeader(N.EventType(domain, type_name), f"e{n}"), header),
+        [N.Property("n", CORBA.Any(CORBA.TC_long, n))], CORBA.Any(CORBA.TC_null, None))
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(1_000.0)
+
+
+@pytest.fixture
+def factory(clock: ManualClock) -> Iterator[EventChannelFactory]:
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as made:
+        yield made
+
+
+def supplier(channel: Any) -> Any:
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.SEQUENCE_EVENT)
+    proxy.connect_sequence_push_supplier(None)
+    return proxy
+
+
+def numbers(found: list[Any]) -> list[int]:
+    return [e.event.filterable_data[0].value.value() for e in found]
+
+
+def test_retention_needs_a_store() -> None:
+    with EventChannelFactory() as made:
+        with pytest.raises(N.UnsupportedAdmin) as raised:
+            made.create_channel([], retain(count=10))
+        assert [e.name for e in raised.value.admin_err] == ["RetainCount"]
+        channel, _ = made.create_channel([], [])
+        with pytest.raises(N.UnsupportedAdmin):
+            channel.set_admin(retain(age=60))
+        with pytest.raises(CORBA.BAD_INV_ORDER):
+            channel.query()
+
+
+def test_what_the_channel_accepted_can_be_asked_for(factory: EventChannelFactory,
+                                                    clock: ManualClock) -> None:
+    channel, _ = factory.create_channel([], retain(count=100))
+    push = supplier(channel)
+    push.push_structured_events([event("a", "b", 1, source=5.0), event("a", "x", 2)])
+    clock.advance(1)
+    push.push_structured_events([event("b", "b", 3, source=9.0)])
+    assert numbers(channel.query()) == [3, 2, 1]  # descending by timestamp
+    assert numbers(channel.query(types=[["a", "?"]], order="ascending")) == [1, 2]
+    assert numbers(channel.query(tFrom=1_001.0)) == [3]
+    assert numbers(channel.query(orderBy="sourceTimestamp")) == [3, 1, 2]
+    assert numbers(channel.query(sourceTFrom=6.0)) == [3]
+    assert numbers(channel.query(uniqueType=True, types=[["*"]], maxResults=2)) == [3, 2]
+    found = channel.query(order=Order.ASCENDING.value)
+    assert found[0].id.session == found[1].id.session != found[2].id.session  # one push
+    assert numbers(channel.query(ids=[found[1].id, EventId(0, 0, 10**9)])) == [2]
+    assert numbers(channel.query(constraint="$n >= 2")) == [3, 2]
+
+
+def test_bounds_trim_the_history(factory: EventChannelFactory, clock: ManualClock) -> None:
+    channel, _ = factory.create_channel([], retain(count=3))
+    push = supplier(channel)
+    for n in range(6):
+        push.push_structured_events([event("a", "b", n)])
+    clock.advance(2)  # the next write trims
+    push.push_structured_events([event("a", "b", 6)])
+    assert numbers(channel.query()) == [6, 5, 4]
+    channel.set_admin(retain(age=5))
+    clock.advance(10)
+    push.push_structured_events([event("a", "b", 7)])
+    assert numbers(channel.query()) == [7]
+
+
+def test_an_expired_event_is_not_returned(factory: EventChannelFactory,
+                                          clock: ManualClock) -> None:
+    channel, _ = factory.create_channel([], retain(count=10))
+    supplier(channel).push_structured_events([event("a", "b", 1, timeout=5),
+                                              event("a", "b", 2)])
+    assert numbers(channel.query()) == [2, 1]
+    clock.advance(6)
+    assert numbers(channel.query()) == [2]
+
+
+def test_a_bad_constraint_is_bad_param(factory: EventChannelFactory) -> None:
+    channel, _ = factory.create_channel([], retain(count=10))
+    with pytest.raises(CORBA.BAD_PARAM, match="unknown grammar"):
+        channel.query(grammar="NOPE", constraint="TRUE")
+    with pytest.raises(CORBA.BAD_PARAM, match="invalid EXTENDED_TCL constraint"):
+        channel.query(constraint="$n >")
+    with pytest.raises(CORBA.BAD_PARAM, match="after"):
+        channel.query(tFrom=5, tTo=1)
+
+
+def test_an_any_is_kept_as_its_percent_any_event(factory: EventChannelFactory) -> None:
+    channel, _ = factory.create_channel([], retain(count=10))
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.ANY_EVENT)
+    proxy.connect_any_push_supplier(None)
+    proxy.push(CORBA.Any(CORBA.TC_long, 42))
+    [found] = channel.query(types=[["", "%ANY"]])
+    assert found.event.remainder_of_body.value() == 42
+    assert channel.query(payload=CORBA.Any(CORBA.TC_long, 42))[0].id == found.id
+
+
+def test_history_survives_a_restart_and_goes_with_its_channel(tmp_path: Any) -> None:
+    from cosnotify.store.sqlite import SQLiteStore
+
+    persistent = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short,
+                                                                N.Persistent))]
+    store = SQLiteStore(tmp_path / "store.db")
+    with EventChannelFactory(store=store) as made:
+        channel, channel_id = made.create_channel(persistent, retain(count=10))
+        supplier(channel).push_structured_events([event("a", "b", 1), event("a", "b", 2)])
+        channel._retention.flush()
+    store.close()
+    store = SQLiteStore(tmp_path / "store.db")
+    try:
+        with EventChannelFactory(store=store) as made:
+            channel = made.get_event_channel(channel_id)
+            assert numbers(channel.query()) == [2, 1]
+            channel.destroy()
+            assert store.history_size(f"ch/{channel_id}") == (0, 0)
+    finally:
+        store.close()
+
+
+def test_source_order_puts_undefined_last(factory: EventChannelFactory) -> None:
+    channel, _ = factory.create_channel([], retain(count=10))
+    supplier(channel).push_structured_events([event("a", "b", 1), event("a", "b", 2, source=3.0),
+                                              event("a", "b", 3, source=1.0)])
+    found = channel.query(order_by=OrderBy.SOURCE_TIMESTAMP.value, order="ascending")
+    assert numbers(found) == [3, 2, 1]
