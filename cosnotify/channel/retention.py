@@ -74,6 +74,9 @@ class Retention:
         # Sessions: an epoch from the store (never the same twice), then a count.
         self._epoch = store.next_value("history_session_epoch") << 32
         self._sessions = itertools.count(1)
+        #: What the store holds for this channel, rows and bytes (read once, then kept
+        #: by what is written and trimmed): trims by count and bytes need no count(*).
+        self._count, self._bytes = store.history_size(path)
 
     def session(self) -> int:
         """A new session number (one supply call's events share it)."""
@@ -128,12 +131,25 @@ class Retention:
                         break
                 self._store.add_history(self.path, rows)
                 self.written += len(rows)
+                self._count += len(rows)
+                self._bytes += sum(len(row.data) for row in rows)
             now = self._service.clock.now()
             if trim or now - self._last_trim >= TRIM_EVERY:
                 self._last_trim = now
                 self.trim(now)
 
     def trim(self, now: float) -> int:
+        """Delete what expired or is past the bounds; how many rows went. Costs what it
+        deletes (cosnotify/store/sqlite_history.py)."""
         bounds = self.bounds
-        return int(self._store.trim_history(self.path, now, bounds.age or None,
-                                            bounds.count or None, bounds.size or None))
+        count, size = self._store.expire_history(
+            self.path, now, now - bounds.age if bounds.age else None)
+        over_count = self._count - count - bounds.count if bounds.count else 0
+        over_bytes = self._bytes - size - bounds.size if bounds.size else 0
+        if over_count > 0 or over_bytes > 0:
+            more, more_size = self._store.drop_oldest_history(
+                self.path, max(0, over_count), max(0, over_bytes))
+            count, size = count + more, size + more_size
+        self._count -= count
+        self._bytes -= size
+        return int(count)

@@ -7,8 +7,8 @@ with a store id. A read is a :class:`HistoryScan` (what the history layer's
 ``Query.plan()`` narrows by) walked a page at a time in the scan's order:
 arrival or source timestamp, then id, each way. A page ends with the cursor
 to pass for the next one. Rows whose ``expires`` has passed are never read,
-and :meth:`Store.trim_history` deletes them with the oldest past a channel's
-bounds.
+and :meth:`Store.expire_history` deletes them (and those past an age), and
+:meth:`Store.drop_oldest_history` the oldest past a channel's bounds.
 
 The type path is kept as a key that sorts by segments (:func:`type_key`: each
 segment's UTF-8 and a NUL), so "every path that starts with these segments"

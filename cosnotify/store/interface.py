@@ -143,10 +143,15 @@ class Store(Protocol):
         """Up to ``limit`` retained rows of ``channel`` that ``scan`` selects, in its
         order, after the cursor ``after`` (the order key and id of the last row read)."""
 
-    def trim_history(self, channel: str, now: float, max_age: float | None = None,
-                     max_count: int | None = None, max_bytes: int | None = None) -> int:
-        """Delete ``channel``'s rows expired by ``now``, older than ``max_age``, and the
-        oldest past ``max_count`` rows or ``max_bytes`` of data; how many went."""
+    def expire_history(self, channel: str, now: float,
+                       before: float | None = None) -> tuple[int, int]:
+        """Delete ``channel``'s rows expired by ``now`` and, given ``before``, those that
+        arrived before it; how many went, and their bytes of data."""
+
+    def drop_oldest_history(self, channel: str, count: int = 0,
+                            nbytes: int = 0) -> tuple[int, int]:
+        """Delete ``channel``'s oldest rows (by arrival): at least ``count`` of them and
+        at least ``nbytes`` of data; how many went, and their bytes."""
 
     def history_size(self, channel: str) -> tuple[int, int]:
         """How many rows ``channel`` retains, and their bytes of data."""

@@ -184,23 +184,35 @@ class MemoryStore:
         return [StoredHistory(i, r.arrival, r.session, r.type, r.source, r.data)
                 for i, r in found[:limit]]
 
-    def trim_history(self, channel: str, now: float, max_age: float | None = None,
-                     max_count: int | None = None, max_bytes: int | None = None) -> int:
+    def expire_history(self, channel: str, now: float,
+                       before: float | None = None) -> tuple[int, int]:
         with self._lock:
             self._check()
             rows = self._history.get(channel, [])
-            kept = [(i, r) for i, r in rows if (r.expires is None or r.expires > now)
-                    and (max_age is None or r.arrival >= now - max_age)]
-            if max_count is not None:
-                kept = kept[len(kept) - max_count:] if max_count else []
-            if max_bytes is not None:
-                total, at = 0, len(kept)
-                while at > 0 and total + len(kept[at - 1][1].data) <= max_bytes:
-                    total += len(kept[at - 1][1].data)
-                    at -= 1
-                kept = kept[at:]
+            kept: list[tuple[int, HistoryRow]] = []
+            gone: list[tuple[int, HistoryRow]] = []
+            for item in rows:
+                row = item[1]
+                alive = (row.expires is None or row.expires > now) \
+                    and (before is None or row.arrival >= before)
+                (kept if alive else gone).append(item)
             self._history[channel] = kept
-            return len(rows) - len(kept)
+            return len(gone), sum(len(r.data) for _, r in gone)
+
+    def drop_oldest_history(self, channel: str, count: int = 0,
+                            nbytes: int = 0) -> tuple[int, int]:
+        with self._lock:
+            self._check()
+            rows = sorted(self._history.get(channel, []),
+                          key=lambda item: (item[1].arrival, item[0]))
+            taken, total = 0, 0
+            while taken < len(rows) and (taken < count or total < nbytes):
+                total += len(rows[taken][1].data)
+                taken += 1
+            gone = {i for i, _ in rows[:taken]}
+            self._history[channel] = [(i, r) for i, r in self._history.get(channel, [])
+                                      if i not in gone]
+            return taken, total
 
     def history_size(self, channel: str) -> tuple[int, int]:
         with self._lock:

@@ -7,8 +7,10 @@ restarts. Three indexes serve the scans: by arrival, by source timestamp
 (each with the id, for the cursor) and by type key (a prefix is one range).
 A scan is one ``SELECT`` a page long; its order key and id are the cursor.
 Writes go through the store's group commit without waiting for an fsync (a
-retained event is history, not a delivery promise); trims are one
-transaction each.
+retained event is history, not a delivery promise). Trims cost what they
+delete, not what is kept: expired rows are found by a partial index on
+``expires``, old ones by the arrival index, and the oldest past a bound are
+read from the arrival index until enough are found.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ HISTORY_MIGRATION: tuple[str, ...] = (
     "CREATE INDEX history_by_arrival ON history (channel, arrival, id)",
     "CREATE INDEX history_by_source ON history (channel, source, id)",
     "CREATE INDEX history_by_type ON history (channel, type)",
+    "CREATE INDEX history_by_expiry ON history (channel, expires) WHERE expires IS NOT NULL",
 )
 
 _COLUMNS = "id, arrival, session, type, source, data"
@@ -55,13 +58,12 @@ class HistoryTable:
             return []
 
         def add(conn: sqlite3.Connection, txn: Any) -> list[int]:
-            ids = []
-            for value in values:
-                cursor = conn.execute(
-                    "INSERT INTO history (channel, arrival, session, type, source, expires,"
-                    " size, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", value)
-                ids.append(int(cursor.lastrowid or 0))
-            return ids
+            conn.executemany(
+                "INSERT INTO history (channel, arrival, session, type, source, expires,"
+                " size, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
+            # AUTOINCREMENT in one transaction of one connection: consecutive ids.
+            last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
+            return list(range(last - len(values) + 1, last + 1))
 
         result: list[int] = self._submit(add, sync=False, doing="add_history")
         return result
@@ -79,27 +81,45 @@ class HistoryTable:
         return [StoredHistory(row[0], row[1], row[2], _path(row[3]), row[4], row[5])
                 for row in rows]
 
-    def trim_history(self, channel: str, now: float, max_age: float | None = None,
-                     max_count: int | None = None, max_bytes: int | None = None) -> int:
-        def trim(conn: sqlite3.Connection, txn: Any) -> int:
-            before = conn.total_changes
-            conn.execute("DELETE FROM history WHERE channel = ? AND expires IS NOT NULL"
-                         " AND expires <= ?", (channel, now))
-            if max_age is not None:
-                conn.execute("DELETE FROM history WHERE channel = ? AND arrival < ?",
-                             (channel, now - max_age))
-            if max_count is not None:
-                conn.execute("DELETE FROM history WHERE channel = ?1 AND id <= (SELECT id"
-                             " FROM history WHERE channel = ?1 ORDER BY id DESC LIMIT 1"
-                             " OFFSET ?2)", (channel, max_count))
-            if max_bytes is not None:
-                conn.execute("DELETE FROM history WHERE channel = ?1 AND id <= (SELECT id FROM"
-                             " (SELECT id, sum(size) OVER (ORDER BY id DESC) AS total FROM"
-                             " history WHERE channel = ?1) WHERE total > ?2 ORDER BY id DESC"
-                             " LIMIT 1)", (channel, max_bytes))
-            return int(conn.total_changes - before)
+    def expire_history(self, channel: str, now: float,
+                       before: float | None = None) -> tuple[int, int]:
+        def expire(conn: sqlite3.Connection, txn: Any) -> tuple[int, int]:
+            gone = [0, 0]
+            for where, value in (("expires <= ?", now), ("arrival < ?", before)):
+                if value is None:
+                    continue
+                row = conn.execute(f"SELECT count(*), coalesce(sum(size), 0) FROM history"
+                                   f" WHERE channel = ? AND {where}", (channel, value)).fetchone()
+                if row[0]:
+                    conn.execute(f"DELETE FROM history WHERE channel = ? AND {where}",
+                                 (channel, value))
+                    gone[0] += int(row[0])
+                    gone[1] += int(row[1])
+            return gone[0], gone[1]
 
-        result: int = self._submit(trim, sync=False, doing="trim_history")
+        result: tuple[int, int] = self._submit(expire, sync=False, doing="expire_history")
+        return result
+
+    def drop_oldest_history(self, channel: str, count: int = 0,
+                            nbytes: int = 0) -> tuple[int, int]:
+        def drop(conn: sqlite3.Connection, txn: Any) -> tuple[int, int]:
+            ids: list[int] = []
+            total = 0
+            rows = conn.execute("SELECT id, size FROM history WHERE channel = ?"
+                                " ORDER BY arrival, id", (channel,))
+            for event_id, size in rows:
+                if len(ids) >= count and total >= nbytes:
+                    break
+                ids.append(event_id)
+                total += size
+            rows.close()
+            for at in range(0, len(ids), 500):
+                chunk = ids[at:at + 500]
+                conn.execute(f"DELETE FROM history WHERE id IN ({', '.join('?' * len(chunk))})",
+                             chunk)
+            return len(ids), total
+
+        result: tuple[int, int] = self._submit(drop, sync=False, doing="drop_oldest_history")
         return result
 
     def history_size(self, channel: str) -> tuple[int, int]:

@@ -86,21 +86,22 @@ def test_instances(store: Store) -> None:
     assert read(store, HistoryScan(instances=())) == []
 
 
-def test_expired_rows_are_not_read_and_trimmed(store: Store) -> None:
+def test_expired_rows_are_not_read_and_deleted(store: Store) -> None:
     store.add_history("ch/0", [row(1, expires=5), row(2), row(3, expires=50)])
     assert read(store, HistoryScan(now=10)) == [3, 2]
-    assert store.trim_history("ch/0", now=10) == 1
+    assert store.expire_history("ch/0", now=10) == (1, 1)
     assert store.history_size("ch/0") == (2, 2)
 
 
-def test_trim_by_age_count_and_bytes(store: Store) -> None:
+def test_old_rows_and_the_oldest_past_a_bound(store: Store) -> None:
     store.add_history("ch/0", [row(float(t), data=b"x" * 10) for t in range(10)])
-    assert store.trim_history("ch/0", now=10, max_age=7) == 3  # before 3 go
-    assert store.trim_history("ch/0", now=10, max_count=5) == 2
+    assert store.expire_history("ch/0", now=10, before=3) == (3, 30)  # before 3 go
+    assert store.drop_oldest_history("ch/0", count=2) == (2, 20)
     assert read(store, HistoryScan(ascending=True)) == [5, 6, 7, 8, 9]
-    assert store.trim_history("ch/0", now=10, max_bytes=25) == 3  # the newest 2 fit
+    assert store.drop_oldest_history("ch/0", nbytes=25) == (3, 30)  # whole rows
     assert read(store, HistoryScan()) == [9, 8]
-    assert store.history_size("ch/0") == (2, 20)
+    assert store.drop_oldest_history("ch/0", count=1, nbytes=1) == (1, 10)
+    assert store.history_size("ch/0") == (1, 10)
     store.drop_history("ch/0")
     assert store.history_size("ch/0") == (0, 0)
 
