@@ -445,7 +445,9 @@ class EventChannel(QoSAdminMixin):
                         props[RETAIN_BYTES])
         topology = self._service.topology
         if not bounds.on or topology is None:
-            self._retention = None
+            retention, self._retention = self._retention, None
+            if retention is not None:
+                retention.stop()  # what was kept stays, until the channel goes
             return
         if self._retention is not None:
             self._retention.bounds = bounds
@@ -453,7 +455,8 @@ class EventChannel(QoSAdminMixin):
         retention = self._retention = Retention(self, topology.store, f"ch/{self._id}", bounds)
 
         def tick() -> None:
-            if self._retention is retention and not self._destroyed:
+            if self._retention is retention and not self._destroyed \
+                    and not self._factory._closed:
                 retention.tick()
                 self._service.clock.call_later(TRIM_EVERY, tick)
 
@@ -512,31 +515,30 @@ class EventChannel(QoSAdminMixin):
             self._route(event)
         retention = self._retention
         if retention is not None:
-            retention.keep([event], retention.session())
+            retention.keep([event])
 
     def _forward_all(self, events: list[Any], counted: Any = None) -> None:
         """Admit a supplier's batch: its persistent events are stored in one commit.
         ``counted`` (an itertools.count, or None) is advanced once per event taken."""
-        taken = 0
+        taken = [0]
         try:
-            taken = self._admit_all(events, counted)
+            self._admit_all(events, counted, taken)
         finally:
             retention = self._retention
-            if retention is not None and taken:
-                retention.keep(events[:taken], retention.session())
+            if retention is not None and taken[0]:
+                retention.keep(events[:taken[0]])
 
-    def _admit_all(self, events: list[Any], counted: Any) -> int:
-        """The body of :meth:`_forward_all`; how many events were taken (those before
-        a refused one are, even when it raises)."""
+    def _admit_all(self, events: list[Any], counted: Any, taken: list[int]) -> None:
+        """The body of :meth:`_forward_all`; ``taken[0]``: how many events were taken
+        (those before a refused one are, and stay counted when it raises)."""
         event_log = self._event_log
-        taken = 0
         if event_log is None:
             for event in events:
                 self._route(event)
-                taken += 1
+                taken[0] += 1
                 if counted is not None:
                     next(counted)
-            return taken
+            return
         items: list[Any] = []
         try:
             for event in events:
@@ -549,7 +551,7 @@ class EventChannel(QoSAdminMixin):
                         event_log.admit(items)
                         items = []
                     self._route(event)
-                taken += 1
+                taken[0] += 1
                 if counted is not None:
                     next(counted)
         except BaseException:
@@ -560,7 +562,6 @@ class EventChannel(QoSAdminMixin):
             raise
         if items:
             event_log.admit(items)
-        return taken
 
     def _staged(self, event: Any) -> list[Any]:
         """Route ``event`` with durable proxies staging their copies (durable.py)."""
@@ -661,8 +662,10 @@ class EventChannel(QoSAdminMixin):
         topology = self._service.topology
         if topology is not None:
             topology.forget(self)
-            if self._retention is not None and not topology.closing:
-                self._retention = None
+            retention, self._retention = self._retention, None
+            if retention is not None:
+                retention.stop()  # a write in flight ends first: nothing comes after
+            if not topology.closing:
                 topology.store.drop_history(f"ch/{self._id}")  # its history goes too
         self._service.object_destroyed(self)
 

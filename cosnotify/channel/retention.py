@@ -4,10 +4,10 @@ Strategy: the channel's admin properties ``RetainAge``, ``RetainCount`` and
 ``RetainBytes`` (cosnotify's own, docs/qos.md) bound a channel's history by
 age, count and bytes; any of them above 0 turns retention on (it needs a
 store). Each event the channel accepts -- after its supplier side's filters,
-once routed -- is handed to :meth:`Retention.keep` with its *session* (the
-events one supply call brought share one). ``keep`` only appends to a
-bounded buffer: a worker of the service writes the buffer to the store in
-one ``add_history`` call, and trims the history to its bounds (expired rows,
+once routed -- is handed to :meth:`Retention.keep`, one supply call's
+events together (they share a *session*). ``keep`` only appends the events
+to a bounded buffer: a worker of the service encodes them and writes the
+buffer to the store in one ``add_history`` call, and trims the history to its bounds (expired rows,
 too old, too many, too large) at most once a second, so a push never waits
 for the store (between two trims the history may hold a second's events past
 its bounds; a query trims first). Past :data:`MAX_BUFFERED` rows waiting to be written the
@@ -63,11 +63,16 @@ class Retention:
         self.path = path
         self.bounds = bounds
         self._lock = threading.Lock()
-        self._buffer: deque[HistoryRow] = deque()
+        #: Events accepted, with their session, waiting to be encoded and written.
+        self._buffer: deque[tuple[Any, int]] = deque()
         self._flushing = False
         self._write_lock = threading.Lock()  # one writer at a time, in order
         self._last_trim = 0.0
-        #: Rows dropped because the buffer was full (the store could not keep up).
+        #: False once the channel is destroyed or stops retaining: nothing more is
+        #: written (checked under the write lock, so a flush in flight stops too).
+        self.alive = True
+        #: Events not kept: the buffer was full (the store could not keep up), the
+        #: event could not be encoded, or the store failed to write them.
         self.dropped = 0
         #: Rows written to the store.
         self.written = 0
@@ -78,27 +83,16 @@ class Retention:
         #: by what is written and trimmed): trims by count and bytes need no count(*).
         self._count, self._bytes = store.history_size(path)
 
-    def session(self) -> int:
-        """A new session number (one supply call's events share it)."""
-        return int(self._epoch | next(self._sessions))
-
-    def keep(self, events: list[Any], session: int) -> None:
-        """Buffer ``events`` (accepted by the channel) for the store; never blocks."""
-        from cosnotify.history.records import source_timestamp
-        from cosnotify.history.types import type_path
-
-        rows = []
-        for event in events:
-            structured = event.as_structured()
-            rows.append(HistoryRow(event.arrival, session, type_path(structured),
-                                   source_timestamp(structured), event.deadline,
-                                   codec.encode_event(event)))
+    def keep(self, events: list[Any]) -> None:
+        """Buffer ``events`` (accepted by the channel, one supply call's: one session)
+        for the store. Never blocks and never raises: the encoding is the writer's."""
         with self._lock:
-            self._buffer.extend(rows)
-            over = len(self._buffer) - MAX_BUFFERED
-            for _ in range(max(0, over)):
+            session = int(self._epoch | next(self._sessions))
+            self._buffer.extend((event, session) for event in events)
+            over = max(0, len(self._buffer) - MAX_BUFFERED)
+            for _ in range(over):
                 self._buffer.popleft()
-            self.dropped += max(0, over)
+            self.dropped += over
             start = not self._flushing
             self._flushing = True
         if start:
@@ -108,35 +102,73 @@ class Retention:
         try:
             self.flush()
         except Exception:
-            with self._lock:
-                self._flushing = False  # the next keep tries again
             log.exception("%r: its history could not be written", self._channel)
+        finally:
+            with self._lock:
+                self._flushing = False  # the next keep schedules a flush again
 
     def tick(self) -> None:
-        """The periodic trim (rows grow old with no new event coming): due, it is a
-        flush, on a worker."""
-        if self._service.clock.now() - self._last_trim >= TRIM_EVERY:
+        """The periodic trim (rows grow old with no new event coming): due, and no
+        flush already pending, it is a flush on a worker."""
+        with self._lock:
+            due = not self._flushing and \
+                self._service.clock.now() - self._last_trim >= TRIM_EVERY
+            if due:
+                self._flushing = True
+        if due:
             self._service.submit(self._flush_task)
 
     def flush(self, trim: bool = False) -> None:
         """Write what is buffered, and trim if due (or if ``trim``: a query does both
-        first, so it sees every event accepted before it and none past the bounds)."""
+        first, so it sees every event kept before it and none past the bounds)."""
         with self._write_lock:
-            while True:
+            while self.alive:
                 with self._lock:
-                    rows = list(self._buffer)
+                    taken = list(self._buffer)
                     self._buffer.clear()
-                    if not rows:
-                        self._flushing = False
-                        break
-                self._store.add_history(self.path, rows)
+                if not taken:
+                    break
+                rows = self._rows(taken)
+                try:
+                    self._store.add_history(self.path, rows)
+                except Exception:
+                    with self._lock:
+                        self.dropped += len(rows)
+                    raise
                 self.written += len(rows)
                 self._count += len(rows)
                 self._bytes += sum(len(row.data) for row in rows)
             now = self._service.clock.now()
-            if trim or now - self._last_trim >= TRIM_EVERY:
+            if self.alive and (trim or now - self._last_trim >= TRIM_EVERY):
                 self._last_trim = now
                 self.trim(now)
+
+    def _rows(self, taken: list[tuple[Any, int]]) -> list[HistoryRow]:
+        """The store's rows of buffered events; one that cannot be encoded is dropped
+        and counted (a string holding NUL, say: CORBA cannot marshal it)."""
+        from cosnotify.history.records import source_timestamp
+        from cosnotify.history.types import type_path
+
+        rows = []
+        for event, session in taken:
+            try:
+                structured = event.as_structured()
+                rows.append(HistoryRow(event.arrival, session, type_path(structured),
+                                       source_timestamp(structured), event.deadline,
+                                       codec.encode_event(event)))
+            except Exception as exc:  # noqa: BLE001 - one event lost, counted, logged
+                with self._lock:
+                    self.dropped += 1
+                log.warning("%r: an event could not be kept in its history: %s",
+                            self._channel, exc)
+        return rows
+
+    def stop(self) -> None:
+        """No more writes (the channel is destroyed, or stopped retaining): waits for
+        a write in flight."""
+        self.alive = False
+        with self._write_lock, self._lock:
+            self._buffer.clear()
 
     def trim(self, now: float) -> int:
         """Delete what expired or is past the bounds; how many rows went. Costs what it

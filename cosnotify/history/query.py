@@ -40,6 +40,7 @@ its ``match_structured`` to :func:`select`.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -49,13 +50,16 @@ from omniORB import CORBA
 from cosnotify.history.payload import same_payload
 from cosnotify.history.types import TypePath, check_pattern, matches, pattern_prefix
 
-__all__ = ["DEFAULT_MAX_RESULTS", "MAX_RESULTS_LIMIT", "EventId", "Order", "OrderBy", "Plan",
+__all__ = ["DEFAULT_MAX_RESULTS", "MAX_PREFIXES", "MAX_RESULTS_LIMIT", "EventId", "Order", "OrderBy", "Plan",
            "Query", "Retained", "bad_query", "from_fields", "select"]
 
 #: Events a query returns when it names no ``max_results``.
 DEFAULT_MAX_RESULTS = 1_000
 #: The most a query may ask for (``max_results`` above it is BAD_PARAM).
 MAX_RESULTS_LIMIT = 100_000
+#: Past this many type patterns a store is not asked to narrow by them (one index
+#: range each); every pattern is still checked.
+MAX_PREFIXES = 64
 
 
 class Order(enum.Enum):
@@ -139,6 +143,16 @@ class Query:
     constraint: str | None = None
 
     def __attrs_post_init__(self) -> None:
+        for name in ("t_from", "t_to", "source_t_from", "source_t_to"):
+            value = getattr(self, name)
+            if value is not None and not math.isfinite(value):
+                raise bad_query(f"{name} {value} is not a finite time")
+        if self.event_types is not None:  # tuples of tuples: one form for every store
+            if isinstance(self.event_types, str) or any(
+                    isinstance(p, str) for p in self.event_types):
+                raise bad_query("event types are lists of segments, not strings")
+            object.__setattr__(self, "event_types",
+                               tuple(tuple(p) for p in self.event_types))
         _range(self.t_from, self.t_to, "timestamp")
         _range(self.source_t_from, self.source_t_to, "source timestamp")
         if self.max_results is not None:
@@ -159,8 +173,8 @@ class Query:
         return DEFAULT_MAX_RESULTS if self.max_results is None else self.max_results
 
     def plan(self) -> Plan:
-        prefixes = None if self.event_types is None else tuple(
-            pattern_prefix(p) for p in self.event_types)
+        prefixes = None if self.event_types is None or len(self.event_types) > MAX_PREFIXES \
+            else tuple(pattern_prefix(p) for p in self.event_types)
         instances = None if self.event_ids is None else tuple(
             sorted({i.instance for i in self.event_ids}))
         return Plan(self.t_from, self.t_to, self.source_t_from, self.source_t_to,
@@ -198,13 +212,14 @@ def select(candidates: Iterable[Retained], query: Query,
     match."""
     found = [e for e in candidates if query.admits(e) and _passes(constraint, e)]
     descending = query.order is Order.DESCENDING
+    # Equal timestamps go by the store's id (instance), as a store pages them.
     if query.order_by is OrderBy.TIMESTAMP:
-        found.sort(key=lambda e: (e.timestamp, e.id), reverse=descending)
+        found.sort(key=lambda e: (e.timestamp, e.id.instance), reverse=descending)
     else:  # undefined source timestamps last, whatever the order (the seed)
         timed = sorted((e for e in found if e.source_timestamp is not None),
-                       key=lambda e: (e.source_timestamp, e.id), reverse=descending)
+                       key=lambda e: (e.source_timestamp, e.id.instance), reverse=descending)
         found = timed + sorted((e for e in found if e.source_timestamp is None),
-                               key=lambda e: e.id)
+                               key=lambda e: e.id.instance)
     if query.unique_type:
         seen: set[TypePath] = set()
         unique = []
@@ -258,9 +273,11 @@ def _convert(field: str, value: Any) -> Any:
                 raise TypeError
             return value
         if field == "event_ids":
+            if isinstance(value, (str, bytes)):
+                raise TypeError
             return tuple(EventId(*(int(part) for part in _id_parts(item))) for item in value)
         if field == "event_types":
-            if isinstance(value, str):
+            if isinstance(value, str) or any(isinstance(p, str) for p in value):
                 raise TypeError
             return tuple(tuple(pattern) for pattern in value)
         if field in ("t_from", "t_to", "source_t_from", "source_t_to"):
@@ -282,11 +299,13 @@ def _convert(field: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise TypeError
         return value
-    except (TypeError, ValueError, KeyError):
-        raise bad_query(f"field {field!r} cannot be {value!r}") from None
+    except (TypeError, ValueError, KeyError, OverflowError):
+        raise bad_query(f"field {field!r} cannot be {value!r:.80}") from None
 
 
 def _id_parts(item: Any) -> tuple[Any, ...]:
+    if isinstance(item, (str, bytes)):
+        raise TypeError
     if isinstance(item, EventId):
         return (item.server, item.session, item.instance)
     if isinstance(item, Mapping):

@@ -5,12 +5,13 @@ channel accepted before it). The query's plan becomes a store scan, read a
 page at a time in the query's order; each row is decoded into its Structured
 Event and made a :class:`~cosnotify.history.query.Retained`, and
 :func:`~cosnotify.history.query.select` checks every condition, the
-constraint (compiled once by the channel's filter factory, in the query's
-grammar: an unknown grammar or a bad constraint is BAD_PARAM) included. The
-scan stops once the query has all it can return -- except under
-``unique_type``, which must see every event of the range -- or after
-:data:`MAX_SCANNED` rows (a query that matches little in a huge history ends;
-docs/history.md).
+constraint (compiled once, in the query's grammar, by a FilterFactory that
+keeps nothing in the store; an unknown grammar or a bad constraint is
+BAD_PARAM) included. The store reads in the query's order, so the scan
+keeps what matches as it goes -- under ``unique_type`` only the first of each
+type -- and stops once the query has all it returns, or after
+:data:`MAX_SCANNED` rows (a query that matches little in a huge history
+ends; docs/history.md).
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 from omniORB import CORBA
 
 import CosNotifyFilter
 
 from cosnotify.channel import codec
 from cosnotify.history.query import (
+    MAX_RESULTS_LIMIT,
     EventId,
     Query,
     Retained,
@@ -40,6 +43,8 @@ __all__ = ["MAX_SCANNED", "PAGE", "query_channel"]
 MAX_SCANNED = 1_000_000
 #: Rows read per page.
 PAGE = 1_000
+#: The ``server`` of every event id this service gives (one server per store).
+SERVER_ID = 0
 
 
 def query_channel(channel: Any, query: Query | None, fields: Mapping[str, Any]) -> list[Retained]:
@@ -54,13 +59,26 @@ def query_channel(channel: Any, query: Query | None, fields: Mapping[str, Any]) 
                                   "it has no store")
     if retention is not None:
         retention.flush(trim=True)
-    constraint = _compiled(channel, query)
-    server = getattr(channel._factory, "server_id", 0)
+    made = _compiled(channel, query)
+    try:
+        return _scan(channel, topology.store, query,
+                     made.match_structured if made is not None else None)
+    finally:
+        if made is not None:
+            made.destroy()
+
+
+def _scan(channel: Any, store: Any, query: Query, constraint: Any) -> list[Retained]:
+    """Read the store in the query's order, keeping what matches (the first of each
+    type under ``unique_type``), until the query has all it returns: the store's order
+    is the query's (equal keys by id, as ``select`` orders them), so nothing read
+    later could come before what is kept."""
     plan = query.plan()
     now = channel._service.clock.now()
     passes = [False, True] if plan.by_source and query.source_t_from is None \
         and query.source_t_to is None else [False]
     found: list[Retained] = []
+    types: set[Any] = set()
     scanned = 0
     for nulls in passes:
         scan = HistoryScan(plan.t_from, plan.t_to, plan.source_t_from, plan.source_t_to,
@@ -68,20 +86,24 @@ def query_channel(channel: Any, query: Query | None, fields: Mapping[str, Any]) 
                            plan.by_source, nulls, now)
         after = None
         while scanned < MAX_SCANNED:
-            rows = topology.store.read_history(f"ch/{channel._id}", scan, after, PAGE)
+            rows = store.read_history(f"ch/{channel._id}", scan, after, PAGE)
             scanned += len(rows)
-            for row in rows:
-                found.append(_retained(row, server))
-            if not query.unique_type:
-                found = select(found, query, constraint)  # order kept: cut early
+            for event in select([_retained(row, SERVER_ID) for row in rows],
+                                attrs.evolve(query, unique_type=False,
+                                             max_results=MAX_RESULTS_LIMIT), constraint):
+                if query.unique_type:
+                    if event.type in types:
+                        continue
+                    types.add(event.type)
+                found.append(event)
                 if len(found) >= query.limit:
-                    return found[:query.limit]
+                    return found
             if len(rows) < PAGE:
                 break
             last = rows[-1]
             after = ((last.source if plan.by_source and not nulls else last.arrival) or 0.0,
                      last.id)
-    return select(found, query, constraint)
+    return found
 
 
 def _retained(row: Any, server: int) -> Retained:
@@ -98,9 +120,13 @@ def _structured_of(value: Any) -> Any:
 
 
 def _compiled(channel: Any, query: Query) -> Any:
+    """The query's constraint as a Filter of its grammar, made by a FilterFactory of
+    the channel's grammars that keeps nothing in the store (the caller destroys it)."""
     if query.constraint is None:
         return None
-    factory = channel._get_default_filter_factory()
+    from cosnotify.filter.factory import FilterFactory
+
+    factory = FilterFactory(channel._get_default_filter_factory()._registry)
     try:
         made = factory.create_filter(query.grammar)
     except CosNotifyFilter.InvalidGrammar:
@@ -110,6 +136,4 @@ def _compiled(channel: Any, query: Query) -> Any:
     except CosNotifyFilter.InvalidConstraint:
         made.destroy()
         raise bad_query(f"invalid {query.grammar} constraint: {query.constraint}") from None
-    return made.match_structured
-
-
+    return made

@@ -169,3 +169,59 @@ def test_source_order_puts_undefined_last(factory: EventChannelFactory) -> None:
                                               event("a", "b", 3, source=1.0)])
     found = channel.query(order_by=OrderBy.SOURCE_TIMESTAMP.value, order="ascending")
     assert numbers(found) == [3, 2, 1]
+
+
+class TestReviewFindings:
+    """An adversarial review of the first history layers found these."""
+
+    def test_the_accepted_part_of_a_refused_batch_is_kept(self, factory: EventChannelFactory
+                                                          ) -> None:
+        admin = [*retain(count=10), N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 2)),
+                 N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))]
+        channel, _ = factory.create_channel([], admin)
+        puller, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        puller.connect_structured_pull_consumer(None)
+        with pytest.raises(CORBA.IMP_LIMIT):
+            supplier(channel).push_structured_events([event("a", "b", n) for n in range(3)])
+        assert numbers(channel.query(order="ascending")) == [0, 1]
+
+    def test_a_channel_takes_its_history_when_it_goes(self, factory: EventChannelFactory
+                                                      ) -> None:
+        channel, channel_id = factory.create_channel([], retain(count=10))
+        supplier(channel).push_structured_events([event("a", "b", 1)])
+        assert numbers(channel.query()) == [1]
+        channel.set_admin(retain())  # retention off: what was kept stays...
+        assert factory.service.topology.store.history_size(f"ch/{channel_id}")[0] == 1
+        channel.destroy()  # ...until the channel goes
+        assert factory.service.topology.store.history_size(f"ch/{channel_id}") == (0, 0)
+
+    def test_a_query_constraint_leaves_no_filter_behind(self, factory: EventChannelFactory
+                                                        ) -> None:
+        channel, _ = factory.create_channel([], retain(count=10))
+        before = len(factory._get_filter_factory()._filters) \
+            if hasattr(factory._get_filter_factory(), "_filters") else None
+        for _ in range(3):
+            channel.query(constraint="$n > 0")
+        records = [r.path for r in factory.service.topology.store.records()]
+        assert not [p for p in records if p.startswith("flt/")]
+        if before is not None:
+            assert len(factory._get_filter_factory()._filters) == before
+
+    def test_an_event_that_cannot_be_kept_is_counted_not_raised(
+            self, factory: EventChannelFactory) -> None:
+        channel, _ = factory.create_channel([], retain(count=10))
+        bad = event("a", "b", 1)
+        bad.filterable_data.append(N.Property("s", CORBA.Any(CORBA.TC_string, "b\0c")))
+        supplier(channel).push_structured_events([bad, event("a", "b", 2)])  # no exception
+        assert numbers(channel.query()) == [2]
+        assert channel._retention.dropped == 1
+
+    @pytest.mark.parametrize("fields", [
+        {"types": ["ab"]}, {"types": ["Telecom", "*"]}, {"ids": ["123"]},
+        {"tFrom": 10**400}, {"tFrom": float("nan")}, {"tTo": float("inf")}])
+    def test_malformed_fields(self, factory: EventChannelFactory, fields: dict[str, Any]
+                              ) -> None:
+        channel, _ = factory.create_channel([], retain(count=10))
+        with pytest.raises(CORBA.BAD_PARAM):
+            channel.query(**fields)
