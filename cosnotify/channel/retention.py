@@ -6,13 +6,19 @@ age, count and bytes; any of them above 0 turns retention on (it needs a
 store). Each event the channel accepts -- after its supplier side's filters,
 once routed -- is handed to :meth:`Retention.keep`, one supply call's
 events together (they share a *session*). ``keep`` only appends the events
-to a bounded buffer: a worker of the service encodes them and writes the
-buffer to the store in one ``add_history`` call, and trims the history to its bounds (expired rows,
-too old, too many, too large) at most once a second, so a push never waits
-for the store (between two trims the history may hold a second's events past
-its bounds; a query trims first). Past :data:`MAX_BUFFERED` rows waiting to be written the
-oldest are dropped and counted (``dropped``). A query first writes what is
-buffered, so it sees every event accepted before it.
+to a buffer: a worker of the service encodes them and writes the whole
+buffer to the store in one ``add_history`` call (writes grow with the load),
+and trims the history to its bounds (expired rows, too old, too many, too
+large) at most once a second; trims cost what they delete. Between two
+trims the history may hold a second's events past its bounds; a query
+writes what is buffered and trims first, so it sees every event kept before
+it and none past the bounds.
+
+Past :data:`MAX_BUFFERED` events waiting, a supply call writes the buffer
+itself before adding to it: flow control, so a supplier goes at the pace
+the store keeps and memory stays bounded (never on a worker the writer
+needs, so it cannot wait for itself). Events that cannot be encoded and
+rows a failed write loses are dropped and counted (``dropped``).
 
 An event's expiry in the history is the earlier of its StopTime and its
 arrival plus its Timeout (the values the channel resolved when it came);
@@ -34,8 +40,9 @@ __all__ = ["MAX_BUFFERED", "TRIM_EVERY", "Bounds", "Retention"]
 
 log = logging.getLogger("cosnotify.channel")
 
-#: Rows waiting to be written, at most (the oldest past it are dropped and counted).
-MAX_BUFFERED = 100_000
+#: Events waiting to be written, at most (past it, plus one supply call's): then a
+#: supply call writes the buffer itself before it adds to it (flow control).
+MAX_BUFFERED = 10_000
 #: Seconds between two trims of a channel's history.
 TRIM_EVERY = 1.0
 
@@ -85,14 +92,18 @@ class Retention:
 
     def keep(self, events: list[Any]) -> None:
         """Buffer ``events`` (accepted by the channel, one supply call's: one session)
-        for the store. Never blocks and never raises: the encoding is the writer's."""
+        for the store. Never raises (the encoding is the writer's); with the buffer
+        full, the supply call writes it itself first (module docstring)."""
+        with self._lock:
+            full = len(self._buffer) >= MAX_BUFFERED and self.alive
+        if full:
+            try:
+                self.flush()
+            except Exception:  # counted in dropped by flush, and logged
+                log.exception("%r: its history could not be written", self._channel)
         with self._lock:
             session = int(self._epoch | next(self._sessions))
             self._buffer.extend((event, session) for event in events)
-            over = max(0, len(self._buffer) - MAX_BUFFERED)
-            for _ in range(over):
-                self._buffer.popleft()
-            self.dropped += over
             start = not self._flushing
             self._flushing = True
         if start:

@@ -225,3 +225,23 @@ class TestReviewFindings:
         channel, _ = factory.create_channel([], retain(count=10))
         with pytest.raises(CORBA.BAD_PARAM):
             channel.query(**fields)
+
+
+def test_a_full_buffer_is_written_by_the_supply_call(factory: EventChannelFactory,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flow control: with the writer not running (its worker busy), a supply call that
+    finds MAX_BUFFERED events waiting writes them itself: memory stays bounded and
+    nothing is lost."""
+    from cosnotify.channel import retention as module
+
+    monkeypatch.setattr(module, "MAX_BUFFERED", 3)
+    channel, _ = factory.create_channel([], retain(count=100))
+    retention = channel._retention
+    monkeypatch.setattr(retention._service, "submit", lambda task, lane=None: None)
+    push = supplier(channel)
+    most = 0
+    for n in range(10):
+        push.push_structured_events([event("a", "b", n)])
+        most = max(most, len(retention._buffer))
+    assert most <= 4  # the bound, plus one supply call's events
+    assert numbers(channel.query(order="ascending")) == list(range(10))
