@@ -447,7 +447,7 @@ class EventChannel(QoSAdminMixin):
         if not bounds.on or topology is None:
             retention, self._retention = self._retention, None
             if retention is not None:
-                retention.stop()  # what was kept stays, until the channel goes
+                retention.stop(write=True)  # what was kept stays, until the channel goes
             return
         if self._retention is not None:
             self._retention.bounds = bounds

@@ -198,6 +198,9 @@ class EventChannelFactory:
             channels = list(self._channels.values())
         topology = self._service.topology
         for channel in channels:
+            retention = channel._retention
+            if retention is not None and topology is not None and persistent(channel):
+                retention.stop(write=True)  # what it accepted is in its history
             if topology is not None and persistent(channel):
                 channel._shutdown()
             else:

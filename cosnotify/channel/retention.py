@@ -78,8 +78,8 @@ class Retention:
         #: False once the channel is destroyed or stops retaining: nothing more is
         #: written (checked under the write lock, so a flush in flight stops too).
         self.alive = True
-        #: Events not kept: the buffer was full (the store could not keep up), the
-        #: event could not be encoded, or the store failed to write them.
+        #: Events not kept: the event could not be encoded, or the store failed to
+        #: write it.
         self.dropped = 0
         #: Rows written to the store.
         self.written = 0
@@ -115,8 +115,11 @@ class Retention:
         except Exception:
             log.exception("%r: its history could not be written", self._channel)
         finally:
-            with self._lock:
-                self._flushing = False  # the next keep schedules a flush again
+            with self._lock:  # events kept since the last look: another flush
+                again = bool(self._buffer) and self.alive
+                self._flushing = again
+            if again:
+                self._service.submit(self._flush_task)
 
     def tick(self) -> None:
         """The periodic trim (rows grow old with no new event coming): due, and no
@@ -174,9 +177,14 @@ class Retention:
                             self._channel, exc)
         return rows
 
-    def stop(self) -> None:
+    def stop(self, write: bool = False) -> None:
         """No more writes (the channel is destroyed, or stopped retaining): waits for
-        a write in flight."""
+        a write in flight; with ``write``, what is buffered is written first."""
+        if write:
+            try:
+                self.flush()
+            except Exception:  # counted in dropped by flush
+                log.exception("%r: its history could not be written", self._channel)
         self.alive = False
         with self._write_lock, self._lock:
             self._buffer.clear()

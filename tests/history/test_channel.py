@@ -245,3 +245,39 @@ def test_a_full_buffer_is_written_by_the_supply_call(factory: EventChannelFactor
         most = max(most, len(retention._buffer))
     assert most <= 4  # the bound, plus one supply call's events
     assert numbers(channel.query(order="ascending")) == list(range(10))
+
+
+def test_closing_the_factory_writes_what_a_persistent_channel_kept(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events accepted but not yet written when the service stops are written as it
+    stops: a persistent channel's history comes back whole."""
+    from cosnotify.store.sqlite import SQLiteStore
+
+    persistent = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short,
+                                                                N.Persistent))]
+    store = SQLiteStore(tmp_path / "store.db")
+    made = EventChannelFactory(store=store)
+    channel, channel_id = made.create_channel(persistent, retain(count=10))
+    monkeypatch.setattr(channel._retention._service, "submit", lambda task, lane=None: None)
+    supplier(channel).push_structured_events([event("a", "b", 1), event("a", "b", 2)])
+    assert len(channel._retention._buffer) == 2  # not written yet
+    monkeypatch.undo()
+    made.close()
+    store.close()
+    store = SQLiteStore(tmp_path / "store.db")
+    try:
+        with EventChannelFactory(store=store) as again:
+            assert numbers(again.get_event_channel(channel_id).query()) == [2, 1]
+    finally:
+        store.close()
+
+
+def test_turning_retention_off_writes_what_was_accepted(factory: EventChannelFactory,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    channel, _ = factory.create_channel([], retain(count=10))
+    monkeypatch.setattr(channel._retention._service, "submit", lambda task, lane=None: None)
+    supplier(channel).push_structured_events([event("a", "b", 1)])
+    monkeypatch.undo()
+    channel.set_admin(retain())
+    assert numbers(channel.query()) == [1]
