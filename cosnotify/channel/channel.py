@@ -52,6 +52,7 @@ from cosnotify.qos.properties import (
     Level,
 )
 from cosnotify.routing.router import Router
+from cosnotify.store.interface import StoreError
 
 __all__ = ["EventChannel"]
 
@@ -409,6 +410,7 @@ class EventChannel(QoSAdminMixin):
             raise CosNotification.UnsupportedAdmin(errors)
         check_retention(changes, self._service)
         with self._lock:
+            self._check_alive()  # not after destroy (its history is dropped)
             self._admin_props.update(changes)
             self._apply_admin_props()
         self._persist()
@@ -666,7 +668,10 @@ class EventChannel(QoSAdminMixin):
             if retention is not None:
                 retention.stop()  # a write in flight ends first: nothing comes after
             if not topology.closing:
-                topology.store.drop_history(f"ch/{self._id}")  # its history goes too
+                try:
+                    topology.store.drop_history(f"ch/{self._id}")  # its history goes too
+                except StoreError as exc:
+                    log.error("%r: its history could not be dropped: %s", self, exc)
         self._service.object_destroyed(self)
 
     def _shutdown(self) -> None:

@@ -197,10 +197,8 @@ class EventChannelFactory:
             self._closed = True
             channels = list(self._channels.values())
         topology = self._service.topology
+        refused = topology is not None and topology.closing  # a restore refused: no writes
         for channel in channels:
-            retention = channel._retention
-            if retention is not None and topology is not None and persistent(channel):
-                retention.stop(write=True)  # what it accepted is in its history
             if topology is not None and persistent(channel):
                 channel._shutdown()
             else:
@@ -208,6 +206,10 @@ class EventChannelFactory:
         if topology is not None:
             topology.closing = True
         self._service.close(wait=wait)
+        for channel in channels:  # no supplier runs now: what a channel accepted is in
+            retention = channel._retention  # its history (persistent ones come back)
+            if retention is not None and not refused and persistent(channel):
+                retention.stop(write=True)
         for channel in channels:  # the workers are done: their last releases are in
             if channel._event_log is not None:
                 channel._event_log.flush_releases()

@@ -78,6 +78,11 @@ class Retention:
         #: False once the channel is destroyed or stops retaining: nothing more is
         #: written (checked under the write lock, so a flush in flight stops too).
         self.alive = True
+        #: False once stopping: ``keep`` buffers nothing more. A supply call that got
+        #: this writer before it stopped writes its own events if ``_late_write``
+        #: (retention turned off: what was accepted is kept), else counts them dropped.
+        self._accepting = True
+        self._late_write = False
         #: Events not kept: the event could not be encoded, or the store failed to
         #: write it.
         self.dropped = 0
@@ -95,19 +100,47 @@ class Retention:
         for the store. Never raises (the encoding is the writer's); with the buffer
         full, the supply call writes it itself first (module docstring)."""
         with self._lock:
-            full = len(self._buffer) >= MAX_BUFFERED and self.alive
+            accepting, late_write = self._accepting, self._late_write
+            full = accepting and len(self._buffer) >= MAX_BUFFERED
+        if not accepting:
+            self._late(events, late_write)
+            return
         if full:
             try:
-                self.flush()
+                self.flush(once=True)
             except Exception:  # counted in dropped by flush, and logged
                 log.exception("%r: its history could not be written", self._channel)
         with self._lock:
-            session = int(self._epoch | next(self._sessions))
-            self._buffer.extend((event, session) for event in events)
-            start = not self._flushing
-            self._flushing = True
-        if start:
+            if not self._accepting:  # stopped meanwhile
+                accepting, late_write = False, self._late_write
+            else:
+                session = int(self._epoch | next(self._sessions))
+                self._buffer.extend((event, session) for event in events)
+                start = not self._flushing
+                self._flushing = True
+        if not accepting:
+            self._late(events, late_write)
+        elif start:
             self._service.submit(self._flush_task)
+
+    def _late(self, events: list[Any], write: bool) -> None:
+        """Events of a supply call that got this writer before it stopped."""
+        if write:
+            with self._lock:
+                session = int(self._epoch | next(self._sessions))
+            rows = self._rows([(event, session) for event in events])
+            try:
+                with self._write_lock:
+                    self._store.add_history(self.path, rows)
+                    self.written += len(rows)
+                    self._count += len(rows)
+                    self._bytes += sum(len(row.data) for row in rows)
+                return
+            except Exception:
+                log.exception("%r: its history could not be written", self._channel)
+                events = rows  # counted below
+        with self._lock:
+            self.dropped += len(events)
 
     def _flush_task(self) -> None:
         try:
@@ -132,9 +165,11 @@ class Retention:
         if due:
             self._service.submit(self._flush_task)
 
-    def flush(self, trim: bool = False) -> None:
+    def flush(self, trim: bool = False, once: bool = False) -> None:
         """Write what is buffered, and trim if due (or if ``trim``: a query does both
-        first, so it sees every event kept before it and none past the bounds)."""
+        first, so it sees every event kept before it and none past the bounds). With
+        ``once``, only what was buffered at the first look (a supply call or a query
+        writes that much, never becoming the writer for others)."""
         with self._write_lock:
             while self.alive:
                 with self._lock:
@@ -152,6 +187,8 @@ class Retention:
                 self.written += len(rows)
                 self._count += len(rows)
                 self._bytes += sum(len(row.data) for row in rows)
+                if once:
+                    break
             now = self._service.clock.now()
             if self.alive and (trim or now - self._last_trim >= TRIM_EVERY):
                 self._last_trim = now
@@ -179,14 +216,19 @@ class Retention:
 
     def stop(self, write: bool = False) -> None:
         """No more writes (the channel is destroyed, or stopped retaining): waits for
-        a write in flight; with ``write``, what is buffered is written first."""
+        a write in flight; with ``write``, what is buffered is written first, and a
+        supply call still holding this writer writes its own events."""
+        with self._lock:
+            self._accepting = False
+            self._late_write = write
         if write:
             try:
-                self.flush()
+                self.flush(once=True)  # nothing more is buffered: one snapshot is all
             except Exception:  # counted in dropped by flush
                 log.exception("%r: its history could not be written", self._channel)
         self.alive = False
         with self._write_lock, self._lock:
+            self.dropped += len(self._buffer)
             self._buffer.clear()
 
     def trim(self, now: float) -> int:

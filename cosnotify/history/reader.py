@@ -58,7 +58,7 @@ def query_channel(channel: Any, query: Query | None, fields: Mapping[str, Any]) 
         raise CORBA.BAD_INV_ORDER(0, CORBA.COMPLETED_NO, "this channel keeps no history: "
                                   "it has no store")
     if retention is not None:
-        retention.flush(trim=True)
+        retention.flush(trim=True, once=True)
     made = _compiled(channel, query)
     try:
         return _scan(channel, topology.store, query,

@@ -281,3 +281,25 @@ def test_turning_retention_off_writes_what_was_accepted(factory: EventChannelFac
     monkeypatch.undo()
     channel.set_admin(retain())
     assert numbers(channel.query()) == [1]
+
+
+def test_a_supply_call_that_got_the_writer_before_retention_stopped(
+        factory: EventChannelFactory) -> None:
+    """Retention turned off while a supply call holds the old writer: that call's events
+    were accepted, so they are written, not buffered into a writer that stopped."""
+    from cosnotify.channel.event import from_structured
+
+    channel, _ = factory.create_channel([], retain(count=10))
+    writer = channel._retention
+    channel.set_admin(retain())
+    writer.keep([from_structured(event("a", "b", 7), 1_000.0)])  # the late call
+    assert numbers(channel.query()) == [7]
+    assert (len(writer._buffer), writer.dropped) == (0, 0)
+
+
+def test_set_admin_after_destroy_is_object_not_exist(factory: EventChannelFactory) -> None:
+    channel, channel_id = factory.create_channel([], retain(count=10))
+    channel.destroy()
+    with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+        channel.set_admin(retain())
+    assert factory.service.topology.store.history_size(f"ch/{channel_id}") == (0, 0)
