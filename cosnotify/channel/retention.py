@@ -128,17 +128,12 @@ class Retention:
         if write:
             with self._lock:
                 session = int(self._epoch | next(self._sessions))
-            rows = self._rows([(event, session) for event in events])
             try:
                 with self._write_lock:
-                    self._store.add_history(self.path, rows)
-                    self.written += len(rows)
-                    self._count += len(rows)
-                    self._bytes += sum(len(row.data) for row in rows)
-                return
-            except Exception:
+                    self._write(self._rows([(event, session) for event in events]))
+            except Exception:  # counted in dropped by _write
                 log.exception("%r: its history could not be written", self._channel)
-                events = rows  # counted below
+            return
         with self._lock:
             self.dropped += len(events)
 
@@ -177,22 +172,26 @@ class Retention:
                     self._buffer.clear()
                 if not taken:
                     break
-                rows = self._rows(taken)
-                try:
-                    self._store.add_history(self.path, rows)
-                except Exception:
-                    with self._lock:
-                        self.dropped += len(rows)
-                    raise
-                self.written += len(rows)
-                self._count += len(rows)
-                self._bytes += sum(len(row.data) for row in rows)
+                self._write(self._rows(taken))
                 if once:
                     break
             now = self._service.clock.now()
             if self.alive and (trim or now - self._last_trim >= TRIM_EVERY):
                 self._last_trim = now
                 self.trim(now)
+
+    def _write(self, rows: list[HistoryRow]) -> None:
+        """Write ``rows`` (the write lock held) and count them; a failure counts them
+        as dropped and raises."""
+        try:
+            self._store.add_history(self.path, rows)
+        except Exception:
+            with self._lock:
+                self.dropped += len(rows)
+            raise
+        self.written += len(rows)
+        self._count += len(rows)
+        self._bytes += sum(len(row.data) for row in rows)
 
     def _rows(self, taken: list[tuple[Any, int]]) -> list[HistoryRow]:
         """The store's rows of buffered events; one that cannot be encoded is dropped

@@ -7,7 +7,7 @@ field, a negative ``max_results``, a ``*`` that is not last is
 ``CORBA.BAD_PARAM`` with the reason (:func:`from_fields` reads the seed's
 camelCase names and their snake_case forms). :func:`select` runs a query
 over :class:`Retained` events: a store hands it the candidates it read
-(narrowed by :meth:`Query.plan`, what it can look up in its indexes), and
+(narrowed by :meth:`Query.plan`, a store scan: what it can look up in its indexes), and
 ``select`` applies every condition again, then the order, ``unique_type`` and
 the cap. A query without ``max_results`` is capped at
 :data:`DEFAULT_MAX_RESULTS`; none may ask for more than
@@ -49,8 +49,9 @@ from omniORB import CORBA
 
 from cosnotify.history.payload import same_payload
 from cosnotify.history.types import TypePath, check_pattern, matches, pattern_prefix
+from cosnotify.store.history import HistoryScan
 
-__all__ = ["DEFAULT_MAX_RESULTS", "MAX_PREFIXES", "MAX_RESULTS_LIMIT", "EventId", "Order", "OrderBy", "Plan",
+__all__ = ["DEFAULT_MAX_RESULTS", "MAX_PREFIXES", "MAX_RESULTS_LIMIT", "EventId", "Order", "OrderBy",
            "Query", "Retained", "bad_query", "from_fields", "select"]
 
 #: Events a query returns when it names no ``max_results``.
@@ -107,22 +108,6 @@ def _range(low: float | None, high: float | None, what: str) -> None:
 
 
 @attrs.frozen
-class Plan:
-    """What a store can narrow by in its indexes before :func:`select` checks all:
-    arrival and source time ranges, ids, and type-path prefixes (any of them; none:
-    every type)."""
-
-    t_from: float | None
-    t_to: float | None
-    source_t_from: float | None
-    source_t_to: float | None
-    instances: tuple[int, ...] | None
-    type_prefixes: tuple[TypePath, ...] | None
-    ascending: bool
-    by_source: bool
-
-
-@attrs.frozen
 class Query:
     """One history query (module docstring); made through :func:`from_fields` or
     directly, checked either way."""
@@ -172,14 +157,17 @@ class Query:
         """The most events this query returns."""
         return DEFAULT_MAX_RESULTS if self.max_results is None else self.max_results
 
-    def plan(self) -> Plan:
+    def plan(self) -> HistoryScan:
+        """What a store can narrow by in its indexes before :func:`select` checks all:
+        the time ranges, the ids' instances, each type pattern's prefix (none past
+        :data:`MAX_PREFIXES` patterns), and the order."""
         prefixes = None if self.event_types is None or len(self.event_types) > MAX_PREFIXES \
             else tuple(pattern_prefix(p) for p in self.event_types)
         instances = None if self.event_ids is None else tuple(
             sorted({i.instance for i in self.event_ids}))
-        return Plan(self.t_from, self.t_to, self.source_t_from, self.source_t_to,
-                    instances, prefixes, self.order is Order.ASCENDING,
-                    self.order_by is OrderBy.SOURCE_TIMESTAMP)
+        return HistoryScan(self.t_from, self.t_to, self.source_t_from, self.source_t_to,
+                           instances, prefixes, self.order is Order.ASCENDING,
+                           self.order_by is OrderBy.SOURCE_TIMESTAMP)
 
     def admits(self, event: Retained) -> bool:
         """Every condition of the query but the constraint (module docstring)."""

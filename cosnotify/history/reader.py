@@ -35,7 +35,6 @@ from cosnotify.history.query import (
     select,
 )
 from cosnotify.history.records import retain
-from cosnotify.store.history import HistoryScan
 
 __all__ = ["MAX_SCANNED", "PAGE", "query_channel"]
 
@@ -81,9 +80,7 @@ def _scan(channel: Any, store: Any, query: Query, constraint: Any) -> list[Retai
     types: set[Any] = set()
     scanned = 0
     for nulls in passes:
-        scan = HistoryScan(plan.t_from, plan.t_to, plan.source_t_from, plan.source_t_to,
-                           plan.instances, plan.type_prefixes, plan.ascending,
-                           plan.by_source, nulls, now)
+        scan = attrs.evolve(plan, nulls=nulls, now=now)
         after = None
         while scanned < MAX_SCANNED:
             rows = store.read_history(f"ch/{channel._id}", scan, after, PAGE)

@@ -439,17 +439,20 @@ class TypedProxyPushSupplier(pss.ProxyPushSupplier):
         if push_consumer is None:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "a nil client reference cannot be served")
         try:
-            found = push_consumer.get_typed_consumer()
+            typed = self._narrow(push_consumer)
         except AttributeError:
             raise CosEventChannelAdmin.TypeError() from None
-        typed = _typed_object(found, self.interface.stub,
-                              [_python_name(n) for n in self.interface.operations])
         previous, self._typed = self._typed, typed  # before delivery can start
         try:
             self._connect_consumer(push_consumer)
         except BaseException:
             self._typed = previous
             raise
+
+    def _narrow(self, client: Any) -> Any:
+        """The client's typed object, as ``<I>`` (TypeError if it is none)."""
+        return _typed_object(client.get_typed_consumer(), self.interface.stub,
+                             [_python_name(n) for n in self.interface.operations])
 
     def connect_any_push_consumer(self, push_consumer: Any) -> None:
         raise CORBA.NO_IMPLEMENT(0, CORBA.COMPLETED_NO,
@@ -467,9 +470,7 @@ class TypedProxyPushSupplier(pss.ProxyPushSupplier):
         operation, arguments = call
         typed = self._typed
         if typed is None:  # restored from a store: asked again (a failure is retried)
-            typed = self._typed = _typed_object(
-                self._client.get_typed_consumer(), self.interface.stub,
-                [_python_name(n) for n in self.interface.operations])
+            typed = self._typed = self._narrow(self._client)
         getattr(typed, _python_name(operation.name))(*arguments)
 
 
@@ -491,14 +492,16 @@ class TypedProxyPullConsumer(cp._PullConsumer):
     def connect_typed_pull_supplier(self, pull_supplier: Any) -> None:
         if pull_supplier is None:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "a nil client reference cannot be served")
-        interface = self.interface
         try:
-            found = pull_supplier.get_typed_supplier()
+            self._typed = self._narrow(pull_supplier)
         except AttributeError:
             raise CosEventChannelAdmin.TypeError() from None
-        tries = [_python_name(tried) for _, tried in interface.pull_names.values()]
-        self._typed = _typed_object(found, interface.pull_stub, tries)
         self._connect_supplier(pull_supplier)
+
+    def _narrow(self, client: Any) -> Any:
+        """The client's typed object, as ``Pull<I>`` (TypeError if it is none)."""
+        tries = [_python_name(tried) for _, tried in self.interface.pull_names.values()]
+        return _typed_object(client.get_typed_supplier(), self.interface.pull_stub, tries)
 
     def disconnect_pull_consumer(self) -> None:
         self._client_disconnected()
@@ -518,9 +521,7 @@ class TypedProxyPullConsumer(cp._PullConsumer):
         interface = self.interface
         typed = self._typed
         if typed is None:  # restored from a store: asked again (a failure is retried)
-            typed = self._typed = _typed_object(
-                supplier.get_typed_supplier(), interface.pull_stub,
-                [_python_name(tried) for _, tried in interface.pull_names.values()])
+            typed = self._typed = self._narrow(supplier)
         for name, operation in interface.operations.items():
             tried = _python_name(interface.pull_names[name][1])
             result = getattr(typed, tried)()
