@@ -24,7 +24,7 @@ from cosnotify.tools.connect import count_arg
 __all__ = ["TOOLS", "main"]
 
 #: The tool modules of :mod:`cosnotify.tools`, in the order ``--help`` lists them.
-TOOLS = ("ls", "tail", "publish", "top")
+TOOLS = ("ls", "tail", "publish", "top", "query")
 
 log = logging.getLogger("cosnotify")
 

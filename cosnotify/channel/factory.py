@@ -138,6 +138,13 @@ class EventChannelFactory:
             raise CA.ChannelNotFound()
         return channel
 
+    def get_history(self, id: int) -> Any:
+        """``CosNotifyHistory::HistoryFactory``: channel ``id``'s history (docs/history.md);
+        ChannelNotFound, or NotRetained when it retains no events."""
+        from cosnotify.history.corba import History
+
+        return History.of(self.get_event_channel(id))
+
     def _find_channel(self, id: int) -> EventChannel | None:
         """Channel ``id`` of any kind (a typed factory's typed ones too), or None."""
         with self._lock:

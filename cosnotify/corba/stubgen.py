@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The IDL files generated (omniORB ships no Python stubs for these).
 #: Order matters: a module comes after the generated modules it includes.
 MODULES = ("CosNotifyCommAck", "CosNotifyChannelAdminAck", "CosNotifyGrammars", "NotifyExt",
-           "NotifyMonitoringExt", "CosNotifyMonitor")
+           "NotifyMonitoringExt", "CosNotifyHistory", "CosNotifyMonitor")
 #: Included IDL files whose stubs omniORB bundles: referred to, never generated.
-EXTERN = ("CosEventComm", "CosEventChannelAdmin", "CosNotification", "CosNotifyComm",
+EXTERN = ("TimeBase", "CosEventComm", "CosEventChannelAdmin", "CosNotification", "CosNotifyComm",
           "CosNotifyFilter", "CosNotifyChannelAdmin")
 
 

@@ -16,6 +16,7 @@ after a restart once the store restores the topology:
 ``ch/C/ca/A/P``            proxy P of that admin
 ``ch/C/sa/A/P/typed``      the object a typed proxy's ``get_typed_consumer``
                            or ``get_typed_supplier`` gives (cosnotify/typed)
+``ch/C/history``           channel C's CosNotifyHistory::History (history/corba.py)
 ``flt/N``                  filter or mapping filter N of the default
                            FilterFactory, with a store (channel/topology.py)
 ``obj/B/N``                objects without a spec id (Event Service admins
@@ -264,6 +265,10 @@ def _resolve_path(factory: EventChannelFactory, parts: list[str]) -> Any:
         raise CA.ChannelNotFound()
     if len(parts) == 2:
         return channel
+    if parts[2:] == ["history"]:
+        from cosnotify.history.corba import History
+
+        return History(channel)
     if len(parts) == 6 and parts[5] == "typed":
         typed = _resolve_path(factory, parts[:5])
         return getattr(typed, "_typed_consumer", None) or getattr(typed, "_typed_supplier", None)

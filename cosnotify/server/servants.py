@@ -40,6 +40,7 @@ import CosNotifyChannelAdminAck__POA
 import CosNotifyComm__POA
 import CosNotifyFilter__POA
 import CosNotifyGrammars__POA
+import CosNotifyHistory__POA
 import CosNotifyMonitor__POA
 import CosTypedNotifyChannelAdmin__POA
 import NotifyMonitoringExt__POA
@@ -56,6 +57,7 @@ from cosnotify.corba import descriptors as D
 from cosnotify.filter.factory import FilterFactory
 from cosnotify.filter.filter import Filter
 from cosnotify.filter.mapping import MappingFilter
+from cosnotify.history.corba import History
 from cosnotify.ops.stats import stats_json
 from cosnotify.server import remote
 from cosnotify.server.objects import destroyed
@@ -119,6 +121,8 @@ SKELETONS: list[tuple[type, type]] = [
     (cp.ProxyPullConsumer, NCA.ProxyPullConsumer),
     (cp.StructuredProxyPullConsumer, NCA.StructuredProxyPullConsumer),
     (cp.SequenceProxyPullConsumer, NCA.SequenceProxyPullConsumer),
+    # Channel facets (idl/CosNotifyHistory.idl).
+    (History, CosNotifyHistory__POA.History),
     # CosNotifyFilter::FilterFactory, plus the list of its grammars (idl/CosNotifyGrammars.idl).
     (FilterFactory, CosNotifyGrammars__POA.GrammarFilterFactory),
     (Filter, CosNotifyFilter__POA.Filter),

@@ -55,6 +55,16 @@ import NotifyMonitoringExt_idl
 _0_NotifyMonitoringExt = omniORB.openModule("NotifyMonitoringExt")
 _0_NotifyMonitoringExt__POA = omniORB.openModule("NotifyMonitoringExt__POA")
 
+# #include "TimeBase.idl"
+import TimeBase_idl
+_0_TimeBase = omniORB.openModule("TimeBase")
+_0_TimeBase__POA = omniORB.openModule("TimeBase__POA")
+
+# #include "CosNotifyHistory.idl"
+import CosNotifyHistory_idl
+_0_CosNotifyHistory = omniORB.openModule("CosNotifyHistory")
+_0_CosNotifyHistory__POA = omniORB.openModule("CosNotifyHistory__POA")
+
 #
 # Start of module "CosNotifyMonitor"
 #
@@ -116,7 +126,7 @@ __name__ = "CosNotifyMonitor"
 _0_CosNotifyMonitor._d_EventChannelFactory = (omniORB.tcInternal.tv_objref, "IDL:CosNotifyMonitor/EventChannelFactory:1.0", "EventChannelFactory")
 omniORB.typeMapping["IDL:CosNotifyMonitor/EventChannelFactory:1.0"] = _0_CosNotifyMonitor._d_EventChannelFactory
 _0_CosNotifyMonitor.EventChannelFactory = omniORB.newEmptyClass()
-class EventChannelFactory (_0_NotifyMonitoringExt.EventChannelFactory, _0_CosNotifyMonitor.Monitor):
+class EventChannelFactory (_0_NotifyMonitoringExt.EventChannelFactory, _0_CosNotifyMonitor.Monitor, _0_CosNotifyHistory.HistoryFactory):
     _NP_RepositoryId = _0_CosNotifyMonitor._d_EventChannelFactory[1]
 
     def __init__(self, *args, **kw):
@@ -130,12 +140,13 @@ _0_CosNotifyMonitor._tc_EventChannelFactory = omniORB.tcInternal.createTypeCode(
 omniORB.registerType(EventChannelFactory._NP_RepositoryId, _0_CosNotifyMonitor._d_EventChannelFactory, _0_CosNotifyMonitor._tc_EventChannelFactory)
 
 # EventChannelFactory object reference
-class _objref_EventChannelFactory (_0_NotifyMonitoringExt._objref_EventChannelFactory, _0_CosNotifyMonitor._objref_Monitor):
+class _objref_EventChannelFactory (_0_NotifyMonitoringExt._objref_EventChannelFactory, _0_CosNotifyMonitor._objref_Monitor, _0_CosNotifyHistory._objref_HistoryFactory):
     _NP_RepositoryId = EventChannelFactory._NP_RepositoryId
 
     def __init__(self, obj):
         _0_NotifyMonitoringExt._objref_EventChannelFactory.__init__(self, obj)
         _0_CosNotifyMonitor._objref_Monitor.__init__(self, obj)
+        _0_CosNotifyHistory._objref_HistoryFactory.__init__(self, obj)
 
 omniORB.registerObjref(EventChannelFactory._NP_RepositoryId, _objref_EventChannelFactory)
 _0_CosNotifyMonitor._objref_EventChannelFactory = _objref_EventChannelFactory
@@ -143,13 +154,14 @@ del EventChannelFactory, _objref_EventChannelFactory
 
 # EventChannelFactory skeleton
 __name__ = "CosNotifyMonitor__POA"
-class EventChannelFactory (_0_NotifyMonitoringExt__POA.EventChannelFactory, _0_CosNotifyMonitor__POA.Monitor):
+class EventChannelFactory (_0_NotifyMonitoringExt__POA.EventChannelFactory, _0_CosNotifyMonitor__POA.Monitor, _0_CosNotifyHistory__POA.HistoryFactory):
     _NP_RepositoryId = _0_CosNotifyMonitor.EventChannelFactory._NP_RepositoryId
 
 
     _omni_op_d = {}
     _omni_op_d.update(_0_NotifyMonitoringExt__POA.EventChannelFactory._omni_op_d)
     _omni_op_d.update(_0_CosNotifyMonitor__POA.Monitor._omni_op_d)
+    _omni_op_d.update(_0_CosNotifyHistory__POA.HistoryFactory._omni_op_d)
 
 EventChannelFactory._omni_skeleton = EventChannelFactory
 _0_CosNotifyMonitor__POA.EventChannelFactory = EventChannelFactory

@@ -1,0 +1,122 @@
+"""``cosnotify query URL --channel ID ... [--json]`` against a served, retained channel.
+
+Issue 21: the history query "on the command line"; the fields are the Eventer
+seed's QueryData ("query events"), each with an option (docs/history.md).
+The tool is a child process, so every query crosses IIOP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import CosNotifyChannelAdmin as CA
+
+from cosnotify.server import NotificationServer, ServerConfig
+from cosnotify.tools.query import parse_time, parse_type
+from tests.history.test_channel import event, retain
+from tests.tools.conftest import cli
+
+
+@pytest.fixture
+def server(omniorb: Any, tmp_path: Path) -> Iterator[NotificationServer]:
+    """A server with a store (retention needs one) on a free loopback port."""
+    srv = NotificationServer(ServerConfig(port=0, call_timeout=2.0,
+                                          db=tmp_path / "store.db")).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def retained(server: NotificationServer) -> int:
+    """A retained channel holding D/a 0..2 (source timestamps 100..102), then E/b 3."""
+    channel, cid = server.factory.create_channel([], retain(count=100))
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.SEQUENCE_EVENT)
+    proxy.connect_sequence_push_supplier(None)
+    proxy.push_structured_events([event("D", "a", n, source=100.0 + n) for n in range(3)])
+    proxy.push_structured_events([event("E", "b", 3)])
+    return int(cid)
+
+
+def lines(done: Any) -> list[str]:
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_the_latest_first_with_ids_and_tails_line(url: str, retained: int) -> None:
+    """Default order descending by timestamp (docs/history.md); a line is the id
+    SERVER:SESSION:INSTANCE then tail's line."""
+    out = lines(cli("query", url, "--channel", str(retained)))
+    assert [line.split()[2] for line in out] == ["E/b", "D/a", "D/a", "D/a"]
+    assert [line.rsplit(" ", 1)[1] for line in out] == ["n=3", "n=2", "n=1", "n=0"]
+    _server, session, instance = out[0].split()[0].split(":")
+    assert int(instance) > int(out[1].split()[0].split(":")[2])
+    assert out[1].split()[0].split(":")[1] != session  # another supply call
+
+
+def test_each_option_is_a_field(url: str, retained: int) -> None:
+    """types (`*`), order, orderBy sourceTimestamp, uniqueType, maxResults, source time
+    range, a constraint: each narrows as the seed says."""
+    base = ("query", url, "--channel", str(retained), "--json")
+    found = [json.loads(line) for line in lines(cli(*base, "--type", "D/*",
+                                                    "--order", "ascending"))]
+    assert [f["event"]["filterable"]["n"] for f in found] == [0, 1, 2]
+    assert found[0]["type"] == ["D", "a"]
+    assert found[0]["sourceTimestamp"] == "1970-01-01T00:01:40.000000Z"
+    by_source = [json.loads(line) for line in lines(cli(
+        *base, "--order-by", "sourceTimestamp", "--source-from", "101"))]
+    assert [f["event"]["filterable"]["n"] for f in by_source] == [2, 1]
+    unique = [json.loads(line)["type"] for line in lines(cli(*base, "--unique-type"))]
+    assert unique == [["E", "b"], ["D", "a"]]
+    assert len(lines(cli(*base, "--max", "1"))) == 1
+    constrained = [json.loads(line) for line in lines(cli(*base, "$n == 1"))]
+    assert [f["event"]["filterable"]["n"] for f in constrained] == [1]
+    first = constrained[0]["id"]
+    by_id = lines(cli(*base, "--id", f"{first['server']}:{first['session']}:"
+                                     f"{first['instance']}"))
+    assert len(by_id) == 1
+    assert lines(cli(*base, "--id", "0:0:999999")) == []  # unknown ids match nothing
+    assert lines(cli(*base, "--to", "1000")) == []  # 1970: nothing arrived before
+    assert len(lines(cli(*base, "--from=-1h"))) == 4
+
+
+def test_a_malformed_query_is_refused_with_its_reason(url: str, retained: int) -> None:
+    """Issue 21, "Bad input": a reversed time range gets its reason, exit 2, and the
+    service is not asked; a bad constraint is refused by the service."""
+    done = cli("query", url, "--channel", str(retained), "--from", "200", "--to", "100")
+    assert done.returncode == 2
+    assert "from 200.0 is after to 100.0" in done.stderr
+    done = cli("query", url, "--channel", str(retained), "$n >>> 1")
+    assert done.returncode == 2
+    assert "refused the query" in done.stderr
+    done = cli("query", url, "--channel", str(retained), "--type", "*/a")
+    assert done.returncode == 2 and "'*'" in done.stderr
+
+
+def test_a_channel_that_keeps_no_history(server: NotificationServer, url: str) -> None:
+    _, cid = server.factory.create_channel([], [])
+    done = cli("query", url, "--channel", str(cid))
+    assert done.returncode == 1
+    assert f"channel {cid} keeps no history" in done.stderr
+
+
+def test_times_and_types_on_the_command_line() -> None:
+    """Unix seconds, ISO 8601 (UTC unless an offset), now, -N[smhd]; types with `/` or
+    as a JSON list (a segment holding `/`)."""
+    assert parse_time("86400") == 86400.0
+    assert parse_time("1970-01-02T00:00:00") == 86400.0
+    assert parse_time("1970-01-02T01:00:00+01:00") == 86400.0
+    assert parse_time("-1h", now=lambda: 7200.0) == 3600.0
+    assert parse_time("now", now=lambda: 5.0) == 5.0
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_time("yesterday")
+    assert parse_type("a/b/*") == ("a", "b", "*")
+    assert parse_type('["a/b", "c"]') == ("a/b", "c")
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_type('["a", 1]')
