@@ -441,6 +441,10 @@ class CosNotifyDataSource(DataSource):
 
 
 def register(spark: Any) -> None:
-    """Register the ``cosnotify`` data source with ``spark`` (docs/public-api.md section 5)."""
+    """Register the ``cosnotify`` data source with ``spark`` (docs/public-api.md section 5),
+    and ``cosnotify_history`` beside it."""
     arrow_schema()  # fail here, not in a worker, if pyarrow cannot express the schema
     spark.dataSource.register(CosNotifyDataSource)
+    from spark_bridge import history
+
+    history.register(spark)  # format("cosnotify_history"): docs/spark.md, "History"

@@ -119,6 +119,8 @@ def fields_of(properties: Sequence[Any]) -> dict[str, Any]:
             fields[name] = [_id_of(i) for i in _sequence(name, value.value())]
         elif name in ("types", "event_types"):
             fields[name] = [tuple(_strings(name, p)) for p in _sequence(name, value.value())]
+        elif name == "after":
+            fields[name] = _id_of(value.value())
         else:
             fields[name] = value.value()
     return fields
@@ -171,7 +173,7 @@ def _id_of(value: Any) -> tuple[int, int, int]:
     try:
         return (int(value.server), int(value.session), int(value.instance))
     except (AttributeError, TypeError, ValueError):
-        raise bad_query("field 'ids' must hold CosNotifyHistory::EventId structs") from None
+        raise bad_query("ids and after are CosNotifyHistory::EventId structs") from None
 
 
 def retained_event(event: Retained) -> Any:
@@ -208,6 +210,9 @@ def properties_of(fields: dict[str, Any]) -> list[Any]:
                 CosNotifyHistory.EventId(*(int(p) for p in i)) for i in value])
         elif name in ("types", "event_types"):
             any_value = CORBA.Any(CosNotifyHistory._tc_TypePathSeq, [list(p) for p in value])
+        elif name == "after":
+            any_value = CORBA.Any(CosNotifyHistory._tc_EventId,
+                                  CosNotifyHistory.EventId(*(int(p) for p in value)))
         elif name == "payload":
             any_value = value
         elif name in ("serverId", "server_id"):

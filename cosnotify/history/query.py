@@ -34,7 +34,8 @@ The seed's conditions, field by field (all must hold):
 
 A query may also carry a constraint in any registered grammar
 (``grammar``, ``constraint``): the caller compiles it (a Filter) and passes
-its ``match_structured`` to :func:`select`.
+its ``match_structured`` to :func:`select`; and ``after``, an event id a
+previous page ended with, to read on from it (a cursor: the store applies it).
 """
 
 from __future__ import annotations
@@ -126,6 +127,10 @@ class Query:
     max_results: int | None = None
     grammar: str = "EXTENDED_TCL"
     constraint: str | None = None
+    #: cosnotify's addition: continue a query after this event (the one a previous
+    #: page ended with): only the events that follow it in the query's order. The
+    #: store applies it (reader.py), ``select`` does not.
+    after: EventId | None = None
 
     def __attrs_post_init__(self) -> None:
         for name in ("t_from", "t_to", "source_t_from", "source_t_to"):
@@ -233,7 +238,7 @@ _FIELDS = {"serverId": "server_id", "ids": "event_ids", "types": "event_types",
            "tFrom": "t_from", "tTo": "t_to", "sourceTFrom": "source_t_from",
            "sourceTTo": "source_t_to", "payload": "payload", "order": "order",
            "orderBy": "order_by", "uniqueType": "unique_type", "maxResults": "max_results",
-           "grammar": "grammar", "constraint": "constraint"}
+           "grammar": "grammar", "constraint": "constraint", "after": "after"}
 
 
 def from_fields(fields: Mapping[str, Any]) -> Query:
@@ -264,6 +269,8 @@ def _convert(field: str, value: Any) -> Any:
             if isinstance(value, (str, bytes)):
                 raise TypeError
             return tuple(EventId(*(int(part) for part in _id_parts(item))) for item in value)
+        if field == "after":
+            return EventId(*(int(part) for part in _id_parts(value)))
         if field == "event_types":
             if isinstance(value, str) or any(isinstance(p, str) for p in value):
                 raise TypeError

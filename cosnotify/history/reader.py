@@ -35,6 +35,7 @@ from cosnotify.history.query import (
     select,
 )
 from cosnotify.history.records import retain
+from cosnotify.store.history import HistoryScan
 
 __all__ = ["MAX_SCANNED", "PAGE", "query_channel"]
 
@@ -79,9 +80,16 @@ def _scan(channel: Any, store: Any, query: Query, constraint: Any) -> list[Retai
     found: list[Retained] = []
     types: set[Any] = set()
     scanned = 0
+    start = None
+    if query.after is not None:
+        start = _cursor(channel, store, query.after, plan.by_source)
+        if start is None:
+            return found
+        if start[0]:  # the event has no source timestamp: it is in the second pass
+            passes = passes[1:]
     for nulls in passes:
         scan = attrs.evolve(plan, nulls=nulls, now=now)
-        after = None
+        after = start[1] if start is not None and passes[0] == nulls else None
         while scanned < MAX_SCANNED:
             rows = store.read_history(f"ch/{channel._id}", scan, after, PAGE)
             scanned += len(rows)
@@ -101,6 +109,26 @@ def _scan(channel: Any, store: Any, query: Query, constraint: Any) -> list[Retai
             after = ((last.source if plan.by_source and not nulls else last.arrival) or 0.0,
                      last.id)
     return found
+
+
+def _cursor(channel: Any, store: Any, after: EventId, by_source: bool
+            ) -> tuple[bool, tuple[float, int]] | None:
+    """Where a query that continues ``after`` starts: (in the second pass?, cursor);
+    None when the id is of another server (nothing follows it here). BAD_PARAM when
+    the event is no longer retained: what followed it cannot be told."""
+    if after.server != SERVER_ID:
+        return None
+    rows = store.read_history(f"ch/{channel._id}", HistoryScan(instances=(after.instance,)),
+                              None, 1)
+    if not rows or rows[0].session != after.session:
+        raise bad_query(f"after: event {after.server}:{after.session}:{after.instance} is "
+                        "not retained (trimmed or expired): read again from a time")
+    row = rows[0]
+    if not by_source:
+        return False, (row.arrival, row.id)
+    if row.source is None:
+        return True, (0.0, row.id)
+    return False, (row.source, row.id)
 
 
 def _retained(row: Any, server: int) -> Retained:

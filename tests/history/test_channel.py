@@ -7,7 +7,6 @@ tests/history/test_query.py, here end to end through the store).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,6 @@ import TimeBase
 from cosnotify.channel.clock import ManualClock, seconds_to_timet
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.history.query import EventId, Order, OrderBy
-from cosnotify.store import MemoryStore
 
 
 def retain(count: int = 0, age: float = 0, size: int = 0) -> list[Any]:
@@ -41,17 +39,6 @@ def event(domain: str, type_name: str, n: int, source: float | None = None,
     return N.StructuredEvent(
         N.EventHeader(N.FixedEventHeader(N.EventType(domain, type_name), f"e{n}"), header),
         [N.Property("n", CORBA.Any(CORBA.TC_long, n))], CORBA.Any(CORBA.TC_null, None))
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(1_000.0)
-
-
-@pytest.fixture
-def factory(clock: ManualClock) -> Iterator[EventChannelFactory]:
-    with EventChannelFactory(clock=clock, store=MemoryStore()) as made:
-        yield made
 
 
 def supplier(channel: Any) -> Any:

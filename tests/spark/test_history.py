@@ -1,0 +1,144 @@
+"""``format("cosnotify_history")``: a channel's history as a Spark batch read (docs/spark.md).
+
+Issue 21: "in Spark, as a batch read of history, with time range and types
+pushed down to the store". The server (with a store) runs in this process;
+Spark's Python workers ask its ``CosNotifyHistory`` over IIOP.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, In, LessThan
+
+import CosNotifyChannelAdmin as CA
+
+from cosnotify.server import NotificationServer, ServerConfig
+from spark_bridge import ChannelError
+from spark_bridge.history import HistoryOptions, HistoryReader, _history
+from tests.history.test_channel import event, retain
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+#: Events in the retained channel: D/a, D/b and E/a in turn, 3 supply calls.
+EVENTS = 90
+
+
+@pytest.fixture(scope="module")
+def server(omniorb: Any, tmp_path_factory: pytest.TempPathFactory
+           ) -> Iterator[NotificationServer]:
+    """A server with a store (retention needs one), on the session ORB."""
+    db = tmp_path_factory.mktemp("history") / "store.db"
+    srv = NotificationServer(ServerConfig(port=0, call_timeout=30.0, db=Path(db))).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def retained(server: NotificationServer) -> int:
+    """A retained channel: event n is of type (D, a), (D, b) or (E, a) by n % 3, with
+    source timestamp 1000 + n; pushed in three calls of 30."""
+    channel, cid = server.factory.create_channel([], retain(count=10_000))
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.SEQUENCE_EVENT)
+    proxy.connect_sequence_push_supplier(None)
+    kinds = [("D", "a"), ("D", "b"), ("E", "a")]
+    for start in range(0, EVENTS, 30):
+        proxy.push_structured_events([event(*kinds[n % 3], n, source=1000.0 + n)
+                                      for n in range(start, start + 30)])
+    return int(cid)
+
+
+def options(server: NotificationServer, cid: int, **more: Any) -> dict[str, str]:
+    return {"channel": server.factory_url, "channel_id": str(cid),
+            **{k: str(v) for k, v in more.items()}}
+
+
+def read(spark: Any, opts: dict[str, str]) -> Any:
+    return spark.read.format("cosnotify_history").options(**opts).load()
+
+
+def numbers(rows: list[Any]) -> list[int]:
+    return sorted(r.n for r in rows)
+
+
+def with_n(frame: Any) -> Any:
+    """The events' filterable ``n`` (tests/history/test_channel.event) as a column."""
+    return frame.withColumn("n", F.expr("variant_get(filterable_data[0].value, '$', 'int')"))
+
+
+def test_every_retained_event_once_with_its_id_and_type(registered: Any, server: Any,
+                                                        retained: int) -> None:
+    """Eventer's Event: id (server, session, instance), type path, timestamp, source
+    timestamp -- each a column; every event exactly once."""
+    rows = with_n(read(registered, options(server, retained))).collect()
+    assert numbers(rows) == list(range(EVENTS))
+    assert len({r.event_instance for r in rows}) == EVENTS
+    assert len({r.event_session for r in rows}) == 3  # one session per supply call
+    first = min(rows, key=lambda r: r.n)
+    assert first.event_type == ["D", "a"]
+    assert first.source_time == datetime.datetime(1970, 1, 1, 0, 16, 40)  # 1000 s
+    assert first.domain_name == "D" and first.type_name == "a"
+
+
+def test_filters_on_time_and_type_are_pushed_down(server: Any, retained: int) -> None:
+    """pushFilters turns arrival_time/source_time comparisons and domain/type equalities
+    into the query's tFrom/tTo, sourceTFrom/sourceTTo and type patterns; Spark keeps
+    every filter to check the rows."""
+    reader = HistoryReader(HistoryOptions(options(server, retained)))
+    moment = datetime.datetime(2020, 1, 1)
+    filters = [EqualTo(("domain_name",), "D"), In(("type_name",), ("a", "b")),
+               GreaterThanOrEqual(("arrival_time",), moment),
+               LessThan(("source_time",), datetime.datetime(1970, 1, 1, 0, 17))]
+    left = list(reader.pushFilters(filters))
+    assert left == filters
+    fields = reader.query_fields()
+    assert fields["types"] == [("D", "a", "*"), ("D", "b", "*")]
+    assert fields["tFrom"] == moment.replace(tzinfo=datetime.UTC).timestamp()
+    assert fields["sourceTTo"] == 1020.0
+
+
+def test_a_filtered_read_matches_the_filtered_table(registered: Any, server: Any,
+                                                    retained: int) -> None:
+    """Pushed down or not, the rows are those the filters select."""
+    frame = with_n(read(registered, options(server, retained)))
+    picked = frame.where((F.col("domain_name") == "D") & (F.col("type_name") == "b")
+                         & (F.col("source_time") < datetime.datetime(1970, 1, 1, 0, 17)))
+    assert numbers(picked.collect()) == [n for n in range(20) if n % 3 == 1]
+
+
+def test_slices_and_small_pages_lose_and_repeat_nothing(registered: Any, server: Any,
+                                                        retained: int) -> None:
+    """Partitions split the time range; pages of 7 go on after the last event read,
+    though 30 events share each supply call's arrival."""
+    whole = read(registered, options(server, retained)).collect()
+    arrivals = sorted(r.arrival_time for r in whole)
+    low = arrivals[0].replace(tzinfo=datetime.UTC).timestamp()
+    high = arrivals[-1].replace(tzinfo=datetime.UTC).timestamp()
+    frame = with_n(read(registered, options(server, retained, page_size=7, partitions=3,
+                                            **{"from": low - 1, "to": high + 1})))
+    assert numbers(frame.collect()) == list(range(EVENTS))
+
+
+def test_constraint_and_types_options(registered: Any, server: Any, retained: int) -> None:
+    """The options say the query in words: types patterns and a constraint in a grammar."""
+    frame = with_n(read(registered, options(server, retained, types="E/*",
+                                            constraint="$n < 30")))
+    assert numbers(frame.collect()) == [n for n in range(30) if n % 3 == 2]
+
+
+def test_bad_options_fail_the_load(registered: Any, server: Any, retained: int) -> None:
+    """Issue 21, "Bad input": a reversed range, an unknown option, a channel that keeps
+    no history: a clear error when the read is built, not in a worker."""
+    with pytest.raises(ValueError, match="after"):
+        HistoryOptions(options(server, retained, **{"from": 20, "to": 10}))
+    with pytest.raises(ValueError, match="colour"):
+        HistoryOptions(options(server, retained, colour="red"))
+    _, plain = server.factory.create_channel([], [])
+    with pytest.raises(ChannelError, match="keeps no history"):
+        _history(HistoryOptions(options(server, plain)))
