@@ -153,9 +153,19 @@ class Topology:
             rebuilt = restore.run(self, factory, self.store.records())
         finally:
             self._restoring = False
+        self._drop_orphaned_histories(factory)
         # Deliveries start only now: what they change (a consumer gone, a filter made)
         # is saved like any change.
         rebuilt.connect_all()
+
+    def _drop_orphaned_histories(self, factory: Any) -> None:
+        """The history of a channel that did not come back (a best-effort channel when
+        the process died) goes, as its destroy would have taken it (docs/history.md)."""
+        back = {f"ch/{channel_id}" for channel_id in factory.get_all_channels()}
+        for channel in self.store.history_channels():
+            if channel not in back:
+                log.info("dropping the history of %s: the channel did not come back", channel)
+                self.store.drop_history(channel)
 
 
 @contextlib.contextmanager

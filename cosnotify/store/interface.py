@@ -159,6 +159,10 @@ class Store(Protocol):
     def drop_history(self, channel: str) -> None:
         """``channel`` is gone: its history goes."""
 
+    def history_channels(self) -> list[str]:
+        """Every channel that retains a row, in order (a restart drops the histories
+        of channels that did not come back)."""
+
     # -- lifecycle ---------------------------------------------------------------------------
     def flush(self) -> None:
         """Make every release so far durable."""

@@ -225,6 +225,11 @@ class MemoryStore:
             self._check()
             self._history.pop(channel, None)
 
+    def history_channels(self) -> list[str]:
+        with self._lock:
+            self._check()
+            return sorted(c for c, rows in self._history.items() if rows)
+
     # -- lifecycle ---------------------------------------------------------------------------
     def flush(self) -> None:
         with self._lock:

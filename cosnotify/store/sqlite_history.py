@@ -135,6 +135,21 @@ class HistoryTable:
         self._submit(drop, sync=False, doing="drop_history")
 
 
+    def history_channels(self) -> list[str]:
+        def channels(conn: sqlite3.Connection) -> list[str]:
+            found: list[str] = []
+            # One index probe per channel (the arrival index leads with it), not a scan.
+            row = conn.execute("SELECT min(channel) FROM history").fetchone()
+            while row is not None and row[0] is not None:
+                found.append(row[0])
+                row = conn.execute("SELECT min(channel) FROM history WHERE channel > ?",
+                                   (row[0],)).fetchone()
+            return found
+
+        result: list[str] = self._read(channels, "history_channels")
+        return result
+
+
 def scan_sql(channel: str, scan: HistoryScan, after: HistoryCursor | None,
              limit: int) -> tuple[str, list[Any]] | None:
     """The SELECT of one page of ``scan`` (None: it can match nothing)."""

@@ -150,6 +150,49 @@ def test_history_survives_a_restart_and_goes_with_its_channel(tmp_path: Any) -> 
         store.close()
 
 
+_DIES = """
+import os, sys
+import omniORB
+from tests.history.test_channel import N, CORBA, EventChannelFactory, event, retain, supplier
+from cosnotify.store.sqlite import SQLiteStore
+
+made = EventChannelFactory(store=SQLiteStore(sys.argv[1]))
+persistent = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short, N.Persistent))]
+ids = []
+for qos in (persistent, []):
+    channel, channel_id = made.create_channel(qos, retain(count=10))
+    supplier(channel).push_structured_events([event("a", "b", 1)])
+    channel._retention.flush()
+    ids.append(channel_id)
+print(*ids, flush=True)
+os._exit(0)  # the process dies: nothing of the factory's close runs
+"""
+
+
+def test_a_channel_that_does_not_come_back_leaves_no_history(tmp_path: Any) -> None:
+    """A best-effort channel's history stays in the store when the process dies (its
+    destroy never ran); the next start drops it, since the channel is not restored
+    and its id may be given again. A persistent channel's stays."""
+    import subprocess
+    import sys
+
+    from cosnotify.store.sqlite import SQLiteStore
+
+    db = tmp_path / "store.db"
+    done = subprocess.run([sys.executable, "-c", _DIES, str(db)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    kept_id, lost_id = (int(word) for word in done.stdout.split())
+    store = SQLiteStore(db)
+    try:
+        assert store.history_channels() == sorted([f"ch/{kept_id}", f"ch/{lost_id}"])
+        with EventChannelFactory(store=store) as again:
+            assert store.history_channels() == [f"ch/{kept_id}"]
+            assert numbers(again.get_event_channel(kept_id).query()) == [1]
+    finally:
+        store.close()
+
+
 def test_source_order_puts_undefined_last(factory: EventChannelFactory) -> None:
     channel, _ = factory.create_channel([], retain(count=10))
     supplier(channel).push_structured_events([event("a", "b", 1), event("a", "b", 2, source=3.0),

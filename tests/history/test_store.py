@@ -106,6 +106,17 @@ def test_old_rows_and_the_oldest_past_a_bound(store: Store) -> None:
     assert store.history_size("ch/0") == (0, 0)
 
 
+def test_the_channels_that_retain_rows(store: Store) -> None:
+    """What a restart compares with the channels that came back (topology.py)."""
+    assert store.history_channels() == []
+    fill(store)
+    store.add_history("ch/10", [row(1)])
+    store.add_history("ch/2", [row(1)])
+    assert store.history_channels() == ["ch/0", "ch/10", "ch/2"]
+    store.drop_history("ch/10")
+    assert store.history_channels() == ["ch/0", "ch/2"]
+
+
 def test_type_keys_sort_by_segment() -> None:
     assert type_key(("a", "b")) < type_key(("a", "b", "c")) < type_key(("ab",))
 
