@@ -74,7 +74,22 @@ HistoryCursor = tuple[float, int]
 
 def type_key(path: Sequence[str]) -> bytes:
     """``path`` as a key that sorts by segments (module docstring)."""
-    return b"".join(segment.encode("utf-8", "surrogatepass") + b"\0" for segment in path)
+    if type(path) is tuple:
+        found = _KEYS.get(path)
+        if found is not None:
+            return found
+    key = b"".join(segment.encode("utf-8", "surrogatepass") + b"\0" for segment in path)
+    if type(path) is tuple:
+        if len(_KEYS) >= _MAX_KEYS:  # a channel of ever new types: start again
+            _KEYS.clear()
+        _KEYS[path] = key
+    return key
+
+
+#: Keys of the type paths seen lately (a channel has few types; each retained event
+#: needs its key).
+_KEYS: dict[tuple[str, ...], bytes] = {}
+_MAX_KEYS = 4096
 
 
 def prefix_range(prefix: Sequence[str]) -> tuple[bytes, bytes]:

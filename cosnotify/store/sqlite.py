@@ -45,7 +45,11 @@ from typing import Any, Self
 import attrs
 
 from cosnotify.store.interface import Reason, Record, StoredEvent, StoreError
-from cosnotify.store.sqlite_history import HISTORY_MIGRATION, HistoryTable
+from cosnotify.store.sqlite_history import (
+    HISTORY_MIGRATION,
+    HISTORY_SOURCE_MIGRATION,
+    HistoryTable,
+)
 
 __all__ = ["APPLICATION_ID", "MAX_GROUP", "MIGRATIONS", "MIN_MAX_BYTES", "PENDING_SQL",
            "WAL_SIZE_LIMIT", "SQLiteStore"]
@@ -71,6 +75,7 @@ MIGRATIONS: list[tuple[str, ...]] = [
         "CREATE INDEX pending_by_event ON pending (event_id)",
     ),
     HISTORY_MIGRATION,  # 1 -> 2: retained events (docs/history.md)
+    HISTORY_SOURCE_MIGRATION,  # 2 -> 3: the source index only where there is a source
 ]
 
 #: At most this many queued operations share one transaction.

@@ -16,6 +16,7 @@ import pytest
 
 from cosnotify.store import MemoryStore, Store
 from cosnotify.store.history import HistoryRow, HistoryScan, type_key
+from cosnotify.store.sqlite_history import scan_sql
 
 Opener = Callable[[], Store]
 
@@ -156,5 +157,41 @@ def test_a_store_of_the_previous_schema_gains_the_table(tmp_path: Path) -> None:
     try:
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'"
                             ).fetchone() == (len(MIGRATIONS),)
+    finally:
+        conn.close()
+
+
+def test_a_store_of_schema_2_gains_the_partial_source_index(tmp_path: Path) -> None:
+    """Schema step 2 -> 3: rows with a source timestamp only; a scan by source reads
+    through it, and rows kept before the step are still found by it."""
+    from cosnotify.store.sqlite import APPLICATION_ID, MIGRATIONS, SQLiteStore
+
+    path = tmp_path / "two.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    for step in MIGRATIONS[:2]:
+        for statement in step:
+            conn.execute(statement)
+    conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', 2)")
+    conn.execute("INSERT INTO history (channel, arrival, session, type, source, expires, size,"
+                 " data) VALUES ('ch/0', 1, 0, x'6100', 7, NULL, 1, x'78')")
+    conn.close()
+    made = SQLiteStore(path)
+    try:
+        made.add_history("ch/0", [row(2), row(3, source=5)])
+        scan = HistoryScan(by_source=True, ascending=True)
+        assert [r.source for r in made.read_history("ch/0", scan)] == [5, 7]
+    finally:
+        made.close()
+    conn = sqlite3.connect(path)
+    try:
+        [sql] = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'history_by_source'"
+                             ).fetchone()
+        assert sql.endswith("WHERE source IS NOT NULL")
+        built = scan_sql("ch/0", HistoryScan(by_source=True), None, 10)
+        assert built is not None
+        plan = " ".join(str(r) for r in conn.execute("EXPLAIN QUERY PLAN " + built[0],
+                                                     built[1]))
+        assert "history_by_source" in plan
     finally:
         conn.close()
