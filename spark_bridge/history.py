@@ -17,10 +17,13 @@ read can be repeated. What the store can narrow by is pushed down:
   say the same in words (docs/spark.md, "History").
 
 Each partition reads its time slice (option ``partitions``, when the range
-is bounded) in pages of ``page_size`` events in ascending order, each page
-continuing after the last event of the one before (the query's ``after``
-cursor), so no event is read twice or left out, however many share a
-timestamp. A page whose cursor event was trimmed meanwhile (the read fell
+is bounded) in pages of at most ``page_size`` events in ascending order
+(a reply holds at most about 1 MiB: the service says when there is
+``more``), each page continuing after the last row the one before read (the
+query's ``after`` cursor), so no event is read twice or left out, however
+many share a timestamp. Pushed-down time bounds are widened by a
+microsecond (a row's timestamp is the channel's double rounded to one);
+contradictory ones read nothing. A page whose cursor event was trimmed meanwhile (the read fell
 behind the channel's retention bounds) fails the read with ValueError. Rows carry the event's id (``event_server``,
 ``event_session``, ``event_instance``), its type path (``event_type``) and
 its source timestamp (``source_time``) beside the event schema's columns;
@@ -81,6 +84,11 @@ HISTORY_COLUMNS = ("event_server", "event_session", "event_instance", "event_typ
                    "source_time")
 #: Spark's switch for pushFilters in Python data sources (``register`` sets it).
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+#: How far a pushed-down time bound is widened (seconds): a row's timestamp is the
+#: channel's double rounded to the microsecond.
+ROUNDING = 1e-6
+#: Type patterns pushed down at most (past it the store narrows by none of them).
+MAX_PREFIXES = 64
 #: Events a page asks for at most (the service caps one query at 100,000).
 MAX_PAGE = 100_000
 
@@ -103,7 +111,7 @@ def _arrow_schema() -> Any:
 
 def _seconds(value: Any, name: str) -> float:
     """An option or a pushed-down value as Unix seconds: a number, an ISO 8601 text
-    (UTC unless it has an offset) or a datetime (Spark's, naive in UTC)."""
+    (UTC unless it has an offset) or a datetime (Spark's are aware)."""
     if isinstance(value, datetime.datetime):
         moment = value
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -181,31 +189,38 @@ class HistoryReader(DataSourceReader):
         domains: set[str] | None = None
         types: set[str] | None = None
         for item in filters:
-            column = item.attribute[0] if len(item.attribute) == 1 else None
+            attribute = getattr(item, "attribute", None)  # Not, And, Or have none
+            column = attribute[0] if attribute is not None and len(attribute) == 1 else None
             if column in ("arrival_time", "source_time"):
                 self._push_time(column, item)
             elif column in ("domain_name", "type_name") and isinstance(item, (EqualTo, In)):
                 values = {item.value} if isinstance(item, EqualTo) else set(item.value)
-                if all(isinstance(v, str) for v in values):
+                # A value that is a pattern's wildcard cannot be asked for literally.
+                if all(isinstance(v, str) and v not in ("?", "*") for v in values):
                     if column == "domain_name":
                         domains = values if domains is None else domains & values
                     else:
                         types = values if types is None else types & values
             yield item  # Spark checks every filter again on the rows (module docstring)
-        if domains is not None or types is not None:
-            self.pushed["types"] = [(d, t, "*") for d in sorted(domains or {"?"})
-                                    for t in sorted(types or {"?"})]
+        patterns: list[tuple[str, ...]] = [
+            (d, t, "*") for d in sorted(domains or {"?"}) for t in sorted(types or {"?"})]
+        if domains is not None and len(patterns) > MAX_PREFIXES:
+            patterns = [(d, "*") for d in sorted(domains)]  # the domains alone
+        if (domains is not None or types is not None) and len(patterns) <= MAX_PREFIXES:
+            self.pushed["types"] = patterns
 
     def _push_time(self, column: str, item: Any) -> None:
+        """A comparison as the query's bound, widened by a microsecond: Spark's
+        timestamps are the channel's doubles rounded to microseconds (module docstring)."""
         low, high = ("tFrom", "tTo") if column == "arrival_time" else ("sourceTFrom", "sourceTTo")
         if not isinstance(item, (EqualTo, GreaterThan, GreaterThanOrEqual, LessThan,
                                  LessThanOrEqual)) or item.value is None:
             return
         seconds = _seconds(item.value, column)
         if isinstance(item, (EqualTo, GreaterThan, GreaterThanOrEqual)):
-            self.pushed[low] = max(seconds, self.pushed.get(low, -math.inf))
+            self.pushed[low] = max(seconds - ROUNDING, self.pushed.get(low, -math.inf))
         if isinstance(item, (EqualTo, LessThan, LessThanOrEqual)):
-            self.pushed[high] = min(seconds, self.pushed.get(high, math.inf))
+            self.pushed[high] = min(seconds + ROUNDING, self.pushed.get(high, math.inf))
 
     def query_fields(self) -> dict[str, Any]:
         """The options' fields narrowed by what was pushed down."""
@@ -223,22 +238,33 @@ class HistoryReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         fields = self.query_fields()
         low, high = fields.get("tFrom"), fields.get("tTo")
+        if _empty(fields):  # contradictory filters: one task that asks nothing
+            return [HistorySlice(0, None, None, True)]
         count = self.options.partitions
         if count == 1 or low is None or high is None or high <= low:
             return [HistorySlice(0, low, high, True)]
         step = (high - low) / count
-        edges = [low + i * step for i in range(count)] + [high]
-        return [HistorySlice(i, edges[i], edges[i + 1], i == count - 1) for i in range(count)]
+        edges = sorted({low + i * step for i in range(count)} | {high})
+        return [HistorySlice(i, edges[i], edges[i + 1], i == len(edges) - 2)
+                for i in range(len(edges) - 1)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, HistorySlice)
         fields = self.query_fields()
+        if _empty(fields):
+            return
         fields.pop("tFrom", None)
         fields.pop("tTo", None)
         history = _history(self.options)
         for events in _pages(history, fields, partition, self.options.page_size):
             table = _table(events)
             yield from table.to_batches()
+
+
+def _empty(fields: Mapping[str, Any]) -> bool:
+    """Do the pushed-down bounds contradict each other (no event can match)?"""
+    return any(fields.get(low, -math.inf) > fields.get(high, math.inf)
+               for low, high in (("tFrom", "tTo"), ("sourceTFrom", "sourceTTo")))
 
 
 def _history(options: HistoryOptions) -> Any:
@@ -306,17 +332,17 @@ def _pages(history: Any, fields: dict[str, Any], part: HistorySlice,
     while True:
         asked = base if after is None else {**base, "after": after}
         try:
-            found = [retained_of(r) for r in history.query(properties_of(asked))]
+            got, more, resume = history.query(properties_of(asked))
         except CORBA.BAD_PARAM:
             raise ValueError("the service refused the history query (BAD_PARAM): the "
                              "constraint is not valid in its grammar, or the history was "
                              "trimmed past the page being read") from None
+        found = [retained_of(r) for r in got]
         if found:
             yield found
-        if len(found) < page:
+        if not more:
             return
-        last = found[-1].id
-        after = (last.server, last.session, last.instance)
+        after = (resume.server, resume.session, resume.instance)
 
 
 def _table(events: list[Any]) -> pa.Table:

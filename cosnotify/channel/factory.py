@@ -143,7 +143,10 @@ class EventChannelFactory:
         ChannelNotFound, or NotRetained when it retains no events."""
         from cosnotify.history.corba import History
 
-        return History.of(self.get_event_channel(id))
+        channel = self._find_channel(id)  # typed channels too
+        if channel is None:
+            raise CA.ChannelNotFound()
+        return History.of(channel)
 
     def _find_channel(self, id: int) -> EventChannel | None:
         """Channel ``id`` of any kind (a typed factory's typed ones too), or None."""

@@ -159,13 +159,22 @@ class Topology:
         rebuilt.connect_all()
 
     def _drop_orphaned_histories(self, factory: Any) -> None:
-        """The history of a channel that did not come back (a best-effort channel when
-        the process died) goes, as its destroy would have taken it (docs/history.md)."""
-        back = {f"ch/{channel_id}" for channel_id in factory.get_all_channels()}
-        for channel in self.store.history_channels():
-            if channel not in back:
-                log.info("dropping the history of %s: the channel did not come back", channel)
-                self.store.drop_history(channel)
+        """The history of a channel the store no longer knows (a best-effort channel
+        when the process died) goes, as its destroy would have taken it
+        (docs/history.md). A channel whose record is kept stays, restored or not (a
+        record a restart could not read keeps its history for a later one). A store
+        error here is logged: the start goes on."""
+        try:
+            known = {r.path for r in self.store.records() if r.kind == "channel"}
+            with factory._lock:  # every kind of channel, typed ones included
+                known.update(f"ch/{channel_id}" for channel_id in factory._channels)
+            for channel in self.store.history_channels():
+                if channel not in known:
+                    log.info("dropping the history of %s: the store keeps no such channel",
+                             channel)
+                    self.store.drop_history(channel)
+        except StoreError:
+            log.exception("could not drop the histories of channels that are gone")
 
 
 @contextlib.contextmanager

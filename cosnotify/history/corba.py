@@ -46,8 +46,13 @@ log = logging.getLogger("cosnotify.history")
 _TIMES = frozenset({"tFrom", "tTo", "sourceTFrom", "sourceTTo",
                     "t_from", "t_to", "source_t_from", "source_t_to"})
 _UPPER = frozenset({"tTo", "sourceTTo", "t_to", "source_t_to"})
+#: Bytes of encoded events a reply holds at most (then ``more``): omniORB's default
+#: message limit is 2 MiB, and a reply's CDR is about the size of its events'.
+MAX_REPLY_BYTES = 1 << 20
 #: TimeBase::TimeT of the Unix epoch (100 ns units since 1582-10-15).
 _EPOCH_TICKS = TIMET_EPOCH_OFFSET * 10_000_000
+#: The largest TimeT (an unsigned long long): later source timestamps are given as it.
+_MAX_TIMET = 2**64 - 1
 #: Seconds a TimeBase bound is widened by: the channel's clock is a double of Unix
 #: seconds (about 0.24 us apart today), a TimeT counts 100 ns, and the two do not
 #: convert exactly; 1 us covers both.
@@ -82,22 +87,33 @@ class History:
             raise NotRetained(channel._id)
         return cls(channel)
 
+    @property
+    def _destroyed(self) -> bool:
+        """Gone with its channel (the server then forgets its servant)."""
+        return bool(self._owner._destroyed)
+
     def _get_channel_id(self) -> int:
         return int(self._owner._id)
 
-    def query(self, fields: Sequence[Any]) -> list[Any]:
-        """The retained events the query's ``fields`` (a PropertySeq) select."""
+    def query(self, fields: Sequence[Any]) -> tuple[list[Any], bool, Any]:
+        """The retained events the query's ``fields`` (a PropertySeq) select, at most
+        :data:`MAX_REPLY_BYTES` of them; whether there may be more, and where to
+        resume (the IDL's ``query``)."""
+        from cosnotify.history.reader import query_page
+
         channel = self._owner
         if channel._destroyed:
             raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO, "the channel was destroyed")
         if channel._retention is None:
             raise NotRetained(channel._id)
         try:
-            found = channel.query(**fields_of(fields))
+            page = query_page(channel, None, fields_of(fields), MAX_REPLY_BYTES)
         except CORBA.BAD_PARAM as exc:
             log.info("channel %s: refused a history query: %s", channel._id, exc)
             raise
-        return [retained_event(r) for r in found]
+        resume = page.resume or EventId(0, 0, 0)
+        return ([retained_event(r) for r in page.events], page.more,
+                CosNotifyHistory.EventId(resume.server, resume.session, resume.instance))
 
 
 def fields_of(properties: Sequence[Any]) -> dict[str, Any]:
@@ -111,6 +127,8 @@ def fields_of(properties: Sequence[Any]) -> dict[str, Any]:
         value = prop.value
         if not isinstance(value, CORBA.Any):
             raise bad_query(f"field {name!r} is not an Any")
+        if name != "payload" and value.typecode().kind() in (CORBA.tk_null, CORBA.tk_void):
+            raise bad_query(f"field {name!r} holds no value")
         if name == "payload":
             fields[name] = value  # the payload is the property's value itself
         elif name in _TIMES:
@@ -148,7 +166,7 @@ def _seconds(name: str, value: Any) -> float:
 def _timet(seconds: float) -> int:
     """Unix seconds as a TimeT, to 200 ns (``clock.seconds_to_timet`` adds the epoch
     offset before scaling, which loses 2 us in a double)."""
-    return _EPOCH_TICKS + round(seconds * 10_000_000)
+    return min(max(_EPOCH_TICKS + round(seconds * 10_000_000), 0), _MAX_TIMET)
 
 
 def _seconds_of(ticks: int) -> float:
@@ -177,7 +195,8 @@ def _id_of(value: Any) -> tuple[int, int, int]:
 
 
 def retained_event(event: Retained) -> Any:
-    """A retained event as the IDL's ``RetainedEvent``."""
+    """A retained event as the IDL's ``RetainedEvent`` (times out of TimeT's range are
+    clamped to it)."""
     source = event.source_timestamp
     return CosNotifyHistory.RetainedEvent(
         CosNotifyHistory.EventId(event.id.server, event.id.session, event.id.instance),

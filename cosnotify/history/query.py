@@ -52,13 +52,15 @@ from cosnotify.history.payload import same_payload
 from cosnotify.history.types import TypePath, check_pattern, matches, pattern_prefix
 from cosnotify.store.history import HistoryScan
 
-__all__ = ["DEFAULT_MAX_RESULTS", "MAX_PREFIXES", "MAX_RESULTS_LIMIT", "EventId", "Order", "OrderBy",
-           "Query", "Retained", "bad_query", "from_fields", "select"]
+__all__ = ["DEFAULT_MAX_RESULTS", "MAX_IDS", "MAX_PREFIXES", "MAX_RESULTS_LIMIT", "EventId", "Order", "OrderBy",
+           "Query", "Retained", "bad_query", "from_fields", "passes_constraint", "select"]
 
 #: Events a query returns when it names no ``max_results``.
 DEFAULT_MAX_RESULTS = 1_000
 #: The most a query may ask for (``max_results`` above it is BAD_PARAM).
 MAX_RESULTS_LIMIT = 100_000
+#: Event ids a query may name at most.
+MAX_IDS = 10_000
 #: Past this many type patterns a store is not asked to narrow by them (one index
 #: range each); every pattern is still checked.
 MAX_PREFIXES = 64
@@ -151,6 +153,11 @@ class Query:
             if self.max_results > MAX_RESULTS_LIMIT:
                 raise bad_query(f"max_results {self.max_results} is over the limit of "
                                 f"{MAX_RESULTS_LIMIT}")
+        if self.event_ids is not None and len(self.event_ids) > MAX_IDS:
+            raise bad_query(f"{len(self.event_ids)} ids: at most {MAX_IDS}")
+        if self.after is not None and self.unique_type:
+            raise bad_query("after cannot continue a uniqueType query (the types the "
+                            "pages before returned are not known)")
         for pattern in self.event_types or ():
             try:
                 check_pattern(pattern)
@@ -169,7 +176,7 @@ class Query:
         prefixes = None if self.event_types is None or len(self.event_types) > MAX_PREFIXES \
             else tuple(pattern_prefix(p) for p in self.event_types)
         instances = None if self.event_ids is None else tuple(
-            sorted({i.instance for i in self.event_ids}))
+            sorted({i.instance for i in self.event_ids if 0 <= i.instance < 2**63}))
         return HistoryScan(self.t_from, self.t_to, self.source_t_from, self.source_t_to,
                            instances, prefixes, self.order is Order.ASCENDING,
                            self.order_by is OrderBy.SOURCE_TIMESTAMP)
@@ -203,7 +210,7 @@ def select(candidates: Iterable[Retained], query: Query,
     asked, at most ``query.limit`` (module docstring). ``constraint``: the query's
     compiled constraint (a Filter's ``match_structured``); one that raises does not
     match."""
-    found = [e for e in candidates if query.admits(e) and _passes(constraint, e)]
+    found = [e for e in candidates if query.admits(e) and passes_constraint(constraint, e)]
     descending = query.order is Order.DESCENDING
     # Equal timestamps go by the store's id (instance), as a store pages them.
     if query.order_by is OrderBy.TIMESTAMP:
@@ -224,7 +231,7 @@ def select(candidates: Iterable[Retained], query: Query,
     return found[:query.limit]
 
 
-def _passes(constraint: Callable[[Any], bool] | None, event: Retained) -> bool:
+def passes_constraint(constraint: Callable[[Any], bool] | None, event: Retained) -> bool:
     if constraint is None:
         return True
     try:

@@ -25,19 +25,19 @@ from omniORB import CORBA
 import CosNotifyFilter
 
 from cosnotify.channel import codec
+from cosnotify.channel.topology import store_failures
 from cosnotify.history.query import (
-    MAX_RESULTS_LIMIT,
     EventId,
     Query,
     Retained,
     bad_query,
     from_fields,
-    select,
+    passes_constraint,
 )
 from cosnotify.history.records import retain
 from cosnotify.store.history import HistoryScan
 
-__all__ = ["MAX_SCANNED", "PAGE", "query_channel"]
+__all__ = ["MAX_SCANNED", "PAGE", "Page", "query_channel", "query_page"]
 
 #: Rows a query reads from the store at most.
 MAX_SCANNED = 1_000_000
@@ -45,9 +45,31 @@ MAX_SCANNED = 1_000_000
 PAGE = 1_000
 #: The ``server`` of every event id this service gives (one server per store).
 SERVER_ID = 0
+#: Store ids are SQLite integers: an instance at or past this names no event.
+MAX_ID = 2**63
+
+
+@attrs.frozen
+class Page:
+    """What one query read: ``events``, and whether it stopped before reading all the
+    store holds for it (``more``: it had ``max_results``, the reply's bytes, or
+    :data:`MAX_SCANNED` rows); then ``resume`` is the last row it read, matching
+    or not, for a next query's ``after`` (docs/history.md, "Reading on")."""
+
+    events: list[Retained]
+    more: bool = False
+    resume: EventId | None = None
 
 
 def query_channel(channel: Any, query: Query | None, fields: Mapping[str, Any]) -> list[Retained]:
+    """``channel.query``: the events of :func:`query_page`."""
+    return query_page(channel, query, fields).events
+
+
+def query_page(channel: Any, query: Query | None, fields: Mapping[str, Any],
+               max_bytes: int | None = None) -> Page:
+    """A query of ``channel``'s history (module docstring); ``max_bytes``: stop once the
+    events found hold that many bytes of encoded data (a reply's bound)."""
     if query is None:
         query = from_fields(fields)
     elif fields:
@@ -57,58 +79,65 @@ def query_channel(channel: Any, query: Query | None, fields: Mapping[str, Any]) 
     if topology is None:
         raise CORBA.BAD_INV_ORDER(0, CORBA.COMPLETED_NO, "this channel keeps no history: "
                                   "it has no store")
-    if retention is not None:
-        retention.flush(trim=True, once=True)
-    made = _compiled(channel, query)
-    try:
-        return _scan(channel, topology.store, query,
-                     made.match_structured if made is not None else None)
-    finally:
-        if made is not None:
-            made.destroy()
+    with store_failures():
+        if retention is not None:
+            retention.flush(trim=True, once=True)
+        made = _compiled(channel, query)
+        try:
+            return _scan(channel, topology.store, query,
+                         made.match_structured if made is not None else None, max_bytes)
+        finally:
+            if made is not None:
+                made.destroy()
 
 
-def _scan(channel: Any, store: Any, query: Query, constraint: Any) -> list[Retained]:
+def _scan(channel: Any, store: Any, query: Query, constraint: Any,
+          max_bytes: int | None) -> Page:
     """Read the store in the query's order, keeping what matches (the first of each
     type under ``unique_type``), until the query has all it returns: the store's order
     is the query's (equal keys by id, as ``select`` orders them), so nothing read
     later could come before what is kept."""
+    found: list[Retained] = []
+    if query.limit == 0:
+        return Page(found)
     plan = query.plan()
     now = channel._service.clock.now()
     passes = [False, True] if plan.by_source and query.source_t_from is None \
         and query.source_t_to is None else [False]
-    found: list[Retained] = []
     types: set[Any] = set()
     scanned = 0
+    size = 0
     start = None
     if query.after is not None:
         start = _cursor(channel, store, query.after, plan.by_source)
         if start is None:
-            return found
+            return Page(found)
         if start[0]:  # the event has no source timestamp: it is in the second pass
             passes = passes[1:]
     for nulls in passes:
         scan = attrs.evolve(plan, nulls=nulls, now=now)
         after = start[1] if start is not None and passes[0] == nulls else None
-        while scanned < MAX_SCANNED:
+        while True:
             rows = store.read_history(f"ch/{channel._id}", scan, after, PAGE)
-            scanned += len(rows)
-            for event in select([_retained(row, SERVER_ID) for row in rows],
-                                attrs.evolve(query, unique_type=False,
-                                             max_results=MAX_RESULTS_LIMIT), constraint):
-                if query.unique_type:
-                    if event.type in types:
-                        continue
+            for row in rows:
+                scanned += 1
+                event = _retained(row, SERVER_ID)
+                if query.admits(event) and passes_constraint(constraint, event) and not (
+                        query.unique_type and event.type in types):
                     types.add(event.type)
-                found.append(event)
-                if len(found) >= query.limit:
-                    return found
+                    found.append(event)
+                    size += len(row.data)
+                    if len(found) >= query.limit or (max_bytes is not None
+                                                     and size >= max_bytes):
+                        return Page(found, True, event.id)
+                if scanned >= MAX_SCANNED:
+                    return Page(found, True, event.id)
             if len(rows) < PAGE:
                 break
             last = rows[-1]
             after = ((last.source if plan.by_source and not nulls else last.arrival) or 0.0,
                      last.id)
-    return found
+    return Page(found)
 
 
 def _cursor(channel: Any, store: Any, after: EventId, by_source: bool
@@ -118,6 +147,9 @@ def _cursor(channel: Any, store: Any, after: EventId, by_source: bool
     the event is no longer retained: what followed it cannot be told."""
     if after.server != SERVER_ID:
         return None
+    if not 0 <= after.instance < MAX_ID:
+        raise bad_query(f"after: event {after.server}:{after.session}:{after.instance} is "
+                        "not retained")
     rows = store.read_history(f"ch/{channel._id}", HistoryScan(instances=(after.instance,)),
                               None, 1)
     if not rows or rows[0].session != after.session:

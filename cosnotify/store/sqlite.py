@@ -47,6 +47,7 @@ import attrs
 from cosnotify.store.interface import Reason, Record, StoredEvent, StoreError
 from cosnotify.store.sqlite_history import (
     HISTORY_MIGRATION,
+    HISTORY_SOURCE_INDEX_BACK,
     HISTORY_SOURCE_MIGRATION,
     HistoryTable,
 )
@@ -76,6 +77,7 @@ MIGRATIONS: list[tuple[str, ...]] = [
     ),
     HISTORY_MIGRATION,  # 1 -> 2: retained events (docs/history.md)
     HISTORY_SOURCE_MIGRATION,  # 2 -> 3: the source index only where there is a source
+    HISTORY_SOURCE_INDEX_BACK,  # 3 -> 4: ... undone (the second pass of a source scan)
 ]
 
 #: At most this many queued operations share one transaction.

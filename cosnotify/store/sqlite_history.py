@@ -28,7 +28,8 @@ from cosnotify.store.history import (
     type_key,
 )
 
-__all__ = ["HISTORY_MIGRATION", "HISTORY_SOURCE_MIGRATION", "HistoryTable"]
+__all__ = ["HISTORY_MIGRATION", "HISTORY_SOURCE_INDEX_BACK", "HISTORY_SOURCE_MIGRATION",
+           "HistoryTable"]
 
 #: The schema step that adds the table (cosnotify/store/sqlite.py ``MIGRATIONS``).
 HISTORY_MIGRATION: tuple[str, ...] = (
@@ -47,6 +48,14 @@ HISTORY_MIGRATION: tuple[str, ...] = (
 HISTORY_SOURCE_MIGRATION: tuple[str, ...] = (
     "DROP INDEX history_by_source",
     "CREATE INDEX history_by_source ON history (channel, source, id) WHERE source IS NOT NULL",
+)
+
+#: Schema step 3 -> 4: step 2 -> 3 undone. Rows without a source timestamp are read
+#: in id order by the second pass of a scan by source; the partial index cannot
+#: find them, so that pass read the whole table (of every channel) for each page.
+HISTORY_SOURCE_INDEX_BACK: tuple[str, ...] = (
+    "DROP INDEX history_by_source",
+    "CREATE INDEX history_by_source ON history (channel, source, id)",
 )
 
 _COLUMNS = "id, arrival, session, type, source, data"

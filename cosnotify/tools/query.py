@@ -33,7 +33,7 @@ import CosNotifyChannelAdmin as CA
 import CosNotifyHistory
 
 from cosnotify.history.corba import properties_of, retained_of
-from cosnotify.history.query import Order, OrderBy, Retained, from_fields
+from cosnotify.history.query import DEFAULT_MAX_RESULTS, Order, OrderBy, Retained, from_fields
 from cosnotify.tools import connect
 from cosnotify.tools.eventjson import to_json
 from cosnotify.tools.jsonevents import JsonEventError, any_from_json
@@ -130,14 +130,16 @@ def parse_time(text: str, now: Callable[[], float] = time.time) -> float:
 
 def _event_id(text: str) -> tuple[int, int, int]:
     parts = text.split(":")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
-        raise argparse.ArgumentTypeError(f"{text!r} is not SERVER:SESSION:INSTANCE")
+    if len(parts) != 3 or not all(p.isdigit() and int(p) < 2**64 for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not SERVER:SESSION:INSTANCE (each "
+                                         "a whole number below 2**64)")
     return (int(parts[0]), int(parts[1]), int(parts[2]))
 
 
 def _natural(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
+    if not text.isdigit() or int(text) >= 2**32:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 to "
+                                         "4294967295")
     return int(text)
 
 
@@ -179,8 +181,12 @@ def format_json(event: Retained) -> str:
                        "event": to_json(event.event)}, ensure_ascii=False)
 
 
-def _iso(seconds: float) -> str:
-    moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+def _iso(seconds: float) -> str | float:
+    """ISO 8601 in UTC; Unix seconds for a time no ISO year (1 to 9999) can hold."""
+    try:
+        moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    except (OverflowError, OSError, ValueError):
+        return seconds
     return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
@@ -202,13 +208,16 @@ def _query(args: argparse.Namespace) -> int:
         raise connect.ToolError(f"{args.url} serves no CosNotifyHistory (not cosnotify serve?)")
     try:
         history = histories.get_history(channel_id)
-        found = history.query(properties_of(fields))
+        found = _all_pages(history, fields)
     except CosNotifyHistory.NotRetained:
         raise connect.ToolError(f"channel {channel_id} keeps no history (set RetainAge, "
                                 "RetainCount or RetainBytes)") from None
     except CA.ChannelNotFound:
         raise connect.ToolError(f"no channel {channel_id}", connect.USAGE) from None
-    except CORBA.BAD_PARAM:
+    except CORBA.BAD_PARAM as exc:
+        if exc.completed != CORBA.COMPLETED_NO or args.constraint is None:
+            raise connect.ToolError("the service refused the query (BAD_PARAM); its log "
+                                    "says why", connect.USAGE) from None
         raise connect.ToolError(f"the service refused the query (BAD_PARAM): is the "
                                 f"{args.grammar} constraint valid?", connect.USAGE) from None
     show = format_json if args.json else format_text
@@ -216,6 +225,21 @@ def _query(args: argparse.Namespace) -> int:
         print(show(retained_of(value)))
     sys.stdout.flush()
     return 0
+
+
+def _all_pages(history: Any, fields: dict[str, Any]) -> list[Any]:
+    """The query's events, asked in as many replies as the service needs (a reply
+    holds about 1 MiB; ``more`` says to go on ``after`` its ``resume``)."""
+    wanted = fields.get("maxResults", DEFAULT_MAX_RESULTS)
+    found: list[Any] = []
+    asked = dict(fields)
+    while True:
+        asked["maxResults"] = wanted - len(found)
+        page, more, resume = history.query(properties_of(asked))
+        found.extend(page)
+        if not more or len(found) >= wanted:
+            return found
+        asked["after"] = (resume.server, resume.session, resume.instance)
 
 
 def _reason(exc: CORBA.BAD_PARAM) -> str:

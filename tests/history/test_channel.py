@@ -193,6 +193,34 @@ def test_a_channel_that_does_not_come_back_leaves_no_history(tmp_path: Any) -> N
         store.close()
 
 
+def test_a_channel_record_a_restart_skips_keeps_its_history(tmp_path: Any) -> None:
+    """A channel record the restart could not read is skipped, not deleted: its
+    history stays for a later start that can (review finding)."""
+    import sqlite3
+
+    from cosnotify.store.sqlite import SQLiteStore
+
+    persistent = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short,
+                                                                N.Persistent))]
+    db = tmp_path / "store.db"
+    store = SQLiteStore(db)
+    with EventChannelFactory(store=store) as made:
+        channel, channel_id = made.create_channel(persistent, retain(count=10))
+        supplier(channel).push_structured_events([event("a", "b", 1)])
+    store.close()
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE records SET data = x'00' WHERE path = ?", (f"ch/{channel_id}",))
+    conn.commit()
+    conn.close()
+    store = SQLiteStore(db)
+    try:
+        with EventChannelFactory(store=store) as again:
+            assert again.get_all_channels() == []  # skipped
+            assert store.history_channels() == [f"ch/{channel_id}"]
+    finally:
+        store.close()
+
+
 def test_source_order_puts_undefined_last(factory: EventChannelFactory) -> None:
     channel, _ = factory.create_channel([], retain(count=10))
     supplier(channel).push_structured_events([event("a", "b", 1), event("a", "b", 2, source=3.0),

@@ -59,6 +59,12 @@ def prop(name: str, tc: Any, value: Any) -> Any:
     return N.Property(name, CORBA.Any(tc, value))
 
 
+def ask(history: Any, fields: list[Any]) -> list[Any]:
+    """The events of one reply (``more`` and ``resume`` are tested on their own)."""
+    found, _more, _resume = history.query(fields)
+    return list(found)
+
+
 def numbers(found: list[Any]) -> list[int]:
     return [e.event.filterable_data[0].value.value() for e in found]
 
@@ -78,7 +84,7 @@ def test_a_query_over_corba_returns_the_seeds_fields(factory: Any) -> None:
     _, cid = retained_channel(factory, events)
     history = factory.get_history(cid)
     assert history.channel_id == cid
-    found = history.query([prop("types", CosNotifyHistory._tc_TypePathSeq, [["D", "*"]]),
+    found = ask(history, [prop("types", CosNotifyHistory._tc_TypePathSeq, [["D", "*"]]),
                            prop("order", CORBA.TC_string, "ascending")])
     assert numbers(found) == [0, 1]
     first = retained_of(found[0])
@@ -87,7 +93,7 @@ def test_a_query_over_corba_returns_the_seeds_fields(factory: Any) -> None:
     assert retained_of(found[1]).source_timestamp is None
     assert found[0].id.session == found[1].id.session  # one supply call, one session
     assert found[0].id.instance < found[1].id.instance
-    limited = history.query([prop("maxResults", CORBA.TC_ulong, 1)])
+    limited = ask(history, [prop("maxResults", CORBA.TC_ulong, 1)])
     assert numbers(limited) == [2]  # descending by default: the latest
 
 
@@ -98,25 +104,25 @@ def test_every_field_travels(factory: Any) -> None:
     events = [event("D", "a", n, source=100.0 - n) for n in range(4)]
     _, cid = retained_channel(factory, events)
     history = factory.get_history(cid)
-    everything = history.query([])
+    everything = ask(history, [])
     ids = [e.id for e in everything]
-    assert numbers(history.query([prop("ids", CosNotifyHistory._tc_EventIdSeq, [ids[0]])])) \
+    assert numbers(ask(history, [prop("ids", CosNotifyHistory._tc_EventIdSeq, [ids[0]])])) \
         == [3]
     unknown = CosNotifyHistory.EventId(ids[0].server, ids[0].session, 10**9)
-    assert history.query([prop("ids", CosNotifyHistory._tc_EventIdSeq, [unknown])]) == []
-    assert len(history.query([prop("serverId", CORBA.TC_ulonglong, ids[0].server)])) == 4
-    assert history.query([prop("serverId", CORBA.TC_ulonglong, ids[0].server + 1)]) == []
+    assert ask(history, [prop("ids", CosNotifyHistory._tc_EventIdSeq, [unknown])]) == []
+    assert len(ask(history, [prop("serverId", CORBA.TC_ulonglong, ids[0].server)])) == 4
+    assert ask(history, [prop("serverId", CORBA.TC_ulonglong, ids[0].server + 1)]) == []
     arrival = everything[0].timestamp
     utc = TimeBase.UtcT(arrival, 0, 0, 0)
-    assert len(history.query([prop("tFrom", TimeBase._tc_UtcT, utc)])) == 4
-    assert history.query([prop("tFrom", TimeBase._tc_TimeT, arrival + 10**7)]) == []
-    assert numbers(history.query([prop("sourceTTo", CORBA.TC_double, 98.5)])) == [3, 2]
-    by_source = history.query([prop("orderBy", CORBA.TC_string, "sourceTimestamp"),
+    assert len(ask(history, [prop("tFrom", TimeBase._tc_UtcT, utc)])) == 4
+    assert ask(history, [prop("tFrom", TimeBase._tc_TimeT, arrival + 10**7)]) == []
+    assert numbers(ask(history, [prop("sourceTTo", CORBA.TC_double, 98.5)])) == [3, 2]
+    by_source = ask(history, [prop("orderBy", CORBA.TC_string, "sourceTimestamp"),
                                prop("order", CORBA.TC_string, "ascending")])
     assert numbers(by_source) == [3, 2, 1, 0]
-    assert len(history.query([prop("uniqueType", CORBA.TC_boolean, True)])) == 1
-    assert numbers(history.query([prop("constraint", CORBA.TC_string, "$n >= 2")])) == [3, 2]
-    assert history.query([N.Property("payload", CORBA.Any(CORBA.TC_long, 5))]) == []
+    assert len(ask(history, [prop("uniqueType", CORBA.TC_boolean, True)])) == 1
+    assert numbers(ask(history, [prop("constraint", CORBA.TC_string, "$n >= 2")])) == [3, 2]
+    assert ask(history, [N.Property("payload", CORBA.Any(CORBA.TC_long, 5))]) == []
 
 
 @pytest.mark.parametrize("fields", [
@@ -136,8 +142,8 @@ def test_malformed_queries_are_bad_param(factory: Any, fields: list[Any]) -> Non
     _, cid = retained_channel(factory, [event("D", "a", 0)])
     history = factory.get_history(cid)
     with pytest.raises(CORBA.BAD_PARAM):
-        history.query(fields)
-    assert numbers(history.query([])) == [0]
+        ask(history, fields)
+    assert numbers(ask(history, [])) == [0]
 
 
 def test_a_channel_without_retention_has_no_history(factory: Any) -> None:
@@ -158,7 +164,7 @@ def test_the_history_goes_with_its_channel(factory: Any) -> None:
     history = factory.get_history(cid)
     channel.destroy()
     with pytest.raises(CORBA.OBJECT_NOT_EXIST):
-        history.query([])
+        ask(history, [])
 
 
 def test_properties_of_is_what_the_server_reads(factory: Any) -> None:
@@ -166,11 +172,110 @@ def test_properties_of_is_what_the_server_reads(factory: Any) -> None:
     events = [event("D", "a", n, source=50.0 + n) for n in range(3)]
     _, cid = retained_channel(factory, events)
     history = factory.get_history(cid)
-    ids = [retained_of(e).id for e in history.query([])]
+    ids = [retained_of(e).id for e in ask(history, [])]
     fields = {"types": [("D", "?")], "tFrom": 0.0, "sourceTFrom": 51.0, "order": "ascending",
               "orderBy": "sourceTimestamp", "maxResults": 5, "uniqueType": False,
               "ids": [(i.server, i.session, i.instance) for i in ids], "serverId": 0,
               "grammar": "EXTENDED_TCL", "constraint": "$n < 5"}
-    found = history.query(properties_of(fields))
+    found = ask(history, properties_of(fields))
     assert numbers(found) == [1, 2]
     assert retained_of(found[0]).source_timestamp == 51.0
+
+
+class TestPages:
+    """A reply says when the query stopped early (``more``) and where to go on
+    (``resume``, for ``after``): the cap, a reply's bytes, the rows one query reads."""
+
+    def test_more_and_resume_make_the_whole_answer(self, factory: Any,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+        import cosnotify.history.corba as history_corba
+
+        _, cid = retained_channel(factory, [event("D", "a", n) for n in range(10)])
+        history = factory.get_history(cid)
+        monkeypatch.setattr(history_corba, "MAX_REPLY_BYTES", 1)  # one event a reply
+        got: list[int] = []
+        fields = [prop("order", CORBA.TC_string, "ascending")]
+        while True:
+            found, more, resume = history.query(fields)
+            got += numbers(found)
+            assert len(found) <= 1
+            if not more:
+                break
+            fields = [prop("order", CORBA.TC_string, "ascending"),
+                      prop("after", CosNotifyHistory._tc_EventId, resume)]
+        assert got == list(range(10))
+
+    def test_a_scan_that_stops_says_so(self, factory: Any,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+        """A selective constraint over more rows than one query reads: the reply is
+        short, even empty, and says ``more``, never a silent end."""
+        from cosnotify.history import reader
+
+        _, cid = retained_channel(factory, [event("D", "a", n) for n in range(30)])
+        history = factory.get_history(cid)
+        monkeypatch.setattr(reader, "MAX_SCANNED", 4)
+        monkeypatch.setattr(reader, "PAGE", 3)
+        fields = [prop("order", CORBA.TC_string, "ascending"),
+                  prop("constraint", CORBA.TC_string, "$n >= 25")]
+        found, more, resume = history.query(fields)
+        assert (found, more) == ([], True)
+        got: list[int] = []
+        while more:
+            found, more, resume = history.query(
+                [*fields, prop("after", CosNotifyHistory._tc_EventId, resume)])
+            got += numbers(found)
+        assert got == [25, 26, 27, 28, 29]
+
+
+class TestReviewFindings:
+    """An adversarial review of the CORBA history layer found these."""
+
+    def test_huge_ids_match_nothing(self, factory: Any) -> None:
+        """"unknown ids just match nothing", also past SQLite's integers."""
+        _, cid = retained_channel(factory, [event("D", "a", 0)])
+        history = factory.get_history(cid)
+        huge = CosNotifyHistory.EventId(0, 0, 2**64 - 1)
+        assert ask(history, [prop("ids", CosNotifyHistory._tc_EventIdSeq, [huge])]) == []
+        with pytest.raises(CORBA.BAD_PARAM):
+            ask(history, [prop("after", CosNotifyHistory._tc_EventId, huge)])
+        many = [CosNotifyHistory.EventId(0, 0, n) for n in range(10_001)]
+        with pytest.raises(CORBA.BAD_PARAM):
+            ask(history, [prop("ids", CosNotifyHistory._tc_EventIdSeq, many)])
+
+    def test_a_far_future_source_timestamp_is_clamped(self, factory: Any) -> None:
+        late = event("D", "a", 0)
+        late.header.variable_header.append(N.Property("SourceTimestamp", CORBA.Any(
+            TimeBase._tc_TimeT, 2**64 - 1)))
+        _, cid = retained_channel(factory, [late])
+        [found] = ask(factory.get_history(cid), [])
+        assert found.source_timestamp_defined
+        assert found.source_timestamp == 2**64 - 1
+
+    def test_no_value_is_bad_param_and_zero_results_is_none(self, factory: Any) -> None:
+        _, cid = retained_channel(factory, [event("D", "a", 0)])
+        history = factory.get_history(cid)
+        with pytest.raises(CORBA.BAD_PARAM):
+            ask(history, [N.Property("order", CORBA.Any(CORBA.TC_null, None))])
+        assert ask(history, [prop("maxResults", CORBA.TC_ulong, 0)]) == []
+
+    def test_unique_type_cannot_be_continued(self, factory: Any) -> None:
+        _, cid = retained_channel(factory, [event("D", "a", 0), event("D", "a", 1)])
+        history = factory.get_history(cid)
+        first = ask(history, [])[0].id
+        with pytest.raises(CORBA.BAD_PARAM):
+            ask(history, [prop("uniqueType", CORBA.TC_boolean, True),
+                          prop("after", CosNotifyHistory._tc_EventId, first)])
+
+    def test_a_destroyed_channels_history_servant_goes(self, factory: Any,
+                                                      server: NotificationServer) -> None:
+        """The servant of a history whose channel is destroyed is forgotten, as the
+        channel's own is (no servant left per destroyed channel)."""
+        before = server.objects.active_servants
+        for _ in range(5):
+            channel, cid = retained_channel(factory, [event("D", "a", 0)])
+            history = factory.get_history(cid)
+            ask(history, [])
+            channel.destroy()
+            with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+                ask(history, [])
+        assert server.objects.active_servants <= before + 1

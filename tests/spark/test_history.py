@@ -99,8 +99,9 @@ def test_filters_on_time_and_type_are_pushed_down(server: Any, retained: int) ->
     assert left == filters
     fields = reader.query_fields()
     assert fields["types"] == [("D", "a", "*"), ("D", "b", "*")]
-    assert fields["tFrom"] == moment.replace(tzinfo=datetime.UTC).timestamp()
-    assert fields["sourceTTo"] == 1020.0
+    # widened by a microsecond: a row's timestamp is rounded to one
+    assert fields["tFrom"] == moment.replace(tzinfo=datetime.UTC).timestamp() - 1e-6
+    assert fields["sourceTTo"] == 1020.0 + 1e-6
 
 
 def test_a_filtered_read_matches_the_filtered_table(registered: Any, server: Any,
@@ -142,3 +143,53 @@ def test_bad_options_fail_the_load(registered: Any, server: Any, retained: int) 
     _, plain = server.factory.create_channel([], [])
     with pytest.raises(ChannelError, match="keeps no history"):
         _history(HistoryOptions(options(server, plain)))
+
+
+class TestReviewFindings:
+    """An adversarial review of the Spark history read found these."""
+
+    def test_negations_and_literal_wildcards(self, registered: Any, server: Any,
+                                             retained: int) -> None:
+        """`!=` reaches pushFilters as Not (no column of its own); a type_name that is
+        literally "*" is not a pattern: neither fails the read."""
+        frame = with_n(read(registered, options(server, retained)))
+        assert numbers(frame.where(F.col("type_name") != "a").collect()) == \
+            [n for n in range(EVENTS) if n % 3 == 1]
+        assert frame.where(F.col("type_name") == "*").collect() == []
+
+    def test_equality_on_a_timestamp_read_back(self, registered: Any, server: Any,
+                                               retained: int) -> None:
+        """A row's arrival_time is the channel's double rounded to the microsecond: `=`
+        on a value read back finds its supply call's 30 events."""
+        frame = with_n(read(registered, options(server, retained)))
+        moment = frame.orderBy("n").first().arrival_time
+        assert numbers(frame.where(F.col("arrival_time") == moment).collect()) == \
+            list(range(30))
+        assert len(frame.where(F.col("arrival_time") >= moment).collect()) == EVENTS
+
+    def test_contradictory_filters_read_nothing(self, registered: Any, server: Any,
+                                                retained: int) -> None:
+        frame = read(registered, options(server, retained))
+        picked = frame.where((F.col("arrival_time") > datetime.datetime(2021, 1, 1))
+                             & (F.col("arrival_time") < datetime.datetime(2020, 1, 1)))
+        assert picked.collect() == []
+
+    def test_many_partitions_over_a_tiny_range(self, registered: Any, server: Any,
+                                               retained: int) -> None:
+        whole = read(registered, options(server, retained)).collect()
+        low = min(r.arrival_time for r in whole).replace(tzinfo=datetime.UTC).timestamp()
+        frame = with_n(read(registered, options(server, retained, partitions=16,
+                                                **{"from": low - 5e-7, "to": low + 5e-7})))
+        assert numbers(frame.collect()) == list(range(30))
+
+    def test_many_domains_and_types_push_no_cross_product(self, server: Any,
+                                                          retained: int) -> None:
+        reader = HistoryReader(HistoryOptions(options(server, retained)))
+        domains = tuple(f"d{i}" for i in range(100))
+        list(reader.pushFilters([In(("domain_name",), domains),
+                                 In(("type_name",), tuple(f"t{i}" for i in range(100)))]))
+        assert "types" not in reader.pushed  # 100 domains: past what a store narrows by
+        reader = HistoryReader(HistoryOptions(options(server, retained)))
+        list(reader.pushFilters([In(("domain_name",), ("D", "E")),
+                                 In(("type_name",), tuple(f"t{i}" for i in range(100)))]))
+        assert reader.pushed["types"] == [("D", "*"), ("E", "*")]

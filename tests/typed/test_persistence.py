@@ -316,3 +316,22 @@ class TestReviewFindings:
         coffee_idl.write_text(text[:text.index("    interface PullCoffee")] + "};\n")
         with pytest.raises(ValueError, match="the Pull interface of IDL:CoffeeTest/Coffee"):
             opener(coffee_idl)
+
+
+def test_a_persistent_typed_channel_keeps_its_history(opener: Opener, coffee_idl: Path) -> None:
+    """A restart drops only the histories of channels the store no longer keeps
+    (docs/history.md): a typed channel is one it keeps, though get_all_channels
+    leaves it out."""
+    from cosnotify.history.query import Query
+    from tests.history.test_channel import retain
+
+    factory = opener(coffee_idl)
+    channel, channel_id = factory.create_typed_channel(DURABLE_QOS, retain(count=10))
+    pusher, _ = typed_proxies(channel)
+    pusher.get_typed_consumer().drinking_coffee("Jane", 5)
+    settle(channel)
+    assert len(channel.query(Query())) == 1
+    factory = opener()
+    back = factory.get_typed_event_channel(channel_id)
+    [kept] = back.query(Query())
+    assert kept.type == ("", "%TYPED")

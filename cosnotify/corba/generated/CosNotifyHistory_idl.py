@@ -175,7 +175,7 @@ omniORB.registerType(History._NP_RepositoryId, _0_CosNotifyHistory._d_History, _
 
 # History operations and attributes
 History._d__get_channel_id = ((),(omniORB.typeMapping["IDL:omg.org/CosNotifyChannelAdmin/ChannelID:1.0"],),None)
-History._d_query = ((omniORB.typeMapping["IDL:omg.org/CosNotification/PropertySeq:1.0"], ), (omniORB.typeMapping["IDL:CosNotifyHistory/RetainedEventSeq:1.0"], ), {_0_CosNotifyHistory.NotRetained._NP_RepositoryId: _0_CosNotifyHistory._d_NotRetained})
+History._d_query = ((omniORB.typeMapping["IDL:omg.org/CosNotification/PropertySeq:1.0"], ), (omniORB.typeMapping["IDL:CosNotifyHistory/RetainedEventSeq:1.0"], omniORB.tcInternal.tv_boolean, omniORB.typeMapping["IDL:CosNotifyHistory/EventId:1.0"]), {_0_CosNotifyHistory.NotRetained._NP_RepositoryId: _0_CosNotifyHistory._d_NotRetained})
 
 # History object reference
 class _objref_History (CORBA.Object):
