@@ -214,6 +214,9 @@ class EventChannel(QoSAdminMixin):
         #: filters an event (docs/grammars/oes.md); None while the table is empty.
         self._node_limits = NodeLimits()
         self._oes_limits: NodeLimits | None = None
+        #: The OES tree bound to this channel (cosnotify/oes: ``Tree.of``), or None;
+        #: its nodes' limits join the table above.
+        self._oes_tree: Any = None
         self._routes: tuple[ConsumerAdmin, ...] = ()
         self._routes_stale = False
         self._consumer_admins: dict[int, ConsumerAdmin] = {}
@@ -228,6 +231,9 @@ class EventChannel(QoSAdminMixin):
         #: The history writer (channel/retention.py), while RetainAge, RetainCount or
         #: RetainBytes is set; else None.
         self._retention: Any = None
+        #: The Event Heap tuple space (cosnotify/tuplespace: ``TupleSpace.of``), or None;
+        #: it is handed every event the channel accepts, beside retention.
+        self._tuplespace: Any = None
         self._apply_admin_props()
         #: Persistent events (channel/durable.py): with a store and ConnectionReliability
         #: Persistent, else None.
@@ -426,6 +432,9 @@ class EventChannel(QoSAdminMixin):
         # keeps the table it started with (one answer per event).
         table = NodeLimits(self._admin_props[OES_NODE_LIMITS])
         self._node_limits = table
+        tree = self._oes_tree
+        if tree is not None:
+            table = tree.node_limits(table)  # the tree's nodes govern their own paths
         self._oes_limits = table if len(table) else None
         tao = self._admin_props[FILTER_GROUP_SEMANTICS] == TAO_GROUPS
         if tao != self._or_empty_passes:
@@ -518,6 +527,9 @@ class EventChannel(QoSAdminMixin):
         retention = self._retention
         if retention is not None:
             retention.keep([event])
+        space = self._tuplespace
+        if space is not None:
+            space.accepted([event])
 
     def _forward_all(self, events: list[Any], counted: Any = None) -> None:
         """Admit a supplier's batch: its persistent events are stored in one commit.
@@ -529,6 +541,9 @@ class EventChannel(QoSAdminMixin):
             retention = self._retention
             if retention is not None and taken[0]:
                 retention.keep(events[:taken[0]])
+            space = self._tuplespace
+            if space is not None and taken[0]:
+                space.accepted(events[:taken[0]])
 
     def _admit_all(self, events: list[Any], counted: Any, taken: list[int]) -> None:
         """The body of :meth:`_forward_all`; ``taken[0]``: how many events were taken
@@ -658,6 +673,9 @@ class EventChannel(QoSAdminMixin):
             self._destroying = True
             admins = (list(self._consumer_admins.values()) + list(self._supplier_admins.values())
                       + list(self._es_admins))
+        tree = self._oes_tree
+        if tree is not None:
+            tree._channel_destroyed()  # its contracts end; its records go with the channel's
         for admin in admins:
             admin.destroy()
         self._factory._channel_destroyed(self)
@@ -672,6 +690,9 @@ class EventChannel(QoSAdminMixin):
                     topology.store.drop_history(f"ch/{self._id}")  # its history goes too
                 except StoreError as exc:
                     log.error("%r: its history could not be dropped: %s", self, exc)
+        space = self._tuplespace
+        if space is not None:
+            space.close()  # its waiters wake with OBJECT_NOT_EXIST
         self._service.object_destroyed(self)
 
     def _shutdown(self) -> None:
@@ -689,6 +710,9 @@ class EventChannel(QoSAdminMixin):
             for proxy in admin._all_proxies():
                 if proxy._id is None or not persistent(proxy):
                     proxy._destroy()
+        space = self._tuplespace
+        if space is not None:
+            space.close()  # tuples live in memory only: its waits end as the service stops
 
     def __repr__(self) -> str:
         return f"<EventChannel id={self._id}>"

@@ -55,6 +55,7 @@ def run(topology: Topology, factory: Any, records: list[Record]) -> _Rebuild:
                          "from the store")
     _check_interfaces(factory, decoded)
     rebuild = _Rebuild(topology, factory)
+    rebuild.decoded = decoded  # OES trees read theirs in connect_all (cosnotify/oes)
     for kinds, step in ((("filter", "mapping"), rebuild.filter),
                         (("channel",), rebuild.channel),
                         (("consumer_admin", "supplier_admin"), rebuild.admin),
@@ -98,6 +99,7 @@ class _Rebuild:
         self.factory = factory
         self.filters: dict[str, Any] = {}
         self.proxies: list[tuple[Any, dict[str, Any]]] = []
+        self.decoded: list[tuple[Record, dict[str, Any]]] = []
 
     # -- objects ----------------------------------------------------------------------------
     def filter(self, path: str, data: dict[str, Any]) -> None:
@@ -220,6 +222,9 @@ class _Rebuild:
                 proxy._restore_connection(client_stub(reference, interface), data["suspended"])
             except Exception:
                 log.exception("%r: the connection to its client could not be restored", proxy)
+        from cosnotify.oes.durable import restore_trees
+
+        restore_trees(self.factory, self.decoded)  # their contracts' proxies are back now
 
     def _own(self, path: str) -> Any:
         """The restored object of this service at ``path`` (topology.py), or None."""

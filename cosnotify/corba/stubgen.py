@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The IDL files generated (omniORB ships no Python stubs for these).
 #: Order matters: a module comes after the generated modules it includes.
 MODULES = ("CosNotifyCommAck", "CosNotifyChannelAdminAck", "CosNotifyGrammars", "NotifyExt",
-           "NotifyMonitoringExt", "CosNotifyHistory", "CosNotifyMonitor")
+           "NotifyMonitoringExt", "CosNotifyHistory", "CosNotifyEventHeap", "CosNotifyOES",
+           "CosNotifyMonitor")
 #: Included IDL files whose stubs omniORB bundles: referred to, never generated.
 EXTERN = ("TimeBase", "CosEventComm", "CosEventChannelAdmin", "CosNotification", "CosNotifyComm",
           "CosNotifyFilter", "CosNotifyChannelAdmin")

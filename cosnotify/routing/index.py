@@ -179,7 +179,11 @@ class _Slot:
     def sequence(self, form: Form) -> Callable[[Any], Any]:
         found = self.sequences.get(form)
         if found is None:
-            found = self.sequences[form] = sequence_function(self.component, form)
+            # A grammar's own component (OES_SUBTREE's node paths: filter/oes/index.py)
+            # gives its function itself; EXTENDED_TCL's are compiled from the AST.
+            own = getattr(self.component, "sequence_function", None)
+            found = self.sequences[form] = (own(form) if own is not None
+                                            else sequence_function(self.component, form))
         return found
 
     def lookup(self, event: Any, form: Form, out: list[Any]) -> None:

@@ -31,6 +31,7 @@ import omniORB
 from omniORB import CORBA, PortableServer
 
 import CosNaming
+import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
@@ -176,6 +177,7 @@ class NotificationServer:
             self._poa._get_the_POAManager().activate()
             self.objects = ObjectMap(self.factory, self._poa, self.servants.servant_for)
             self.servants.objects = self.objects
+            self._serve_state(parent)
             # Servants of destroyed channels, admins and proxies are deactivated at once.
             self.factory.service.destroyed_hook = self.objects.forget_core
             if self._store is not None:
@@ -201,6 +203,25 @@ class NotificationServer:
         self.factory.on_destroy = self.request_stop
         if self._store is not None:
             self._send_reconnect()
+
+    def _serve_state(self, poa: Any) -> None:
+        """The factory is also a TupleSpaceFactory and a TreeFactory (idl/CosNotifyMonitor.idl):
+        their servants, in ``poa`` (transient: a client asks the factory again after a
+        restart; docs/history.md)."""
+        from cosnotify.oes.corba import TreeFactoryServant
+        from cosnotify.tuplespace.corba import TupleSpaceFactoryServant
+
+        self.tuple_spaces = TupleSpaceFactoryServant(self._channel, _connection_watch(), poa)
+        self.trees = TreeFactoryServant(self.factory, self.config.call_timeout)
+        self.servants.extensions.update(get_tuple_space=self.tuple_spaces.get_tuple_space,
+                                        get_tree=self.trees.get_tree)
+
+    def _channel(self, channel_id: int) -> Any:
+        """Channel ``channel_id`` of any kind, or ChannelNotFound."""
+        found = self.factory._find_channel(channel_id)
+        if found is None:
+            raise CA.ChannelNotFound()
+        return found
 
     def _send_reconnect(self) -> None:
         """Call ``reconnect(factory)`` on each restored ReconnectionCallback, on the workers."""
@@ -292,6 +313,7 @@ class NotificationServer:
             except (CORBA.SystemException, PortableServer.POAManager.AdapterInactive):
                 pass
             self.factory.close(wait=True)
+            self.tuple_spaces.close()
             if self.naming is not None:
                 self.naming.release()
                 self.naming = None
@@ -378,6 +400,22 @@ class NotificationServer:
         if naming.startswith("corbaname:") and "#" not in naming:
             return f"{naming}#{self.config.name}"
         return self.ior
+
+
+_watch: Any = None
+_watch_lock = threading.Lock()
+
+
+def _connection_watch() -> Any:
+    """The process's one ConnectionWatch (omniORB has one connection-info function):
+    a tuple-space wait ends when its client's connection does (cosnotify/tuplespace)."""
+    global _watch
+    from cosnotify.tuplespace.corba import ConnectionWatch
+
+    with _watch_lock:
+        if _watch is None:
+            _watch = ConnectionWatch()
+        return _watch.install()  # again: another may have registered meanwhile
 
 
 def _keeps_idl(store: Any) -> bool:

@@ -213,6 +213,9 @@ class ServantFactory:
         #: client's filters (probes, detach_callback) count against that client's lane.
         self.lane_for: Callable[[Any], Any] = lane_for or _no_lane
         self._classes: dict[type, type] = {}
+        #: Factory operations served by objects of their own rather than the core
+        #: factory (the tuple spaces' and trees' factories, app.py): name -> function.
+        self.extensions: dict[str, Callable[..., Any]] = {}
 
     def servant_for(self, core: Any, oid: bytes) -> Any:
         cls = self._servant_class(type(core))
@@ -322,6 +325,9 @@ class ServantFactory:
             # CosNotifyMonitor::Monitor: the ops layer reads the core; the core has no
             # such operation of its own.
             return functools.partial(stats_json, core)
+        if operation.name in self.extensions and isinstance(core, EventChannelFactory):
+            # CosNotifyEventHeap::TupleSpaceFactory, CosNotifyOES::TreeFactory.
+            return self.extensions[operation.name]
         target = getattr(core, _python_name(operation.name))
         in_refs = operation.in_refs
         out_refs = operation.out_refs

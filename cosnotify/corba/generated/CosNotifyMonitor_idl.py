@@ -65,6 +65,21 @@ import CosNotifyHistory_idl
 _0_CosNotifyHistory = omniORB.openModule("CosNotifyHistory")
 _0_CosNotifyHistory__POA = omniORB.openModule("CosNotifyHistory__POA")
 
+# #include "CosNotifyGrammars.idl"
+import CosNotifyGrammars_idl
+_0_CosNotifyGrammars = omniORB.openModule("CosNotifyGrammars")
+_0_CosNotifyGrammars__POA = omniORB.openModule("CosNotifyGrammars__POA")
+
+# #include "CosNotifyEventHeap.idl"
+import CosNotifyEventHeap_idl
+_0_CosNotifyEventHeap = omniORB.openModule("CosNotifyEventHeap")
+_0_CosNotifyEventHeap__POA = omniORB.openModule("CosNotifyEventHeap__POA")
+
+# #include "CosNotifyOES.idl"
+import CosNotifyOES_idl
+_0_CosNotifyOES = omniORB.openModule("CosNotifyOES")
+_0_CosNotifyOES__POA = omniORB.openModule("CosNotifyOES__POA")
+
 #
 # Start of module "CosNotifyMonitor"
 #
@@ -126,7 +141,7 @@ __name__ = "CosNotifyMonitor"
 _0_CosNotifyMonitor._d_EventChannelFactory = (omniORB.tcInternal.tv_objref, "IDL:CosNotifyMonitor/EventChannelFactory:1.0", "EventChannelFactory")
 omniORB.typeMapping["IDL:CosNotifyMonitor/EventChannelFactory:1.0"] = _0_CosNotifyMonitor._d_EventChannelFactory
 _0_CosNotifyMonitor.EventChannelFactory = omniORB.newEmptyClass()
-class EventChannelFactory (_0_NotifyMonitoringExt.EventChannelFactory, _0_CosNotifyMonitor.Monitor, _0_CosNotifyHistory.HistoryFactory):
+class EventChannelFactory (_0_NotifyMonitoringExt.EventChannelFactory, _0_CosNotifyMonitor.Monitor, _0_CosNotifyHistory.HistoryFactory, _0_CosNotifyEventHeap.TupleSpaceFactory, _0_CosNotifyOES.TreeFactory):
     _NP_RepositoryId = _0_CosNotifyMonitor._d_EventChannelFactory[1]
 
     def __init__(self, *args, **kw):
@@ -140,13 +155,15 @@ _0_CosNotifyMonitor._tc_EventChannelFactory = omniORB.tcInternal.createTypeCode(
 omniORB.registerType(EventChannelFactory._NP_RepositoryId, _0_CosNotifyMonitor._d_EventChannelFactory, _0_CosNotifyMonitor._tc_EventChannelFactory)
 
 # EventChannelFactory object reference
-class _objref_EventChannelFactory (_0_NotifyMonitoringExt._objref_EventChannelFactory, _0_CosNotifyMonitor._objref_Monitor, _0_CosNotifyHistory._objref_HistoryFactory):
+class _objref_EventChannelFactory (_0_NotifyMonitoringExt._objref_EventChannelFactory, _0_CosNotifyMonitor._objref_Monitor, _0_CosNotifyHistory._objref_HistoryFactory, _0_CosNotifyEventHeap._objref_TupleSpaceFactory, _0_CosNotifyOES._objref_TreeFactory):
     _NP_RepositoryId = EventChannelFactory._NP_RepositoryId
 
     def __init__(self, obj):
         _0_NotifyMonitoringExt._objref_EventChannelFactory.__init__(self, obj)
         _0_CosNotifyMonitor._objref_Monitor.__init__(self, obj)
         _0_CosNotifyHistory._objref_HistoryFactory.__init__(self, obj)
+        _0_CosNotifyEventHeap._objref_TupleSpaceFactory.__init__(self, obj)
+        _0_CosNotifyOES._objref_TreeFactory.__init__(self, obj)
 
 omniORB.registerObjref(EventChannelFactory._NP_RepositoryId, _objref_EventChannelFactory)
 _0_CosNotifyMonitor._objref_EventChannelFactory = _objref_EventChannelFactory
@@ -154,7 +171,7 @@ del EventChannelFactory, _objref_EventChannelFactory
 
 # EventChannelFactory skeleton
 __name__ = "CosNotifyMonitor__POA"
-class EventChannelFactory (_0_NotifyMonitoringExt__POA.EventChannelFactory, _0_CosNotifyMonitor__POA.Monitor, _0_CosNotifyHistory__POA.HistoryFactory):
+class EventChannelFactory (_0_NotifyMonitoringExt__POA.EventChannelFactory, _0_CosNotifyMonitor__POA.Monitor, _0_CosNotifyHistory__POA.HistoryFactory, _0_CosNotifyEventHeap__POA.TupleSpaceFactory, _0_CosNotifyOES__POA.TreeFactory):
     _NP_RepositoryId = _0_CosNotifyMonitor.EventChannelFactory._NP_RepositoryId
 
 
@@ -162,6 +179,8 @@ class EventChannelFactory (_0_NotifyMonitoringExt__POA.EventChannelFactory, _0_C
     _omni_op_d.update(_0_NotifyMonitoringExt__POA.EventChannelFactory._omni_op_d)
     _omni_op_d.update(_0_CosNotifyMonitor__POA.Monitor._omni_op_d)
     _omni_op_d.update(_0_CosNotifyHistory__POA.HistoryFactory._omni_op_d)
+    _omni_op_d.update(_0_CosNotifyEventHeap__POA.TupleSpaceFactory._omni_op_d)
+    _omni_op_d.update(_0_CosNotifyOES__POA.TreeFactory._omni_op_d)
 
 EventChannelFactory._omni_skeleton = EventChannelFactory
 _0_CosNotifyMonitor__POA.EventChannelFactory = EventChannelFactory

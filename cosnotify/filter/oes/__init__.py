@@ -5,13 +5,16 @@ depth (object-eventing-service.txt, "Basic Concepts", Figure 2); an event
 names its node in the ``node`` property. ``subtree`` parses and compiles
 subscriptions; ``limits`` holds the per-channel node limits of Figures 3 and 4
 (upward propagation limits and barricades) and the context variable through
-which the routing channel hands them to the matchers. Importing the package
-registers the grammar as ``OES_SUBTREE``. docs/grammars/oes.md has the
+which the routing channel hands them to the matchers; ``index`` files
+subscriptions in the routing index by their node's pathname (Figure 5's
+subscription pools are in ``limits`` too). Importing the package registers the
+grammar as ``OES_SUBTREE``. docs/grammars/oes.md has the
 grammar and the rules.
 """
 
 from __future__ import annotations
 
+from cosnotify.filter.oes.index import decompose_oes_subtree
 from cosnotify.filter.oes.limits import (
     CURRENT_LIMITS,
     INFINITE,
@@ -64,4 +67,4 @@ def compile_oes_subtree(text: str, context: CompileContext) -> CompiledConstrain
     return CompiledConstraint(structured, any_, typed, subscription)
 
 
-register_grammar("OES_SUBTREE", compile_oes_subtree)
+register_grammar("OES_SUBTREE", compile_oes_subtree, decompose=decompose_oes_subtree)

@@ -10,6 +10,17 @@ cut off ancestors, so for an event at node N they reduce to one number, the
 still evaluated. A subscription on a node of path length ``k`` may match an
 event of N only when ``k >= reach(N)``.
 
+A node may also name a *subscription pool* (Figure 5; the NODE table's
+``SubscriptionPool``): "A subscription pool placed on a node short-circuits the
+normal upward bubbling of a notification event generated at that node, and
+redirects so that it appears it was generated from a different node. Normal
+bubbling of the redirected notification event continues upward from this other
+node." An event at a pooled node N is therefore evaluated at a chain of
+*origins* (:meth:`NodeLimits.origins`): N itself (its own subscriptions only:
+nothing bubbles up from N), then the pool node P as if generated there (P's
+subscriptions and those above P within P's reach), and so on when P is pooled
+too. A table without pools has one origin per event, ``(N, reach(N))``.
+
 :class:`NodeLimits` holds one channel's table. Reads take no lock: the table
 is an immutable snapshot (the nodes, a trie of the barricades and a reach cache)
 replaced whole by every change, so a reader computing a reach on an old snapshot
@@ -44,6 +55,7 @@ __all__ = [
     "MAX_UPL",
     "NodeLimit",
     "NodeLimits",
+    "Origins",
     "Path",
     "current_limits",
     "format_path",
@@ -101,6 +113,11 @@ def _path(path: str | Path) -> Path:
     return found
 
 
+def _pool(value: object) -> Path | None:
+    """A subscription pool: None (no pool) or a node path (ValueError when malformed)."""
+    return None if value is None else _path(value)  # type: ignore[arg-type]
+
+
 def _barricade(value: object) -> bool:
     """An IDL boolean as omniORBpy gives it (a bool; 0 or 1 in process), else ValueError."""
     if value is True or value is False:
@@ -112,15 +129,19 @@ def _barricade(value: object) -> bool:
 
 @attrs.frozen
 class NodeLimit:
-    """One node's limits: its upward propagation limit (-1: infinite) and barricade.
+    """One node's limits: its upward propagation limit (-1: infinite), barricade and
+    subscription pool (None: none; Figure 5).
 
-    ValueError for a malformed path, a limit that is not an IDL ``long`` of at
-    least -1, or a barricade that is not a boolean (True, False, 1 or 0).
+    ValueError for a malformed path or pool, a limit that is not an IDL ``long``
+    of at least -1, or a barricade that is not a boolean (True, False, 1 or 0).
+    Pools are set by OES trees (cosnotify/oes); ``CosNotifyGrammars::NodeLimit``
+    has no pool, so :meth:`NodeLimits.to_seq` leaves them out.
     """
 
     path: Path = attrs.field(converter=_path)
     upl: int = INFINITE
     barricade: bool = attrs.field(default=False, converter=_barricade)
+    pool: Path | None = attrs.field(default=None, converter=_pool)
 
     def __attrs_post_init__(self) -> None:
         if type(self.upl) is not int or not INFINITE <= self.upl <= MAX_UPL:
@@ -130,11 +151,13 @@ class NodeLimit:
     @property
     def is_default(self) -> bool:
         """True when the limits are the NODE table's defaults (no entry is kept)."""
-        return self.upl == INFINITE and not self.barricade
+        return self.upl == INFINITE and not self.barricade and self.pool is None
 
 
 #: A trie of the barricaded nodes: name -> (barricade here, the trie below).
 _Trie: TypeAlias = dict[str, tuple[bool, "_Trie"]]
+#: Where an event is evaluated: (origin, reach) pairs, the event's own node first.
+Origins: TypeAlias = tuple[tuple[Path, int], ...]
 
 
 def _table(limits: Iterable[NodeLimit]) -> dict[Path, NodeLimit]:
@@ -166,16 +189,31 @@ def _barricades(nodes: Mapping[Path, NodeLimit]) -> _Trie:
 
 
 class _Snapshot:
-    """The nodes with limits, their barricade trie, and the reaches computed so far."""
+    """The nodes with limits, their barricade trie, and the reaches (or, with pools,
+    the origins) computed so far."""
 
-    __slots__ = ("barricades", "cache", "cached_chars", "nodes")
+    __slots__ = ("barricades", "cache", "cached_chars", "nodes", "origins", "pooled")
 
     def __init__(self, nodes: dict[Path, NodeLimit]) -> None:
         self.nodes = nodes
         self.barricades = _barricades(nodes)
+        #: Some node has a subscription pool: matchers ask for origins, not a reach.
+        self.pooled = any(limit.pool is not None for limit in nodes.values())
         self.cache: dict[Path, int] = {}
-        #: The pathname characters the cache holds (approximate under races).
+        self.origins: dict[Path, Origins] = {}
+        #: The pathname characters the caches hold (approximate under races).
         self.cached_chars = 0
+
+    def keep(self, cache: dict[Path, Any], path: Path, found: Any) -> None:
+        """Cache ``found`` for ``path`` within the size bounds (module constants)."""
+        chars = len(path) + sum(map(len, path))  # the pathname's length
+        if chars <= CACHE_PATH_CHARS:
+            if len(cache) >= _CACHE_LIMIT or self.cached_chars + chars > CACHE_BUDGET_CHARS:
+                self.cache.clear()
+                self.origins.clear()
+                self.cached_chars = 0
+            cache[path] = found
+            self.cached_chars += chars
 
 
 class NodeLimits:
@@ -189,9 +227,10 @@ class NodeLimits:
         self._snapshot = _Snapshot(_table(limits))
 
     # -- changes ---------------------------------------------------------------------------
-    def set(self, path: str | Path, upl: int = INFINITE, barricade: bool = False) -> NodeLimit:
+    def set(self, path: str | Path, upl: int = INFINITE, barricade: bool = False,
+            pool: str | Path | None = None) -> NodeLimit:
         """Give the node at ``path`` these limits (the defaults remove them)."""
-        limit = NodeLimit(path, upl, barricade)
+        limit = NodeLimit(path, upl, barricade, pool)
         with self._lock:
             nodes = dict(self._snapshot.nodes)
             if limit.is_default:
@@ -230,18 +269,27 @@ class NodeLimits:
         """The shortest prefix length of ``path`` whose subscriptions an event at
         ``path`` reaches (0: every ancestor up to the root)."""
         snapshot = self._snapshot
-        cache = snapshot.cache
-        found = cache.get(path)
+        found = snapshot.cache.get(path)
         if found is None:
             found = _reach(snapshot.nodes, snapshot.barricades, path)
-            chars = len(path) + sum(map(len, path))  # the pathname's length
-            if chars <= CACHE_PATH_CHARS:
-                if (len(cache) >= _CACHE_LIMIT
-                        or snapshot.cached_chars + chars > CACHE_BUDGET_CHARS):
-                    cache.clear()
-                    snapshot.cached_chars = 0
-                cache[path] = found
-                snapshot.cached_chars += chars
+            snapshot.keep(snapshot.cache, path, found)
+        return found
+
+    @property
+    def pooled(self) -> bool:
+        """Whether some node has a subscription pool (then match with :meth:`origins`)."""
+        return self._snapshot.pooled
+
+    def origins(self, path: Path) -> Origins:
+        """Where an event at ``path`` is evaluated (module docstring, Figure 5): pairs
+        ``(origin, reach)``, ``path`` first; a subscription on a node of length ``k``
+        matches when that node is an origin or its ancestor, ``k >= reach``, within its
+        depth of the origin. Without pools: ``((path, reach(path)),)``."""
+        snapshot = self._snapshot
+        found = snapshot.origins.get(path)
+        if found is None:
+            found = _origins(snapshot.nodes, snapshot.barricades, path)
+            snapshot.keep(snapshot.origins, path, found)
         return found
 
     # -- the IDL form ------------------------------------------------------------------------
@@ -293,6 +341,24 @@ def _reach(nodes: Mapping[Path, NodeLimit], barricades: _Trie, path: Path) -> in
         if barricade:
             deepest = length
     return max(low, deepest)
+
+
+def _origins(nodes: Mapping[Path, NodeLimit], barricades: _Trie, path: Path) -> Origins:
+    """Figure 5: a pooled node keeps its event to its own subscriptions and redirects
+    it to its pool, where it bubbles as if generated there. A cycle of pools (an OES
+    tree refuses them) ends where it would repeat a node."""
+    found: list[tuple[Path, int]] = []
+    seen = {path}
+    node = path
+    while True:
+        own = nodes.get(node)
+        pool = own.pool if own is not None else None
+        if pool is None or pool in seen:
+            found.append((node, _reach(nodes, barricades, node)))
+            return tuple(found)
+        found.append((node, len(node)))
+        seen.add(pool)
+        node = pool
 
 
 #: The node limits of the channel routing the current event; None: no limits apply.

@@ -16,8 +16,8 @@ so a regular expression parses it. A subscription is compiled to closures
 over its path tuple; an event's pathname is split once and the split kept in a
 cache bounded in count and size (only pathnames up to 1,024 characters), so
 matching is a dict lookup, a tuple-prefix comparison and, with limits, a cached
-reach. Subscription pools (Figure 5) are "being considered" in the seed and
-not implemented.
+reach. With subscription pools (Figure 5) in the current table, the event is
+matched at each origin of its pool chain (:meth:`.limits.NodeLimits.origins`).
 """
 
 from __future__ import annotations
@@ -270,11 +270,20 @@ def compile_subscription(subscription: Subscription) -> tuple[Matcher, Matcher, 
     paths = _PATHS
 
     def accept(path: Path | None) -> bool:
-        if path is None or path[:k] != prefix:
+        if path is None:
+            return False
+        table = current()
+        if table is not None and table.pooled:
+            # Figure 5: the event is evaluated at each origin of its pool chain.
+            for origin, reach in table.origins(path):
+                if (reach <= k and origin[:k] == prefix
+                        and not (finite and len(origin) > deepest)):
+                    return True
+            return False
+        if path[:k] != prefix:
             return False
         if finite and len(path) > deepest:
             return False
-        table = current()
         return table is None or table.reach(path) <= k
 
     def structured(event: Any) -> bool:

@@ -1,0 +1,545 @@
+"""Subscription contracts of an OES tree: leases, subscriptions, delivery.
+
+Strategy: "the process leases a subscription contract from OES. The contract
+describes at least the means by which notification events are to be
+delivered and the time at which the lease expires" (Subscription Contracts).
+Here the means is a ``CosNotifyComm::StructuredPushConsumer`` and a contract
+is an ordinary part of the channel, so the channel's delivery, queues, QoS
+and persistence serve it: one consumer admin per contract, with up to two
+structured push proxy suppliers, each with one OES_SUBTREE filter whose
+constraints are the contract's subscriptions (a subscription on node S with
+depth d is the constraint ``S depth d``, for events of domain ``OES``):
+
+- the **best-effort** proxy holds the subscriptions without the guaranteed
+  flag: "undeliverable notifications are discarded";
+- the **guaranteed** proxy (ConnectionReliability Persistent, so the channel
+  keeps its events in the store and retries them; the tree's notifications are
+  then EventReliability Persistent) holds those with it: "latest notification
+  is cached for delivery when client unreachable" -- here every notification
+  is, not only the latest. It needs a persistent channel in a factory with a
+  store.
+
+Both proxies push to a :class:`_Relay`, which pushes to the contract's
+consumer. The relay keeps the seed's rules the channel does not know:
+"only one notification will be delivered for a given contract, regardless of
+how many subscriptions placed with that contract may absorb the notification"
+(a filter's constraints are ORed, and the best-effort relay skips what a
+guaranteed subscription of the contract also takes); "a subscription
+contract immediately and implicitly expires upon failure to deliver a
+notification" unless it was leased keep-alive (the CONTRACT table's QoS);
+and a renewal may name a new consumer.
+
+A lease ends on the service's clock: a timer cancels the contract ("all
+subscriptions associated with the expired contract are immediately
+cancelled ... all memory of the contract ... is cleared and its
+subscription-contract-id is rendered meaningless"). Contract ids come from the
+store's counters when there is a store, so none is ever given twice.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from omniORB import CORBA
+
+import CosEventComm
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter
+
+from cosnotify.channel.clients import connectable
+from cosnotify.channel.topology import persistent
+from cosnotify.filter.oes.limits import CURRENT_LIMITS, Path, format_path
+from cosnotify.filter.oes.subtree import Subscription as _Subtree
+from cosnotify.filter.oes.subtree import compile_subscription, render_subscription
+from cosnotify.oes.errors import ContractNotFound, InvalidRequest, SubscriptionNotFound
+from cosnotify.oes.events import DOMAIN, OPERATIONS
+from cosnotify.oes.paths import (
+    MAX_CONTRACTS,
+    MAX_SUBSCRIPTIONS,
+    check_flag,
+    check_lease,
+    check_limit,
+    parse_path,
+    shown,
+)
+
+if TYPE_CHECKING:
+    from cosnotify.oes.tree import Tree
+
+__all__ = ["CONSUMER_ID", "Contract", "ContractBook", "Subscription"]
+
+log = logging.getLogger("cosnotify.oes")
+
+#: The interface of a contract's consumer.
+CONSUMER_ID = "IDL:omg.org/CosNotifyComm/StructuredPushConsumer:1.0"
+_GONE = (CosEventComm.Disconnected, CORBA.OBJECT_NOT_EXIST)
+_BEST_EFFORT = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short, 0))]
+
+
+@attrs.frozen
+class Subscription:
+    """A row of the SUBSCRIPTION table: the node watched, the depth of its sub-tree
+    (-1: infinite) and the guaranteed flag (QoS)."""
+
+    nodepath: str
+    depth: int = -1
+    guaranteed: bool = False
+
+
+@attrs.frozen
+class Contract:
+    """A contract as LEASECONTRACT answers it: id, expiry (Unix seconds on the service's
+    clock), contact information, keep-alive (the CONTRACT table's QoS) and, here, its
+    subscriptions (by node path)."""
+
+    contract_id: int
+    expiry: float
+    contactinfo: str
+    keep_alive: bool
+    subscriptions: tuple[Subscription, ...] = ()
+
+
+class _Contract:
+    """A live contract (guarded by the tree's lock)."""
+
+    __slots__ = (
+        "admin",
+        "constraints",
+        "consumer",
+        "ended",
+        "expiry",
+        "filters",
+        "id",
+        "keep_alive",
+        "matchers",
+        "proxies",
+        "subscriptions",
+        "timer",
+        "told",
+    )
+
+    def __init__(self, contract_id: int, consumer: Any, expiry: float, keep_alive: bool,
+                 admin: Any) -> None:
+        self.id = contract_id
+        self.consumer = consumer
+        self.expiry = expiry
+        self.keep_alive = keep_alive
+        self.admin = admin
+        #: node path -> (depth, guaranteed)
+        self.subscriptions: dict[Path, tuple[int, bool]] = {}
+        #: node path -> its constraint id in the filter of its proxy
+        self.constraints: dict[Path, int] = {}
+        #: [best-effort, guaranteed]: the proxies and their filters (None: none yet).
+        self.proxies: list[Any] = [None, None]
+        self.filters: list[Any] = [None, None]
+        #: The structured matchers of the guaranteed subscriptions (the relay's test).
+        self.matchers: tuple[Any, ...] = ()
+        self.timer: Any = None
+        self.ended = False
+        self.told = False
+
+    def view(self) -> Contract:
+        subscriptions = tuple(Subscription(format_path(path), depth, guaranteed)
+                              for path, (depth, guaranteed) in sorted(self.subscriptions.items()))
+        return Contract(self.id, self.expiry, contact_info(self.consumer), self.keep_alive,
+                        subscriptions)
+
+
+def contact_info(consumer: Any) -> str:
+    """The CONTRACT table's Contactinfo: the consumer's IOR, or what it is in process."""
+    if isinstance(consumer, CORBA.Object):
+        from cosnotify.channel import codec
+
+        return codec.reference_text(consumer) or ""
+    return f"in-process {type(consumer).__name__}"
+
+
+class _Relay:
+    """What a contract's proxy pushes to (module docstring)."""
+
+    def __init__(self, book: ContractBook, contract: _Contract, guaranteed: bool) -> None:
+        self._book = book
+        self._contract = contract
+        self._guaranteed = guaranteed
+
+    def push_structured_event(self, event: Any) -> None:
+        contract = self._contract
+        if contract.ended:
+            raise CosEventComm.Disconnected()
+        if not self._guaranteed and contract.matchers and self._book.covered(contract, event):
+            return  # the contract's guaranteed proxy delivers it: one notification
+        try:
+            contract.consumer.push_structured_event(event)
+        except Exception as exc:
+            if not contract.keep_alive:
+                # "a subscription contract immediately and implicitly expires upon
+                # failure to deliver a notification"
+                self._book.delivery_failed(contract, exc)
+                raise CosEventComm.Disconnected() from exc
+            if self._guaranteed:
+                if isinstance(exc, _GONE):  # kept for a renewal naming a new consumer
+                    raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO) from exc
+                raise
+            log.info("contract %d: a notification could not be delivered (%s): discarded",
+                     contract.id, exc)
+
+    def disconnect_structured_push_consumer(self) -> None:
+        """A proxy ends: the consumer is told once, when its contract ends."""
+        contract = self._contract
+        if not contract.ended or contract.told:
+            return
+        contract.told = True
+        disconnect = getattr(contract.consumer, "disconnect_structured_push_consumer", None)
+        if disconnect is not None:
+            try:
+                disconnect()
+            except Exception as exc:  # noqa: BLE001 - the client may be gone already
+                log.debug("contract %d: telling its consumer failed: %s", contract.id, exc)
+
+
+class ContractBook:
+    """The contracts of one tree (module docstring); every method runs under the tree's
+    lock."""
+
+    def __init__(self, tree: Tree) -> None:
+        self._tree = tree
+        self._channel = tree.channel
+        self._service = tree.channel._service
+        self._contracts: dict[int, _Contract] = {}
+        #: node path -> ids of the contracts subscribed to it (for REMOVE).
+        self._subscribers: dict[Path, set[int]] = {}
+        #: Guaranteed subscriptions in all contracts (the tree's events are then persistent).
+        self.durable_count = 0
+        self._ids = itertools.count(1)
+        self._filter_factory: Any = None
+
+    # -- the operations -------------------------------------------------------------------
+    def lease(self, consumer: Any, lease: Any, keep_alive: Any) -> Contract:
+        seconds = check_lease(lease)
+        keep = check_flag(keep_alive, "keep_alive", "")
+        usable = self._usable(consumer)
+        tree = self._tree
+        with tree._lock:
+            tree._check_alive()
+            if len(self._contracts) >= MAX_CONTRACTS:
+                raise InvalidRequest("", f"the tree holds {MAX_CONTRACTS} contracts at most")
+            admin = self._new_admin()
+            topology = self._service.topology
+            contract_id = (topology.next_id(f"ch/{self._channel._id}/oes/contracts") + 1
+                           if topology is not None else next(self._ids))
+            contract = _Contract(contract_id, usable, self._service.clock.now() + seconds,
+                                 keep, admin)
+            try:
+                tree._records.write_contract(contract)
+            except BaseException:
+                admin.destroy()
+                raise
+            self._contracts[contract_id] = contract
+            self._schedule(contract)
+            return contract.view()
+
+    def renew(self, contract_id: int, lease: Any, consumer: Any) -> Contract:
+        seconds = check_lease(lease)
+        usable = self._usable(consumer) if consumer is not None else None
+        tree = self._tree
+        with tree._lock:
+            tree._check_alive()
+            contract = self._live(contract_id)
+            expiry = max(contract.expiry, self._service.clock.now() + seconds)
+            before = contract.expiry, contract.consumer
+            contract.expiry = expiry
+            if usable is not None:
+                contract.consumer = usable
+            try:
+                tree._records.write_contract(contract)
+            except BaseException:
+                contract.expiry, contract.consumer = before
+                raise
+            self._schedule(contract)
+            return contract.view()
+
+    def cancel(self, contract_id: int, why: str) -> None:
+        tree = self._tree
+        with tree._lock:
+            tree._check_alive()
+            contract = self._contracts.get(contract_id)
+            if contract is None:
+                raise ContractNotFound(contract_id)
+            self._end(contract, why)
+
+    def get(self, contract_id: int) -> Contract:
+        with self._tree._lock:
+            self._tree._check_alive()
+            return self._live(contract_id).view()
+
+    def ids(self) -> list[int]:
+        with self._tree._lock:
+            return sorted(self._contracts)
+
+    def subscribe(self, contract_id: int, pathname: str, depth: Any, guaranteed: Any) -> None:
+        """SUBSCRIBE: "Adding a second subscription for the same node under the same
+        contract results in a modification ...; it does not generate an error"."""
+        tree = self._tree
+        with tree._lock:
+            tree._check_alive()
+            contract = self._live(contract_id)
+            path = parse_path(pathname)
+            text = shown(path)
+            depth = check_limit(depth, "depth", text)
+            guaranteed = check_flag(guaranteed, "guaranteed", text)
+            tree._node(path)
+            if guaranteed and self._channel._event_log is None:
+                raise InvalidRequest(text, "a guaranteed subscription needs a channel with "
+                                           "ConnectionReliability Persistent in a factory "
+                                           "with a store")
+            old = contract.subscriptions.get(path)
+            if old == (depth, guaranteed):
+                return
+            if old is None and len(contract.subscriptions) >= MAX_SUBSCRIPTIONS:
+                raise InvalidRequest(text, f"a contract holds {MAX_SUBSCRIPTIONS} "
+                                           "subscriptions at most")
+            made = contract.proxies[guaranteed] is None
+            if made:
+                self._new_proxy(contract, guaranteed)
+            try:
+                info = contract.filters[guaranteed].add_constraints([self._constraint(
+                    path, depth)])
+                contract.subscriptions[path] = (depth, guaranteed)
+                try:
+                    tree._records.write_contract(contract)
+                except BaseException:
+                    contract.filters[guaranteed].modify_constraints(
+                        [info[0].constraint_id], [])
+                    raise
+            except BaseException:
+                if old is None:
+                    contract.subscriptions.pop(path, None)
+                else:
+                    contract.subscriptions[path] = old
+                if made:
+                    self._drop_proxy(contract, guaranteed)
+                raise
+            if old is not None:
+                self._drop_constraint(contract, path, old[1])
+            contract.constraints[path] = info[0].constraint_id
+            self._subscribers.setdefault(path, set()).add(contract.id)
+            self._counted(contract)
+
+    def unsubscribe(self, contract_id: int, pathname: str) -> None:
+        tree = self._tree
+        with tree._lock:
+            tree._check_alive()
+            contract = self._live(contract_id)
+            path = parse_path(pathname)
+            old = contract.subscriptions.get(path)
+            if old is None:
+                raise SubscriptionNotFound(contract_id, shown(path))
+            del contract.subscriptions[path]
+            try:
+                tree._records.write_contract(contract)
+            except BaseException:
+                contract.subscriptions[path] = old
+                raise
+            self._forget(contract, path, old[1])
+
+    # -- what the tree and the relays tell ---------------------------------------------------
+    def nodes_removed(self, paths: set[Path]) -> None:
+        """Nodes went (REMOVE): their subscriptions go too, after their notifications
+        (the SUBSCRIPTION table's Nodeid names an existing node)."""
+        for path in paths & self._subscribers.keys():
+            for contract_id in sorted(self._subscribers.get(path, ())):
+                contract = self._contracts[contract_id]
+                old = contract.subscriptions.pop(path)
+                try:
+                    self._tree._records.write_contract(contract)
+                except Exception as exc:  # noqa: BLE001 - restore drops it (durable.py)
+                    log.error("contract %d: its record could not be rewritten: %s",
+                              contract_id, exc)
+                self._forget(contract, path, old[1])
+
+    def covered(self, contract: _Contract, event: Any) -> bool:
+        """Does a guaranteed subscription of ``contract`` take ``event``?"""
+        token = CURRENT_LIMITS.set(self._channel._oes_limits)
+        try:
+            return any(match(event) for match in contract.matchers)
+        finally:
+            CURRENT_LIMITS.reset(token)
+
+    def delivery_failed(self, contract: _Contract, exc: Exception) -> None:
+        """A relay could not deliver (not keep-alive): the contract ends, on a worker."""
+        log.info("contract %d: a notification could not be delivered (%s): it expires",
+                  contract.id, exc)
+        self._service.call_soon(self._end_if_live, contract, "a notification could not "
+                                "be delivered")
+
+    def end_all(self) -> None:
+        """The channel is destroyed: every contract ends (its admin goes with the channel)."""
+        for contract in self._contracts.values():
+            contract.ended = True
+            if contract.timer is not None:
+                contract.timer.cancel()
+        self._contracts.clear()
+        self._subscribers.clear()
+        self.durable_count = 0
+
+    # -- lifecycle of one contract ---------------------------------------------------------
+    def _schedule(self, contract: _Contract) -> None:
+        if contract.timer is not None:
+            contract.timer.cancel()
+        contract.timer = self._service.clock.call_at(
+            contract.expiry, lambda: self._expire(contract))
+
+    def _expire(self, contract: _Contract) -> None:
+        """The lease timer: the contract ends if its lease is over (a renewal moved it)."""
+        if self._channel._factory._closed:
+            return  # stopping: a persistent contract comes back with its lease
+        with self._tree._lock:
+            if not contract.ended and contract.expiry <= self._service.clock.now():
+                self._end(contract, "its lease expired")
+
+    def _end_if_live(self, contract: _Contract, why: str) -> None:
+        with self._tree._lock:
+            if not contract.ended and self._contracts.get(contract.id) is contract:
+                self._end(contract, why)
+
+    def _end(self, contract: _Contract, why: str) -> None:
+        log.info("contract %d of %r ends: %s", contract.id, self._channel, why)
+        contract.ended = True
+        if contract.timer is not None:
+            contract.timer.cancel()
+        del self._contracts[contract.id]
+        for path in contract.subscriptions:
+            self._unindex(contract, path)
+        self.durable_count -= sum(1 for _, g in contract.subscriptions.values() if g)
+        try:
+            contract.admin.destroy()  # its proxies: the relay tells the consumer
+        finally:
+            for flt in contract.filters:
+                if flt is not None and not flt._is_destroyed:
+                    flt.destroy()
+            self._tree._records.delete_contract(contract.id)
+
+    def _live(self, contract_id: Any) -> _Contract:
+        """The contract ``contract_id``; one whose lease is over ends now."""
+        contract = self._contracts.get(contract_id) if type(contract_id) is int else None
+        if contract is None:
+            raise ContractNotFound(contract_id)
+        if contract.expiry <= self._service.clock.now():
+            self._end(contract, "its lease expired")
+            raise ContractNotFound(contract_id)
+        return contract
+
+    # -- the channel side ------------------------------------------------------------------
+    @staticmethod
+    def _usable(consumer: Any) -> Any:
+        usable = connectable(consumer, CONSUMER_ID, "push_structured_event") \
+            if consumer is not None else None
+        if usable is None:
+            raise InvalidRequest("", "a contract delivers to a "
+                                     "CosNotifyComm::StructuredPushConsumer")
+        return usable
+
+    def _new_admin(self) -> Any:
+        admin, _ = self._channel.new_for_consumers(CA.AND_OP)
+        return admin
+
+    def _new_proxy(self, contract: _Contract, guaranteed: bool) -> None:
+        """The contract's proxy of that kind, with its filter, connected to a relay."""
+        admin = contract.admin
+        qos = [] if guaranteed else _BEST_EFFORT
+        try:
+            proxy, _ = admin.obtain_notification_push_supplier_with_qos(CA.STRUCTURED_EVENT,
+                                                                        qos)
+        except CA.AdminLimitExceeded as exc:
+            raise InvalidRequest("", f"the channel's {exc.admin_property_err.name} is "
+                                     "reached") from exc
+        contract.proxies[guaranteed] = proxy
+        try:
+            if guaranteed and not persistent(proxy):
+                raise InvalidRequest("", "a guaranteed subscription needs a persistent "
+                                         "channel")
+            contract.filters[guaranteed] = self._factory().create_filter("OES_SUBTREE")
+            proxy.add_filter(contract.filters[guaranteed])  # filtered before it connects
+            self.connect(contract, guaranteed, proxy)
+        except BaseException:
+            self._drop_proxy(contract, guaranteed)
+            raise
+
+    def connect(self, contract: _Contract, guaranteed: bool, proxy: Any,
+                restored: bool = False) -> None:
+        relay = _Relay(self, contract, guaranteed)
+        if restored:
+            proxy._restore_connection(relay, False)
+        else:
+            proxy.connect_structured_push_consumer(relay)
+        with proxy._lock:  # the consumer's lane, not the relay's (none: in process)
+            proxy._lane = self._service.lane_for(contract.consumer)
+
+    def _drop_proxy(self, contract: _Contract, guaranteed: bool) -> None:
+        proxy, flt = contract.proxies[guaranteed], contract.filters[guaranteed]
+        contract.proxies[guaranteed] = contract.filters[guaranteed] = None
+        if proxy is not None:
+            proxy._destroy(notify_client=False, why="its OES subscriptions ended")
+        if flt is not None and not flt._is_destroyed:
+            flt.destroy()
+
+    def _drop_constraint(self, contract: _Contract, path: Path, guaranteed: bool) -> None:
+        constraint = contract.constraints.pop(path, None)
+        flt = contract.filters[guaranteed]
+        if constraint is not None and flt is not None:
+            try:
+                flt.modify_constraints([constraint], [])
+            except CosNotifyFilter.ConstraintNotFound:
+                pass
+        if not any(g == guaranteed for _, g in contract.subscriptions.values()):
+            self._drop_proxy(contract, guaranteed)  # an empty filter is no subscription
+
+    def _forget(self, contract: _Contract, path: Path, guaranteed: bool) -> None:
+        self._drop_constraint(contract, path, guaranteed)
+        self._unindex(contract, path)
+        self._counted(contract)
+
+    def _unindex(self, contract: _Contract, path: Path) -> None:
+        ids = self._subscribers.get(path)
+        if ids is not None:
+            ids.discard(contract.id)
+            if not ids:
+                del self._subscribers[path]
+
+    def _counted(self, contract: _Contract) -> None:
+        """The contract's guaranteed matchers, and the tree's count of guaranteed ones."""
+        before = len(contract.matchers)
+        guaranteed = [(path, depth) for path, (depth, g) in contract.subscriptions.items() if g]
+        contract.matchers = tuple(compile_subscription(_Subtree(path, depth))[0]
+                                  for path, depth in guaranteed)
+        self.durable_count += len(contract.matchers) - before
+
+    def _factory(self) -> Any:
+        """A FilterFactory of the channel's grammars that keeps nothing in the store:
+        the contract's record holds its subscriptions (durable.py)."""
+        if self._filter_factory is None:
+            from cosnotify.filter.factory import FilterFactory
+
+            self._filter_factory = FilterFactory(
+                self._channel._get_default_filter_factory()._registry)
+        return self._filter_factory
+
+    @staticmethod
+    def _constraint(path: Path, depth: int) -> Any:
+        """The subscription as a constraint for the tree's notifications (their four
+        event types named exactly: the filter's type test is then one set lookup)."""
+        return CosNotifyFilter.ConstraintExp([N.EventType(DOMAIN, op) for op in OPERATIONS],
+                                             render_subscription(_Subtree(path, depth)))
+
+    # -- restore (durable.py) ----------------------------------------------------------------
+    def adopt(self, contract: _Contract) -> None:
+        """A contract read back from the store, its proxies wired: live again."""
+        self._contracts[contract.id] = contract
+        for path in contract.subscriptions:
+            self._subscribers.setdefault(path, set()).add(contract.id)
+        self._counted(contract)
+        self._schedule(contract)
