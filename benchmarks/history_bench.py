@@ -2,8 +2,9 @@
 
 Run: ``.venv/bin/python benchmarks/history_bench.py [--events 100000] [--stored 1000000]``.
 
-Strategy, in process (issue 21's table; the Event Heap and OES lines come with
-those layers):
+Strategy, in process (issue 21's table; the Event Heap lines are
+benchmarks/history_tuplespace.py's and the OES lines benchmarks/history_oes.py's,
+run here after the others):
 
 * **Retained push vs best-effort push.** One ``EventChannelFactory`` over an
   ``SQLiteStore`` (``synchronous=NORMAL``); two channels side by side, one
@@ -162,6 +163,10 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--stored", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tuples", type=int, default=100_000,
+                        help="live tuples for removeEvent/getEvent/snoopEvents")
+    parser.add_argument("--no-state", action="store_true",
+                        help="skip the tuple space and OES lines")
     args = parser.parse_args()
     print(f"{cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"SQLite {sqlite3.sqlite_version}, load {os.getloadavg()[0]:.1f}")
@@ -186,6 +191,16 @@ def main() -> int:
                 query_case(store, factory, args.stored)
         finally:
             store.close()
+    if not args.no_state:
+        # The Event Heap and OES lines (benchmarks/history_tuplespace.py, history_oes.py).
+        import history_oes
+        import history_tuplespace
+
+        print("\nEvent Heap tuple space")
+        history_tuplespace.run(tuples=args.tuples)
+        print()
+        for line in history_oes.run():
+            print(line)
     return 0
 
 
