@@ -124,7 +124,7 @@ def query_case(store: SQLiteStore, factory: EventChannelFactory, stored: int) ->
         start = time.perf_counter()
         found = channel.query(query)
         indexed.append(time.perf_counter() - start)
-        assert len(found) == 100
+        assert len(found) == min(100, stored // 100)  # a tenth of the range, a tenth D3
         start = time.perf_counter()
         everything = []
         after = None

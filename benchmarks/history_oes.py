@@ -19,7 +19,11 @@ the same run and rounds:
   structured supplier into a channel with the same subscriptions (what the
   tree itself adds to a push);
 * **tree, SQLite** (``--store``): a persistent channel in a factory over an
-  ``SQLiteStore``: each post writes the node's record before it notifies.
+  ``SQLiteStore``: each post writes the node's record before it notifies;
+* **tree, all match** and **push, all match** (``--crowd-posts``): every one
+  of the ``subscriptions`` is on the posted node's path (spread over its
+  levels), so each post notifies all of them: the delivery cost, compared in
+  notifications per second.
 
 ``run(...)`` returns the report as lines (history_bench.py prints them).
 """
@@ -95,7 +99,7 @@ def build(tree: Tree, subscriptions: int, matching: int, tally: Tally) -> None:
     """The posted path, ``matching`` subscriptions on it (from the node up) and the
     rest on sibling sub-trees (node ``\\L0..\\Lk\\S<n>`` at varying depths)."""
     tree.create(pathname(POSTED), parents=True)
-    placed: list[str] = [pathname(POSTED[:LEVELS - i]) for i in range(matching)]
+    placed: list[str] = [pathname(POSTED[:LEVELS - i % LEVELS]) for i in range(matching)]
     n = 0
     while len(placed) < subscriptions:
         level = n % LEVELS  # siblings at every level of the posted path
@@ -159,16 +163,22 @@ def push_case(factory: EventChannelFactory, subscriptions: int, matching: int,
 
 
 def run(subscriptions: int = 1000, posts: int = 20000, matching: int = 6, rounds: int = 3,
-        scan_posts: int = 2000, store: bool = True) -> list[str]:
+        scan_posts: int = 2000, store: bool = True, crowd_posts: int = 200) -> list[str]:
     """The report, as lines (module docstring)."""
     lines = [(f"OES post: {subscriptions} subtree subscriptions (one contract each), "
               f"{matching} of them on the posted node's {LEVELS}-level path; "
               f"{posts} posts per round, {rounds} rounds; notifications delivered in process"),
              f"  machine: {cpu_model()}, Python {platform.python_version()}"]
     results: dict[str, list[float]] = {}
+    crowd: dict[str, list[float]] = {}
     with EventChannelFactory() as factory:
         results["tree, index"] = tree_case(factory, subscriptions, matching, posts, rounds, [])
         results["push, index"] = push_case(factory, subscriptions, matching, posts, rounds)
+        if crowd_posts:
+            crowd["tree, all match"] = tree_case(factory, subscriptions, subscriptions,
+                                                 crowd_posts, rounds, [])
+            crowd["push, all match"] = push_case(factory, subscriptions, subscriptions,
+                                                 crowd_posts, rounds)
     with EventChannelFactory(ServiceConfig(routing="scan")) as factory:
         results["tree, scan"] = tree_case(factory, subscriptions, matching, scan_posts,
                                           rounds, [])
@@ -183,6 +193,11 @@ def run(subscriptions: int = 1000, posts: int = 20000, matching: int = 6, rounds
         ratio = median(values) / best
         lines.append(f"  {label:14}{median(values):10,.0f} posts/s   ({ratio:5.2f}x tree, "
                      "index)   rounds: " + ", ".join(f"{v:,.0f}" for v in values))
+    for label, values in crowd.items():
+        rate = median(values) * subscriptions
+        lines.append(f"  {label:18}{median(values):8,.0f} posts/s = {rate:10,.0f} "
+                     f"notifications/s ({rate / (best * matching):5.2f}x tree, index)   "
+                     "rounds: " + ", ".join(f"{v:,.0f}" for v in values))
     goal = "met" if best >= 5000 else "MISSED"
     lines.append(f"  goal >= 5,000 posts/s with notifications delivered: {goal} "
                  f"({best:,.0f}; {best * matching:,.0f} notifications/s)")
@@ -198,9 +213,11 @@ def main() -> int:
     parser.add_argument("--scan-posts", type=int, default=2000,
                         help="posts per round of the scan and SQLite cases (slower)")
     parser.add_argument("--no-store", action="store_true", help="skip the SQLite case")
+    parser.add_argument("--crowd-posts", type=int, default=200,
+                        help="posts per round when every subscription matches (0: skip)")
     args = parser.parse_args()
     for line in run(args.subscriptions, args.posts, args.matching, args.rounds,
-                    args.scan_posts, not args.no_store):
+                    args.scan_posts, not args.no_store, args.crowd_posts):
         print(line, flush=True)
     return 0
 

@@ -22,6 +22,11 @@ reported too):
 * **getEvent** (the same templates, anonymous: the tuple stays) and, as a
   client (sequenced: each call returns the next tuple the client has not
   received); **snoopEvents** with a template matching 100 tuples.
+* **One template, sequenced** (review finding 2): a client calls getEvent
+  with ``EventType = "T3"`` (a tenth of the tuples) ``ops`` times, each call
+  returning the next T3 it has not received, then ``ops`` times more once it
+  has received them all; and the push rate of ``tuples // 5`` events of
+  another type alone, then while that client polls in a loop, side by side.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import pathlib
 import platform
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Self
@@ -54,16 +60,21 @@ from cosnotify.tuplespace import TupleSpace
 from cosnotify.tuplespace.templates import compile_templates
 
 
-def event(n: int) -> Any:
+def event(n: int, type_name: str | None = None) -> Any:
     fd = [N.Property("Source", CORBA.Any(CORBA.TC_string, f"s{n % 100}")),
           N.Property("severity", CORBA.Any(CORBA.TC_long, (n // 100) % 10)),
           N.Property("host", CORBA.Any(CORBA.TC_string, f"h{n % 7}")),
           N.Property("load", CORBA.Any(CORBA.TC_double, n * 0.5)),
           N.Property("n", CORBA.Any(CORBA.TC_long, n))]
     return N.StructuredEvent(
-        N.EventHeader(N.FixedEventHeader(N.EventType("Bench", f"T{n % 10}"), f"e{n}"),
+        N.EventHeader(N.FixedEventHeader(N.EventType("Bench", type_name or f"T{n % 10}"),
+                                         f"e{n}"),
                       [N.Property("Priority", CORBA.Any(CORBA.TC_short, 0))]),
         fd, CORBA.Any(CORBA.TC_null, None))
+
+
+#: The one template a sequenced client reads again and again (a tenth of the tuples).
+ONE = 'EventType = "T3"'
 
 
 def template(i: int) -> str:
@@ -115,6 +126,28 @@ def _fill(channel: Any, events: list[Any]) -> tuple[float, float]:
     return rate, collections.seconds
 
 
+def _contention(channel: Any, client: Any, tuples: int, extra: int) -> tuple[float, float, int]:
+    """Events/s pushing ``extra`` events of another type alone, then while ``client``
+    polls ONE in a loop (finding nothing new); and the polls made."""
+    alone, _ = _fill(channel, [event(tuples + n, "X") for n in range(extra)])
+    stop = threading.Event()
+    polls = [0]
+
+    def poll() -> None:
+        while not stop.is_set():
+            client.get_event(ONE)
+            polls[0] += 1
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        polled, _ = _fill(channel, [event(tuples + extra + n, "X") for n in range(extra)])
+    finally:
+        stop.set()
+        poller.join()
+    return alone, polled, polls[0]
+
+
 def _rate(ops: int, call: Callable[[int], Any]) -> tuple[float, int]:
     """Calls per second, and how many returned something."""
     found = 0
@@ -145,7 +178,8 @@ def run(tuples: int = 100_000, ops: int = 5_000, machine_line: str | None = None
             with EventChannelFactory(store=store) as factory:
                 plain, _ = factory.create_channel([], [])
                 channel, _ = factory.create_channel([], [])
-                space = TupleSpace.of(channel, max_tuples=tuples + ops)
+                extra = max(tuples // 5, 1_000)
+                space = TupleSpace.of(channel, max_tuples=tuples + ops + 2 * extra)
                 without, gc_without = _fill(plain, events)
                 with_space, gc_with = _fill(channel, events)
                 say(f"\ntuple space, {space.live_count:,} live tuples (pushed in batches of "
@@ -163,6 +197,19 @@ def run(tuples: int = 100_000, ops: int = 5_000, machine_line: str | None = None
                 rate, found = _rate(ops, lambda i: client.get_event(texts[i % 1000]))
                 say(f"  getEvent as a client (sequenced):      {rate:10,.0f} ops/s "
                     f"({found:,} of {ops:,} found a tuple)")
+                one = space.connect("bench-one")
+                rate, found = _rate(ops, lambda i: one.get_event(ONE))
+                say(f"  getEvent as a client, one template again and again: {rate:,.0f} ops/s "
+                    f"({found:,} of {ops:,} found the next {ONE} it had not received)")
+                while one.get_event(ONE) is not None:
+                    pass
+                rate, found = _rate(ops, lambda i: one.get_event(ONE))
+                say(f"  ... once it has received every one:    {rate:10,.0f} ops/s "
+                    f"({found:,} found)")
+                alone, polled, polls = _contention(channel, one, tuples, extra)
+                say(f"  push while that client polls:          {polled:10,.0f} events/s; "
+                    f"alone: {alone:,.0f}; ratio {polled / alone:.0%} (the poller made "
+                    f"{polls:,} calls; both share the GIL)")
                 rate, found = _rate(max(ops // 10, 1), lambda i: space.snoop_events(
                     texts[i % 1000]))
                 say(f"  snoopEvents, 5-field template (100 each): {rate:7,.0f} ops/s")
@@ -172,7 +219,7 @@ def run(tuples: int = 100_000, ops: int = 5_000, machine_line: str | None = None
                     f"{before:,} -> {space.live_count:,} live tuples ({found:,} removed)"
                     "   (goal: >= 2,000)")
                 compiled = compile_templates(texts[:10])
-                live = list(space._table.by_seq.values())
+                live = list(space._table.all.lives())
                 start = time.perf_counter()
                 for t in compiled:
                     for item in live:

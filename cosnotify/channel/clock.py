@@ -50,8 +50,14 @@ def utc_to_seconds(utc: Any) -> float:
     return timet_to_seconds(utc.time)
 
 
+def _nothing() -> None:
+    pass
+
+
 class Timer:
-    """A scheduled callback; ``cancel()`` before it fires to drop it."""
+    """A scheduled callback; ``cancel()`` before it fires to drop it. A cancelled timer
+    stays in its clock's heap until its time, holding nothing: cancel drops the callback
+    (and whatever it refers to)."""
 
     __slots__ = ("callback", "cancelled", "when")
 
@@ -62,6 +68,7 @@ class Timer:
 
     def cancel(self) -> None:
         self.cancelled = True
+        self.callback = _nothing
 
 
 class Clock(Protocol):

@@ -36,6 +36,7 @@ from cosnotify.oes.paths import (
     MAX_NAME_CHARS,
     MAX_NODES,
     MAX_SUBSCRIPTIONS,
+    MAX_TREE_SUBSCRIPTIONS,
 )
 from cosnotify.oes.tree import UNCHANGED, Node, Tree
 
@@ -48,6 +49,7 @@ __all__ = [
     "MAX_NAME_CHARS",
     "MAX_NODES",
     "MAX_SUBSCRIPTIONS",
+    "MAX_TREE_SUBSCRIPTIONS",
     "UNCHANGED",
     "Contract",
     "ContractNotFound",

@@ -19,20 +19,24 @@ depth d is the constraint ``S depth d``, for events of domain ``OES``):
   is, not only the latest. It needs a persistent channel in a factory with a
   store.
 
-Both proxies push to a :class:`_Relay`, which pushes to the contract's
+Both proxies push to a relay (relay.py), which pushes to the contract's
 consumer. The relay keeps the seed's rules the channel does not know:
 "only one notification will be delivered for a given contract, regardless of
 how many subscriptions placed with that contract may absorb the notification"
 (a filter's constraints are ORed, and the best-effort relay skips what a
-guaranteed subscription of the contract also takes); "a subscription
-contract immediately and implicitly expires upon failure to deliver a
-notification" unless it was leased keep-alive (the CONTRACT table's QoS);
-and a renewal may name a new consumer.
+guaranteed subscription of the contract also took -- decided on what held
+when the notification was routed, :meth:`ContractBook.routing_state`, not
+when it is delivered); "a subscription contract immediately and implicitly
+expires upon failure to deliver a notification" unless it was leased
+keep-alive (the CONTRACT table's QoS); and a renewal may name a new consumer.
+A subscription that moves to the other proxy (a SUBSCRIBE "modification" of
+its QoS) leaves its old proxy in place with an empty filter (it passes
+nothing), so what was routed to it before is still delivered.
 
-A lease ends on the service's clock: a timer cancels the contract ("all
-subscriptions associated with the expired contract are immediately
-cancelled ... all memory of the contract ... is cleared and its
-subscription-contract-id is rendered meaningless"). Contract ids come from the
+A lease ends on the service's clock (leases.py: one timer per tree, at the
+earliest expiry): "all subscriptions associated with the expired contract are
+immediately cancelled ... all memory of the contract ... is cleared and its
+subscription-contract-id is rendered meaningless". Contract ids come from the
 store's counters when there is a store, so none is ever given twice.
 """
 
@@ -40,12 +44,12 @@ from __future__ import annotations
 
 import itertools
 import logging
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import attrs
 from omniORB import CORBA
 
-import CosEventComm
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
 import CosNotifyFilter
@@ -57,15 +61,18 @@ from cosnotify.filter.oes.subtree import Subscription as _Subtree
 from cosnotify.filter.oes.subtree import compile_subscription, render_subscription
 from cosnotify.oes.errors import ContractNotFound, InvalidRequest, SubscriptionNotFound
 from cosnotify.oes.events import DOMAIN, OPERATIONS
+from cosnotify.oes.leases import Leases
 from cosnotify.oes.paths import (
     MAX_CONTRACTS,
     MAX_SUBSCRIPTIONS,
+    MAX_TREE_SUBSCRIPTIONS,
     check_flag,
     check_lease,
     check_limit,
     parse_path,
     shown,
 )
+from cosnotify.oes.relay import Relay
 
 if TYPE_CHECKING:
     from cosnotify.oes.tree import Tree
@@ -76,7 +83,6 @@ log = logging.getLogger("cosnotify.oes")
 
 #: The interface of a contract's consumer.
 CONSUMER_ID = "IDL:omg.org/CosNotifyComm/StructuredPushConsumer:1.0"
-_GONE = (CosEventComm.Disconnected, CORBA.OBJECT_NOT_EXIST)
 _BEST_EFFORT = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short, 0))]
 
 
@@ -118,7 +124,6 @@ class _Contract:
         "matchers",
         "proxies",
         "subscriptions",
-        "timer",
         "told",
     )
 
@@ -138,7 +143,6 @@ class _Contract:
         self.filters: list[Any] = [None, None]
         #: The structured matchers of the guaranteed subscriptions (the relay's test).
         self.matchers: tuple[Any, ...] = ()
-        self.timer: Any = None
         self.ended = False
         self.told = False
 
@@ -158,49 +162,6 @@ def contact_info(consumer: Any) -> str:
     return f"in-process {type(consumer).__name__}"
 
 
-class _Relay:
-    """What a contract's proxy pushes to (module docstring)."""
-
-    def __init__(self, book: ContractBook, contract: _Contract, guaranteed: bool) -> None:
-        self._book = book
-        self._contract = contract
-        self._guaranteed = guaranteed
-
-    def push_structured_event(self, event: Any) -> None:
-        contract = self._contract
-        if contract.ended:
-            raise CosEventComm.Disconnected()
-        if not self._guaranteed and contract.matchers and self._book.covered(contract, event):
-            return  # the contract's guaranteed proxy delivers it: one notification
-        try:
-            contract.consumer.push_structured_event(event)
-        except Exception as exc:
-            if not contract.keep_alive:
-                # "a subscription contract immediately and implicitly expires upon
-                # failure to deliver a notification"
-                self._book.delivery_failed(contract, exc)
-                raise CosEventComm.Disconnected() from exc
-            if self._guaranteed:
-                if isinstance(exc, _GONE):  # kept for a renewal naming a new consumer
-                    raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO) from exc
-                raise
-            log.info("contract %d: a notification could not be delivered (%s): discarded",
-                     contract.id, exc)
-
-    def disconnect_structured_push_consumer(self) -> None:
-        """A proxy ends: the consumer is told once, when its contract ends."""
-        contract = self._contract
-        if not contract.ended or contract.told:
-            return
-        contract.told = True
-        disconnect = getattr(contract.consumer, "disconnect_structured_push_consumer", None)
-        if disconnect is not None:
-            try:
-                disconnect()
-            except Exception as exc:  # noqa: BLE001 - the client may be gone already
-                log.debug("contract %d: telling its consumer failed: %s", contract.id, exc)
-
-
 class ContractBook:
     """The contracts of one tree (module docstring); every method runs under the tree's
     lock."""
@@ -214,8 +175,17 @@ class ContractBook:
         self._subscribers: dict[Path, set[int]] = {}
         #: Guaranteed subscriptions in all contracts (the tree's events are then persistent).
         self.durable_count = 0
+        #: Subscriptions in all contracts (at most MAX_TREE_SUBSCRIPTIONS).
+        self.subscription_count = 0
         self._ids = itertools.count(1)
         self._filter_factory: Any = None
+        #: Contract id -> the matchers of its guaranteed subscriptions, for the contracts
+        #: that also have best-effort ones (a new dict on every change; None: none).
+        self._covering: dict[int, tuple[Any, ...]] | None = None
+        #: A routed notification -> (the node limits, ``_covering``) when it was routed.
+        self._routed: weakref.WeakKeyDictionary[Any, tuple[Any, dict[int, tuple[Any, ...]]]] \
+            = weakref.WeakKeyDictionary()
+        self._leases = Leases(self)
 
     # -- the operations -------------------------------------------------------------------
     def lease(self, consumer: Any, lease: Any, keep_alive: Any) -> Contract:
@@ -239,7 +209,7 @@ class ContractBook:
                 admin.destroy()
                 raise
             self._contracts[contract_id] = contract
-            self._schedule(contract)
+            self._leases.add(contract)
             return contract.view()
 
     def renew(self, contract_id: int, lease: Any, consumer: Any) -> Contract:
@@ -259,17 +229,21 @@ class ContractBook:
             except BaseException:
                 contract.expiry, contract.consumer = before
                 raise
-            self._schedule(contract)
+            if usable is not None:
+                for proxy in contract.proxies:
+                    if proxy is not None:
+                        with proxy._lock:  # the new consumer's lane (none: in process)
+                            proxy._lane = self._service.lane_for(usable)
             return contract.view()
 
     def cancel(self, contract_id: int, why: str) -> None:
         tree = self._tree
         with tree._lock:
             tree._check_alive()
-            contract = self._contracts.get(contract_id)
+            contract = self._contracts.get(contract_id) if type(contract_id) is int else None
             if contract is None:
                 raise ContractNotFound(contract_id)
-            self._end(contract, why)
+            self._end(contract, why, strict=True)
 
     def get(self, contract_id: int) -> Contract:
         with self._tree._lock:
@@ -302,6 +276,9 @@ class ContractBook:
             if old is None and len(contract.subscriptions) >= MAX_SUBSCRIPTIONS:
                 raise InvalidRequest(text, f"a contract holds {MAX_SUBSCRIPTIONS} "
                                            "subscriptions at most")
+            if old is None and self.subscription_count >= MAX_TREE_SUBSCRIPTIONS:
+                raise InvalidRequest(text, f"the tree's contracts hold {MAX_TREE_SUBSCRIPTIONS} "
+                                           "subscriptions at most")
             made = contract.proxies[guaranteed] is None
             if made:
                 self._new_proxy(contract, guaranteed)
@@ -323,8 +300,10 @@ class ContractBook:
                 if made:
                     self._drop_proxy(contract, guaranteed)
                 raise
-            if old is not None:
-                self._drop_constraint(contract, path, old[1])
+            if old is not None:  # a move to the other proxy keeps it: it may hold some
+                self._drop_constraint(contract, path, old[1], keep=old[1] != guaranteed)
+            else:
+                self.subscription_count += 1
             contract.constraints[path] = info[0].constraint_id
             self._subscribers.setdefault(path, set()).add(contract.id)
             self._counted(contract)
@@ -354,18 +333,35 @@ class ContractBook:
             for contract_id in sorted(self._subscribers.get(path, ())):
                 contract = self._contracts[contract_id]
                 old = contract.subscriptions.pop(path)
-                try:
-                    self._tree._records.write_contract(contract)
-                except Exception as exc:  # noqa: BLE001 - restore drops it (durable.py)
-                    log.error("contract %d: its record could not be rewritten: %s",
-                              contract_id, exc)
+                # A failed write is written again before the next change (durable.py),
+                # so a node made again under this name is not watched after a restart.
+                self._tree._records.write_contract(contract, strict=False)
                 self._forget(contract, path, old[1])
 
+    def routing_state(self) -> tuple[Any, dict[int, tuple[Any, ...]]] | None:
+        """What decides, for the notifications about to be routed, which contracts'
+        guaranteed subscriptions take them (None: no contract has both kinds). The tree
+        calls it under its lock, which every change of subscriptions and of the tree's
+        node limits holds, and records it per notification (:meth:`routed`)."""
+        covering = self._covering
+        return None if covering is None else (self._channel._oes_limits, covering)
+
+    def routed(self, event: Any, state: tuple[Any, dict[int, tuple[Any, ...]]]) -> None:
+        self._routed[event] = state
+
     def covered(self, contract: _Contract, event: Any) -> bool:
-        """Does a guaranteed subscription of ``contract`` take ``event``?"""
-        token = CURRENT_LIMITS.set(self._channel._oes_limits)
+        """Did a guaranteed subscription of ``contract`` take ``event`` when it was
+        routed? (Not when it is delivered: subscriptions and limits may have changed.)"""
+        state = self._routed.get(event)
+        if state is None:
+            return False
+        limits, covering = state
+        matchers = covering.get(contract.id)
+        if not matchers:
+            return False
+        token = CURRENT_LIMITS.set(limits)
         try:
-            return any(match(event) for match in contract.matchers)
+            return any(match(event) for match in matchers)
         finally:
             CURRENT_LIMITS.reset(token)
 
@@ -376,52 +372,50 @@ class ContractBook:
         self._service.call_soon(self._end_if_live, contract, "a notification could not "
                                 "be delivered")
 
+    def channel_side_gone(self, contract: _Contract) -> None:
+        """Someone else destroyed the contract's consumer admin or a proxy: the contract
+        ends, on a worker."""
+        self._service.call_soon(self._end_if_live, contract, "its consumer admin or proxy "
+                                "was destroyed")
+
     def end_all(self) -> None:
         """The channel is destroyed: every contract ends (its admin goes with the channel)."""
         for contract in self._contracts.values():
             contract.ended = True
-            if contract.timer is not None:
-                contract.timer.cancel()
         self._contracts.clear()
         self._subscribers.clear()
-        self.durable_count = 0
-
-    # -- lifecycle of one contract ---------------------------------------------------------
-    def _schedule(self, contract: _Contract) -> None:
-        if contract.timer is not None:
-            contract.timer.cancel()
-        contract.timer = self._service.clock.call_at(
-            contract.expiry, lambda: self._expire(contract))
-
-    def _expire(self, contract: _Contract) -> None:
-        """The lease timer: the contract ends if its lease is over (a renewal moved it)."""
-        if self._channel._factory._closed:
-            return  # stopping: a persistent contract comes back with its lease
-        with self._tree._lock:
-            if not contract.ended and contract.expiry <= self._service.clock.now():
-                self._end(contract, "its lease expired")
+        self.durable_count = self.subscription_count = 0
+        self._covering = None
+        self._leases.clear()
 
     def _end_if_live(self, contract: _Contract, why: str) -> None:
         with self._tree._lock:
             if not contract.ended and self._contracts.get(contract.id) is contract:
                 self._end(contract, why)
 
-    def _end(self, contract: _Contract, why: str) -> None:
+    def _end(self, contract: _Contract, why: str, strict: bool = False) -> None:
+        """The contract ends. ``strict`` (CANCELCONTRACT): its record goes first, and a
+        store that refuses that refuses the cancel (NO_RESOURCES), nothing changed;
+        otherwise a record that could not be deleted is deleted before the next write."""
+        records = self._tree._records
+        if strict:
+            records.delete_contract(contract.id)
         log.info("contract %d of %r ends: %s", contract.id, self._channel, why)
         contract.ended = True
-        if contract.timer is not None:
-            contract.timer.cancel()
         del self._contracts[contract.id]
         for path in contract.subscriptions:
             self._unindex(contract, path)
         self.durable_count -= sum(1 for _, g in contract.subscriptions.values() if g)
+        self.subscription_count -= len(contract.subscriptions)
+        self._set_covering(contract.id, ())
         try:
             contract.admin.destroy()  # its proxies: the relay tells the consumer
         finally:
             for flt in contract.filters:
                 if flt is not None and not flt._is_destroyed:
                     flt.destroy()
-            self._tree._records.delete_contract(contract.id)
+            if not strict:
+                records.delete_contract(contract.id, strict=False)
 
     def _live(self, contract_id: Any) -> _Contract:
         """The contract ``contract_id``; one whose lease is over ends now."""
@@ -430,6 +424,9 @@ class ContractBook:
             raise ContractNotFound(contract_id)
         if contract.expiry <= self._service.clock.now():
             self._end(contract, "its lease expired")
+            raise ContractNotFound(contract_id)
+        if contract.admin._destroyed:  # a client destroyed it: the contract cannot go on
+            self._end(contract, "its consumer admin was destroyed")
             raise ContractNotFound(contract_id)
         return contract
 
@@ -471,7 +468,7 @@ class ContractBook:
 
     def connect(self, contract: _Contract, guaranteed: bool, proxy: Any,
                 restored: bool = False) -> None:
-        relay = _Relay(self, contract, guaranteed)
+        relay = Relay(self, contract, guaranteed)
         if restored:
             proxy._restore_connection(relay, False)
         else:
@@ -487,7 +484,12 @@ class ContractBook:
         if flt is not None and not flt._is_destroyed:
             flt.destroy()
 
-    def _drop_constraint(self, contract: _Contract, path: Path, guaranteed: bool) -> None:
+    def _drop_constraint(self, contract: _Contract, path: Path, guaranteed: bool,
+                         keep: bool = False) -> None:
+        """The subscription's constraint goes; a proxy left without subscriptions goes too
+        (unsubscribed: "No further notifications will be processed for this
+        subscription"), unless ``keep``: then its empty filter passes nothing new and
+        what it holds is still delivered."""
         constraint = contract.constraints.pop(path, None)
         flt = contract.filters[guaranteed]
         if constraint is not None and flt is not None:
@@ -495,12 +497,13 @@ class ContractBook:
                 flt.modify_constraints([constraint], [])
             except CosNotifyFilter.ConstraintNotFound:
                 pass
-        if not any(g == guaranteed for _, g in contract.subscriptions.values()):
-            self._drop_proxy(contract, guaranteed)  # an empty filter is no subscription
+        if not keep and not any(g == guaranteed for _, g in contract.subscriptions.values()):
+            self._drop_proxy(contract, guaranteed)
 
     def _forget(self, contract: _Contract, path: Path, guaranteed: bool) -> None:
         self._drop_constraint(contract, path, guaranteed)
         self._unindex(contract, path)
+        self.subscription_count -= 1
         self._counted(contract)
 
     def _unindex(self, contract: _Contract, path: Path) -> None:
@@ -511,12 +514,26 @@ class ContractBook:
                 del self._subscribers[path]
 
     def _counted(self, contract: _Contract) -> None:
-        """The contract's guaranteed matchers, and the tree's count of guaranteed ones."""
+        """The contract's guaranteed matchers, the tree's count of guaranteed ones, and the
+        contracts with both kinds (:meth:`routing_state`)."""
         before = len(contract.matchers)
         guaranteed = [(path, depth) for path, (depth, g) in contract.subscriptions.items() if g]
         contract.matchers = tuple(compile_subscription(_Subtree(path, depth))[0]
                                   for path, depth in guaranteed)
         self.durable_count += len(contract.matchers) - before
+        mixed = len(guaranteed) < len(contract.subscriptions)
+        self._set_covering(contract.id, contract.matchers if mixed else ())
+
+    def _set_covering(self, contract_id: int, matchers: tuple[Any, ...]) -> None:
+        covering = self._covering or {}
+        if covering.get(contract_id, ()) == matchers:
+            return
+        covering = dict(covering)
+        if matchers:
+            covering[contract_id] = matchers
+        else:
+            covering.pop(contract_id, None)
+        self._covering = covering or None
 
     def _factory(self) -> Any:
         """A FilterFactory of the channel's grammars that keeps nothing in the store:
@@ -541,5 +558,6 @@ class ContractBook:
         self._contracts[contract.id] = contract
         for path in contract.subscriptions:
             self._subscribers.setdefault(path, set()).add(contract.id)
+        self.subscription_count += len(contract.subscriptions)
         self._counted(contract)
-        self._schedule(contract)
+        self._leases.add(contract)

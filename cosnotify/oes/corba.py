@@ -12,8 +12,9 @@ everywhere in the service; a tree whose channel was destroyed answers
 ``OBJECT_NOT_EXIST``.
 
 ``TreeFactory.get_tree`` activates one ``Tree`` servant per tree in the POA
-the factory servant lives in (its ``_default_POA``), and hands the same
-reference out again while the tree lives.
+it is given (default: the factory servant's ``_default_POA``), and hands the
+same reference out again while the tree lives; when the tree's channel is
+destroyed the servant is deactivated and forgotten at once.
 """
 
 from __future__ import annotations
@@ -193,28 +194,50 @@ class TreeServant(CosNotifyOES__POA.Tree):  # type: ignore[misc]
 
 class TreeFactoryServant(CosNotifyOES__POA.TreeFactory):  # type: ignore[misc]
     """``CosNotifyOES::TreeFactory`` over an EventChannelFactory: ``get_tree(id)`` is
-    the tree of its channel ``id`` (made on first use)."""
+    the tree of its channel ``id`` (made on first use), served in ``poa`` (default: this
+    servant's ``_default_POA()``) while the channel lives."""
 
-    def __init__(self, factory: Any, call_timeout: float | None = None) -> None:
+    def __init__(self, factory: Any, call_timeout: float | None = None,
+                 poa: Any = None) -> None:
         self._factory = factory
         self._call_timeout = call_timeout
+        self._poa = poa
         self._lock = threading.Lock()
-        self._servants: dict[int, tuple[Tree, Any]] = {}
+        #: channel id -> (its tree, the servant's reference, its object id)
+        self._servants: dict[int, tuple[Tree, Any, bytes]] = {}
 
     def get_tree(self, id: int) -> Any:
         tree = tree_of(self._factory, id)  # ChannelNotFound, or OBJECT_NOT_EXIST
+        poa = self._the_poa()
         with self._lock:
             found = self._servants.get(id)
-            if found is not None and found[0] is tree and not tree._ended:
+            if found is not None and found[0] is tree:
                 return found[1]
-            if found is not None:  # the channel went: so does its servant
-                self._deactivate(found[1])
-            servant = TreeServant(tree, self._call_timeout)
-            reference = self._default_POA().servant_to_reference(servant)
-            self._servants[id] = (tree, reference)
-            return reference
+            oid = poa.activate_object(TreeServant(tree, self._call_timeout))
+            reference = poa.id_to_reference(oid)
+            self._servants[id] = (tree, reference, oid)
+        tree.when_ended(lambda: self._forget(id, tree))  # now, if the channel just went
+        return reference
 
-    def _deactivate(self, reference: Any) -> None:
-        poa = self._default_POA()
-        with contextlib.suppress(Exception):
-            poa.deactivate_object(poa.reference_to_id(reference))
+    def close(self) -> None:
+        """Deactivate the tree servants made so far (the server is stopping)."""
+        with self._lock:
+            servants, self._servants = self._servants, {}
+        for _, _, oid in servants.values():
+            self._deactivate(oid)
+
+    def _forget(self, channel_id: int, tree: Tree) -> None:
+        """The tree's channel was destroyed: its servant goes."""
+        with self._lock:
+            found = self._servants.get(channel_id)
+            if found is None or found[0] is not tree:
+                return
+            del self._servants[channel_id]
+        self._deactivate(found[2])
+
+    def _the_poa(self) -> Any:
+        return self._poa if self._poa is not None else self._default_POA()
+
+    def _deactivate(self, oid: bytes) -> None:
+        with contextlib.suppress(Exception):  # deactivated already, or the POA went
+            self._the_poa().deactivate_object(oid)

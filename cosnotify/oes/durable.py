@@ -19,8 +19,17 @@ topology record is, so ``channel/restore.py`` reads them with the others and
 hands them here once the channels, admins and proxies are back
 (:func:`restore_trees`). A record is written before memory changes (tree.py),
 and a failed write of several is undone, so a refused operation leaves
-nothing behind. The tree of a best-effort channel is not stored: the
-channel does not come back, nor would its tree.
+nothing behind. A write that cannot fail the operation it follows (a
+contract's record after a REMOVE, the deletion of an expired contract's) is
+kept and done again before the next write, which fails while it does: so a
+stale record cannot outlive a later change. The tree of a best-effort
+channel is not stored: the channel does not come back, nor would its tree.
+The tree follows its channel's ConnectionReliability: when the channel
+becomes Persistent (its record written), the whole tree is written (a store
+failure then is the ``set_qos``'s NO_RESOURCES, and the whole tree is written
+again before the tree's next write); when it becomes BestEffort, the
+channel's records, the tree's among them, go. The channel has no hook for
+that: ``Records`` wraps the channel object's ``_persist``.
 
 A contract's consumer is kept by its IOR; one in this process has none, so
 its contract cannot come back and ends at the restart. Its admin and its
@@ -66,16 +75,49 @@ class Records:
         #: Every node and contract is in the store (False until the tree is first
         #: written while its channel is persistent: then all of it is).
         self.complete = False
+        #: Writes to do again before the next one: path -> record to put (None: delete).
+        self._pending: dict[str, Record | None] = {}
+        # The channel's record is written when its QoS changes: the tree follows it.
+        saved = channel._persist
+
+        def persist() -> None:
+            saved()
+            self.channel_saved()
+
+        channel._persist = persist
+
+    def channel_saved(self) -> None:
+        """The channel's record was saved (or deleted, when it became BestEffort): a
+        channel that is Persistent now gets the whole tree written, if it was not."""
+        if self._channel._service.topology is None or self._tree._ended:
+            return
+        if not persistent(self._channel):
+            self.complete = False  # Topology.save deleted ch/C and everything below
+            return
+        if not self.complete:
+            with self._tree._lock:
+                if not self._tree._ended:
+                    self._store()
 
     def _store(self) -> Any:
-        """The store, when the tree is kept; the first time, the whole tree is written."""
+        """The store, when the tree is kept; the first time, the whole tree is written,
+        and every time first the writes that failed before (``_pending``)."""
         from cosnotify.oes.paths import record_suffix
 
         topology = self._channel._service.topology
         if topology is None or not persistent(self._channel):
             self.complete = False
+            self._pending.clear()
             return None
         store = topology.store
+        if self._pending:  # first: the whole tree's records, if written next, are newer
+            with store_failures():
+                for where, record in list(self._pending.items()):
+                    if record is None:
+                        store.delete(where)
+                    else:
+                        store.put(record)
+                    del self._pending[where]
         if not self.complete:
             tree = self._tree
             with store_failures():
@@ -83,8 +125,7 @@ class Records:
                     store.put(Record(self.base + record_suffix(path), NODE_KIND,
                                      node_record(path, node)))
                 for contract in tree.contracts._contracts.values():
-                    store.put(Record(f"{self.base}/c/{contract.id}", CONTRACT_KIND,
-                                     contract_record(contract)))
+                    store.put(self._contract(contract))
             self.complete = True
         return store
 
@@ -119,21 +160,40 @@ class Records:
             with store_failures():
                 store.delete(self.base + record_suffix(path))
 
-    def write_contract(self, contract: _Contract) -> None:
-        store = self._store()
-        if store is not None:
-            with store_failures():
-                store.put(Record(f"{self.base}/c/{contract.id}", CONTRACT_KIND,
-                                 contract_record(contract)))
+    def write_contract(self, contract: _Contract, strict: bool = True) -> None:
+        """Write the contract's record; a failure raises (NO_RESOURCES), or, when not
+        ``strict``, is logged and the write done again before the next one."""
+        try:
+            store = self._store()
+            if store is not None:
+                with store_failures():
+                    store.put(self._contract(contract))
+        except Exception as exc:
+            if strict:
+                raise
+            self._retry(f"{self.base}/c/{contract.id}", self._contract(contract), exc)
 
-    def delete_contract(self, contract_id: int) -> None:
-        store = self._store()
-        if store is not None:
-            try:
-                store.delete(f"{self.base}/c/{contract_id}")
-            except Exception as exc:  # noqa: BLE001 - restore ends it again (expired)
-                log.error("the record of contract %d could not be deleted: %s",
-                          contract_id, exc)
+    def delete_contract(self, contract_id: int, strict: bool = True) -> None:
+        """Delete the contract's record (``strict``: as :meth:`write_contract`)."""
+        where = f"{self.base}/c/{contract_id}"
+        try:
+            store = self._store()
+            if store is not None:
+                with store_failures():
+                    store.delete(where)
+        except Exception as exc:
+            if strict:
+                raise
+            self._retry(where, None, exc)
+
+    def _retry(self, where: str, record: Record | None, exc: Exception) -> None:
+        log.error("%s could not be %s (%s): done again before the next write", where,
+                  "deleted" if record is None else "written", exc)
+        if persistent(self._channel):
+            self._pending[where] = record
+
+    def _contract(self, contract: _Contract) -> Record:
+        return Record(f"{self.base}/c/{contract.id}", CONTRACT_KIND, contract_record(contract))
 
 
 def node_record(path: Path, node: _Node) -> bytes:
@@ -236,7 +296,7 @@ def _restore_contract(tree: Tree, data: dict[str, Any]) -> None:
         log.info("OES contract %d of %r ends at the restart: %s", contract_id, channel, why)
         if admin is not None:
             admin.destroy()
-        tree._records.delete_contract(contract_id)
+        tree._records.delete_contract(contract_id, strict=False)
         return
     if admin is None:
         admin = book._new_admin()
@@ -252,14 +312,14 @@ def _restore_contract(tree: Tree, data: dict[str, Any]) -> None:
             proxy._destroy(notify_client=False, why=None)  # not the contract's any more
     for guaranteed in (False, True):
         paths = [p for p, (_, g) in contract.subscriptions.items() if g == guaranteed]
-        if not paths:
-            if guaranteed and kept is not None:
-                kept._destroy(notify_client=False, why=None)
-            continue
+        if not paths and not (guaranteed and kept is not None):
+            continue  # (a guaranteed proxy with no subscriptions left delivers what it holds)
         flt = book._factory().create_filter("OES_SUBTREE")
-        infos = flt.add_constraints([book._constraint(p, contract.subscriptions[p][0])
-                                     for p in paths])
-        contract.constraints.update((p, info.constraint_id) for p, info in zip(paths, infos))
+        if paths:
+            infos = flt.add_constraints([book._constraint(p, contract.subscriptions[p][0])
+                                         for p in paths])
+            contract.constraints.update((p, info.constraint_id)
+                                        for p, info in zip(paths, infos, strict=True))
         contract.filters[guaranteed] = flt
         if guaranteed and kept is not None:
             kept.add_filter(flt)  # before it connects: it takes only its subscriptions
@@ -272,7 +332,7 @@ def _restore_contract(tree: Tree, data: dict[str, Any]) -> None:
             contract.proxies[guaranteed] = proxy
             book.connect(contract, guaranteed, proxy)
     book.adopt(contract)
-    tree._records.write_contract(contract)
+    tree._records.write_contract(contract, strict=False)
 
 
 def _text(path: Path) -> str:

@@ -24,6 +24,7 @@ __all__ = [
     "MAX_NAME_CHARS",
     "MAX_NODES",
     "MAX_SUBSCRIPTIONS",
+    "MAX_TREE_SUBSCRIPTIONS",
     "SEPARATOR",
     "check_content",
     "check_flag",
@@ -36,7 +37,8 @@ __all__ = [
 
 #: The path separator: "the reverse solidus (\\) character" (Tree).
 SEPARATOR: Final = "\\"
-#: NODE table: "Nodename Char[64]".
+#: NODE table: "Nodename Char[64]", in UCS-2 code units ("UCS-2 ... is assumed to be the
+#: character set"): a character outside the BMP takes two (a UTF-16 surrogate pair).
 MAX_NAME_CHARS: Final = 64
 #: NODE table: "Content Char[10240] Base64 encoded binary content": 10,240 base64
 #: characters hold 7,680 bytes.
@@ -50,6 +52,9 @@ MAX_NODES: Final = 100_000
 MAX_CONTRACTS: Final = 10_000
 #: Subscriptions one contract holds at most (cosnotify's).
 MAX_SUBSCRIPTIONS: Final = 1024
+#: Subscriptions all of a tree's contracts hold at most (cosnotify's: each is a constraint
+#: of a filter of the channel, so this bounds the filters' memory and the index's size).
+MAX_TREE_SUBSCRIPTIONS: Final = 100_000
 #: The longest lease, seconds (cosnotify's: 30 days); a lease is renewed for more.
 MAX_LEASE: Final = 30 * 24 * 3600.0
 #: A pathname longer than this is refused before it is split.
@@ -67,7 +72,8 @@ def parse_path(pathname: Any, what: str = "pathname") -> Path:
     character in length", and "the legal set of characters that may appear in a
     nodename is UCS-2 less the path separator character". A name holds at most
     :data:`MAX_NAME_CHARS` characters, none of them NUL (no CORBA string carries it)
-    or a lone surrogate (no text encoding does); a path at most :data:`MAX_LEVELS`.
+    or a lone surrogate (no text encoding does), counted in UCS-2 units; a path at most
+    :data:`MAX_LEVELS`.
     """
     if type(pathname) is not str:
         raise InvalidRequest("", f"a {what} is a string, not {type(pathname).__name__}")
@@ -99,8 +105,11 @@ def check_name(name: str, shown: str) -> None:
     if not name:
         raise InvalidRequest(shown, "a nodename is at least one character (an empty "
                                     "name: the separator twice, or at the end)")
-    if len(name) > MAX_NAME_CHARS:
-        raise InvalidRequest(shown, f"nodename {name[:20]!r}... is {len(name)} characters "
+    units = len(name)
+    if units > MAX_NAME_CHARS // 2 and not name.isascii():
+        units += sum(1 for c in name if c > "\uffff")  # a surrogate pair in UCS-2/UTF-16
+    if units > MAX_NAME_CHARS:
+        raise InvalidRequest(shown, f"nodename {name[:20]!r}... is {units} UCS-2 characters "
                                     f"long; the NODE table's Char[{MAX_NAME_CHARS}] holds "
                                     f"{MAX_NAME_CHARS}")
     if "\x00" in name:

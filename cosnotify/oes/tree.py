@@ -7,7 +7,8 @@ operation runs under the tree's lock ("It is presumed that operations are
 serialized at the server", Concurrency Control) in three steps, so a refused
 one changes nothing:
 
-1. **check** everything (names, content, attributes, pools, limits: paths.py);
+1. **check** everything (names, content, attributes, pools, limits: paths.py),
+   then that the channel has room for the notifications;
 2. **write** the store records (durable.py), when the channel is persistent in
    a factory with a store; a store failure leaves memory as it was;
 3. **apply** the change in memory, and **notify**: each created, changed or
@@ -22,6 +23,12 @@ entries of its nodes that differ from the defaults and gives the channel the
 merged table (:meth:`Tree.node_limits`), so OES_SUBTREE filters see Figures
 3-5 as the tree says. A node's limits govern its own notifications, so a
 removed node's notifications are routed before its entry goes.
+
+A notification the channel could not take (a store failure, a full channel)
+is logged and counted; when a guaranteed subscription waited for it, the
+operation -- done, and notified to the others -- raises NO_RESOURCES (or
+IMP_LIMIT) with COMPLETED_YES, so the client knows a guaranteed delivery
+failed.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import builtins
 import enum
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
@@ -115,6 +123,8 @@ class Tree:
         #: Pool target -> the nodes that pool into it (the NODE table's foreign key).
         self._pooled_by: dict[Path, set[Path]] = {}
         self._ended = False
+        #: Called once when the channel is destroyed (``when_ended``).
+        self._on_end: builtins.list[Callable[[], None]] = []
         #: Notifications the channel refused (full, or its store failed): logged.
         self.undelivered = 0
         self.contracts = ContractBook(self)
@@ -173,7 +183,6 @@ class Tree:
         being generated": one per node made, ancestors first."""
         with self._lock:
             self._check_alive()
-            self._check_room()
             path = parse_path(pathname)
             if path in self._nodes:
                 raise NodeExists(shown(path))
@@ -202,7 +211,6 @@ class Tree:
         the pool; content is never removed (the seed's POST only sets it)."""
         with self._lock:
             self._check_alive()
-            self._check_room()
             path = parse_path(pathname)
             text = shown(path)
             old = self._nodes.get(path)
@@ -227,6 +235,7 @@ class Tree:
             if old is None:
                 return self._create(path, new, self._missing_ancestors(path))
             operation = POST if given else TOUCH
+            self._check_room()
             self._records.write_nodes([(path, new)])
             self._nodes[path] = new
             self._limits_changed([(path, old, new)])
@@ -243,7 +252,6 @@ class Tree:
         is refused (the NODE table's constraint on SubscriptionPool)."""
         with self._lock:
             self._check_alive()
-            self._check_room()
             path = parse_path(pathname)
             if not path:
                 raise InvalidRequest("\\", "it is not possible to remove the root of the "
@@ -257,6 +265,7 @@ class Tree:
                         raise InvalidRequest(shown(path), f"{shown(node_path)} is the "
                                              f"subscription pool of {shown(user)}: change "
                                              "that node's pool first")
+            self._check_room()
             self._records.delete_subtree(path)
             removed = [(node_path, self._nodes.pop(node_path)) for node_path in doomed]
             self._nodes[path[:-1]].children.pop(path[-1], None)
@@ -340,6 +349,17 @@ class Tree:
         if limits is not None:
             self._limits = limits
             self._publish_limits()
+        elif self._names_a_channel_limit(changes):
+            self._publish_limits()
+
+    def _names_a_channel_limit(self, changes: builtins.list[
+            tuple[Path, _Node | None, _Node | None]]) -> bool:
+        """Was a node made or removed where the channel's OESNodeLimits name a limit? That
+        entry stops (or starts) applying: the node's own limits govern its path."""
+        admin = self._channel._node_limits
+        return bool(len(admin)) and any(
+            (old is None) != (new is None) and not admin.get(path).is_default
+            for path, old, new in changes)
 
     def _publish_limits(self) -> None:
         channel = self._channel
@@ -382,18 +402,32 @@ class Tree:
         return missing[::-1]
 
     def _checked_pool(self, path: Path, pool: Path) -> Path:
-        """NODE.SubscriptionPool: an existing node, not the node itself, and no cycle
-        ("Subscription pools ... redirect": a cycle would redirect for ever)."""
+        """NODE.SubscriptionPool: an existing node, and no cycle ("Subscription pools ...
+        redirect": a cycle would redirect for ever). A pool redirects the notifications
+        of the pooled node's sub-tree (cosnotify/filter/oes/limits.py), so from the pool
+        node on, each node's notifications go to the pool of its deepest pooled
+        ancestor-or-self (``path``'s being ``pool``); that chain must end. Limits and
+        barricades are left out: a change of them never makes a cycle."""
         if pool not in self._nodes:
             raise InvalidRequest(shown(path), f"subscription pool {shown(pool)} is not a node")
-        step: Path | None = pool
-        while step is not None:
-            if step == path:
-                raise InvalidRequest(shown(path), f"subscription pool {shown(pool)} leads "
-                                                  "back to this node: a cycle")
-            node = self._nodes.get(step)
-            step = node.pool if node is not None else None
-        return pool
+        chain, told = [pool], []
+        while True:
+            step = chain[-1]
+            target = None
+            for length in range(len(step), -1, -1):
+                here = step[:length]
+                target = pool if here == path else self._nodes[here].pool
+                if target is not None:
+                    break
+            if target is None:
+                return pool
+            told.append(f"{shown(step)} is pooled to {shown(target)}" if here == step else
+                        f"{shown(step)} bubbles up to {shown(here)}, pooled to {shown(target)}")
+            if target in chain:
+                raise InvalidRequest(shown(path), f"subscription pool {shown(pool)} would "
+                                     "redirect notifications for ever (a pool takes its "
+                                     f"node's whole sub-tree: {'; '.join(told)}): a cycle")
+            chain.append(target)
 
     def _subtree(self, path: Path) -> builtins.list[Path]:
         """``path`` and its descendants, deepest first (post-order)."""
@@ -412,6 +446,7 @@ class Tree:
         made = [*((ancestor, _Node()) for ancestor in missing), (path, fresh)]
         if len(self._nodes) + len(made) > MAX_NODES:
             raise InvalidRequest(shown(path), f"the tree holds {MAX_NODES} nodes at most")
+        self._check_room()
         self._records.write_nodes(made)
         for node_path, node in made:
             self._nodes[node_path] = node
@@ -425,14 +460,20 @@ class Tree:
     def _notify(self, events: builtins.list[Any]) -> None:
         """Route the notifications through the channel, as a supplier's events; one the
         channel refuses (it is full, its store failed) is logged and counted: the
-        operation is done and stays done."""
+        operation is done and stays done. If guaranteed subscriptions waited for it, the
+        caller is told (module docstring)."""
         channel = self._channel
         now = self._service.clock.now()
-        durable_events = self.contracts.durable_count > 0 and channel._event_log is not None
+        book = self.contracts
+        durable_events = book.durable_count > 0 and channel._event_log is not None
+        routing = book.routing_state()
+        failed: Exception | None = None
         for structured in events:
             event = from_structured(structured, now)
             if durable_events:
                 event.reliability = 1  # stored for guaranteed subscriptions (contracts.py)
+            if routing is not None:
+                book.routed(structured, routing)
             try:
                 channel._forward(event)
                 if self._events_in is not None:
@@ -441,14 +482,35 @@ class Tree:
                 self.undelivered += 1
                 log.error("%r: the notification of %s could not be routed: %s", channel,
                           structured.filterable_data[0].value.value(), exc)
+                if durable_events and failed is None:
+                    failed = exc
+        if failed is not None:
+            kind = CORBA.IMP_LIMIT if isinstance(failed, CORBA.IMP_LIMIT) else CORBA.NO_RESOURCES
+            raise kind(0, CORBA.COMPLETED_YES, "the change is made, but a notification of it "
+                       f"could not be kept for the guaranteed subscriptions: {failed}") \
+                from failed
 
     # -- lifecycle --------------------------------------------------------------------------
+    def when_ended(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the channel is destroyed (now, if it was)."""
+        with self._lock:
+            if not self._ended:
+                self._on_end.append(callback)
+                return
+        callback()
+
     def _channel_destroyed(self) -> None:
         """The channel is being destroyed: the contracts end (their consumers are told),
         the tree answers OBJECT_NOT_EXIST; the store drops its records with the channel's."""
         with self._lock:
             self._ended = True
             self.contracts.end_all()
+            callbacks, self._on_end = self._on_end, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("%r: a callback of its end failed", self)
 
     def __repr__(self) -> str:
         return f"<Tree of channel {self._channel._id}: {len(self._nodes)} nodes>"

@@ -212,7 +212,7 @@ class NotificationServer:
         from cosnotify.tuplespace.corba import TupleSpaceFactoryServant
 
         self.tuple_spaces = TupleSpaceFactoryServant(self._channel, _connection_watch(), poa)
-        self.trees = TreeFactoryServant(self.factory, self.config.call_timeout)
+        self.trees = TreeFactoryServant(self.factory, self.config.call_timeout, poa)
         self.servants.extensions.update(get_tuple_space=self.tuple_spaces.get_tuple_space,
                                         get_tree=self.trees.get_tree)
 
@@ -314,6 +314,7 @@ class NotificationServer:
                 pass
             self.factory.close(wait=True)
             self.tuple_spaces.close()
+            self.trees.close()
             if self.naming is not None:
                 self.naming.release()
                 self.naming = None

@@ -24,11 +24,13 @@ clear                  clear
 =====================  ===========================
 
 Modules: ``space`` (the operations), ``index`` (the live tuples and their
-indexes), ``fields`` (reading events as the EVENTHEAP grammar does),
-``templates``, ``waits``, ``clients`` and ``sequencing`` (the seed's
-EventHeap object), ``events`` (what a put takes and a client stamps),
-``streams`` (notification streams as subscriptions), ``ids``, ``limits``,
-``records``; ``corba`` (servants; imported on its own).
+indexes), ``search`` (finding tuples a slice at a time), ``fields``
+(reading events as the EVENTHEAP grammar does), ``templates``, ``waits``,
+``clients``, ``registry`` and ``sequencing`` (the seed's EventHeap object,
+its connecting and reaping), ``events`` (what a put takes and a client
+stamps), ``streams`` (notification streams as subscriptions), ``sizes``
+(a tuple's bytes), ``ids``, ``limits``, ``records``; ``corba`` (servants;
+imported on its own).
 """
 
 from __future__ import annotations

@@ -16,13 +16,26 @@ the old handle (its waits end with OBJECT_NOT_EXIST, its calls are refused)
 and the new one carries on the same state, so a reconnecting client keeps its
 session and never receives an event twice. ``close()`` drops the state: a
 later client of that Source starts a new session. The SessionID is a random
-non-negative Java int (the seed leaves how to the client library).
+non-negative Java int (the seed leaves how to the client library). One
+Source's puts are one at a time (``SourceState.put_lock``), so its
+SequenceNums reach the space in order: a reader that received number 2 has
+not skipped number 1.
+
+Clients are *reaped*, since a client process may die without ``close()``
+(and the seed suggests a random Source per start): a client with no call
+begun or in progress for CLIENT_IDLE seconds is ended, and over CORBA one
+whose connection closed and that does not call again within CLIENT_GRACE
+(``connection_lost``, from the servants' connection watch). An ended client
+is gone as a closed one is; ``on_end`` callbacks (a servant's deactivation)
+are told, under the space's lock, so they must not block or call the space.
 """
 
 from __future__ import annotations
 
 import itertools
 import secrets
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from cosnotify.tuplespace.limits import MAX_NAME_LENGTH
@@ -43,6 +56,8 @@ class SourceState:
         self.session_id = secrets.randbits(31)
         self._numbers = itertools.count(1)
         self.seen = Seen()
+        #: Held by a put from stamping to acceptance: the Source's numbers arrive in order.
+        self.put_lock = threading.Lock()
 
     def next_number(self) -> int:
         return (next(self._numbers) - 1) % _MAX_NUMBER + 1
@@ -65,12 +80,20 @@ def check_info(info: ClientInfo) -> ClientInfo:
 class Client:
     """One connected client of a space (module docstring); made by ``space.connect``."""
 
-    def __init__(self, space: Any, info: ClientInfo, state: SourceState) -> None:
+    def __init__(self, space: Any, info: ClientInfo, state: SourceState, now: float) -> None:
         self._space = space
         self.info = info
         self._state = state
-        #: False once replaced by a newer client of its Source, closed, or the space ended.
+        #: False once replaced by a newer client of its Source, closed, ended or the space
+        #: ended.
         self.active = True
+        #: When it last began or ended a call (the channel's clock), how many calls it has
+        #: begun, and how many of its waits are in progress (the space's lock guards them).
+        self.heard = now
+        self.calls = 0
+        self.waiting = 0
+        #: Called (no argument) once when it stops being active (module docstring).
+        self.on_end: list[Callable[[], None]] = []
 
     @property
     def source(self) -> str:
@@ -83,6 +106,10 @@ class Client:
     @property
     def seen(self) -> Seen:
         return self._state.seen
+
+    @property
+    def put_lock(self) -> threading.Lock:
+        return self._state.put_lock
 
     @property
     def space(self) -> Any:
@@ -134,18 +161,17 @@ class Client:
         return found
 
     def register_for_events(self, templates: Any, consumer: Any) -> int:
-        self._space._check_client(self)
-        stream: int = self._space.register_for_events(templates, consumer)
+        """registerForEvents: the stream is this client's Source's (streams.py)."""
+        stream: int = self._space.register_for_events(templates, consumer, client=self)
         return stream
 
     def register_for_all(self, consumer: Any) -> int:
-        self._space._check_client(self)
-        stream: int = self._space.register_for_all(consumer)
+        stream: int = self._space.register_for_all(consumer, client=self)
         return stream
 
     def deregister(self, stream: int) -> bool:
-        self._space._check_client(self)
-        return bool(self._space.deregister(stream))
+        """deregister: a stream of this client's Source; False for any other."""
+        return bool(self._space.deregister(stream, client=self))
 
     def delete_event(self, tuple_or_id: Any) -> bool:
         self._space._check_client(self)
@@ -159,6 +185,11 @@ class Client:
     def close(self) -> None:
         """The client goes: its state is dropped and its waits end (OBJECT_NOT_EXIST)."""
         self._space._disconnect(self)
+
+    def connection_lost(self) -> None:
+        """The connection it last called on closed: it is ended unless it calls again
+        within CLIENT_GRACE (module docstring)."""
+        self._space._connection_lost(self)
 
     def __repr__(self) -> str:
         state = "active" if self.active else "gone"

@@ -21,16 +21,23 @@ connection-info function, ``omniORB.registerConnectionInfoFn``), learns from
 omniORB when a connection fails or closes, and cancels the waits of calls
 that came over it (``omniORB.currentCallInfo()['peer_address']``) -- a
 client whose own call timeout ends its call closes its connection, and so
-does a client process that dies. A wait cancelled so takes nothing; a
-waitToRemoveEvent whose tuple was found just as its caller went gives the
-tuple back (``TupleSpace.give_back``), so nothing is lost but the reply.
-Without a watch a wait ends at its own timeout (at most MaxWaitMs), or when
-the channel goes.
+does a client process that dies. A wait cancelled so takes nothing, and its
+client has not received anything; a wait whose tuple was found just as its
+caller went gives the tuple back (``TupleSpace.give_back``), so nothing is
+lost but the reply. Without a watch a wait ends at its own timeout (at most
+MaxWaitMs), or when the channel goes.
+
+The watch also knows the connection each ``Client`` last called on: when it
+closes, the client is told (``Client.connection_lost``) and is ended unless
+it calls again within CLIENT_GRACE (clients.py). A ``ClientServant`` is
+deactivated when its client ends -- replaced by a reconnect, disconnected,
+reaped, or its space gone -- so no servant outlives its client.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -44,7 +51,8 @@ import CosNotifyEventHeap
 import CosNotifyEventHeap__POA
 
 from cosnotify.filter.eventheap.corba import render_template
-from cosnotify.tuplespace.records import ClientInfo, Tuple, invalid_template
+from cosnotify.tuplespace.limits import MAX_TEMPLATES
+from cosnotify.tuplespace.records import ClientInfo, Tuple, invalid_template, limit_exceeded
 from cosnotify.tuplespace.space import TupleSpace
 from cosnotify.tuplespace.waits import Cancel
 
@@ -68,6 +76,9 @@ class ConnectionWatch:
         self._lock = threading.Lock()
         self._waits: dict[str, set[Cancel]] = {}
         self._closed: OrderedDict[str, None] = OrderedDict()
+        #: The clients by the connection they last called on, and the other way round.
+        self._clients: dict[str, set[Any]] = {}
+        self._address_of: dict[Any, str] = {}
 
     def install(self) -> ConnectionWatch:
         """Register with omniORB (replacing any other connection-info function)."""
@@ -84,12 +95,52 @@ class ConnectionWatch:
             return
         with self._lock:
             cancels = self._waits.pop(address, set())
+            clients = self._clients.pop(address, set())
+            for client in clients:
+                del self._address_of[client]
             self._closed[address] = None
             self._closed.move_to_end(address)
             while len(self._closed) > _CLOSED_KEPT:
                 self._closed.popitem(last=False)
         for cancel in cancels:
             cancel.cancel()
+        for client in clients:
+            client.connection_lost()
+
+    def track(self, client: Any) -> None:
+        """``client`` (a core Client) calls now: remember the current call's connection,
+        to tell the client when it closes (module docstring)."""
+        info = omniORB.currentCallInfo()
+        address = info.get("peer_address") if info else None
+        if not address or not client.active:
+            return
+        with self._lock:
+            old = self._address_of.get(client)
+            if old == address:
+                return
+            if old is not None:
+                self._forget(client, old)
+            else:
+                client.on_end.append(functools.partial(self.forget, client))
+            self._address_of[client] = address
+            self._clients.setdefault(address, set()).add(client)
+        if not client.active:  # it ended meanwhile: its on_end may have gone before
+            self.forget(client)
+
+    def forget(self, client: Any) -> None:
+        """``client`` ended: no connection of its is watched any more."""
+        with self._lock:
+            address = self._address_of.get(client)
+            if address is not None:
+                self._forget(client, address)
+                del self._address_of[client]
+
+    def _forget(self, client: Any, address: str) -> None:
+        clients = self._clients.get(address)
+        if clients is not None:
+            clients.discard(client)
+            if not clients:
+                del self._clients[address]
 
     @contextlib.contextmanager
     def watching(self) -> Iterator[Cancel | None]:
@@ -123,9 +174,19 @@ class ConnectionWatch:
         with self._lock:
             return sum(len(w) for w in self._waits.values())
 
+    @property
+    def clients_watched(self) -> int:
+        """Clients whose connection is watched now."""
+        with self._lock:
+            return len(self._address_of)
+
 
 def templates_of(specs: Sequence[Any]) -> list[str]:
-    """``CosNotifyEventHeap::TemplateSpecSeq`` -> EVENTHEAP texts (InvalidTemplate)."""
+    """``CosNotifyEventHeap::TemplateSpecSeq`` -> EVENTHEAP texts (InvalidTemplate;
+    LimitExceeded past MaxTemplates, before any is rendered)."""
+    if len(specs) > MAX_TEMPLATES:
+        raise limit_exceeded(f"more than {MAX_TEMPLATES} templates in one call",
+                             MAX_TEMPLATES)
     texts = []
     for at, spec in enumerate(specs):
         form, value = getattr(spec, "_d", None), getattr(spec, "_v", None)
@@ -191,8 +252,7 @@ class _Operations:
         with watch.watching() as cancel:
             found = op(texts, seconds, cancel=cancel)
             if found is not None and cancel is not None and cancel.cancelled:
-                if remove:
-                    self._space.give_back(found)  # its caller is gone: nothing is taken
+                self._space.give_back(found)  # its caller is gone: nothing taken or received
                 found = None
         return tuples_of(found)
 
@@ -236,17 +296,27 @@ class TupleSpaceServant(_Operations, CosNotifyEventHeap__POA.TupleSpace):  # typ
         client = self._space.connect(ClientInfo(info.source, info.application, info.device,
                                                 info.person, info.group))
         poa = self._poa if self._poa is not None else self._default_POA()
-        return _activate(poa, ClientServant(client, self._watch))
+        servant = ClientServant(client, self._watch, poa)
+        reference = _activate(poa, servant)
+        client.on_end.append(servant._deactivate)  # replaced, disconnected, reaped...
+        if not client.active:
+            servant._deactivate()  # it ended meanwhile
+        elif self._watch is not None:
+            self._watch.track(client)
+        return reference
 
 
 class ClientServant(_Operations, CosNotifyEventHeap__POA.Client):  # type: ignore[misc]
-    """``CosNotifyEventHeap::Client`` over ``client``; gone (OBJECT_NOT_EXIST, and
-    deactivated) once the client is replaced, disconnected or its space ends."""
+    """``CosNotifyEventHeap::Client`` over ``client``, activated in ``poa`` (default: its
+    ``_default_POA()``); gone (OBJECT_NOT_EXIST, and deactivated) once the client is
+    replaced, disconnected, ended or its space ends."""
 
-    def __init__(self, client: Any, watch: ConnectionWatch | None = None) -> None:
+    def __init__(self, client: Any, watch: ConnectionWatch | None = None,
+                 poa: Any = None) -> None:
         self._client = client
         self._space = client.space
         self._watch = watch
+        self._poa = poa
 
     @property
     def _target(self) -> Any:
@@ -254,11 +324,13 @@ class ClientServant(_Operations, CosNotifyEventHeap__POA.Client):  # type: ignor
         if not client.active:
             self._deactivate()
             raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO)
+        if self._watch is not None:
+            self._watch.track(client)
         return client
 
     def _deactivate(self) -> None:
         with contextlib.suppress(Exception):  # not active (any more): nothing to undo
-            poa = self._default_POA()
+            poa = self._poa if self._poa is not None else self._default_POA()
             poa.deactivate_object(poa.servant_to_id(self))
 
     def _get_info(self) -> Any:

@@ -5,9 +5,12 @@ it as the seed's "Events versus Tuples" asks: an EventType ("In general, all
 events must have an event type"; its post value "Must be overridden", so
 an empty ``type_name``, the seed's INVALID_EVENT, is refused), properties
 that are name-Any pairs, and the reserved fields of Tables 1-3 with their
-types (Source a string, SessionID an integer...). A refused event is
-``CosNotifyEventHeap::InvalidEvent`` with the reason, and nothing is
-supplied.
+types (Source a string, SessionID an integer...). A %ANY Structured Event
+(Table 2-2 of the Notification Service: an Any in a wrapper) is refused:
+the channel unwraps it to its Any (§2.1.4), so neither the wrapper's fields
+-- a client's stamps among them -- nor the check of them would apply to the
+event put. A refused event is ``CosNotifyEventHeap::InvalidEvent`` with the
+reason, and nothing is supplied.
 
 A connected client (the seed's "EventHeap object", clients.py) stamps its
 events before they are checked, as Tables 1-3 make the client library do
@@ -30,6 +33,7 @@ from omniORB import CORBA
 import CosNotification
 import TimeBase
 
+from cosnotify.channel.event import ANY_TYPE_NAME
 from cosnotify.corba import descriptors as D
 from cosnotify.filter.eventheap.compiler import kind_and_value
 from cosnotify.filter.eventheap.model import KINDS, RESERVED, TIMEOUT, TIMET_PER_MS, Place
@@ -53,6 +57,10 @@ def check_event(event: Any) -> Any:
                  ("variable_header", event.header.variable_header))
     except AttributeError as exc:
         raise invalid_event(f"a malformed StructuredEvent: {exc}") from None
+    if type_name == ANY_TYPE_NAME:
+        raise invalid_event("an Any in its %ANY wrapper (Table 2-2): the channel would take "
+                            "the Any out, without the wrapper's fields; put a "
+                            "StructuredEvent with an EventType")
     if not isinstance(type_name, str) or not type_name:
         raise invalid_event("the event has no EventType (an empty type_name): \"In general, "
                             "all events must have an event type\" (Table 1: EventType "

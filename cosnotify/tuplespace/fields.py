@@ -11,7 +11,11 @@ Event Heap type from the CORBA kind (aliases and inner Anys read through),
 and its value as Java compares it (an unsigned integer as its Java value; a
 float rounded to an IEEE single; NaN equal to NaN, 0.0 not equal to -0.0).
 A template's actual field gets the key of the values it matches, so a
-bucket holds every candidate and the matcher decides.
+bucket holds every candidate and the matcher decides. A template with no
+actual property field narrows by its formal ones instead (a formal field
+"matches any field with the same name and type"): their index keys a value
+by its Event Heap type alone (a null Any by none: a formal field does not
+match it).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from cosnotify.filter.eventheap.model import (
 )
 from cosnotify.tuplespace.records import Live
 
-__all__ = ["SEQUENCING", "first_values", "prop_key", "props_of", "read_event",
+__all__ = ["FORMAL", "SEQUENCING", "first_values", "prop_keys", "props_of", "read_event",
            "sequencing_of", "template_keys"]
 
 #: The fields sequencing reads (the seed's Tables 1 and 3).
@@ -45,14 +49,28 @@ _KIND_TYPES: Final[dict[int, str]] = {kind: ftype for ftype, kinds in KINDS.item
 _NULL_KINDS: Final = frozenset({D.NULL, D.VOID})
 _NULL_KEY: Final = ("null", None)
 
-#: An index key: (Event Heap type or "null", the value as Java compares it).
+#: An index key: (Event Heap type or "null", the value as Java compares it, or FORMAL).
 Key = tuple[str, Any]
 
 
+class _Formal:
+    """The value part of a formal key: any value of the type (never equal to a value)."""
+
+    def __repr__(self) -> str:
+        return "FORMAL"
+
+
+FORMAL: Final = _Formal()
+
+
 def _basic_kinds() -> dict[Any, int]:
-    """omniORB's one TypeCode object per basic kind -> that kind (compiler.py's fast path)."""
-    return {tc: (key if type(key) is int else key[0])
-            for key, tc in tcInternal.basicTypeCodes.items()}
+    """omniORB's one TypeCode object per basic kind -> that kind (compiler.py's fast path),
+    for the kinds whose value is the Any's own: an Event Heap type's, or null. Not
+    ``any``: omniORB shares one TypeCode for every Any holding an Any, whose value is read
+    through (:func:`kind_and_value`), as the grammar reads it."""
+    found = {tc: (key if type(key) is int else key[0])
+             for key, tc in tcInternal.basicTypeCodes.items()}
+    return {tc: kind for tc, kind in found.items() if kind in _KIND_TYPES or kind in _NULL_KINDS}
 
 
 _BASIC: Final = _basic_kinds()
@@ -60,12 +78,16 @@ _CorbaAny: Final = CORBA.Any
 
 
 def _kind_value(value: Any) -> tuple[int, Any] | None:
-    """:func:`kind_and_value`, with a fast path for the basic TypeCodes (by identity)."""
+    """:func:`kind_and_value`, with a fast path for the basic TypeCodes (by identity);
+    None for a value it cannot read (the matchers find no match in it either)."""
     if type(value) is _CorbaAny:
         kind = _BASIC.get(value._t)
         if kind is not None:
             return kind, value._v
-    return kind_and_value(value)
+    try:
+        return kind_and_value(value)
+    except Exception:  # noqa: BLE001 - a TypeCode omniORB cannot walk: no value
+        return None
 
 
 def _bits(value: float) -> Any:
@@ -85,22 +107,25 @@ def _norm(ftype: str, kind: int, value: Any) -> Any:
     return value
 
 
-def prop_key(value: Any) -> Key | None:
-    """The index key of a property's value (an Any), or None when no actual template
-    value can match it (not an Any, or a kind the Event Heap has no type for)."""
+def prop_keys(value: Any, formal: bool = False) -> tuple[Key, ...]:
+    """The index key of a property's value (an Any): its actual key (the null key for a
+    null Any), or with ``formal`` its type's formal key; none when no such template field
+    can match it (not an Any, or a kind the Event Heap has no type for)."""
+    found = _kind_value(value)
+    if found is None:
+        return ()
+    kind, inner = found
+    if kind in _NULL_KINDS:
+        return () if formal else (_NULL_KEY,)
+    ftype = _KIND_TYPES.get(kind)
+    if ftype is None:
+        return ()
+    if formal:
+        return ((ftype, FORMAL),)
     try:
-        found = _kind_value(value)
-        if found is None:
-            return None
-        kind, inner = found
-        if kind in _NULL_KINDS:
-            return _NULL_KEY
-        ftype = _KIND_TYPES.get(kind)
-        if ftype is None:
-            return None
-        return ftype, _norm(ftype, kind, inner)
+        return ((ftype, _norm(ftype, kind, inner)),)
     except (OverflowError, TypeError, ValueError):  # a float beyond the single range...
-        return None
+        return ()
 
 
 def _seq_type_name(seq: Any) -> str | None:
@@ -175,13 +200,16 @@ def sequencing_of(values: dict[str, Any]) -> tuple[str, int, int] | None:
 
 def template_keys(template: Template) -> tuple[tuple[str, ...], tuple[tuple[str, Key], ...], bool]:
     """What an index can narrow ``template`` by: the EventType values its actual
-    EventType field asks for (none or one), its actual property fields as (name, key),
-    and whether it can match at all (``EventType = null`` never does: a type name is a
-    string)."""
+    EventType field asks for (none or one), its actual property fields as (name, key) --
+    or, when it has none, its formal ones -- and whether it can match at all
+    (``EventType = null`` never does: a type name is a string)."""
     types: list[str] = []
     props: list[tuple[str, Key]] = []
+    formals: list[tuple[str, Key]] = []
     for f in template.active:
-        if f.mode is not FieldMode.ACTUAL:
+        if f.mode is FieldMode.FORMAL:
+            if f.place is Place.PROPERTY:
+                formals.append((f.name, (f.type, FORMAL)))
             continue
         if f.place is Place.TYPE_NAME:
             if f.value is None:
@@ -193,4 +221,4 @@ def template_keys(template: Template) -> tuple[tuple[str, ...], tuple[tuple[str,
             else:
                 kind = D.LONG if f.type == "int" else D.LONGLONG if f.type == "long" else 0
                 props.append((f.name, (f.type, _norm(f.type, kind, f.value))))
-    return tuple(types), tuple(props), True
+    return tuple(types), tuple(props or formals), True

@@ -1,190 +1,376 @@
 """The live tuples of one space, indexed, with expiry by a heap.
 
-Strategy: tuples are kept oldest first (a dict by arrival number, which
-Python keeps in insertion order), and in *buckets* -- dicts of the same
-shape -- by EventType and by the key (fields.py) of each indexed property
-name. A template is narrowed to the smallest bucket among its actual fields
-(an empty one means no match, at once), which the grammar's matcher then
-checks oldest first; with no actual field to narrow by, every live tuple is
-a candidate. Property names are indexed on first use by a template (one
-pass over the live tuples), at most MAX_INDEXED_NAMES of them, so an event
-costs only the names templates ask about. Expiry is a heap of (expires,
-arrival number): a sweep pops what is due, and a tuple removed meanwhile
-leaves a stale entry that is skipped (the heap is rebuilt when stale entries
-outnumber the live ones). The space's lock guards every method.
+Strategy: tuples are numbered in arrival order (``Live.seq``) and kept in
+*buckets*: lists sorted by that number, so a scan can start anywhere by
+bisection (a sequenced client's cursor, a scan resumed after the space's
+lock was let go: search.py). One bucket holds every live tuple, one each
+EventType, and one each key (fields.py) of each indexed property name --
+by actual value, or, for templates with formal fields only, by Event Heap
+type (a *formal* index: one of MAX_INDEXED_NAMES too). Removal is lazy: a dropped tuple is flagged, counted out
+of its buckets and skipped by scans; a bucket is compacted when its dead
+entries outnumber its live ones (amortised over the drops), and a scan from
+the oldest moves the bucket's start past its dead head. A template is
+narrowed to the smallest bucket among its actual and formal fields (an
+empty one means no match, at once); with none, every live tuple is a
+candidate.
+
+Property names are indexed on first use by a template, at most
+MAX_INDEXED_NAMES of them, so an event costs only the names templates ask
+about. A new index covers the tuples that come after it at once, and is
+*backfilled* over the older ones a slice at a time (``backfill``), so its
+making never holds the lock for a pass over every tuple; it narrows once it
+is complete. An index no template has used for INDEX_IDLE seconds is
+dropped (``evict_idle``), so names a template asked about once do not cost
+every later event. Expiry is a heap of (expires, id): a sweep pops what is
+due, and an entry whose tuple went meanwhile is skipped (the heap is
+rebuilt when stale entries outnumber the live ones). The space's lock
+guards every method.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
-from collections.abc import Iterable
+import operator
+from collections.abc import Iterator
 from typing import Any
 
 from cosnotify.tuplespace.fields import (
+    FORMAL,
     SEQUENCING,
     Key,
     first_values,
-    prop_key,
+    prop_keys,
     props_of,
     sequencing_of,
 )
-from cosnotify.tuplespace.limits import MAX_INDEXED_NAMES
+from cosnotify.tuplespace.limits import INDEX_IDLE, MAX_INDEXED_NAMES
 from cosnotify.tuplespace.records import Live
 from cosnotify.tuplespace.templates import CompiledTemplate
 
-__all__ = ["TupleTable"]
+__all__ = ["Bucket", "NameIndex", "TupleTable"]
 
-Bucket = dict[int, Live]
+_SEQ = operator.attrgetter("seq")
+#: Dead entries a bucket keeps beyond its live ones before it is compacted.
+_SLACK = 64
+
+
+class Bucket:
+    """Live tuples oldest first: a list sorted by arrival number, dropped ones flagged
+    (``Live.dropped``) and skipped. ``items[:start]`` are all dropped."""
+
+    __slots__ = ("count", "items", "start")
+
+    def __init__(self, items: list[Live] | None = None) -> None:
+        self.items: list[Live] = items if items is not None else []
+        self.start = 0
+        #: Live tuples in it.
+        self.count = len(self.items)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def append(self, live: Live) -> None:
+        self.items.append(live)
+        self.count += 1
+
+    def discard(self) -> None:
+        """One of its tuples was dropped (and flagged)."""
+        self.count -= 1
+        if len(self.items) - self.start > 2 * self.count + _SLACK:
+            self.items = [live for live in itertools.islice(self.items, self.start, None)
+                          if not live.dropped]
+            self.start = 0
+
+    def insert(self, live: Live) -> None:
+        """``live`` (not dropped now) at its place by arrival number, unless it is there."""
+        items = self.items
+        at = bisect.bisect_left(items, live.seq, key=_SEQ)
+        if at >= len(items) or items[at] is not live:
+            items.insert(at, live)
+        self.start = min(self.start, at)
+        self.count += 1
+
+    def after(self, seq: int) -> int:
+        """The position of its first entry newer than ``seq`` (0: the oldest live one)."""
+        items, at = self.items, self.start
+        if seq > 0:
+            return bisect.bisect_right(items, seq, lo=at, key=_SEQ)
+        end = len(items)
+        while at < end and items[at].dropped:
+            at += 1
+        self.start = at
+        return at
+
+    def lives(self) -> Iterator[Live]:
+        """Its live tuples, oldest first (it must not change meanwhile)."""
+        return (live for live in itertools.islice(self.items, self.after(0), None)
+                if not live.dropped)
+
+
+class NameIndex:
+    """The buckets of one property name, by key (fields.prop_keys; by type alone if
+    ``formal``). Tuples that came after it was made are in ``buckets`` at once; older
+    ones (arrival number up to ``upto``) are added by backfilling, into ``backfill``
+    lists merged in when done."""
+
+    __slots__ = ("alive", "backfill", "buckets", "done", "formal", "name", "position", "upto",
+                 "used")
+
+    def __init__(self, name: str, formal: bool, upto: int, now: float) -> None:
+        self.name = name
+        self.formal = formal
+        self.buckets: dict[Key, Bucket] = {}
+        #: Tuples up to this arrival number are the backfill's; it has passed ``position``.
+        self.upto, self.position = upto, 0
+        self.backfill: dict[Key, list[Live]] = {}
+        self.done = True
+        #: False once dropped: tuples still naming it in ``Live.keys`` skip it.
+        self.alive = True
+        #: When a template last used it (the channel's clock).
+        self.used = now
+
+    def holds(self, live: Live) -> bool:
+        """Is ``live``'s entry counted in ``buckets`` (not in a backfill list)?"""
+        return self.done or live.seq > self.upto
 
 
 class TupleTable:
     """See the module docstring."""
 
     def __init__(self) -> None:
-        #: Every live tuple by arrival number: oldest first.
-        self.by_seq: Bucket = {}
+        #: Every live tuple, oldest first.
+        self.all = Bucket()
         self.by_id: dict[int, Live] = {}
         self._by_type: dict[str | None, Bucket] = {}
-        self._by_name: dict[str, dict[Key, Bucket]] = {}
+        self._by_name: dict[tuple[str, bool], NameIndex] = {}
         #: The names read from each event as it is added: sequencing's and the indexed.
         self._wanted: frozenset[str] = frozenset(SEQUENCING)
         self._expiry: list[tuple[float, int]] = []
         self._seqs = itertools.count(1)
-        self._removed = 0
+        #: The newest arrival number given.
+        self.last_seq = 0
+        #: Bumped when a tuple comes back at its old place (``restore``): positions
+        #: remembered across calls (sequencing cursors) are void then.
+        self.epoch = 0
+        #: The estimated encoded bytes of the live tuples (sizes.py).
+        self.bytes = 0
 
     def __len__(self) -> int:
-        return len(self.by_seq)
+        return self.all.count
 
     # -- adding and dropping ----------------------------------------------------------------
-    def prepare(self, live: Live, seq_key: tuple[str | None, int, int] | None = None) -> None:
+    def prepare(self, live: Live) -> None:
         """Number ``live`` (read by fields.read_event) as the newest arrival and read what
-        sequencing and the indexes need; ``seq_key``: its sequencing key, when it had one
-        already (a tuple given back). Then :meth:`add` it, or not (a wait took it)."""
-        seq = live.seq = next(self._seqs)
+        sequencing and the indexes need. Then :meth:`add` it, or not (a wait took it)."""
+        seq = live.seq = self.last_seq = next(self._seqs)
         values = first_values(props_of(live), self._wanted)
-        if seq_key is None:
-            seq_key = sequencing_of(values) or (None, 0, seq)  # fields.py; else the space's
-        live.seq_key = seq_key
+        live.seq_key = sequencing_of(values) or (None, 0, seq)  # fields.py; else the space's
         keys = []
-        for name in self._by_name:
-            value = values.get(name)
-            key = prop_key(value) if value is not None else None
-            if key is not None:
-                keys.append((name, key))
+        for index in self._by_name.values():
+            value = values.get(index.name)
+            if value is not None:
+                keys += [(index, key) for key in prop_keys(value, index.formal)]
         live.keys = tuple(keys)
 
     def add(self, live: Live) -> None:
-        """Add ``live``, prepared (and no index made since), as the newest tuple."""
-        seq = live.seq
-        for name, key in live.keys:
-            index = self._by_name[name]
-            bucket = index.get(key)
+        """Add ``live``, prepared (no index made since), as the newest tuple."""
+        for index, key in live.keys:
+            bucket = index.buckets.get(key)
             if bucket is None:
-                bucket = index[key] = {}
-            bucket[seq] = live
+                bucket = index.buckets[key] = Bucket()
+            bucket.append(live)
         bucket = self._by_type.get(live.type_name)
         if bucket is None:
-            bucket = self._by_type[live.type_name] = {}
-        bucket[seq] = live
-        self.by_seq[seq] = live
+            bucket = self._by_type[live.type_name] = Bucket()
+        bucket.append(live)
+        self.all.append(live)
         self.by_id[live.id] = live
-        heapq.heappush(self._expiry, (live.expires, seq))
+        self.bytes += live.size
+        heapq.heappush(self._expiry, (live.expires, live.id))
 
     def drop(self, live: Live) -> None:
         """Remove ``live`` (it must be in the table)."""
-        seq = live.seq
-        del self.by_seq[seq]
+        live.dropped = True
         del self.by_id[live.id]
+        self.bytes -= live.size
+        self.all.discard()
         bucket = self._by_type[live.type_name]
-        del bucket[seq]
-        if not bucket:
+        bucket.discard()
+        if not bucket.count:
             del self._by_type[live.type_name]
-        for name, key in live.keys:
-            index = self._by_name[name]
-            bucket = index[key]
-            del bucket[seq]
-            if not bucket:
-                del index[key]
-        self._removed += 1
-        if self._removed > 4096 and self._removed > len(self.by_seq):
-            # A dict keeps the slots of what was deleted until it grows again: copy it, so
-            # a scan from the oldest does not walk them (amortised over the deletions).
-            self.by_seq = dict(self.by_seq)
-            self._removed = 0
+        for index, key in live.keys:
+            if index.alive and index.holds(live):
+                bucket = index.buckets[key]
+                bucket.discard()
+                if not bucket.count:
+                    del index.buckets[key]
+
+    def restore(self, live: Live) -> None:
+        """Add ``live`` again at its place (a tuple given back): positions past it that
+        callers remember are void (``epoch``)."""
+        live.dropped = False
+        values = first_values(props_of(live), self._wanted)
+        keys = []
+        for index in self._by_name.values():
+            value = values.get(index.name)
+            for key in prop_keys(value, index.formal) if value is not None else ():
+                if index.holds(live):
+                    keys.append((index, key))
+                    bucket = index.buckets.get(key)
+                    if bucket is None:
+                        bucket = index.buckets[key] = Bucket()
+                    bucket.insert(live)
+                elif live.seq <= index.position:  # the backfill has passed its place
+                    keys.append((index, key))
+                    found = index.backfill.setdefault(key, [])
+                    at = bisect.bisect_left(found, live.seq, key=_SEQ)
+                    if at >= len(found) or found[at] is not live:
+                        found.insert(at, live)
+        live.keys = tuple(keys)
+        bucket = self._by_type.get(live.type_name)
+        if bucket is None:
+            bucket = self._by_type[live.type_name] = Bucket()
+        bucket.insert(live)
+        self.all.insert(live)
+        self.by_id[live.id] = live
+        self.bytes += live.size
+        heapq.heappush(self._expiry, (live.expires, live.id))
+        self.epoch += 1
 
     def sweep(self, now: float) -> int:
         """Drop the tuples expired by ``now``; how many."""
-        heap, by_seq = self._expiry, self.by_seq
+        heap, by_id = self._expiry, self.by_id
         dropped = 0
         while heap and heap[0][0] <= now:
-            expires, seq = heapq.heappop(heap)
-            live = by_seq.get(seq)
+            expires, tuple_id = heapq.heappop(heap)
+            live = by_id.get(tuple_id)
             if live is not None and live.expires == expires:
                 self.drop(live)
-                by_seq = self.by_seq
                 dropped += 1
-        if len(heap) > 2 * len(by_seq) + 1024:
-            self._expiry = [(live.expires, live.seq) for live in by_seq.values()]
+        if len(heap) > 2 * len(by_id) + 1024:
+            self._expiry = [(live.expires, live.id) for live in by_id.values()]
             heapq.heapify(self._expiry)
         return dropped
 
-    def clear(self) -> list[Live]:
-        """Drop every tuple; what was live."""
-        gone = list(self.by_seq.values())
-        self.by_seq, self.by_id, self._by_type = {}, {}, {}
-        self._by_name = {name: {} for name in self._by_name}
-        self._expiry = []
-        self._removed = 0
-        return gone
+    def oldest(self) -> Live | None:
+        """The oldest live tuple."""
+        at = self.all.after(0)
+        return self.all.items[at] if at < len(self.all.items) else None
 
-    # -- narrowing ---------------------------------------------------------------------------
-    def _index_for(self, name: str) -> dict[Key, Bucket] | None:
-        """The index of property ``name``, made now if there is room (None if not)."""
-        index = self._by_name.get(name)
-        if index is not None or len(self._by_name) >= MAX_INDEXED_NAMES:
-            return index
-        index = {}
-        wanted = frozenset((name,))
-        for live in self.by_seq.values():
-            value = first_values(props_of(live), wanted).get(name)
-            key = prop_key(value) if value is not None else None
-            if key is not None:
-                live.keys += ((name, key),)
-                bucket = index.get(key)
-                if bucket is None:
-                    bucket = index[key] = {}
-                bucket[live.seq] = live
-        self._by_name[name] = index
-        self._wanted = frozenset(SEQUENCING) | frozenset(self._by_name)
+    def clear(self) -> int:
+        """Drop every tuple; how many were live."""
+        count = self.all.count
+        self.all, self.by_id, self._by_type = Bucket(), {}, {}
+        for index in self._by_name.values():
+            index.buckets, index.backfill, index.done = {}, {}, True
+            index.upto = index.position = self.last_seq
+        self._expiry = []
+        self.bytes = 0
+        return count
+
+    # -- indexes -----------------------------------------------------------------------------
+    def _index_for(self, name: str, formal: bool, now: float) -> NameIndex | None:
+        """The index of property ``name`` (by type if ``formal``), begun now if there is
+        room (None if not)."""
+        index = self._by_name.get((name, formal))
+        if index is None:
+            if len(self._by_name) >= MAX_INDEXED_NAMES:
+                return None
+            index = self._by_name[name, formal] = NameIndex(name, formal, self.last_seq, now)
+            index.done = not self.all.count
+            self._rewant()
+        index.used = now
         return index
 
-    def candidates(self, template: CompiledTemplate) -> Iterable[Live]:
-        """The tuples ``template`` may match, oldest first: a superset of its matches."""
+    def _rewant(self) -> None:
+        self._wanted = frozenset(SEQUENCING) | {index.name for index in self._by_name.values()}
+
+    def backfill(self, index: NameIndex, budget: int) -> int:
+        """Index up to ``budget`` of the tuples older than ``index``; the work done."""
+        if index.done:
+            return 0
+        wanted = frozenset((index.name,))
+        items = self.all.items
+        at, end, work = self.all.after(index.position), len(self.all.items), 0
+        while at < end and work < budget:
+            live = items[at]
+            if live.seq > index.upto:
+                break
+            at += 1
+            work += 1
+            index.position = live.seq
+            if live.dropped:
+                continue
+            value = first_values(props_of(live), wanted).get(index.name)
+            keys = prop_keys(value, index.formal) if value is not None else ()
+            if keys:
+                live.keys = tuple(k for k in live.keys if k[0].alive) + tuple(
+                    (index, key) for key in keys)
+                for key in keys:
+                    index.backfill.setdefault(key, []).append(live)
+        if at >= end or items[at].seq > index.upto:
+            self._complete(index)
+        return max(work, 1)
+
+    def _complete(self, index: NameIndex) -> None:
+        for key, found in index.backfill.items():
+            kept = [live for live in found if not live.dropped]
+            if not kept:
+                continue
+            bucket = index.buckets.get(key)
+            if bucket is None:
+                index.buckets[key] = Bucket(kept)
+            else:
+                bucket.items = kept + bucket.items[bucket.start:]
+                bucket.start = 0
+                bucket.count += len(kept)
+        index.backfill = {}
+        index.done = True
+
+    def evict_idle(self, now: float) -> None:
+        """Drop the indexes no template has used for INDEX_IDLE seconds."""
+        for name, index in list(self._by_name.items()):
+            if now - index.used >= INDEX_IDLE:
+                index.alive = False
+                index.buckets, index.backfill = {}, {}
+                del self._by_name[name]
+                self._rewant()
+
+    # -- narrowing ---------------------------------------------------------------------------
+    def narrow(self, template: CompiledTemplate, now: float
+               ) -> tuple[Bucket | None, NameIndex | None]:
+        """The bucket whose tuples are a superset of ``template``'s matches, oldest first
+        (None: it has no match), and an index still to backfill before the answer is
+        final (None once it is)."""
         if not template.possible:
-            return ()
+            return None, None
         best: Bucket | None = None
         for type_name in template.types:
             bucket = self._by_type.get(type_name)
             if not bucket:
-                return ()
+                return None, None
             best = bucket
         for name, key in template.props:
-            index = self._index_for(name)
+            index = self._index_for(name, key[1] is FORMAL, now)
             if index is None:
                 continue
-            bucket = index.get(key)
+            if not index.done:
+                return None, index
+            bucket = index.buckets.get(key)
             if not bucket:
-                return ()
-            if best is None or len(bucket) < len(best):
+                return None, None
+            if best is None or bucket.count < best.count:
                 best = bucket
-        return (self.by_seq if best is None else best).values()
+        return (self.all if best is None else best), None
 
     @property
     def indexed(self) -> list[str]:
-        """The property names indexed so far (EventType always is)."""
-        return sorted(self._by_name)
+        """The property names indexed now (EventType always is); a formal index's name
+        ends with ``?``."""
+        return sorted(name + "?" * formal for name, formal in self._by_name)
 
     def stats(self) -> dict[str, Any]:
-        return {"live": len(self.by_seq), "types": len(self._by_type),
-                "indexed": self.indexed, "expiry_heap": len(self._expiry)}
+        return {"live": self.all.count, "types": len(self._by_type), "indexed": self.indexed,
+                "expiry_heap": len(self._expiry), "bytes": self.bytes}

@@ -25,6 +25,7 @@ __all__ = [
     "Tuple",
     "bad_param",
     "gone",
+    "invalid_consumer",
     "invalid_event",
     "invalid_source",
     "invalid_template",
@@ -48,6 +49,9 @@ class Tuple:
     expires: float
     #: The space's record, for ``TupleSpace.give_back`` (not part of the value).
     _live: Any = attrs.field(default=None, eq=False, repr=False, alias="live")
+    #: How a client received it (its sequencing record before, and whether it was
+    #: taken), for ``give_back``; None for an anonymous call (not part of the value).
+    _receipt: Any = attrs.field(default=None, eq=False, repr=False, alias="receipt")
 
 
 @attrs.frozen
@@ -66,8 +70,8 @@ class ClientInfo:
 class Live:
     """One live tuple inside a space (see the module docstring)."""
 
-    __slots__ = ("arrival", "event", "expires", "form", "id", "keys", "seq", "seq_key",
-                 "subject", "type_name")
+    __slots__ = ("arrival", "dropped", "event", "expires", "form", "id", "keys", "seq",
+                 "seq_key", "size", "subject", "type_name")
 
     def __init__(self, tuple_id: int, event: Any, arrival: float, expires: float) -> None:
         self.id = tuple_id
@@ -82,14 +86,19 @@ class Live:
         self.form = "structured"
         self.subject: Any = None
         self.type_name: str | None = None
-        #: (name, index key) of each indexed property name it has (a tuple, not a dict:
-        #: the collector walks every object a live tuple holds).
-        self.keys: tuple[tuple[str, Any], ...] = ()
+        #: (index, key) of each indexed property name it has (index.py; a tuple, not a
+        #: dict: the collector walks every object a live tuple holds).
+        self.keys: tuple[tuple[Any, Any], ...] = ()
         #: (source or None, session, number): what sequencing reads (sequencing.py).
         self.seq_key: tuple[str | None, int, int] = (None, 0, 0)
+        #: True once removed from its space (its buckets skip it: index.py).
+        self.dropped = False
+        #: Its estimated encoded size in bytes (sizes.py).
+        self.size = 0
 
-    def as_tuple(self) -> Tuple:
-        return Tuple(self.id, self.event.as_structured(), self.arrival, self.expires, live=self)
+    def as_tuple(self, receipt: Any = None) -> Tuple:
+        return Tuple(self.id, self.event.as_structured(), self.arrival, self.expires, live=self,
+                     receipt=receipt)
 
     def __repr__(self) -> str:
         return f"<Live #{self.id} seq={self.seq} {self.type_name!r} expires={self.expires}>"
@@ -104,6 +113,12 @@ def invalid_template(reason: str) -> Exception:
 def invalid_event(reason: str) -> Exception:
     """``CosNotifyEventHeap::InvalidEvent``: put_event refuses the event."""
     error: Exception = CosNotifyEventHeap.InvalidEvent(reason)
+    return error
+
+
+def invalid_consumer(reason: str) -> Exception:
+    """``CosNotifyEventHeap::InvalidConsumer``: a stream's consumer the channel cannot use."""
+    error: Exception = CosNotifyEventHeap.InvalidConsumer(reason)
     return error
 
 

@@ -12,27 +12,30 @@ consumers receive it, past the channel's admission: MaxQueueLength) with an
 id taken first, and the hook keeps it under that id.
 
 The seed's operations run under one lock per space, so two concurrent
-removeEvent calls never take the same tuple. Retrieval is narrowed by the
-index (index.py) and decided by the EVENTHEAP grammar's compiled matchers,
-oldest tuple first: the seed does not say which of several matching events
-getEvent and removeEvent return ("A wire bundle with exactly one event that
-matches one or more of the events passed as templates"), and the oldest is
-the one a queue-like use of removeEvent expects. Expired tuples are swept
-from a heap at the start of each operation and on each accepted event.
-Waits are waits.py's; clients and sequencing clients.py's and
-sequencing.py's; notification streams streams.py's. A destroyed channel
-ends its space: waiters are woken with OBJECT_NOT_EXIST, and so are later
-calls.
+removeEvent calls never take the same tuple; a long search lets the lock
+go a slice at a time (search.py), so the channel's pushes never wait behind
+it. Retrieval is narrowed by the index (index.py) and decided by the
+EVENTHEAP grammar's compiled matchers, oldest tuple first: the seed does not
+say which of several matching events getEvent and removeEvent return ("A
+wire bundle with exactly one event that matches one or more of the events
+passed as templates"), and the oldest is the one a queue-like use of
+removeEvent expects. Expired tuples are swept from a heap at the start of
+each operation and on each accepted event. The space is bounded in tuples
+(MAX_TUPLES) and in bytes (MAX_BYTES, sizes.py). Waits are waits.py's;
+clients and sequencing clients.py's and sequencing.py's; notification
+streams streams.py's. A destroyed channel ends its space, and so does the
+service stopping: waiters are woken with OBJECT_NOT_EXIST, and so are later
+calls; a channel never gets a second space.
 """
 
 from __future__ import annotations
 
 import functools
-import heapq
-import itertools
 import logging
-import math
 import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from omniORB import CORBA
@@ -40,22 +43,19 @@ from omniORB import CORBA
 from cosnotify.channel.event import apply_qos, from_structured
 from cosnotify.store.interface import StoreError
 from cosnotify.tuplespace import streams
-from cosnotify.tuplespace.clients import Client, SourceState, check_info
+from cosnotify.tuplespace.clients import Client
 from cosnotify.tuplespace.events import check_event, stamp
 from cosnotify.tuplespace.fields import read_event
 from cosnotify.tuplespace.ids import IdAllocator
 from cosnotify.tuplespace.index import TupleTable
 from cosnotify.tuplespace.limits import (
     DEFAULT_TIME_TO_LIVE,
-    MAX_CLIENTS,
-    MAX_RESULTS,
+    MAX_BYTES,
     MAX_TUPLES,
-    MAX_WAIT,
     MAX_WAITERS,
     WAIT_GRACE,
 )
 from cosnotify.tuplespace.records import (
-    ClientInfo,
     Live,
     Tuple,
     bad_param,
@@ -63,8 +63,11 @@ from cosnotify.tuplespace.records import (
     invalid_event,
     limit_exceeded,
 )
+from cosnotify.tuplespace.registry import ClientRegistry
+from cosnotify.tuplespace.search import Search
+from cosnotify.tuplespace.sizes import event_size
 from cosnotify.tuplespace.templates import CompiledTemplate, compile_templates, texts_of
-from cosnotify.tuplespace.waits import Cancel, Waiter
+from cosnotify.tuplespace.waits import Cancel, Waiter, max_results_of, wait_seconds
 
 __all__ = ["TupleSpace"]
 
@@ -73,10 +76,17 @@ log = logging.getLogger("cosnotify.tuplespace")
 _NO_EXPLICIT: frozenset[str] = frozenset()
 
 
-class TupleSpace:
-    """The Event Heap's server operations on one channel (module docstring)."""
+def _yield() -> None:
+    """Let other threads run while a search has let the lock go (search.py)."""
+    time.sleep(0)
 
-    def __init__(self, channel: Any, max_tuples: int = MAX_TUPLES) -> None:
+
+class TupleSpace(ClientRegistry):
+    """The Event Heap's server operations on one channel (module docstring); its clients
+    are registry.py's."""
+
+    def __init__(self, channel: Any, max_tuples: int = MAX_TUPLES,
+                 max_bytes: int = MAX_BYTES) -> None:
         self._channel = channel
         self._service = channel._service
         self._clock = self._service.clock
@@ -86,28 +96,42 @@ class TupleSpace:
         self._changed = threading.Condition(self._lock)
         self._table = TupleTable()
         self._waiters: list[Waiter] = []
-        self._clients: dict[str, Client] = {}
-        self._reserved = 0  # put_event calls between their check and their tuple
+        #: The connected clients, the least recently heard from first.
+        self._clients: OrderedDict[str, Client] = OrderedDict()
+        # put_event calls between their check and their tuple: how many, and their bytes.
+        self._reserved = self._reserved_bytes = 0
         self._local = threading.local()  # the put_event in progress in this thread
         self._closed = False
-        #: Live tuples at most (a put beyond it is LimitExceeded).
+        self._housekeeping = 0.0  # when idle indexes are looked for next
+        #: Live tuples at most (a put beyond it is LimitExceeded), and their bytes.
         self.max_tuples = max_tuples
-        #: Events not kept: the space was full (``refused``), or no id could be had
-        #: from the store (``failed``); tuples that expired (``expired``).
-        self.refused = self.failed = self.expired = 0
+        self.max_bytes = max_bytes
+        #: Events not kept: the space was full of tuples (``refused``), or no id could be
+        #: had from the store (``failed``); tuples that expired (``expired``); old tuples
+        #: dropped for a new one's bytes (``dropped``).
+        self.refused = self.failed = self.expired = self.dropped = 0
+        #: Times a client was told its connection closed (``Client.connection_lost``).
+        self.connections_lost = 0
 
     @classmethod
-    def of(cls, channel: Any, max_tuples: int | None = None) -> TupleSpace:
-        """``channel``'s space, made now if it has none (OBJECT_NOT_EXIST if the
-        channel was destroyed). ``max_tuples`` applies when it is made."""
+    def of(cls, channel: Any, max_tuples: int | None = None,
+           max_bytes: int | None = None) -> TupleSpace:
+        """``channel``'s space, made now if it has none (OBJECT_NOT_EXIST if the channel
+        was destroyed or its service stopped). The limits apply when it is made."""
         space: TupleSpace | None = channel._tuplespace
         if space is not None and not space._closed:
             return space
         with channel._lock:
             channel._check_alive()
             space = channel._tuplespace
-            if space is None or space._closed:
-                space = channel._tuplespace = cls(channel, max_tuples or MAX_TUPLES)
+            if space is not None:
+                if space._closed:  # its service stopped: a space would have no timers
+                    raise gone(f"the tuple space of channel {channel.channel_id}")
+                return space
+            if getattr(channel._service, "_closed", False):
+                raise gone(f"the service of channel {channel.channel_id}")
+            space = channel._tuplespace = cls(channel, max_tuples or MAX_TUPLES,
+                                              max_bytes or MAX_BYTES)
         return space
 
     @property
@@ -128,6 +152,13 @@ class TupleSpace:
     def __len__(self) -> int:
         return self.live_count
 
+    @property
+    def live_bytes(self) -> int:
+        """The estimated bytes of the live tuples now (sizes.py)."""
+        with self._lock:
+            self._sweep()
+            return self._table.bytes
+
     # -- the channel's hook ----------------------------------------------------------------
     def accepted(self, events: list[Any]) -> None:
         """The channel accepted ``events`` (envelopes): each becomes a live tuple, or goes
@@ -141,11 +172,11 @@ class TupleSpace:
         if self._closed:
             return
         put = getattr(self._local, "put", None)
-        own, own_id = None, 0
+        own, own_id, own_size = None, 0, 0
         if put is not None:
             own = next((e for e in events if e is put[0]), None)
             if own is not None:
-                own_id = put[1]
+                own_id, own_size = put[1], put[2]
                 self._local.put = None  # taken: put_event's reservation is this tuple's
         others = len(events) - (own is not None)
         try:
@@ -156,7 +187,6 @@ class TupleSpace:
             with self._lock:
                 self.failed += others
             ids = None
-        now = self._clock.now()
         lives: list[tuple[Live, bool]] = []
         for event in events:
             if event is own:
@@ -167,42 +197,73 @@ class TupleSpace:
                 tuple_id = next(ids)
             deadline = event.deadline
             expires = deadline if deadline is not None else event.arrival + DEFAULT_TIME_TO_LIVE
-            lives.append((Live(tuple_id, event, event.arrival, expires), event is own))
+            live = Live(tuple_id, event, event.arrival, expires)
+            live.size = own_size if event is own else event_size(event)
+            read_event(live)
+            lives.append((live, event is own))
         with self._lock:
             if own is not None:
                 self._reserved -= 1
+                self._reserved_bytes -= own_size
             if self._closed:
                 return
-            self._sweep(now)
+            now = self._sweep(reap=False)
             table = self._table
             for live, mine in lives:
                 if live.expires <= now:
                     continue
-                read_event(live)
                 table.prepare(live)
-                if self._waiters and self._offer(live):
+                placeable = mine or self._placeable(live)
+                if self._waiters and self._offer(live, placeable):
                     continue
-                if not mine and len(table) + self._reserved >= self.max_tuples:
+                if not placeable:
                     self.refused += 1
                     continue
+                self._make_room(live.size)
                 table.add(live)
 
-    def _offer(self, live: Live) -> bool:
+    def _placeable(self, live: Live) -> bool:
+        """Can ``live`` be kept, beside the puts in progress (a full space of tuples
+        refuses it; one of bytes drops its oldest tuples for it: ``_make_room``)?"""
+        return (len(self._table) + self._reserved < self.max_tuples
+                and live.size + self._reserved_bytes <= self.max_bytes)
+
+    def _make_room(self, size: int) -> None:
+        """Drop the oldest tuples until ``size`` more bytes fit (the lock is held)."""
+        table = self._table
+        while table.bytes + self._reserved_bytes + size > self.max_bytes:
+            oldest = table.oldest()
+            if oldest is None:
+                return
+            table.drop(oldest)
+            self.dropped += 1
+
+    def _offer(self, live: Live, placed: bool) -> bool:
         """Hand ``live`` to the waiters that want it, in the order they began; True if a
-        waitToRemoveEvent waiter took it (it is not kept). The lock is held."""
+        waitToRemoveEvent waiter took it (it is not kept). Not ``placed`` (the space
+        cannot keep it): waitForEvent waiters are not offered it. The lock is held."""
         for waiter in list(self._waiters):
-            if waiter.wants(live):
+            if (waiter.remove or placed) and waiter.wants(live):
                 self._waiters.remove(waiter)
-                if waiter.client is not None:
-                    waiter.client.seen.note(live)
-                waiter.end(live)
+                client = waiter.client
+                waiter.end(live, receipt=client.seen.note(live) if client is not None else None)
                 self._changed.notify_all()
                 if waiter.remove:
                     return True
         return False
 
-    def _sweep(self, now: float | None = None) -> None:
-        self.expired += self._table.sweep(self._clock.now() if now is None else now)
+    def _sweep(self, now: float | None = None, reap: bool = True) -> float:
+        """Expired tuples go; now and then idle indexes, and idle clients unless not
+        ``reap`` (the push path). The time. The lock is held."""
+        if now is None:
+            now = self._clock.now()
+        self.expired += self._table.sweep(now)
+        if now >= self._housekeeping:
+            self._housekeeping = now + 1.0
+            self._table.evict_idle(now)
+        if reap and self._clients:
+            self._reap(now)
+        return now
 
     # -- checks ------------------------------------------------------------------------------
     def _check_open(self, client: Client | None = None) -> None:
@@ -212,28 +273,70 @@ class TupleSpace:
         if client is not None and (client.space is not self or not client.active):
             raise gone(f"client {client.source!r}")
 
-    def _check_client(self, client: Client) -> None:
+    def _begin(self, client: Client | None = None) -> None:
+        """A call begins: the space and ``client`` must be there; ``client`` is heard
+        from. The lock is held."""
+        self._check_open(client)
+        if client is not None:
+            client.heard = self._clock.now()
+            client.calls += 1
+            if self._clients.get(client.source) is client:
+                self._clients.move_to_end(client.source)
+
+    def _check_client(self, client: Client | None) -> None:
         with self._lock:
+            self._begin(client)
+
+    def _pauser(self, client: Client | None) -> Callable[[], float]:
+        """What a search calls to let the lock go for a moment (search.py)."""
+        def pause() -> float:
+            self._lock.release()
+            try:
+                _yield()
+            finally:
+                self._lock.acquire()
             self._check_open(client)
+            now: float = self._clock.now()
+            return now
+        return pause
 
     # -- putEvent ----------------------------------------------------------------------------
     def put_event(self, event: Any, *, client: Client | None = None) -> int:
         """putEvent: supply ``event`` (a StructuredEvent) into the channel, and keep it as
         a tuple; its id. InvalidEvent for an event the Event Heap does not take,
         LimitExceeded when the space is full: then nothing is supplied."""
-        if client is not None:
-            self._check_client(client)
-            event = stamp(event, client.stamped_fields(), client.session_id,
-                          client.next_number())
-        event = check_event(event)
+        if client is None:
+            return self._put(check_event(event), None)
+        self._check_client(client)
+        with client.put_lock:  # the Source's numbers reach the space in order
+            return self._put(check_event(stamp(event, client.stamped_fields(),
+                                               client.session_id, client.next_number())),
+                             client)
+
+    def _put(self, event: Any, client: Client | None) -> int:
         channel = self._channel
+        now = self._clock.now()
+        envelope = from_structured(event, now)
+        try:
+            apply_qos(envelope, channel._qos, _NO_EXPLICIT, channel._event_log is not None)
+        except CORBA.BAD_QOS as exc:
+            raise invalid_event(f"its header QoS: {getattr(exc, '_info', exc)}") from None
+        if envelope.deadline is not None and envelope.deadline <= now:
+            raise invalid_event("its StopTime or Timeout has passed: it would never be "
+                                "retrievable (Table 1, TimeToLive)")
+        size = event_size(envelope)
         with self._lock:
             self._check_open(client)
             self._sweep()
             if len(self._table) + self._reserved >= self.max_tuples:
                 raise limit_exceeded(f"the tuple space holds its limit of {self.max_tuples} "
                                      "live tuples", self.max_tuples)
+            if self._table.bytes + self._reserved_bytes + size > self.max_bytes:
+                raise limit_exceeded(f"the tuple space holds {self._table.bytes} bytes of "
+                                     f"tuples, and this event's {size} would pass its limit "
+                                     f"of {self.max_bytes} (MAX_BYTES)", self.max_bytes)
             self._reserved += 1
+            self._reserved_bytes += size
         taken = False
         try:
             try:
@@ -241,12 +344,7 @@ class TupleSpace:
             except StoreError as exc:
                 raise CORBA.NO_RESOURCES(0, CORBA.COMPLETED_NO,
                                          f"no tuple id from the store: {exc}") from None
-            envelope = from_structured(event, self._clock.now())
-            try:
-                apply_qos(envelope, channel._qos, _NO_EXPLICIT, channel._event_log is not None)
-            except CORBA.BAD_QOS as exc:
-                raise invalid_event(f"its header QoS: {getattr(exc, '_info', exc)}") from None
-            self._local.put = (envelope, tuple_id)
+            self._local.put = (envelope, tuple_id, size)
             try:
                 channel._check_alive()
                 channel._forward(envelope)
@@ -257,40 +355,28 @@ class TupleSpace:
             if not taken:
                 with self._lock:
                     self._reserved -= 1
+                    self._reserved_bytes -= size
         return tuple_id
 
     # -- retrieval ---------------------------------------------------------------------------
-    def _find(self, templates: tuple[CompiledTemplate, ...], client: Client | None) -> Live | None:
-        """The oldest live tuple one of ``templates`` matches, fresh for ``client``."""
-        best: Live | None = None
-        seen = client.seen if client is not None else None
-        for template in templates:
-            for live in self._table.candidates(template):
-                if best is not None and live.seq >= best.seq:
-                    break
-                if template.matches(live) and (seen is None or seen.fresh(live)):
-                    best = live
-                    break
-        return best
-
     def _retrieve(self, templates: Any, client: Client | None, remove: bool) -> Tuple | None:
         compiled = compile_templates(templates)
         with self._lock:
-            self._check_open(client)
-            self._sweep()
-            live = self._take(compiled, client, remove)
-            return live.as_tuple() if live is not None else None
+            self._begin(client)
+            return self._take(compiled, client, remove, self._sweep())
 
     def _take(self, compiled: tuple[CompiledTemplate, ...], client: Client | None,
-              remove: bool) -> Live | None:
-        """The lock is held."""
-        live = self._find(compiled, client)
-        if live is not None:
-            if client is not None:
-                client.seen.note(live)
-            if remove:
-                self._table.drop(live)
-        return live
+              remove: bool, now: float) -> Tuple | None:
+        """The oldest match fresh for ``client``, received (and taken if ``remove``). The
+        lock is held (and let go a moment now and then: search.py)."""
+        seen = client.seen if client is not None else None
+        live = Search(self._table, compiled, now, self._pauser(client), seen).first()
+        if live is None:
+            return None
+        receipt = seen.note(live) if seen is not None else None
+        if remove:
+            self._table.drop(live)
+        return live.as_tuple((client, receipt, remove))
 
     def get_event(self, templates: Any, *, client: Client | None = None) -> Tuple | None:
         """getEvent: the oldest live tuple one of ``templates`` matches (it stays), or
@@ -321,23 +407,26 @@ class TupleSpace:
     def _wait(self, templates: Any, timeout: float | None, client: Client | None,
               cancel: Cancel | None, remove: bool) -> Tuple | None:
         compiled = compile_templates(templates)
-        seconds = _wait_seconds(timeout)
+        seconds = wait_seconds(timeout)
         with self._lock:
-            self._check_open(client)
-            self._sweep()
-            live = self._take(compiled, client, remove)
-            if live is not None:
-                return live.as_tuple()
-            if seconds == 0 or (cancel is not None and cancel.cancelled):
-                return None
+            self._begin(client)
+            if cancel is not None and cancel.cancelled:
+                return None  # its caller is gone: nothing is taken, nothing received
+            found = self._take(compiled, client, remove, self._sweep())
+            if found is not None or seconds == 0:
+                return found
             if len(self._waiters) >= MAX_WAITERS:
                 raise limit_exceeded(f"{MAX_WAITERS} calls are waiting on this tuple space",
                                      MAX_WAITERS)
             waiter = Waiter(compiled, client, remove)
             self._waiters.append(waiter)
+            if client is not None:
+                client.waiting += 1
             self._changed.notify_all()
         end = functools.partial(self._end_waiter, waiter)
         timer = self._clock.call_later(seconds, end)
+        if timer.cancelled:  # the clock was closed: the service has stopped
+            self._end_waiter(waiter, gone(f"the service of channel {self.channel_id}"))
         attached = cancel is not None and cancel.attach(end)
         try:
             if cancel is not None and not attached:
@@ -348,9 +437,21 @@ class TupleSpace:
             if attached:
                 cancel.detach(end)  # type: ignore[union-attr]
             self._end_waiter(waiter)
+            if client is not None:
+                with self._lock:
+                    client.waiting -= 1
+                    client.heard = self._clock.now()
+        # The timer holds the waiter until it is due: not the tuple (nor its receipt).
+        live, receipt, waiter.live, waiter.receipt = waiter.live, waiter.receipt, None, None
         if waiter.error is not None:
             raise waiter.error
-        return waiter.live.as_tuple() if waiter.live is not None else None
+        if live is None:
+            return None
+        found = live.as_tuple((client, receipt, remove))
+        if cancel is not None and cancel.cancelled:
+            self.give_back(found)  # its caller went as it was found: nothing is taken
+            return None
+        return found
 
     def _end_waiter(self, waiter: Waiter, error: Exception | None = None) -> None:
         """End ``waiter`` without a tuple, unless it has ended already."""
@@ -376,45 +477,47 @@ class TupleSpace:
         """snoopEvents: copies of the live tuples one of ``templates`` matches, oldest
         first, at most ``max_results`` (None: MAX_RESULTS); "Sequencing is ignored"."""
         compiled = compile_templates(templates)
-        limit = _max_results(max_results)
+        limit = max_results_of(max_results)
         with self._lock:
-            self._check_open()
-            self._sweep()
-            matches = [_matching(self._table.candidates(t), t) for t in compiled]
-            merged = matches[0] if len(matches) == 1 else _unique(
-                heapq.merge(*matches, key=lambda live: live.seq))
-            return [live.as_tuple() for live in itertools.islice(merged, limit)]
+            self._begin()
+            now = self._sweep()
+            lives = Search(self._table, compiled, now, self._pauser(None)).every(limit)
+            return [live.as_tuple() for live in lives]
 
     def get_all(self, max_results: int | None = None) -> list[Tuple]:
         """getAll: copies of the live tuples, oldest first, at most ``max_results``."""
-        limit = _max_results(max_results)
+        limit = max_results_of(max_results)
+        found: list[Tuple] = []
         with self._lock:
-            self._check_open()
-            self._sweep()
-            return [live.as_tuple()
-                    for live in itertools.islice(self._table.by_seq.values(), limit)]
+            self._begin()
+            now = self._sweep()
+            for live in self._table.all.lives():
+                if len(found) >= limit:
+                    break
+                if live.expires > now:
+                    found.append(live.as_tuple())
+        return found
 
     # -- notification streams ------------------------------------------------------------------
-    def register_for_events(self, templates: Any, consumer: Any) -> int:
+    def register_for_events(self, templates: Any, consumer: Any, *,
+                            client: Client | None = None) -> int:
         """registerForEvents: each event the channel accepts from now on that one of
-        ``templates`` matches is pushed to ``consumer`` (streams.py); the stream's id."""
+        ``templates`` matches is pushed to ``consumer`` (streams.py); the stream's id.
+        A client's stream is its own: only it deregisters it."""
         texts = texts_of(templates)
-        self._check_usable()
-        return streams.register(self._channel, texts, consumer)
+        self._check_client(client)
+        return streams.register(self._channel, texts, consumer, client.source if client else None)
 
-    def register_for_all(self, consumer: Any) -> int:
+    def register_for_all(self, consumer: Any, *, client: Client | None = None) -> int:
         """registerForAll: each event the channel accepts from now on, to ``consumer``."""
-        self._check_usable()
-        return streams.register(self._channel, None, consumer)
+        self._check_client(client)
+        return streams.register(self._channel, None, consumer, client.source if client else None)
 
-    def deregister(self, stream: int) -> bool:
-        """deregister: stream ``stream`` ends; False if there is none."""
-        self._check_usable()
-        return streams.deregister(self._channel, stream)
-
-    def _check_usable(self) -> None:
-        with self._lock:
-            self._check_open()
+    def deregister(self, stream: int, *, client: Client | None = None) -> bool:
+        """deregister: stream ``stream`` ends; False if there is none (of this client's,
+        or anonymous ones for an anonymous call)."""
+        self._check_client(client)
+        return streams.deregister(self._channel, stream, client.source if client else None)
 
     # -- deleteEvent, clear ----------------------------------------------------------------------
     def delete_event(self, tuple_or_id: Any) -> bool:
@@ -424,7 +527,7 @@ class TupleSpace:
         if isinstance(tuple_id, bool) or not isinstance(tuple_id, int):
             raise bad_param(f"a tuple id is an integer, not {tuple_id!r:.100}")
         with self._lock:
-            self._check_open()
+            self._begin()
             self._sweep()
             live = self._table.by_id.get(tuple_id)
             if live is None:
@@ -435,48 +538,8 @@ class TupleSpace:
     def clear(self) -> int:
         """clear: every live tuple goes; how many."""
         with self._lock:
-            self._check_open()
-            return len(self._table.clear())
-
-    # -- clients ------------------------------------------------------------------------------
-    def connect(self, source: str | ClientInfo, application: str = "", device: str = "",
-                person: str = "", group: str = "") -> Client:
-        """A client of this space with these names (clients.py): a client already
-        connected with this Source is replaced, and the new one carries on its state."""
-        info = source if isinstance(source, ClientInfo) else ClientInfo(
-            source, application, device, person, group)
-        check_info(info)
-        with self._lock:
-            self._check_open()
-            old = self._clients.get(info.source)
-            if old is None and len(self._clients) >= MAX_CLIENTS:
-                raise limit_exceeded(f"{MAX_CLIENTS} clients are connected to this tuple "
-                                     "space", MAX_CLIENTS)
-            client = Client(self, info, old._state if old is not None else SourceState())
-            self._clients[info.source] = client
-            if old is not None:
-                self._retire(old)
-        return client
-
-    def _disconnect(self, client: Client) -> None:
-        with self._lock:
-            if self._clients.get(client.source) is client:
-                del self._clients[client.source]
-            self._retire(client)
-
-    def _retire(self, client: Client) -> None:
-        """``client`` is no longer active: its waits end (the lock is held)."""
-        client.active = False
-        for waiter in [w for w in self._waiters if w.client is client]:
-            self._waiters.remove(waiter)
-            waiter.end(None, gone(f"client {client.source!r}"))
-        self._changed.notify_all()
-
-    @property
-    def clients(self) -> list[str]:
-        """The Sources connected now."""
-        with self._lock:
-            return sorted(self._clients)
+            self._begin()
+            return self._table.clear()
 
     # -- the end --------------------------------------------------------------------------------
     def close(self) -> None:
@@ -489,9 +552,9 @@ class TupleSpace:
             waiters, self._waiters = self._waiters, []
             for waiter in waiters:
                 waiter.end(None, gone(f"the tuple space of channel {self._channel.channel_id}"))
-            for client in self._clients.values():
-                client.active = False
-            self._clients.clear()
+            clients, self._clients = list(self._clients.values()), OrderedDict()
+            for client in clients:
+                self._retire(client)
             self._table.clear()
             self._changed.notify_all()
 
@@ -500,59 +563,38 @@ class TupleSpace:
         return self._closed
 
     def give_back(self, found: Tuple) -> None:
-        """Put back a tuple a wait took whose caller is gone (corba.py): it is live again,
-        as the newest, under its id and sequencing, unless it has expired or is live."""
+        """Undo a tuple's retrieval whose caller is gone (corba.py): its client has not
+        received it, and, if it was taken, it is live again at its place, under its id
+        and sequencing -- or first goes to a waiter that wants it -- unless it has
+        expired, is live, or the space is full."""
         live = found._live
         if not isinstance(live, Live):
             raise bad_param(f"not a tuple this space handed out: {found!r:.100}")
+        client, receipt, taken = found._receipt or (None, None, True)
         with self._lock:
-            if self._closed or live.id in self._table.by_id or live.expires <= self._clock.now():
+            if self._closed:
                 return
-            self._table.prepare(live, live.seq_key)
-            self._table.add(live)
+            if client is not None and receipt is not None:
+                client.seen.unnote(receipt)
+            if not taken or live.id in self._table.by_id or live.expires <= self._clock.now():
+                return
+            placeable = self._placeable(live)
+            if self._waiters and self._offer(live, placeable):
+                return
+            if not placeable:
+                self.refused += 1
+                return
+            self._make_room(live.size)
+            self._table.restore(live)
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
             self._sweep()
             return {**self._table.stats(), "waiting": len(self._waiters),
                     "clients": len(self._clients), "refused": self.refused,
-                    "failed": self.failed, "expired": self.expired,
-                    "max_tuples": self.max_tuples}
+                    "failed": self.failed, "expired": self.expired, "dropped": self.dropped,
+                    "max_tuples": self.max_tuples, "max_bytes": self.max_bytes}
 
     def __repr__(self) -> str:
         return f"<TupleSpace of channel {self._channel.channel_id}>"
 
-
-def _matching(candidates: Any, template: CompiledTemplate) -> Any:
-    return (live for live in candidates if template.matches(live))
-
-
-def _unique(lives: Any) -> Any:
-    last = None
-    for live in lives:
-        if live is not last:
-            yield live
-        last = live
-
-
-def _wait_seconds(timeout: float | None) -> float:
-    if timeout is None:
-        return MAX_WAIT
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
-            or math.isnan(timeout) or timeout < 0:
-        raise bad_param(f"a wait's timeout is a number of seconds >= 0, not {timeout!r:.100}")
-    if timeout > MAX_WAIT:
-        raise limit_exceeded(f"a wait lasts at most {MAX_WAIT:g} s (MAX_WAIT), not "
-                             f"{timeout:g} s", int(MAX_WAIT * 1000))
-    return float(timeout)
-
-
-def _max_results(max_results: int | None) -> int:
-    if max_results is None or max_results == 0:
-        return MAX_RESULTS
-    if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 0:
-        raise bad_param(f"max_results is an integer >= 0, not {max_results!r:.100}")
-    if max_results > MAX_RESULTS:
-        raise limit_exceeded(f"at most {MAX_RESULTS} tuples a call (MAX_RESULTS), not "
-                             f"{max_results}", MAX_RESULTS)
-    return max_results

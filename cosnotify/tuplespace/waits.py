@@ -11,19 +11,26 @@ once, under that lock: with a tuple, at its timeout (the channel's clock, so
 a ManualClock times it out in tests), by a :class:`Cancel` (the caller is
 gone: in process, whoever holds it; over CORBA, the servants' connection
 watch), or with OBJECT_NOT_EXIST when the space ends. A waiter that ended
-without a tuple took nothing; one that got a tuple hands it to its caller.
+without a tuple took nothing; one that got a tuple hands it to its caller --
+unless the caller went meanwhile: then the tuple is given back, and its
+client has not received it (``TupleSpace.give_back``). An event the space
+cannot keep (it is full) is offered only to waitToRemoveEvent waiters: a
+waitForEvent's event is "both returned to the requester and placed into the
+Event Heap".
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from cosnotify.tuplespace.records import Live
+from cosnotify.tuplespace.limits import MAX_RESULTS, MAX_WAIT
+from cosnotify.tuplespace.records import Live, bad_param, limit_exceeded
 from cosnotify.tuplespace.templates import CompiledTemplate
 
-__all__ = ["Cancel", "Waiter"]
+__all__ = ["Cancel", "Waiter", "max_results_of", "wait_seconds"]
 
 
 class Cancel:
@@ -64,7 +71,7 @@ class Cancel:
 class Waiter:
     """One waiting call (module docstring). ``client``: its sequencing, or None."""
 
-    __slots__ = ("client", "done", "error", "live", "remove", "templates")
+    __slots__ = ("client", "done", "error", "live", "receipt", "remove", "templates")
 
     def __init__(self, templates: tuple[CompiledTemplate, ...], client: Any,
                  remove: bool) -> None:
@@ -75,6 +82,8 @@ class Waiter:
         self.done = threading.Event()
         self.live: Live | None = None
         self.error: Exception | None = None
+        #: What its client's sequencing noted when it got ``live`` (Seen.note), or None.
+        self.receipt: Any = None
 
     def wants(self, live: Live) -> bool:
         """Does one of its templates match ``live``, and is ``live`` fresh for its client?"""
@@ -83,7 +92,33 @@ class Waiter:
         client = self.client
         return client is None or client.seen.fresh(live)
 
-    def end(self, live: Live | None = None, error: Exception | None = None) -> None:
+    def end(self, live: Live | None = None, error: Exception | None = None,
+            receipt: Any = None) -> None:
         """End the wait (the space's lock held, and the waiter out of its list)."""
-        self.live, self.error = live, error
+        self.live, self.error, self.receipt = live, error, receipt
         self.done.set()
+
+
+def wait_seconds(timeout: float | None) -> float:
+    """A wait's timeout in seconds (None: MAX_WAIT); BAD_PARAM or LimitExceeded."""
+    if timeout is None:
+        return MAX_WAIT
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
+            or math.isnan(timeout) or timeout < 0:
+        raise bad_param(f"a wait's timeout is a number of seconds >= 0, not {timeout!r:.100}")
+    if timeout > MAX_WAIT:
+        raise limit_exceeded(f"a wait lasts at most {MAX_WAIT:g} s (MAX_WAIT), not "
+                             f"{timeout:g} s", int(MAX_WAIT * 1000))
+    return float(timeout)
+
+
+def max_results_of(max_results: int | None) -> int:
+    """How many tuples a call returns at most (None or 0: MAX_RESULTS)."""
+    if max_results is None or max_results == 0:
+        return MAX_RESULTS
+    if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 0:
+        raise bad_param(f"max_results is an integer >= 0, not {max_results!r:.100}")
+    if max_results > MAX_RESULTS:
+        raise limit_exceeded(f"at most {MAX_RESULTS} tuples a call (MAX_RESULTS), not "
+                             f"{max_results}", MAX_RESULTS)
+    return max_results

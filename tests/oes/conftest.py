@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from omniORB import CORBA
 
 import CosNotification as N
+import CosNotifyComm__POA
 
 from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.oes import Tree
+from cosnotify.store.sqlite import SQLiteStore
 
 #: Figure 1, as the seed's text names its nodes (Figures 2-5 use them).
 FIGURE_1 = [r"\Asia", r"\Asia\India", r"\Asia\India\Bombay", r"\Asia\India\Calcutta",
@@ -106,3 +109,80 @@ def channel(factory: EventChannelFactory) -> Any:
 @pytest.fixture
 def tree(channel: Any) -> Tree:
     return Tree.of(channel)
+
+
+class Consumer(CosNotifyComm__POA.StructuredPushConsumer):  # type: ignore[misc]
+    """A CORBA consumer in this process: its IOR is what a contract keeps."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+        self.fail = False
+        self.cond = threading.Condition()
+
+    def push_structured_event(self, event: Any) -> None:
+        if self.fail:
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+        with self.cond:
+            self.events.append(event)
+            self.cond.notify_all()
+
+    def disconnect_structured_push_consumer(self) -> None:
+        pass
+
+    def offer_change(self, added: Any, removed: Any) -> None:
+        pass
+
+    def wait_for(self, count: int) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: len(self.events) >= count, 10)
+
+
+class Restarts:
+    """Factories over one SQLite file, one after the other, on one manual clock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.clock = ManualClock(1_000_000.0)
+        self.store: SQLiteStore | None = None
+        self.factory: EventChannelFactory | None = None
+
+    def start(self) -> EventChannelFactory:
+        self.stop()
+        self.store = SQLiteStore(self.path)
+        self.factory = EventChannelFactory(clock=self.clock, store=self.store)
+        return self.factory
+
+    def stop(self) -> None:
+        if self.factory is not None:
+            self.factory.close()
+            self.factory = None
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def records(self, prefix: str) -> list[tuple[str, str]]:
+        assert self.store is not None
+        return sorted((r.path, r.kind) for r in self.store.records()
+                      if r.path.startswith(prefix))
+
+
+@pytest.fixture
+def restarts(tmp_path: Path, omniorb: Any) -> Any:
+    made = Restarts(tmp_path / "store.db")
+    yield made
+    made.stop()
+
+
+@pytest.fixture
+def activate(omniorb: Any) -> Any:
+    poa = omniorb.resolve_initial_references("RootPOA")
+    made: list[bytes] = []
+
+    def activate_(servant: Any) -> Any:
+        reference = servant._this()
+        made.append(poa.reference_to_id(reference))
+        return reference
+
+    yield activate_
+    for oid in made:
+        poa.deactivate_object(oid)

@@ -221,7 +221,7 @@ class TestAttributes:
         assert "is not a node" in error.reason
 
     @pytest.mark.parametrize("chain", [[r"\Asia"], [r"\Europe", r"\Asia"],
-                                       [r"\Europe", r"\Europe\France", r"\Asia"]])
+                                       [r"\Europe", r"\Asia\India", r"\Asia"]])
     def test_pool_cycles(self, kept: tuple[Any, Tree], store: MemoryStore,
                          chain: list[str]) -> None:
         """Figure 5: a pool "redirects so that it appears it was generated from a different
@@ -235,6 +235,20 @@ class TestAttributes:
                           InvalidRequest)
         assert "cycle" in error.reason
 
+    @pytest.mark.parametrize(("node", "pool"), [(r"\Europe", r"\Europe\France"),
+                                                ("\\", r"\Asia"),
+                                                (r"\Asia", r"\Asia\India\Bombay")])
+    def test_a_pool_inside_its_own_sub_tree(self, kept: tuple[Any, Tree], store: MemoryStore,
+                                            node: str, pool: str) -> None:
+        """Figure 5's caption: pools "cover all these independent sub-trees", so a pool
+        takes its node's whole sub-tree: a node pooled to its own descendant (or the root
+        to any node) would get that descendant's notifications back by bubbling, and
+        redirect them again for ever: refused."""
+        channel, tree = kept
+        error = unchanged(channel, tree, store,
+                          lambda: tree.post(node, subscription_pool=pool), InvalidRequest)
+        assert "cycle" in error.reason and "bubbles up to" in error.reason
+
     def test_pool_in_use_cannot_be_removed(self, kept: tuple[Any, Tree],
                                            store: MemoryStore) -> None:
         """SubscriptionPool's constraint: a node that is another's pool must exist, so
@@ -245,7 +259,7 @@ class TestAttributes:
         error = unchanged(channel, tree, store, lambda: tree.remove(r"\Asia"),
                           InvalidRequest)
         assert r"\Europe\France" in error.reason
-        tree.post(r"\Asia\India", subscription_pool=r"\Asia\India\Bombay")  # inside: fine
+        tree.post(r"\Asia\India\Calcutta", subscription_pool=r"\Asia\India\Bombay")  # inside
         tree.post(r"\Europe\France", subscription_pool=None)
         assert tree.remove(r"\Asia") == 5
 

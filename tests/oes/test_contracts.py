@@ -346,17 +346,24 @@ class TestGuaranteed:
 
     def test_moving_between_guaranteed_and_not(self, durable: tuple[Any, Tree]) -> None:
         """SUBSCRIBE: a second subscription "results in a modification ... if the extended
-        quality-of-service parameter changes": it moves to the other proxy, and a proxy
-        left without subscriptions goes."""
+        quality-of-service parameter changes": it moves to the other proxy; the proxy it
+        left keeps no constraint (it passes nothing new, and still delivers what it held:
+        review finding 3), and is used again by the next subscription of its kind."""
         channel, tree = durable
         recorder = Recorder()
         contract = tree.lease_contract(recorder, 60)
         tree.subscribe(contract.contract_id, r"\Asia")
+        best_effort = tree.contracts._contracts[contract.contract_id].proxies[False]
         tree.subscribe(contract.contract_id, r"\Asia", guaranteed=True)
         live = tree.contracts._contracts[contract.contract_id]
-        assert live.proxies[False] is None and persistent(live.proxies[True])
+        assert persistent(live.proxies[True]) and live.proxies[False] is best_effort
+        assert live.filters[False].get_all_constraints() == []
         tree.post(r"\Asia")
         settle(channel)
         assert recorder.seen == [("touch", r"\Asia")]
         tree.subscribe(contract.contract_id, r"\Asia", guaranteed=False)
-        assert live.proxies[True] is None and tree.contracts.durable_count == 0
+        assert live.proxies[False] is best_effort and tree.contracts.durable_count == 0
+        assert live.filters[True].get_all_constraints() == []
+        tree.post(r"\Asia")
+        settle(channel)
+        assert recorder.seen == [("touch", r"\Asia")] * 2

@@ -11,17 +11,19 @@ test is a client in another process, over IIOP.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
 import textwrap
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
 import pytest
-from omniORB import CORBA
+from omniORB import CORBA, PortableServer
 
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
@@ -73,8 +75,7 @@ def served(omniorb: Any) -> Any:
         servant = TreeFactoryServant(factory, call_timeout=5.0)
         reference = servant._this()
         yield factory, channel, reference
-        for oid in [poa.reference_to_id(ref) for _, ref in servant._servants.values()]:
-            poa.deactivate_object(oid)
+        servant.close()
         poa.deactivate_object(poa.reference_to_id(reference))
 
 
@@ -91,6 +92,30 @@ class TestTreeFactory:
         """get_tree of a channel that does not exist: ChannelNotFound."""
         with pytest.raises(CA.ChannelNotFound):
             served[2].get_tree(42)
+
+
+    def test_a_destroyed_channel_takes_its_servant(self, served: Any, omniorb: Any) -> None:
+        """Review finding 6; Subscription Contracts: "all memory of the contract ... is
+        cleared": a destroyed channel's tree servant is deactivated at once and the factory
+        keeps nothing of it (nor of its tree), however many channels come and go."""
+        factory, _, reference = served
+        poa = omniorb.resolve_initial_references("RootPOA")
+        servant = poa.reference_to_servant(reference)
+        gone = []
+        for _ in range(5):
+            channel, channel_id = factory.create_channel([], [])
+            tree = reference.get_tree(channel_id)
+            tree.create(r"\a", [], False)
+            gone.append((weakref.ref(Tree.of(channel)), poa.reference_to_id(tree)))
+            channel.destroy()
+            del channel, tree
+        gc.collect()
+        assert servant._servants == {}
+        for tree_ref, oid in gone:
+            assert tree_ref() is None
+            with pytest.raises(PortableServer.POA.ObjectNotActive):
+                poa.id_to_servant(oid)
+        assert reference.get_tree(0).channel_id == 0  # the factory still serves
 
 
 class TestNodes:
@@ -292,3 +317,63 @@ def test_servant_wraps_a_core_tree(served: Any) -> None:
     servant = TreeServant(Tree.of(channel))
     assert servant._get_channel_id() == 0
     assert servant.get("\\").nodepath == "\\"
+
+
+_REFUSALS = textwrap.dedent(r'''
+    import json, sys
+    import omniORB
+    from omniORB import CORBA
+    orb = CORBA.ORB_init(["-ORBendPoint", "giop:tcp:127.0.0.1:"], CORBA.ORB_ID)
+    import cosnotify.corba
+    import CosNotification as N, CosNotifyOES
+
+    def pool(path):
+        return [N.Property("subscriptionPool", CORBA.Any(CORBA.TC_wstring, path))]
+
+    factory = orb.string_to_object(sys.argv[1])._narrow(CosNotifyOES.TreeFactory)
+    tree = factory.get_tree(int(sys.argv[2]))
+    out = {}
+    calls = {
+        "long name": lambda: tree.create("\\" + "\u6f22" * 65, [], False),
+        "pool not a node": lambda: tree.create("\\x", pool("\\\u6f22\u8a9e"), False),
+        "pool in use": lambda: tree.remove("\\\u6f22\u5b57"),
+        "pool cycle": lambda: tree.post("\\\u6f22\u5b57", pool("\\y")),
+    }
+    tree.create("\\\u6f22\u5b57", [], False)
+    tree.create("\\y", pool("\\\u6f22\u5b57"), False)
+    for name, call in calls.items():
+        try:
+            call()
+            out[name] = "accepted"
+        except CosNotifyOES.InvalidRequest as exc:
+            out[name] = [exc.nodepath, exc.reason]
+        except Exception as exc:
+            out[name] = type(exc).__name__
+    out["alive"] = tree.list("\\")
+    print(json.dumps(out))
+    orb.destroy()
+''')
+
+
+def test_refusals_quoting_any_script_reach_the_client(served: Any, omniorb: Any) -> None:
+    """Review finding 1; Tree: "UCS-2 ... is assumed to be the character set employed in
+    OES": a refusal that quotes a name outside Latin-1 (a name over Char[64], a pool that
+    is not a node, a pool in use, a pool cycle) reaches a client in another process as
+    InvalidRequest with its reason -- its reason is a wstring like the names it quotes --
+    and the connection stays usable."""
+    reference = served[2]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", _REFUSALS, omniorb.object_to_string(reference),
+                           "0"], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    han = "\u6f22"
+    assert out["long name"][0] == "\\" + han * 65 and "Char[64]" in out["long name"][1]
+    assert han in out["long name"][1]
+    assert out["pool not a node"] == ["\\x", "subscription pool \\" + han + "\u8a9e is not "
+                                               "a node"]
+    assert out["pool in use"][0] == "\\" + han + "\u5b57"
+    assert "subscription pool of \\y" in out["pool in use"][1]
+    assert "a cycle" in out["pool cycle"][1] and han in out["pool cycle"][1]
+    assert sorted(out["alive"]) == ["y", han + "\u5b57"]

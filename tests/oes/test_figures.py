@@ -193,18 +193,6 @@ def pooled(routed: tuple[Any, Tree]) -> tuple[Any, Tree]:
 class TestFigure5:
     """Figure 5: "Subscription pools"."""
 
-    def test_countries_covers_the_pooled_nodes(self, pooled: tuple[Any, Tree]) -> None:
-        """Figure 5: "a subscription pool placed on France, India, Ireland, and Malaysia,
-        redirecting to the node named 'Countries' means that changes to any of France,
-        India, Ireland, or Malaysia result in subscriptions on the node name Countries to
-        be processed" -- even one of depth 0: the redirected event "appears it was
-        generated from" Countries."""
-        channel, tree = pooled
-        countries = watch(tree, r"\Countries", 0)
-        touch_all(channel, tree, [*FIGURE_1, r"\Asia\Malaysia", r"\Countries"])
-        assert countries.nodes() == {r"\Europe\France", r"\Asia\India", r"\Europe\Ireland",
-                                     r"\Asia\Malaysia", r"\Countries"}
-
     def test_the_normal_bubbling_is_short_circuited(self, pooled: tuple[Any, Tree]) -> None:
         """Figure 5: a pool "short-circuits the normal upward bubbling of a notification
         event generated at that node": France's changes no longer reach Europe; the
@@ -215,17 +203,51 @@ class TestFigure5:
         touch_all(channel, tree, [r"\Europe\France"])
         assert europe.nodes() == set() and france.nodes() == {r"\Europe\France"}
 
-    def test_only_notifications_generated_at_the_pooled_node(
-            self, pooled: tuple[Any, Tree]) -> None:
-        """Figure 5: the pool redirects "a notification event generated at that node":
-        Paris (below France, not pooled) bubbles as usual, to France and Europe, and not
-        to Countries."""
+    def test_countries_covers_the_pooled_sub_trees(self, pooled: tuple[Any, Tree]) -> None:
+        """Figure 5: "changes to any of France, India, Ireland, or Malaysia result in
+        subscriptions on the node name Countries to be processed", and (review finding 7)
+        the caption: "Subscription pools placed on France, India, Ireland, and Malaysia to
+        Countries: subscriptions need only be placed on Countries to cover all these
+        independent sub-trees" -- Paris, Calcutta, Cork... reach Countries too (even a
+        depth-0 subscription: the redirected notification "appears it was generated from"
+        Countries), and their bubbling is short-circuited at the pooled node, so Europe
+        and Asia hear only themselves."""
         channel, tree = pooled
-        europe, countries = watch(tree, r"\Europe"), watch(tree, r"\Countries")
-        france = watch(tree, r"\Europe\France")
-        touch_all(channel, tree, [r"\Europe\France\Paris"])
-        assert europe.nodes() == {r"\Europe\France\Paris"} == france.nodes()
-        assert countries.nodes() == set()
+        countries, countries_0 = watch(tree, r"\Countries"), watch(tree, r"\Countries", 0)
+        europe, asia, root = watch(tree, r"\Europe"), watch(tree, r"\Asia"), watch(tree, "\\")
+        every = [*FIGURE_1, r"\Asia\Malaysia", r"\Countries"]
+        touch_all(channel, tree, every)
+        pooled_sub_trees = set(every) - {r"\Asia", r"\Europe"}
+        assert countries.nodes() == pooled_sub_trees == countries_0.nodes()
+        assert europe.nodes() == {r"\Europe"} and asia.nodes() == {r"\Asia"}
+        assert root.nodes() == set(every)
+
+    def test_the_sub_tree_bubbles_up_to_the_pooled_node(
+            self, pooled: tuple[Any, Tree]) -> None:
+        """Figure 5 with Figure 2: below the pooled node a notification bubbles as usual
+        ("subscriptions are evaluated not just on the node where an operation takes place,
+        but also all of the ancestors that lie on its path") up to France, whose pool then
+        redirects it; France's own subscriptions count depth from France."""
+        channel, tree = pooled
+        france_1, france_0 = watch(tree, r"\Europe\France", 1), watch(tree, r"\Europe\France", 0)
+        touch_all(channel, tree, [r"\Europe\France\Paris", r"\Europe\France"])
+        assert france_1.nodes() == {r"\Europe\France\Paris", r"\Europe\France"}
+        assert france_0.nodes() == {r"\Europe\France"}
+
+    def test_the_generating_node_limit_decides_whether_it_reaches_the_pool(
+            self, pooled: tuple[Any, Tree]) -> None:
+        """Figures 3-5: Paris's notification reaches France's pool only if "its upward
+        propagation limit" lets it reach France: with limit 0 ("only subscriptions placed
+        directly on that node are evaluated") or a barricade on Paris, Countries does not
+        hear it; Nice, unlimited, still reaches it."""
+        channel, tree = pooled
+        tree.post(r"\Europe\France\Paris", upl=0)
+        tree.post(r"\Europe\France\Nice", barricade=True)
+        tree.create(r"\Europe\France\Lyon")
+        countries = watch(tree, r"\Countries")
+        touch_all(channel, tree, [r"\Europe\France\Paris", r"\Europe\France\Nice",
+                                  r"\Europe\France\Lyon"])
+        assert countries.nodes() == {r"\Europe\France\Lyon"}
 
     def test_bubbling_continues_from_the_pool(self, routed: tuple[Any, Tree]) -> None:
         """Figure 5: "Normal bubbling of the redirected notification event continues upward

@@ -4,8 +4,9 @@ Source: /work/shared/seeds/object-eventing-service.txt, Figure 5 ("A
 subscription pool placed on a node short-circuits the normal upward bubbling
 of a notification event generated at that node, and redirects so that it
 appears it was generated from a different node. Normal bubbling of the
-redirected notification event continues upward from this other node") and
-the NODE table's SubscriptionPool column.
+redirected notification event continues upward from this other node"), its
+caption ("subscriptions need only be placed on Countries to cover all these
+independent sub-trees") and the NODE table's SubscriptionPool column.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class TestMatching:
         (COUNTRIES, 0, True),        # "subscriptions on the node name Countries"
         (("World",), 1, True),       # bubbling continues from Countries
         ((), -1, True),
-        (FRANCE, 0, True),           # France's own subscriptions (cosnotify's reading)
+        (FRANCE, 0, True),           # France's own subscriptions (the bubbling reaches it)
         (("Europe",), -1, False),    # the upward bubbling from France is short-circuited
         (("World", "Countries", "x"), -1, False),
     ])
@@ -86,13 +87,35 @@ class TestMatching:
         table = NodeLimits([NodeLimit(FRANCE, pool=COUNTRIES)])
         assert matches(where, depth, table, FRANCE) is expected
 
-    def test_children_of_a_pooled_node_bubble_as_usual(self) -> None:
-        """Figure 5: the pool redirects "a notification event generated at that node":
-        Paris, below France, still reaches Europe and not Countries."""
+    def test_the_pooled_sub_tree_is_redirected(self) -> None:
+        """Review finding 7; Figure 5's caption: "subscriptions need only be placed on
+        Countries to cover all these independent sub-trees": Paris, below France, bubbles
+        to France (its subscriptions count depth from France), is redirected there, and
+        reaches Countries, not Europe."""
         table = NodeLimits([NodeLimit(FRANCE, pool=COUNTRIES)])
         paris = (*FRANCE, "Paris")
-        assert matches(("Europe",), -1, table, paris)
-        assert not matches(COUNTRIES, -1, table, paris)
+        assert table.origins(paris) == ((paris, 2), (COUNTRIES, 0))
+        assert matches(COUNTRIES, 0, table, paris)
+        assert matches(FRANCE, 1, table, paris) and not matches(FRANCE, 0, table, paris)
+        assert not matches(("Europe",), -1, table, paris)
+
+    def test_the_redirect_happens_only_within_the_generating_node_reach(self) -> None:
+        """Figures 3 and 5: a sub-tree node whose limit stops it below the pooled node is
+        not redirected (``(path, reach)`` alone); a barricade between it and the pooled
+        node stops it too."""
+        paris = (*FRANCE, "Paris")
+        table = NodeLimits([NodeLimit(FRANCE, pool=COUNTRIES), NodeLimit(paris, 0)])
+        assert table.origins(paris) == ((paris, 3),)
+        deeper = (*paris, "Louvre")
+        table = NodeLimits([NodeLimit(FRANCE, pool=COUNTRIES), NodeLimit(paris, barricade=True)])
+        assert table.origins(deeper) == ((deeper, 3),)
+
+    def test_the_pool_of_an_ancestor_of_the_pool_node_redirects_again(self) -> None:
+        """Figure 5: "Normal bubbling of the redirected notification event continues upward
+        from this other node" -- and a pooled node on that way redirects it in turn."""
+        table = NodeLimits([NodeLimit(FRANCE, pool=COUNTRIES), NodeLimit(("World",),
+                                                                         pool=("Hub",))])
+        assert table.origins(FRANCE) == ((FRANCE, 2), (COUNTRIES, 1), (("Hub",), 0))
 
 
 def test_pools_are_not_in_the_idl_form() -> None:

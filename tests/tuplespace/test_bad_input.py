@@ -175,3 +175,74 @@ class TestLimitsAndArguments:
         with pytest.raises(EH.InvalidSource):
             space.connect(source, **kwargs)
         assert space.clients == []
+
+
+def wrapped(inner: Any) -> Any:
+    """Table 2-2 of the Notification Service: an Any as its %ANY Structured Event."""
+    return N.StructuredEvent(N.EventHeader(N.FixedEventHeader(N.EventType("", "%ANY"), ""), []),
+                             [], inner)
+
+
+class TestWrappedAndExpiredPuts:
+    """Review findings 11 ("A client's %ANY put loses its stamps and bypasses the event
+    check") and 14 ("a put whose StopTime has passed returns an id for a tuple that never
+    exists")."""
+
+    @pytest.mark.parametrize("inner", [
+        CORBA.Any(N._tc_PropertySeq, [N.Property("v", CORBA.Any(CORBA.TC_long, 5))]),
+        CORBA.Any(N._tc_StructuredEvent, event("", Source=5)),  # no EventType, Source 5
+    ])
+    def test_a_wrapped_any_is_refused(self, channel: Any, space: TupleSpace,
+                                      inner: Any) -> None:
+        """"In general, all events must have an event type" (Events versus Tuples): the
+        channel unwraps a %ANY event to its Any (Notification §2.1.4), whose fields are
+        not the wrapper's -- a client's stamps would be lost, and the event put would not
+        be the one checked. InvalidEvent, for a client and anonymously; nothing supplied."""
+        pull = consumer(channel)
+        client = space.connect("sensor-7")
+        for put in (client.put_event, space.put_event):
+            with pytest.raises(EH.InvalidEvent) as raised:
+                put(wrapped(inner))
+            assert "%ANY" in raised.value.reason
+        assert space.get_all() == []
+        _, has = pull.try_pull_structured_event()
+        assert not has
+
+    def test_a_put_already_expired_is_refused(self, channel: Any, space: TupleSpace,
+                                              clock: Any) -> None:
+        """Table 1, TimeToLive: "The amount of time after placement in the Event Heap until
+        the event expires and becomes no longer retrievable": an event whose StopTime has
+        passed would never be retrievable: InvalidEvent, and nothing supplied."""
+        import TimeBase
+
+        from cosnotify.channel.clock import seconds_to_timet
+
+        ev = event("A")
+        ev.header.variable_header.append(N.Property("StopTime", CORBA.Any(
+            TimeBase._tc_UtcT, TimeBase.UtcT(seconds_to_timet(clock.now() - 1), 0, 0, 0))))
+        pull = consumer(channel)
+        with pytest.raises(EH.InvalidEvent) as raised:
+            space.put_event(ev)
+        assert "passed" in raised.value.reason
+        assert space.get_all() == []
+        _, has = pull.try_pull_structured_event()
+        assert not has
+
+
+class TestManyTemplateSpecs:
+    """Review finding 14: "every TemplateSpec is rendered before the MaxTemplates check"."""
+
+    def test_too_many_specs_are_refused_before_any_is_rendered(
+            self, space: TupleSpace, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The IDL's MaxTemplates: 60,000 TemplateSpecs are LimitExceeded at once."""
+        from cosnotify.tuplespace import corba
+        from cosnotify.tuplespace.corba import TupleSpaceServant
+
+        rendered: list[Any] = []
+        monkeypatch.setattr(corba, "render_template",
+                            lambda value: rendered.append(value) or "n: int = 1")
+        spec = EH.TemplateSpec(value=[G.TemplateField("n", "int", G.ACTUAL,
+                                                      CORBA.Any(CORBA.TC_long, 1))])
+        with pytest.raises(EH.LimitExceeded) as raised:
+            TupleSpaceServant(space).get_event([spec] * 60_000)
+        assert raised.value.limit == L.MAX_TEMPLATES and rendered == []

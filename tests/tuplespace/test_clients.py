@@ -55,13 +55,17 @@ class TestStamping:
         assert field(found, "SequenceNum") == 1
 
     def test_a_client_event_has_the_default_time_to_live(self, space: TupleSpace) -> None:
-        """Table 1: TimeToLive's post value is 120000 ms, set on posting: a template's
-        formal TimeToLive (its only template value) then matches the event."""
+        """Table 1: TimeToLive's post value is 120000 ms, set on posting (a Timeout, so the
+        channel's consumers see it too); an anonymous put is not stamped, and its tuple
+        lives the same default."""
         space.connect("me").put_event(event("T", n=1))
         space.put_event(event("T", n=2))  # anonymous: nothing stamped
         found = space.snoop_events("TimeToLive = ?")
-        assert [field(t, "n") for t in found] == [1]
+        assert [field(t, "n") for t in found] == [1, 2]
         assert field(found[0], "Timeout") == 120_000 * 10_000
+        with pytest.raises(KeyError):
+            field(found[1], "Timeout")
+        assert [t.expires - t.arrival for t in found] == [120.0, 120.0]
 
     def test_the_given_event_is_not_changed(self, space: TupleSpace) -> None:
         """put_event stamps a copy: the caller's event keeps its own fields."""
@@ -186,7 +190,7 @@ class TestOneSourceAtATime:
                                  monkeypatch: pytest.MonkeyPatch) -> None:
         """docs/history.md: at most MAX_CLIENTS Sources are connected at once; reconnecting
         one that is connected is always possible."""
-        from cosnotify.tuplespace import space as module
+        from cosnotify.tuplespace import registry as module
 
         monkeypatch.setattr(module, "MAX_CLIENTS", 2)
         space.connect("a")
@@ -195,3 +199,64 @@ class TestOneSourceAtATime:
             space.connect("c")
         assert raised.value.limit == 2
         assert space.connect("a").active
+
+
+class TestOnePutAtATime:
+    """Review finding 7: "Two concurrent puts by one client can hide an event from
+    readers" -- Table 3's SequenceNum is "Set by EventHeap object on posting", and a
+    reader that received number 2 takes number 1 as received ("Event Heap Client
+    Responsibilities")."""
+
+    def test_a_sources_numbers_reach_the_space_in_order(self, channel: Any,
+                                                        space: TupleSpace) -> None:
+        """Two threads put as one client; the first is held inside the channel: the
+        second waits for it (it is not numbered before the first is kept), so a reader
+        receives both, in their order."""
+        import threading
+
+        from tests.tuplespace.conftest import WAIT
+
+        writer = space.connect("writer")
+        reader = space.connect("reader")
+
+        class Watched:
+            """The Source's put lock, saying when a second put waits for it."""
+
+            def __init__(self) -> None:
+                self._lock = threading.Lock()
+                self.contended = threading.Event()
+
+            def __enter__(self) -> None:
+                if not self._lock.acquire(blocking=False):
+                    self.contended.set()
+                    self._lock.acquire()
+
+            def __exit__(self, *exc: object) -> None:
+                self._lock.release()
+
+        lock = Watched()
+        writer._state.put_lock = lock  # type: ignore[assignment]
+        forward = channel._forward
+        inside, gate = threading.Event(), threading.Event()
+
+        def held_forward(envelope: Any) -> None:
+            named = {p.name: p.value.value() for p in envelope.structured.filterable_data}
+            if named["n"] == "first":
+                inside.set()
+                gate.wait(WAIT)
+            forward(envelope)
+
+        channel._forward = held_forward
+        first = threading.Thread(target=writer.put_event, args=(event("Job", n="first"),))
+        first.start()
+        assert inside.wait(WAIT)
+        second = threading.Thread(target=writer.put_event, args=(event("Job", n="second"),))
+        second.start()
+        assert lock.contended.wait(WAIT), "the second put did not wait for the first"
+        assert reader.get_event('EventType = "Job"') is None
+        gate.set()
+        first.join(WAIT)
+        second.join(WAIT)
+        got = [reader.get_event('EventType = "Job"') for _ in range(3)]
+        assert [field(t, "n") if t else None for t in got] == ["first", "second", None]
+        assert [field(t, "SequenceNum") for t in got[:2]] == [1, 2]

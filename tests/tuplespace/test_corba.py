@@ -247,6 +247,30 @@ class TestClients:
         remote.call("disconnect", on="second")
         assert space.clients == []
 
+    def test_a_client_whose_process_dies_is_ended(self, space: TupleSpace,
+                                                  served: tuple[EventChannelFactory, str],
+                                                  clock: ManualClock) -> None:
+        """Review finding 3 ("A client whose process died without disconnect() stays"):
+        its connection closes, the server is told, and CLIENT_GRACE later (no call came
+        back) the client is ended and its Source is free."""
+        from cosnotify.tuplespace.limits import CLIENT_GRACE
+
+        dying = RemoteClient(served[1])
+        try:
+            dying.call("space", on=None, as_="space", channel=space.channel_id)
+            dying.call("connect", as_="me", source="dying-7")
+            assert dying.call("get_event", on="me", templates=[text('EventType = "A"')]) == []
+            assert space.clients == ["dying-7"]
+            dying.process.kill()
+            dying.process.wait(WAIT)
+            assert space.wait_for_lost(1, WAIT)
+        finally:
+            dying.close()
+        clock.advance(CLIENT_GRACE - 1)
+        assert space.clients == ["dying-7"]
+        clock.advance(1)
+        assert space.clients == []
+
 
 class TestWaits:
     """waitForEvent and waitToRemoveEvent over IIOP, and how they end."""

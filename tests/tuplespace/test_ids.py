@@ -60,13 +60,14 @@ class CountingStore(MemoryStore):
 
 def test_ids_come_in_blocks() -> None:
     """Issue 21's brief: ids are taken from the store's counter a block at a time, so a
-    put does not cost a durable write each: ID_BLOCK puts, one counter write."""
+    put does not cost a durable write each: ID_BLOCK puts, one counter write (and one
+    block may be taken ahead: cosnotify/tuplespace/ids.py)."""
     store = CountingStore()
     with EventChannelFactory(store=store) as made:
         channel, _ = made.create_channel([], [])
         space = TupleSpace.of(channel)
         got = [space.put_event(event("A")) for _ in range(2 * ID_BLOCK + 1)]
-    assert store.takes == 3
+    assert 3 <= store.takes <= 4
     assert got == sorted(got) and len(set(got)) == len(got)
     assert got[0] == 1  # serial number 0 is "never been on an Event Heap server"
 
@@ -90,7 +91,7 @@ def test_a_space_full_refuses_the_put_whole(channel: Any, space: TupleSpace) -> 
         CA.STRUCTURED_EVENT)
     proxy.connect_structured_pull_consumer(None)
     space.max_tuples = 1
-    space.put_event(event("A"))
+    kept = space.put_event(event("A"))
     proxy.try_pull_structured_event()
     try:
         space.put_event(event("B"))
@@ -100,4 +101,4 @@ def test_a_space_full_refuses_the_put_whole(channel: Any, space: TupleSpace) -> 
         raise AssertionError("the put was not refused")
     _, has = proxy.try_pull_structured_event()
     assert not has
-    assert [t.id for t in space.get_all()] == [1]
+    assert [t.id for t in space.get_all()] == [kept]

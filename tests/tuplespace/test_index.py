@@ -38,6 +38,10 @@ VALUES = [
     (CORBA.TC_double, 1.0), (CORBA.TC_double, 0.1), (CORBA.TC_string, "a"),
     (CORBA.TC_string, "b"), (CORBA.TC_boolean, True), (CORBA.TC_boolean, False),
     (CORBA.TC_null, None),
+    # "Inner Anys and aliases are read through" (docs/grammars/eventheap.md; review 1):
+    (CORBA.TC_any, CORBA.Any(CORBA.TC_long, 1)), (CORBA.TC_any, CORBA.Any(CORBA.TC_string, "a")),
+    (CORBA.TC_any, CORBA.Any(CORBA.TC_null, None)),
+    (CORBA.TC_any, CORBA.Any(CORBA.TC_any, CORBA.Any(CORBA.TC_double, 1.0))),
 ]
 
 LITERALS = [
@@ -124,3 +128,119 @@ def test_retrieval_is_what_matching_selects(shared: EventChannelFactory, batch: 
         assert [t.id for t in space.snoop_events(texts)] == expected[1:]
     finally:
         channel.destroy()
+
+
+# -- the three event forms (review finding 1: "test_index.py never generates inner Anys,
+# Any-form events or typed events") --------------------------------------------------------
+
+FORMS = ["structured", "any", "typed"]
+
+
+def envelope(form: str, type_name: str, filterable: list[Any], arrival: float) -> Any:
+    """The channel's envelope of an event in ``form``: a Structured Event, an Any holding
+    a PropertySeq (read "as typed", docs/grammars/eventheap.md), or a typed call (§2.7:
+    ``event_type`` first, then the parameters)."""
+    from cosnotify.channel.event import from_any, from_structured, typed_sequence
+
+    props = [N.Property(n, CORBA.Any(tc, v)) for n, (tc, v) in filterable]
+    if form == "structured":
+        return from_structured(make(type_name, filterable, []), arrival)
+    if form == "any":
+        head = N.Property("event_type", CORBA.Any(N._tc_EventType, N.EventType("D", type_name)))
+        return from_any(CORBA.Any(N._tc_PropertySeq, [head, *props]), arrival)
+    typed = N.StructuredEvent(
+        N.EventHeader(N.FixedEventHeader(N.EventType("", "%TYPED"), ""), []),
+        [N.Property("operation", CORBA.Any(CORBA.TC_string, f"::D::{type_name}")), *props],
+        CORBA.Any(CORBA.TC_null, None))
+    made = from_structured(typed, arrival)
+    made.typed = typed_sequence(typed)
+    return made
+
+
+def subject(made: Any) -> tuple[str, Any]:
+    if made.typed is not None:
+        return "typed", made.typed
+    if made.is_structured:
+        return "structured", made.structured
+    return "any", made.any
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(FORMS), st.sampled_from(["A", "B"]), props),
+                min_size=1, max_size=20),
+       st.lists(templates, min_size=1, max_size=3))
+@example(batch=[("any", "A", [("x", (CORBA.TC_any, CORBA.Any(CORBA.TC_long, 1)))])],
+         chosen=[("", {"x": "int = 1"})])
+@example(batch=[("typed", "A", [("x", (CORBA.TC_any, CORBA.Any(CORBA.TC_long, 1)))])],
+         chosen=[('EventType = "A", ', {"x": "int = 1"})])
+def test_every_form_is_found_as_matching_selects(shared: EventChannelFactory,
+                                                  batch: list[Any], chosen: list[Any]) -> None:
+    """Tuple Matching over the three forms an accepted event may have (structured, an
+    Any, a typed call): snoopEvents is exactly what the grammar's matcher for that form
+    selects, oldest first, and getEvent the oldest of them."""
+    channel, _ = shared.create_channel([], [])
+    try:
+        space = TupleSpace.of(channel)
+        texts = [text(t) for t in chosen]
+        space.get_event(texts)  # indexes made before the events come
+        made = [envelope(form, type_name, filterable, shared.service.clock.now())
+                for form, type_name, filterable in batch]
+        for one_event in made:
+            channel._forward(one_event)
+        compiled = [compile_eventheap(t, CompileContext()) for t in texts]
+        every = space.get_all()
+        assert len(every) == len(made)
+        expected = []
+        for found, one_event in zip(every, made):
+            form, value = subject(one_event)
+            if any(getattr(c, form)(value) for c in compiled):
+                expected.append(found.id)
+        assert [t.id for t in space.snoop_events(texts)] == expected
+        first = space.get_event(texts)
+        assert (first.id if first else None) == (expected[0] if expected else None)
+    finally:
+        channel.destroy()
+
+
+class TestInnerAnys:
+    """docs/grammars/eventheap.md: "Inner Anys and aliases are read through" -- by the
+    space's index and sequencing as by the grammar (review finding 1)."""
+
+    def test_a_value_in_an_inner_any_is_found(self, space: TupleSpace, channel: Any) -> None:
+        """severity = any(any(long 3)) matches `severity: int = 3` for every operation,
+        whether the index on severity was made before or after the event came."""
+        inner = CORBA.Any(CORBA.TC_any, CORBA.Any(CORBA.TC_any, CORBA.Any(CORBA.TC_long, 3)))
+        ev = N.StructuredEvent(
+            N.EventHeader(N.FixedEventHeader(N.EventType("D", "Alarm"), ""), []),
+            [N.Property("severity", inner)], CORBA.Any(CORBA.TC_null, None))
+        space.get_event('EventType = "Alarm", level: int = 3')  # an index made before
+        supplier(channel).push_structured_events([ev, ev])
+        first, second = (t.id for t in space.get_all())
+        assert space.get_event('EventType = "Alarm", severity: int = 3').id == first
+        assert [t.id for t in space.snoop_events("severity: int = 3")] == [first, second]
+        assert space.remove_event("severity: int = 3").id == first
+        assert space.get_event("severity: int = ?").id == second
+        assert space.get_event("severity: int = 4") is None
+
+    def test_sequencing_is_read_through_inner_anys(self, space: TupleSpace,
+                                                   channel: Any) -> None:
+        """"Event Heap Client Responsibilities": Source, SessionID and SequenceNum in inner
+        Anys are an event's sequencing; number 3 after number 5 of one session is not
+        returned to a client that received 5."""
+        def wrapped(value: Any) -> Any:
+            return CORBA.Any(CORBA.TC_any, value)
+
+        def sequenced(number: int) -> Any:
+            return N.StructuredEvent(
+                N.EventHeader(N.FixedEventHeader(N.EventType("D", "T"), ""), []),
+                [N.Property("Source", wrapped(CORBA.Any(CORBA.TC_string, "S"))),
+                 N.Property("SessionID", wrapped(CORBA.Any(CORBA.TC_long, 7))),
+                 N.Property("SequenceNum", wrapped(CORBA.Any(CORBA.TC_long, number)))],
+                CORBA.Any(CORBA.TC_null, None))
+
+        supplier(channel).push_structured_events([sequenced(5), sequenced(3)])
+        reader = space.connect("reader")
+        got = reader.get_event('EventType = "T"')
+        assert got is not None and got.event.filterable_data[2].value.value().value() == 5
+        assert reader.get_event('EventType = "T"') is None

@@ -282,6 +282,55 @@ class TestTimeToLive:
         assert [field(t, "n") for t in space.get_all()] == [2]
 
 
+class TestFormalPostValues:
+    """"Tuple Matching": fields match if "The comparison tuple field's post value is
+    formal" -- and Tables 1 and 2 give Target, TargetApplication, TargetDevice,
+    TargetPerson and TargetGroup the post value "Formal", and every event a TimeToLive
+    ("Post Value: 120000 ms") -- review finding 13."""
+
+    @pytest.mark.parametrize("name", ["Target", "TargetApplication", "TargetDevice",
+                                      "TargetPerson", "TargetGroup"])
+    def test_an_untargeted_event_is_for_anyone(self, channel: Any, space: TupleSpace,
+                                               name: str) -> None:
+        """An event that does not set the field has its formal post value: it matches a
+        template's actual or formal value; an event that sets it matches only its own
+        value ("Yes." it "Can be Overridden"). Whoever put it: a client, an anonymous
+        put, a Notification supplier."""
+        space.connect("me").put_event(event("Msg", n=1))
+        space.put_event(event("Msg", n=2))
+        supplier(channel).push_structured_events([event("Msg", n=3),
+                                                  event("Msg", n=4, **{name: "me"}),
+                                                  event("Msg", n=5, **{name: "other"})])
+        found = space.snoop_events(f'EventType = "Msg", {name} = "me"')
+        assert [field(t, "n") for t in found] == [1, 2, 3, 4]
+        found = space.snoop_events(f'EventType = "Msg", {name} = ?')
+        assert [field(t, "n") for t in found] == [1, 2, 3, 4, 5]
+        found = space.snoop_events([f'{name} = "other", n: int = 5', f'{name} = "x", n: int = 1'])
+        assert [field(t, "n") for t in found] == [1, 5]
+        assert field(space.remove_event(f'{name} = "other"'), "n") == 1
+
+    def test_a_wait_for_a_target_gets_an_untargeted_event(self, space: TupleSpace) -> None:
+        """Table 8's incoming event is matched by the same rule."""
+        from tests.tuplespace.test_waits import Call, waiting
+
+        call = Call(space.wait_for_event, 'EventType = "Msg", Target = "me"', 30)
+        waiting(space, 1)
+        space.put_event(event("Msg", Target="other"))
+        put = space.put_event(event("Msg"))
+        assert call.result().id == put
+
+    def test_every_tuple_has_a_time_to_live(self, channel: Any, space: TupleSpace) -> None:
+        """Table 1: TimeToLive, "Post Value 120000 ms", "Template Value Formal": the only
+        template value, `TimeToLive = ?`, matches every tuple -- one with a Timeout, and one
+        living the default 120000 ms -- anonymous, a client's, a supplier's."""
+        space.put_event(event("A", n=1))
+        space.put_event(event("A", ttl_ms=5_000, n=2))
+        space.connect("me").put_event(event("A", n=3))
+        supplier(channel).push_structured_events([event("A", n=4)])
+        found = space.snoop_events('TimeToLive = ?, EventType = "A"')
+        assert [field(t, "n") for t in found] == [1, 2, 3, 4]
+
+
 def CORBA_utc(seconds: float) -> Any:
     from omniORB import CORBA
 

@@ -76,15 +76,17 @@ class TestRegisterForEvents:
 
     def test_a_stream_is_an_ordinary_subscription(self, channel: Any,
                                                    space: TupleSpace) -> None:
-        """The brief: a consumer admin of the channel, with one StructuredProxyPushSupplier
-        holding an EVENTHEAP filter of the templates."""
+        """The brief: a consumer admin of the channel, holding an EVENTHEAP filter of the
+        templates (the admin's, so the stream's end finds it even when its proxy went:
+        review finding 9), with one StructuredProxyPushSupplier."""
         stream = space.register_for_events('EventType = "A", n: int = 1', Recorder())
         assert stream in channel.get_all_consumeradmins()
         admin = channel.get_consumeradmin(stream)
         (proxy_id,) = admin._get_push_suppliers()
         proxy = admin.get_proxy_supplier(proxy_id)
-        (filter_id,) = proxy.get_all_filters()
-        flt = proxy.get_filter(filter_id)
+        assert proxy.get_all_filters() == []
+        (filter_id,) = admin.get_all_filters()
+        flt = admin.get_filter(filter_id)
         assert flt._get_constraint_grammar() == "EVENTHEAP"
         texts = [c.constraint_expression.constraint_expr for c in flt.get_all_constraints()]
         assert texts == ['EventType: string = "A", n: int = 1']  # the canonical text
@@ -166,3 +168,148 @@ def test_a_callback_stream_is_not_kept_across_a_restart(tmp_path: Any) -> None:
             assert not TupleSpace.of(channel).deregister(stream)
     finally:
         store.close()
+
+
+class TestConsumers:
+    """Review finding 8: a consumer the channel cannot push to "leak[s] an undeclared
+    exception as UNKNOWN"; it is the IDL's InvalidConsumer, with the reason, and nothing
+    is registered."""
+
+    def test_a_reference_that_is_no_consumer_is_invalid(self, omniorb: Any, channel: Any,
+                                                        space: TupleSpace) -> None:
+        """Table 11's stream needs a consumer to return events to: a reference that is
+        not a CosNotifyComm::StructuredPushConsumer (here, a tuple space's) is refused
+        in process and through the servant, and leaves no admin."""
+        import CosNotifyEventHeap as EH
+
+        from cosnotify.tuplespace.corba import TupleSpaceServant
+
+        poa = omniorb.resolve_initial_references("RootPOA")
+        servant = TupleSpaceServant(space)
+        oid = poa.activate_object(servant)
+        try:
+            not_a_consumer = poa.id_to_reference(oid)
+            before = channel.get_all_consumeradmins()
+            with pytest.raises(EH.InvalidConsumer) as raised:
+                space.register_for_all(not_a_consumer)
+            assert "StructuredPushConsumer" in raised.value.reason
+            with pytest.raises(EH.InvalidConsumer):
+                servant.register_for_events([EH.TemplateSpec(text='EventType = "A"')],
+                                            not_a_consumer)
+            assert channel.get_all_consumeradmins() == before
+        finally:
+            poa.deactivate_object(oid)
+
+    def test_an_unreachable_consumer_is_invalid(self, omniorb: Any, channel: Any,
+                                                space: TupleSpace) -> None:
+        """A consumer reference nobody answers at cannot be asked what it is: refused."""
+        import CosNotifyEventHeap as EH
+
+        nobody = omniorb.string_to_object("corbaloc::127.0.0.1:1/Nothing")
+        before = channel.get_all_consumeradmins()
+        with pytest.raises(EH.InvalidConsumer):
+            space.register_for_events('EventType = "A"', nobody)
+        assert channel.get_all_consumeradmins() == before
+
+
+class TestDeadConsumers:
+    """Review finding 9: "Streams leak when their consumer dies": the channel tears the
+    stream's proxy down; its admin, EVENTHEAP filter and the filter's store record go
+    too, and deregister still finds everything."""
+
+    def test_a_stream_whose_consumer_died_ends(self, omniorb: Any) -> None:
+        """Three streams on a Persistent channel to a consumer that is gone (its pushes
+        answer OBJECT_NOT_EXIST, as a dead object's do): the channel drops their proxies;
+        the next registration ends them -- admins, filters and stored filter records."""
+        import CosNotifyComm__POA
+
+        from cosnotify.store import MemoryStore
+
+        class Gone(CosNotifyComm__POA.StructuredPushConsumer):  # type: ignore[misc]
+            def push_structured_event(self, ev: Any) -> None:
+                raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO)
+
+            def offer_change(self, added: Any, removed: Any) -> None:
+                pass
+
+            def disconnect_structured_push_consumer(self) -> None:
+                pass
+
+        poa = omniorb.resolve_initial_references("RootPOA")
+        oid = poa.activate_object(Gone())
+        persistent = [N.Property("ConnectionReliability",
+                                 CORBA.Any(CORBA.TC_short, N.Persistent))]
+        store = MemoryStore()
+        try:
+            with EventChannelFactory(store=store) as made:
+                channel, _ = made.create_channel(persistent, [])
+                space = TupleSpace.of(channel)
+                dead = [space.register_for_events('EventType = "A"', poa.id_to_reference(oid))
+                        for _ in range(3)]
+                assert len([r for r in store.records() if r.path.startswith("flt")]) == 3
+                space.put_event(event("A"))
+                assert made.service.dispatcher.wait_idle(WAIT)
+                assert all(channel.get_consumeradmin(s)._all_proxies() == [] for s in dead)
+                alive = space.register_for_all(Recorder())
+                assert set(channel.get_all_consumeradmins()) == {0, alive}
+                assert [r for r in store.records() if r.path.startswith("flt")] == []
+                assert not space.deregister(dead[0])
+        finally:
+            poa.deactivate_object(oid)
+
+    def test_deregister_ends_a_stream_whose_proxy_went(self, channel: Any,
+                                                       space: TupleSpace) -> None:
+        """Table 16: deregister of a stream whose proxy the channel dropped ends it: TRUE,
+        and its admin and filter are gone."""
+        stream = space.register_for_events('EventType = "A"', Recorder())
+        admin = channel.get_consumeradmin(stream)
+        (filter_id,) = admin.get_all_filters()
+        flt = admin.get_filter(filter_id)
+        for proxy in admin._all_proxies():
+            proxy._destroy()  # as the channel does when the consumer is gone
+        assert space.deregister(stream)
+        assert stream not in channel.get_all_consumeradmins()
+        with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+            flt.get_all_constraints()
+
+
+class TestOwners:
+    """Review finding 13 (third part): "any client can deregister another's" -- the seed
+    ties a stream to its registration's Return Tag, "It is the responsibility of the
+    client to insure that Return Tag is unique for that client"."""
+
+    def test_only_the_owner_deregisters(self, channel: Any, space: TupleSpace) -> None:
+        """A client's stream is its Source's: another client, or an anonymous call, gets
+        FALSE and the stream goes on; the owner -- also after a reconnect -- ends it. An
+        anonymous stream is ended anonymously only."""
+        mine = space.connect("me").register_for_all(Recorder())
+        other = space.connect("other")
+        anonymous = space.register_for_all(Recorder())
+        assert not other.deregister(mine)
+        assert not space.deregister(mine)
+        assert not other.deregister(anonymous)
+        assert mine in channel.get_all_consumeradmins()
+        assert space.connect("me").deregister(mine)
+        assert space.deregister(anonymous)
+        assert set(channel.get_all_consumeradmins()) == {0}
+
+
+def test_a_streams_time_to_live_matches_every_event(space: TupleSpace) -> None:
+    """Table 1: every event has a TimeToLive ("Post Value 120000 ms"), and a template's is
+    formal: a stream's `TimeToLive = ?` selects events with and without a Timeout (review
+    finding 13); its filter holds the template without it."""
+    got = Recorder()
+    stream = space.register_for_events('TimeToLive = ?, EventType = "A"', got)
+    space.put_event(event("A", n=1))
+    space.put_event(event("A", ttl_ms=5_000, n=2))
+    space.put_event(event("B", n=3))
+    space.put_event(event("A", n=4, End=True))
+    got.until("A")
+    with got._cond:
+        assert got._cond.wait_for(lambda: len(got.events) == 3, WAIT)
+    assert [field(e, "n") for e in got.events] == [1, 2, 4]
+    admin = space.channel.get_consumeradmin(stream)
+    (filter_id,) = admin.get_all_filters()
+    texts = [c.constraint_expression.constraint_expr
+             for c in admin.get_filter(filter_id).get_all_constraints()]
+    assert texts == ['EventType: string = "A"']

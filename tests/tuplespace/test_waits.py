@@ -8,6 +8,7 @@ Waits time out on the channel's clock (a ManualClock here): nothing sleeps.
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
@@ -238,15 +239,18 @@ class TestGiveBack:
 
     def test_a_tuple_given_back_is_live_under_its_id(self, space: TupleSpace,
                                                      clock: ManualClock) -> None:
-        """Its id and expiry stay; it comes back as the newest; giving back a live tuple
-        does nothing; an expired one does not come back."""
+        """Its id and expiry stay; it comes back at its place, not as the newest (review
+        finding 5: "the tuple goes back as the newest, losing its place"); giving back a
+        live tuple does nothing; an expired one does not come back."""
         first = space.put_event(event("A", n=1))
         second = space.put_event(event("A", n=2))
         taken = space.remove_event("n: int = 1")
         assert taken is not None and taken.id == first
         space.give_back(taken)
         space.give_back(taken)
-        assert [t.id for t in space.get_all()] == [second, first]
+        assert [t.id for t in space.get_all()] == [first, second]
+        assert space.remove_event('EventType = "A"').id == first  # type: ignore[union-attr]
+        space.give_back(taken)
         again = space.remove_event("n: int = 1")
         assert again is not None and again.expires == taken.expires
         clock.advance(120)
@@ -264,3 +268,172 @@ class TestGiveBack:
         space.give_back(taken)
         assert reader.get_event("n: int = 1") is None
         assert space.get_event("n: int = 1") is not None
+
+
+class TestACallerThatWent:
+    """Review finding 5: "A wait cancelled because its caller left still marks the tuple
+    as seen"; "a wait whose call is already cancelled still takes the tuple". The seed's
+    sequencing ("Event Heap Client Responsibilities") records what a client *received*."""
+
+    @pytest.mark.parametrize("remove", [False, True])
+    def test_a_wait_already_cancelled_takes_and_records_nothing(
+            self, space: TupleSpace, remove: bool) -> None:
+        """A wait whose caller is gone before it begins returns nothing: the tuple stays
+        where it was, and the client has not received it."""
+        put = space.put_event(event("Job", n=1))
+        worker = space.connect("worker")
+        cancel = Cancel()
+        cancel.cancel()
+        op = worker.wait_to_remove_event if remove else worker.wait_for_event
+        assert op('EventType = "Job"', 30, cancel=cancel) is None
+        assert [t.id for t in space.get_all()] == [put]
+        again = worker.get_event('EventType = "Job"')
+        assert again is not None and again.id == put
+
+    @pytest.mark.parametrize("remove", [False, True])
+    def test_a_tuple_given_back_was_not_received(self, space: TupleSpace,
+                                                 remove: bool) -> None:
+        """What the servant does when the caller went as its wait found a tuple
+        (corba.py): give_back undoes the retrieval -- the client has not received it, and a
+        taken tuple is live again."""
+        first = space.put_event(event("Job", n=1))
+        second = space.put_event(event("Job", n=2))
+        worker = space.connect("worker")
+        op = worker.wait_to_remove_event if remove else worker.wait_for_event
+        found = op('EventType = "Job"', 0)
+        assert found is not None and found.id == first
+        space.give_back(found)
+        assert [t.id for t in space.get_all()] == [first, second]
+        assert [worker.get_event('EventType = "Job"').id for _ in range(2)] == [  # type: ignore[union-attr]
+            first, second]
+
+    def test_over_corba_a_gone_callers_wait_records_nothing(
+            self, space: TupleSpace, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Finding 5's reproduction: the connection of a client's wait closed before the
+        wait began; the client reconnects and asks again: the tuple is there for it."""
+        import omniORB
+        from omniORB import ConnectionInfo
+
+        from cosnotify.tuplespace.corba import ClientServant, ConnectionWatch
+
+        address = "giop:tcp:127.0.0.1:40001"
+        monkeypatch.setattr(omniORB, "currentCallInfo",
+                            lambda: {"operation": "wait", "peer_address": address})
+        put = space.put_event(event("Job", n=1))
+        watch = ConnectionWatch()
+        watch.connection_event(ConnectionInfo.CLOSED, False, address, None)
+        servant = ClientServant(space.connect("worker"), watch)
+        spec = [EH.TemplateSpec(text='EventType = "Job"')]
+        assert servant.wait_to_remove_event(spec, 10_000) == []
+        assert servant.wait_for_event(spec, 10_000) == []
+        assert [t.id for t in space.get_all()] == [put]
+        again = space.connect("worker").get_event('EventType = "Job"')
+        assert again is not None and again.id == put
+
+
+class TestGiveBackToWaiters:
+    """Review finding 6: "A tuple given back is not offered to other waiters"."""
+
+    def test_a_tuple_given_back_goes_to_the_next_waiter(self, space: TupleSpace) -> None:
+        """Table 7: a waitToRemoveEvent takes "the first matching incoming event" -- a
+        tuple given back comes in again: the next waiting taker gets it, and it is not
+        kept."""
+        first = Call(space.wait_to_remove_event, 'EventType = "Job"', 100)
+        waiting(space, 1)
+        second = Call(space.wait_to_remove_event, 'EventType = "Job"', 30)
+        waiting(space, 2)
+        put = space.put_event(event("Job"))
+        taken = first.result()
+        assert taken is not None and taken.id == put
+        space.give_back(taken)  # first's caller went
+        got = second.result()
+        assert got is not None and got.id == put
+        assert space.get_all() == [] and space.waiting == 0
+
+    def test_a_reader_waiting_gets_a_copy(self, space: TupleSpace) -> None:
+        """Table 8: a waitForEvent gets the given-back tuple "both returned to the requester
+        and placed into the Event Heap"."""
+        put = space.put_event(event("Job"))
+        taken = space.remove_event('EventType = "Job"')
+        reader = Call(space.wait_for_event, 'EventType = "Job"', 30)
+        waiting(space, 1)
+        assert taken is not None
+        space.give_back(taken)
+        assert reader.result().id == put
+        assert [t.id for t in space.get_all()] == [put]
+
+
+class TestTimersKeepNothing:
+    """Review finding 10: "A finished wait's timer keeps the taken event alive for the
+    full timeout"."""
+
+    def test_a_finished_wait_keeps_no_event(self, space: TupleSpace,
+                                            clock: ManualClock) -> None:
+        """After a 300 s wait took an event, nothing the space or the clock holds keeps the
+        event (before the 300 s are over)."""
+        import gc
+        import weakref
+
+        call = Call(space.wait_to_remove_event, 'EventType = "Job"', 300)
+        waiting(space, 1)
+        space.put_event(event("Job", blob="x" * 1000))
+        found = call.result()
+        assert found is not None
+        gone = weakref.ref(found._live.event)
+        del found, call
+        gc.collect()
+        assert gone() is None
+
+    def test_a_cancelled_timer_drops_its_callback(self, clock: ManualClock) -> None:
+        """cosnotify/channel/clock.py: ``cancel()`` before it fires drops the timer -- and
+        what its callback holds, though the timer waits in the heap until its time."""
+        import gc
+        import weakref
+
+        class Payload:
+            pass
+
+        payload = Payload()
+        gone = weakref.ref(payload)
+        fired: list[Any] = []
+        timer = clock.call_later(300, functools.partial(fired.append, payload))
+        del payload
+        timer.cancel()
+        gc.collect()
+        assert gone() is None
+        clock.advance(300)
+        assert fired == []
+
+
+class TestAfterTheServiceStopped:
+    """Review finding 12: "After the service stops, a new space can be made whose waits
+    overrun their timeout"."""
+
+    def test_no_space_is_made_after_the_service_stopped(self) -> None:
+        """A persistent channel outlives its service's stop (it comes back at the next
+        start), but its space ended with the service: no new one is made."""
+        persistent = [N.Property("ConnectionReliability",
+                                 CORBA.Any(CORBA.TC_short, N.Persistent))]
+        made = EventChannelFactory(store=MemoryStore())
+        channel, _ = made.create_channel(persistent, [])
+        space = TupleSpace.of(channel)
+        made.close()
+        assert space.closed
+        with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+            TupleSpace.of(channel)
+        other = EventChannelFactory(store=MemoryStore())
+        never, _ = other.create_channel(persistent, [])
+        other.close()
+        with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+            TupleSpace.of(never)
+
+    def test_a_wait_without_timers_ends_at_once(self) -> None:
+        """A wait on a space whose service's timers have stopped cannot time out: it ends
+        at once with OBJECT_NOT_EXIST, rather than running past its timeout."""
+        with EventChannelFactory() as made:  # the real clock
+            channel, _ = made.create_channel([], [])
+            space = TupleSpace.of(channel)
+            made.service.clock.close()
+            with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+                space.wait_for_event('EventType = "Z"', 2)
+            assert space.waiting == 0

@@ -199,6 +199,21 @@ _0_CosNotifyEventHeap._tc_InvalidSource = omniORB.tcInternal.createTypeCode(_0_C
 omniORB.registerType(InvalidSource._NP_RepositoryId, _0_CosNotifyEventHeap._d_InvalidSource, _0_CosNotifyEventHeap._tc_InvalidSource)
 del InvalidSource
 
+# exception InvalidConsumer
+_0_CosNotifyEventHeap.InvalidConsumer = omniORB.newEmptyClass()
+class InvalidConsumer (CORBA.UserException):
+    _NP_RepositoryId = "IDL:CosNotifyEventHeap/InvalidConsumer:1.0"
+
+    def __init__(self, reason):
+        CORBA.UserException.__init__(self, reason)
+        self.reason = reason
+
+_0_CosNotifyEventHeap.InvalidConsumer = InvalidConsumer
+_0_CosNotifyEventHeap._d_InvalidConsumer  = (omniORB.tcInternal.tv_except, InvalidConsumer, InvalidConsumer._NP_RepositoryId, "InvalidConsumer", "reason", (omniORB.tcInternal.tv_string,0))
+_0_CosNotifyEventHeap._tc_InvalidConsumer = omniORB.tcInternal.createTypeCode(_0_CosNotifyEventHeap._d_InvalidConsumer)
+omniORB.registerType(InvalidConsumer._NP_RepositoryId, _0_CosNotifyEventHeap._d_InvalidConsumer, _0_CosNotifyEventHeap._tc_InvalidConsumer)
+del InvalidConsumer
+
 # exception LimitExceeded
 _0_CosNotifyEventHeap.LimitExceeded = omniORB.newEmptyClass()
 class LimitExceeded (CORBA.UserException):
@@ -242,8 +257,8 @@ Operations._d_wait_for_event = ((omniORB.typeMapping["IDL:CosNotifyEventHeap/Tem
 Operations._d_wait_to_remove_event = ((omniORB.typeMapping["IDL:CosNotifyEventHeap/TemplateSpecSeq:1.0"], omniORB.tcInternal.tv_ulong), (omniORB.typeMapping["IDL:CosNotifyEventHeap/TupleSeq:1.0"], ), {_0_CosNotifyGrammars.InvalidTemplate._NP_RepositoryId: _0_CosNotifyGrammars._d_InvalidTemplate, _0_CosNotifyEventHeap.LimitExceeded._NP_RepositoryId: _0_CosNotifyEventHeap._d_LimitExceeded})
 Operations._d_snoop_events = ((omniORB.typeMapping["IDL:CosNotifyEventHeap/TemplateSpecSeq:1.0"], omniORB.tcInternal.tv_ulong), (omniORB.typeMapping["IDL:CosNotifyEventHeap/TupleSeq:1.0"], ), {_0_CosNotifyGrammars.InvalidTemplate._NP_RepositoryId: _0_CosNotifyGrammars._d_InvalidTemplate, _0_CosNotifyEventHeap.LimitExceeded._NP_RepositoryId: _0_CosNotifyEventHeap._d_LimitExceeded})
 Operations._d_get_all = ((omniORB.tcInternal.tv_ulong, ), (omniORB.typeMapping["IDL:CosNotifyEventHeap/TupleSeq:1.0"], ), {_0_CosNotifyEventHeap.LimitExceeded._NP_RepositoryId: _0_CosNotifyEventHeap._d_LimitExceeded})
-Operations._d_register_for_events = ((omniORB.typeMapping["IDL:CosNotifyEventHeap/TemplateSpecSeq:1.0"], omniORB.typeMapping["IDL:omg.org/CosNotifyComm/StructuredPushConsumer:1.0"]), (omniORB.typeMapping["IDL:CosNotifyEventHeap/StreamID:1.0"], ), {_0_CosNotifyGrammars.InvalidTemplate._NP_RepositoryId: _0_CosNotifyGrammars._d_InvalidTemplate, _0_CosNotifyEventHeap.LimitExceeded._NP_RepositoryId: _0_CosNotifyEventHeap._d_LimitExceeded})
-Operations._d_register_for_all = ((omniORB.typeMapping["IDL:omg.org/CosNotifyComm/StructuredPushConsumer:1.0"], ), (omniORB.typeMapping["IDL:CosNotifyEventHeap/StreamID:1.0"], ), {_0_CosNotifyEventHeap.LimitExceeded._NP_RepositoryId: _0_CosNotifyEventHeap._d_LimitExceeded})
+Operations._d_register_for_events = ((omniORB.typeMapping["IDL:CosNotifyEventHeap/TemplateSpecSeq:1.0"], omniORB.typeMapping["IDL:omg.org/CosNotifyComm/StructuredPushConsumer:1.0"]), (omniORB.typeMapping["IDL:CosNotifyEventHeap/StreamID:1.0"], ), {_0_CosNotifyGrammars.InvalidTemplate._NP_RepositoryId: _0_CosNotifyGrammars._d_InvalidTemplate, _0_CosNotifyEventHeap.LimitExceeded._NP_RepositoryId: _0_CosNotifyEventHeap._d_LimitExceeded, _0_CosNotifyEventHeap.InvalidConsumer._NP_RepositoryId: _0_CosNotifyEventHeap._d_InvalidConsumer})
+Operations._d_register_for_all = ((omniORB.typeMapping["IDL:omg.org/CosNotifyComm/StructuredPushConsumer:1.0"], ), (omniORB.typeMapping["IDL:CosNotifyEventHeap/StreamID:1.0"], ), {_0_CosNotifyEventHeap.LimitExceeded._NP_RepositoryId: _0_CosNotifyEventHeap._d_LimitExceeded, _0_CosNotifyEventHeap.InvalidConsumer._NP_RepositoryId: _0_CosNotifyEventHeap._d_InvalidConsumer})
 Operations._d_deregister = ((omniORB.typeMapping["IDL:CosNotifyEventHeap/StreamID:1.0"], ), (omniORB.tcInternal.tv_boolean, ), None)
 Operations._d_delete_event = ((omniORB.typeMapping["IDL:CosNotifyEventHeap/TupleID:1.0"], ), (omniORB.tcInternal.tv_boolean, ), None)
 Operations._d_clear = ((), (), None)

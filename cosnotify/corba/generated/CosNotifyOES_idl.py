@@ -173,7 +173,7 @@ class InvalidRequest (CORBA.UserException):
         self.reason = reason
 
 _0_CosNotifyOES.InvalidRequest = InvalidRequest
-_0_CosNotifyOES._d_InvalidRequest  = (omniORB.tcInternal.tv_except, InvalidRequest, InvalidRequest._NP_RepositoryId, "InvalidRequest", "nodepath", (omniORB.tcInternal.tv_wstring,0), "reason", (omniORB.tcInternal.tv_string,0))
+_0_CosNotifyOES._d_InvalidRequest  = (omniORB.tcInternal.tv_except, InvalidRequest, InvalidRequest._NP_RepositoryId, "InvalidRequest", "nodepath", (omniORB.tcInternal.tv_wstring,0), "reason", (omniORB.tcInternal.tv_wstring,0))
 _0_CosNotifyOES._tc_InvalidRequest = omniORB.tcInternal.createTypeCode(_0_CosNotifyOES._d_InvalidRequest)
 omniORB.registerType(InvalidRequest._NP_RepositoryId, _0_CosNotifyOES._d_InvalidRequest, _0_CosNotifyOES._tc_InvalidRequest)
 del InvalidRequest
@@ -189,7 +189,7 @@ class NodeNotFound (CORBA.UserException):
         self.reason = reason
 
 _0_CosNotifyOES.NodeNotFound = NodeNotFound
-_0_CosNotifyOES._d_NodeNotFound  = (omniORB.tcInternal.tv_except, NodeNotFound, NodeNotFound._NP_RepositoryId, "NodeNotFound", "nodepath", (omniORB.tcInternal.tv_wstring,0), "reason", (omniORB.tcInternal.tv_string,0))
+_0_CosNotifyOES._d_NodeNotFound  = (omniORB.tcInternal.tv_except, NodeNotFound, NodeNotFound._NP_RepositoryId, "NodeNotFound", "nodepath", (omniORB.tcInternal.tv_wstring,0), "reason", (omniORB.tcInternal.tv_wstring,0))
 _0_CosNotifyOES._tc_NodeNotFound = omniORB.tcInternal.createTypeCode(_0_CosNotifyOES._d_NodeNotFound)
 omniORB.registerType(NodeNotFound._NP_RepositoryId, _0_CosNotifyOES._d_NodeNotFound, _0_CosNotifyOES._tc_NodeNotFound)
 del NodeNotFound

@@ -15,11 +15,15 @@ A node may also name a *subscription pool* (Figure 5; the NODE table's
 normal upward bubbling of a notification event generated at that node, and
 redirects so that it appears it was generated from a different node. Normal
 bubbling of the redirected notification event continues upward from this other
-node." An event at a pooled node N is therefore evaluated at a chain of
-*origins* (:meth:`NodeLimits.origins`): N itself (its own subscriptions only:
-nothing bubbles up from N), then the pool node P as if generated there (P's
-subscriptions and those above P within P's reach), and so on when P is pooled
-too. A table without pools has one origin per event, ``(N, reach(N))``.
+node." The caption says what it is for: "subscriptions need only be placed on
+Countries to cover all these independent sub-trees", so a pool redirects the
+notifications of the pooled node's whole sub-tree, each where its bubbling
+reaches the pooled node. An event at N is therefore evaluated at a chain of
+*origins* (:meth:`NodeLimits.origins`): N, with the prefixes of N's path up to
+the deepest pooled node Q its reach lets it bubble to (Q included, nothing
+above Q); then Q's pool P as if generated there (P's subscriptions and those
+above P, within P's reach, up to the deepest pooled node there), and so on. A
+table without pools has one origin per event, ``(N, reach(N))``.
 
 :class:`NodeLimits` holds one channel's table. Reads take no lock: the table
 is an immutable snapshot (the nodes, a trie of the barricades and a reach cache)
@@ -176,10 +180,13 @@ def _table(limits: Iterable[NodeLimit]) -> dict[Path, NodeLimit]:
 
 def _barricades(nodes: Mapping[Path, NodeLimit]) -> _Trie:
     """The trie of the barricaded nodes of ``nodes``."""
+    return _trie(path for path, limit in nodes.items() if limit.barricade)
+
+
+def _trie(paths: Iterable[Path]) -> _Trie:
+    """A trie marking ``paths`` (name -> (marked here, the trie below))."""
     root: _Trie = {}
-    for path, limit in nodes.items():
-        if not limit.barricade:
-            continue
+    for path in paths:
         trie = root
         for i, name in enumerate(path):
             here, below = trie.get(name, (False, {}))
@@ -192,13 +199,14 @@ class _Snapshot:
     """The nodes with limits, their barricade trie, and the reaches (or, with pools,
     the origins) computed so far."""
 
-    __slots__ = ("barricades", "cache", "cached_chars", "nodes", "origins", "pooled")
+    __slots__ = ("barricades", "cache", "cached_chars", "nodes", "origins", "pooled", "pools")
 
     def __init__(self, nodes: dict[Path, NodeLimit]) -> None:
         self.nodes = nodes
         self.barricades = _barricades(nodes)
-        #: Some node has a subscription pool: matchers ask for origins, not a reach.
-        self.pooled = any(limit.pool is not None for limit in nodes.values())
+        #: The trie of the pooled nodes (empty: none; matchers then ask for a reach only).
+        self.pools = _trie(path for path, limit in nodes.items() if limit.pool is not None)
+        self.pooled = bool(self.pools)
         self.cache: dict[Path, int] = {}
         self.origins: dict[Path, Origins] = {}
         #: The pathname characters the caches hold (approximate under races).
@@ -288,7 +296,7 @@ class NodeLimits:
         snapshot = self._snapshot
         found = snapshot.origins.get(path)
         if found is None:
-            found = _origins(snapshot.nodes, snapshot.barricades, path)
+            found = _origins(snapshot.nodes, snapshot.barricades, snapshot.pools, path)
             snapshot.keep(snapshot.origins, path, found)
         return found
 
@@ -343,22 +351,36 @@ def _reach(nodes: Mapping[Path, NodeLimit], barricades: _Trie, path: Path) -> in
     return max(low, deepest)
 
 
-def _origins(nodes: Mapping[Path, NodeLimit], barricades: _Trie, path: Path) -> Origins:
-    """Figure 5: a pooled node keeps its event to its own subscriptions and redirects
-    it to its pool, where it bubbles as if generated there. A cycle of pools (an OES
-    tree refuses them) ends where it would repeat a node."""
+def _origins(nodes: Mapping[Path, NodeLimit], barricades: _Trie, pools: _Trie,
+             path: Path) -> Origins:
+    """Figure 5: an event bubbles from its node, within its reach, up to the deepest
+    pooled node on the way (the node itself, or an ancestor: the pool covers the pooled
+    node's sub-tree), which redirects it to its pool, where it bubbles again as if
+    generated there. A pool that would revisit a node of the chain (a cycle: an OES tree
+    refuses them) is passed over, so the chain ends. Linear in the chain's path lengths:
+    one walk down the pool trie per origin."""
     found: list[tuple[Path, int]] = []
     seen = {path}
     node = path
     while True:
-        own = nodes.get(node)
-        pool = own.pool if own is not None else None
-        if pool is None or pool in seen:
-            found.append((node, _reach(nodes, barricades, node)))
+        reach = _reach(nodes, barricades, node)
+        redirect: tuple[int, Path] | None = None
+        trie = pools
+        for length, name in enumerate(node, 1):
+            step = trie.get(name)
+            if step is None:
+                break
+            pooled, trie = step
+            if pooled and length >= reach:
+                pool = nodes[node[:length]].pool
+                if pool is not None and pool not in seen:
+                    redirect = (length, pool)  # the deepest one wins: bubbling meets it first
+        if redirect is None:
+            found.append((node, reach))
             return tuple(found)
-        found.append((node, len(node)))
-        seen.add(pool)
-        node = pool
+        found.append((node, redirect[0]))
+        seen.add(redirect[1])
+        node = redirect[1]
 
 
 #: The node limits of the channel routing the current event; None: no limits apply.
