@@ -123,6 +123,24 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--metrics", type=_endpoint, metavar="HOST:PORT",
                        help="serve Prometheus metrics at http://HOST:PORT/metrics "
                             "(docs/operations.md); port 0 picks a free one")
+    from cosnotify.protocols.serve import DEFAULT_PORTS
+
+    seeds = {"elvin": "Elvin 4 clients (the seed's section 8 protocol)",
+             "eventer": "Eventer clients (hat-event's tcp+sbs protocol)",
+             "eventheap": "Event Heap clients (the wire bundle protocol)",
+             "oes": "OES clients (the text wire protocol)"}
+    for protocol, what in seeds.items():
+        serve.add_argument(f"--{protocol}", metavar="HOST:PORT",
+                           help=f"serve {what} at HOST:PORT (default port "
+                                f"{DEFAULT_PORTS[protocol]}; off unless given; "
+                                "docs/protocols.md)")
+        serve.add_argument(f"--{protocol}-channel", metavar="ID|NAME",
+                           help=f"the channel the {protocol} front end serves: an id, or a "
+                                "name made on first use (default: the channel named "
+                                "'default')")
+    serve.add_argument("--server-id", type=int, default=0, metavar="N",
+                       help="this server's id where a protocol names one (Eventer's "
+                            "EventId.server; default 0)")
     serve.add_argument("-v", "--verbose", action="count", default=0,
                        help="log more (once: info, twice: debug)")
     serve.set_defaults(run=serve_command)
@@ -133,11 +151,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def serve_command(args: argparse.Namespace) -> int:
     from cosnotify.channel.service import ServiceConfig
+    from cosnotify.protocols.serve import PROTOCOLS, front_end_config
     from cosnotify.server import NotificationServer, ServerConfig
 
     host, port = args.endpoint
     try:
-        config = ServerConfig(host=host, port=port, naming_url=args.naming, name=args.name,
+        front_ends = tuple(
+            front_end_config(protocol, getattr(args, protocol),
+                             getattr(args, f"{protocol}_channel"))
+            for protocol in PROTOCOLS if getattr(args, protocol) is not None)
+        config = ServerConfig(front_ends=front_ends, server_id=args.server_id,
+                              host=host, port=port, naming_url=args.naming, name=args.name,
                               idl=tuple(args.idl), include=tuple(args.include),
                               typed_name=args.typed_name,
                               ior_file=args.ior_file, call_timeout=args.call_timeout,

@@ -66,6 +66,32 @@ class StatsCollector(Collector):
         yield from _supplier_families(suppliers)
         yield from _consumer_families(consumers)
         yield from _worker_families(snap["workers"])
+        yield from _front_end_families(snap.get("front_ends", []))
+
+
+def _front_end_families(front_ends: list[dict[str, Any]]) -> Iterator[Metric]:
+    """The seed protocols' front ends (docs/protocols.md), labelled by protocol."""
+    labels = ["protocol", "port"]
+    open_now = GaugeMetricFamily("cosnotify_frontend_connections",
+                                 "Connections open to a protocol front end", labels=labels)
+    counted = {name: CounterMetricFamily(f"cosnotify_frontend_{name}", help_text,
+                                         labels=labels)
+               for name, help_text in (
+                   ("accepted", "Connections a front end accepted"),
+                   ("refused", "Connections refused past the front end's limit"),
+                   ("closed_bad", "Connections closed for bad input or a timeout"),
+                   ("dropped_slow", "Connections dropped for reading too slowly"),
+                   ("frames_in", "Frames a front end received"),
+                   ("frames_out", "Frames a front end sent"),
+                   ("bytes_in", "Bytes a front end received"),
+                   ("bytes_out", "Bytes a front end sent"))}
+    for front_end in front_ends:
+        values = [front_end["protocol"], str(front_end["port"])]
+        open_now.add_metric(values, front_end["open"])
+        for name, family in counted.items():
+            family.add_metric(values, front_end[name])
+    yield open_now
+    yield from counted.values()
 
 
 def _channel_families(channels: list[dict[str, Any]]) -> Iterator[Metric]:

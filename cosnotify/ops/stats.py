@@ -74,9 +74,11 @@ def stats(factory: Any, channels: Iterable[int] = ()) -> dict[str, Any]:
             raise CA.ChannelNotFound()
         found = {channel_id: found[channel_id] for channel_id in wanted}
     listed = sorted(found.values(), key=lambda c: c._id)
+    front_ends = getattr(factory, "front_ends", None)  # a server's (cosnotify/protocols)
     return {"version": SNAPSHOT_VERSION, "time": time.time(),
             "channels": [_channel(channel) for channel in listed],
-            "workers": _workers(factory._service.dispatcher)}
+            "workers": _workers(factory._service.dispatcher),
+            "front_ends": front_ends.stats() if front_ends is not None else []}
 
 
 def stats_json(factory: Any, channels: Iterable[int] = ()) -> str:

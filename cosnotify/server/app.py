@@ -36,6 +36,7 @@ import CosNotifyChannelAdmin as CA
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
 from cosnotify.corba.addresses import iiop_address
+from cosnotify.protocols.serve import FrontEndConfig, FrontEnds
 from cosnotify.server import naming as embedded_naming
 from cosnotify.server.objects import ObjectMap
 from cosnotify.server.servants import ServantFactory
@@ -95,6 +96,11 @@ class ServerConfig:
     idl: tuple[Path, ...] = ()
     include: tuple[Path, ...] = ()
     typed_name: str = "TypedNotifyEventChannelFactory"
+    #: The seed protocols' front ends (``--elvin``, ``--eventer``, ``--eventheap``,
+    #: ``--oes``; docs/protocols.md): none by default.
+    front_ends: tuple[FrontEndConfig, ...] = ()
+    #: This server's id where a protocol names one (Eventer's ``EventId.server``).
+    server_id: int = 0
 
 
 def _millis(seconds: float) -> str:
@@ -194,6 +200,7 @@ class NotificationServer:
             raise
         self.factory_ref = self.servants.to_reference(self.factory)
         self.naming: embedded_naming.NameService | None = None
+        self.front_ends: FrontEnds | None = None
         self._stopped = threading.Event()
         self._closed = False
         self._lock = threading.Lock()
@@ -276,6 +283,10 @@ class NotificationServer:
                                self.servants.to_reference(typed))
                 log.info("TypedEventChannelFactory bound as %r (%s)", config.typed_name,
                          ", ".join(i.repo_id for i in self.factory.interfaces.interfaces()))
+        if config.front_ends:
+            self.front_ends = FrontEnds(config.front_ends, self.factory, config.server_id,
+                                        self._store)
+            self.factory.front_ends = self.front_ends  # read by cosnotify.stats
         if config.ior_file is not None:
             config.ior_file.write_text(self.ior + "\n")
         return self
@@ -312,6 +323,8 @@ class NotificationServer:
                 self._poa._get_the_POAManager().discard_requests(False)
             except (CORBA.SystemException, PortableServer.POAManager.AdapterInactive):
                 pass
+            if self.front_ends is not None:  # their clients go before the channels
+                self.front_ends.close()
             self.factory.close(wait=True)
             self.tuple_spaces.close()
             self.trees.close()

@@ -105,6 +105,17 @@ def format_tree(snap: dict[str, Any]) -> Iterator[str]:
            f"{workers['queued']} tasks waiting; lanes: {lanes}; "
            f"{clients['count']} client lanes running {clients['running']}"
            f"{_parked(clients['parked'])}")
+    for front_end in snap.get("front_ends", []):
+        yield front_end_line(front_end)
+
+
+def front_end_line(front_end: dict[str, Any]) -> str:
+    """One front end of the seed protocols (docs/protocols.md), as ``ls`` and ``top`` show it."""
+    return (f"{front_end['protocol']} at {front_end['host']}:{front_end['port']}: "
+            f"{front_end['open']} connections ({front_end['accepted']} accepted, "
+            f"{front_end['refused']} refused, {front_end['closed_bad']} closed for bad input "
+            f"or timeouts, {front_end['dropped_slow']} dropped as slow); "
+            f"frames {front_end['frames_in']} in, {front_end['frames_out']} out")
 
 
 def _channel(channel: dict[str, Any]) -> Iterator[str]:

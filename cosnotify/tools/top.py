@@ -105,6 +105,8 @@ class Frame:
     keys: bool = False
     #: The latest departure over all channels (:func:`last_departure`), or None.
     gone: str | None = None
+    #: A line per front end of the seed protocols (:func:`front_end_lines`).
+    front_ends: list[str] = attrs.Factory(list)
 
 
 # -- rates and rows (pure) ---------------------------------------------------------------
@@ -119,6 +121,24 @@ def rate(before: int | None, after: int, seconds: float) -> float | None:
 
 def _seconds(previous: dict[str, Any] | None, current: dict[str, Any]) -> float:
     return 0.0 if previous is None else float(current["time"]) - float(previous["time"])
+
+
+def front_end_lines(previous: dict[str, Any] | None, current: dict[str, Any]) -> list[str]:
+    """A line per front end of ``current`` (docs/protocols.md): its connections, and
+    its frames in and out per second measured against ``previous``."""
+    seconds = _seconds(previous, current)
+    before = {(f["protocol"], f["port"]): f for f in (previous or {}).get("front_ends", [])}
+    lines = []
+    for front_end in current.get("front_ends", []):
+        old = before.get((front_end["protocol"], front_end["port"]), {})
+        rates = [rate(old.get(name), front_end[name], seconds)
+                 for name in ("frames_in", "frames_out")]
+        shown = " ".join("-" if r is None else f"{r:,.0f}/s" for r in rates)
+        lines.append(f"{front_end['protocol']} {front_end['host']}:{front_end['port']}: "
+                     f"{front_end['open']} connections, frames in/out {shown}, "
+                     f"{front_end['refused']} refused, {front_end['closed_bad']} closed bad, "
+                     f"{front_end['dropped_slow']} dropped slow")
+    return lines
 
 
 def channel_rows(previous: dict[str, Any] | None, current: dict[str, Any]) -> list[ChannelRow]:
@@ -279,6 +299,7 @@ def _header(frame: Frame) -> list[Text]:
                    f"sorted by {frame.sort}{keys}", "bold")]
     if frame.workers is not None:
         lines.append(_cell(_workers(frame.workers)))
+    lines.extend(_cell(line) for line in frame.front_ends)
     if frame.gone is not None:
         lines.append(_cell(_clean(frame.gone), "yellow"))
     if frame.error is not None:
@@ -509,7 +530,8 @@ class _Top:
                            channels=channel_rows(self.previous, snapshot),
                            proxies=proxy_rows(self.previous, snapshot),
                            workers=snapshot["workers"], time=snapshot["time"],
-                           keys=self.keys.active, gone=last_departure(snapshot))
+                           keys=self.keys.active, gone=last_departure(snapshot),
+                           front_ends=front_end_lines(self.previous, snapshot))
         self.previous = snapshot
 
 

@@ -1,0 +1,96 @@
+"""The front ends a server runs: ``cosnotify serve --elvin/--eventer/--eventheap/--oes``.
+
+Strategy: a server's configuration lists the front ends it runs
+(:class:`FrontEndConfig`: the protocol, where it listens, the channel it
+serves); :class:`FrontEnds` starts them on one :class:`~listener.Loop` once
+the server's topology is back, and closes them before the channels go, so
+no client of a seed protocol talks to a destroyed channel. Each protocol's
+package is imported only when asked for, so a server without front ends
+loads none of them. Front ends are off by default and listen on 127.0.0.1
+unless told otherwise (docs/protocols.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+import attrs
+
+from cosnotify.protocols import Context
+from cosnotify.protocols.listener import FrontEnd, Loop, parse_address
+
+__all__ = ["DEFAULT_PORTS", "PROTOCOLS", "FrontEndConfig", "FrontEnds", "front_end_config"]
+
+log = logging.getLogger("cosnotify.protocols")
+
+#: The protocols, by the name of their package and flag.
+PROTOCOLS = ("elvin", "eventer", "eventheap", "oes")
+
+#: Each protocol's port when a flag gives only a host: the seed's where it names one
+#: (Elvin 4 section 8: 2917), else cosnotify's choice (docs/protocols.md).
+DEFAULT_PORTS = {"elvin": 2917, "eventer": 23012, "eventheap": 4535, "oes": 7900}
+
+
+def _protocol(instance: Any, attribute: Any, value: str) -> None:
+    if value not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {value!r} (known: {', '.join(PROTOCOLS)})")
+
+
+@attrs.frozen
+class FrontEndConfig:
+    """One front end of a server: ``--PROTOCOL HOST:PORT`` and ``--PROTOCOL-channel``."""
+
+    protocol: str = attrs.field(validator=_protocol)
+    host: str = "127.0.0.1"
+    port: int = 0
+    #: A channel id, or a name made on first use; None: the channel named "default".
+    channel: str | None = None
+
+
+def front_end_config(protocol: str, address: str, channel: str | None = None) -> FrontEndConfig:
+    """The configuration ``--PROTOCOL ADDRESS`` asks for (ValueError if it is malformed)."""
+    host, port = parse_address(address, DEFAULT_PORTS.get(protocol, 0))
+    return FrontEndConfig(protocol, host, port, channel)
+
+
+class FrontEnds:
+    """The running front ends of one server, on one loop thread."""
+
+    def __init__(self, configs: tuple[FrontEndConfig, ...], factory: Any,
+                 server_id: int = 0, store: Any = None) -> None:
+        self.loop = Loop()
+        self.running: list[tuple[FrontEndConfig, FrontEnd]] = []
+        context = Context(factory, self.loop, server_id, store)
+        try:
+            for config in configs:
+                module = importlib.import_module(f"cosnotify.protocols.{config.protocol}")
+                front_end = module.start(context, config.host, config.port,
+                                         channel=config.channel)
+                self.running.append((config, front_end))
+                log.warning("%s front end at %s:%d", config.protocol, *front_end.address)
+        except BaseException:
+            self.close()
+            raise
+
+    def stats(self) -> list[dict[str, Any]]:
+        """Each front end's address and counters (cosnotify.stats, ``ls``, ``top``, metrics)."""
+        return [{"protocol": config.protocol, "host": front_end.address[0],
+                 "port": front_end.address[1], "channel": config.channel,
+                 **front_end.counters.snapshot()}
+                for config, front_end in self.running]
+
+    def address(self, protocol: str) -> tuple[str, int]:
+        """Where the front end of ``protocol`` listens (KeyError if none runs)."""
+        for config, front_end in self.running:
+            if config.protocol == protocol:
+                return front_end.address
+        raise KeyError(protocol)
+
+    def close(self) -> None:
+        """Close every front end (their connections too), then the loop."""
+        running, self.running = self.running, []
+        for _, front_end in running:
+            front_end.close()
+        self.loop.close()
