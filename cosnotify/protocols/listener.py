@@ -234,7 +234,18 @@ class Loop:
         """Stop the loop and its thread (listeners should be closed first)."""
         if self._loop.is_closed():
             return
-        self._loop.call_soon_threadsafe(self._loop.stop)
+
+        async def finish() -> None:  # sessions still running end cancelled, not destroyed
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.wait(tasks, timeout=timeout) if tasks else None
+            self._loop.stop()
+
+        try:
+            asyncio.run_coroutine_threadsafe(finish(), self._loop)
+        except RuntimeError:  # the loop stopped already
+            pass
         self._thread.join(timeout)
         self._executor.shutdown(wait=False, cancel_futures=True)
         if not self._thread.is_alive():
@@ -290,6 +301,10 @@ class FrontEnd:
             self._connections.discard(connection)
             self.counters.open -= 1
             connection._close(abort=False)
+
+    def snapshot(self) -> dict[str, int]:
+        """The counters, for ``cosnotify.stats`` (a protocol may add its own)."""
+        return self.counters.snapshot()
 
     def connections(self) -> list[Connection]:
         """The connections open now (a copy)."""

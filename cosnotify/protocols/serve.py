@@ -78,7 +78,7 @@ class FrontEnds:
         """Each front end's address and counters (cosnotify.stats, ``ls``, ``top``, metrics)."""
         return [{"protocol": config.protocol, "host": front_end.address[0],
                  "port": front_end.address[1], "channel": config.channel,
-                 **front_end.counters.snapshot()}
+                 **front_end.snapshot()}
                 for config, front_end in self.running]
 
     def address(self, protocol: str) -> tuple[str, int]:

@@ -1,0 +1,519 @@
+"""An Event Heap connection: the seed's server operations on a channel's tuple space.
+
+Strategy: a thin layer. :class:`EventHeapSession` reads bytes from its
+:class:`~cosnotify.protocols.listener.Connection`, feeds the sans-IO
+:class:`~cosnotify.protocols.eventheap.codec.BundleReader`, and runs each
+bundle's operation (the seed's "Event Heap Server Operations", picked by the
+bundle's destination tag from :data:`OPERATIONS`, a table) on the channel's
+:class:`~cosnotify.tuplespace.TupleSpace` through ``await loop.call(...)``,
+so the loop never blocks on the core. Replies go to the request's return tag
+("The return tag field from the request that caused this response to be
+generated", Table 4).
+
+- **Handshake** (seed, "Initial Hand-Shake"): the server sends "EHWPv1" and
+  reads the client's version; "If the versions are different ---Exit": the
+  connection is closed.
+- **Sequencing** ("Sequence Info Needed? Yes": getEvent, removeEvent,
+  waitForEvent, waitToRemoveEvent): the space keeps, per client Source, the
+  events it has returned (cosnotify/tuplespace/sequencing.py); the bundle's
+  SequenceInfo is merged into it before the call, so an event is returned
+  only when it is above both what the client says it has seen and what the
+  server gave it. The client's Source is the template's Target template
+  value (Table 1: "Set to Source of EventHeap object on template
+  submission"), else one name per connection.
+- **Waits** (waitForEvent, waitToRemoveEvent) block in the space; each runs
+  on a thread of the front end's own wait pool (bounded: MAX_WAITS, and
+  MAX_WAITS_PER_CONNECTION), as a task, so the connection goes on serving
+  other requests ("clients who can handle multiple simultaneous outstanding
+  requests"). The seed's waits have no timeout: a wait is renewed each
+  MAX_WAIT until an event comes or the client goes; the client going cancels
+  it (``Cancel``), and an event found as it went is given back.
+- **Notification streams** (registerForEvents, registerForAll) are the
+  space's streams with a callback that encodes each event and
+  ``connection.send``-s it (thread-safe, never blocks) with the request's
+  return tag as destination and the stream id as return tag ("Empty, or may
+  contain back channel information"). deregister names the stream by its
+  "StreamID" field (Table 16), or else by the registration's return tag; a
+  connection ends only its own streams, and all of them when it closes.
+- **Idleness.** The seed has no keep-alive, and a client with a stream or a
+  wait outstanding is listening, not idle: ``Limits.idle_timeout`` closes
+  only a connection with neither.
+- **Errors.** The seed has no error reply. A request the space or the
+  mapping refuses is answered, when it has a return tag, as the seed
+  answers an unknown opcode: a bundle to the return tag whose return tag is
+  the back-channel text ``ERROR <Name>: <reason>`` (<Name>: InvalidEvent,
+  InvalidTemplate, LimitExceeded, BAD_PARAM...). Bytes that are not a bundle
+  get such a bundle without a destination, and the connection is closed:
+  the stream has no frame boundary to resume at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import itertools
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from omniORB import CORBA
+
+from cosnotify.protocols.eventheap.codec import (
+    PROTOCOL_VERSION,
+    BundleReader,
+    EventHeapWireError,
+    Tuple,
+    WireBundle,
+    encode_bundle,
+    encode_version,
+)
+from cosnotify.protocols.eventheap.mapping import MappingError, event_of, template_of, tuple_of
+from cosnotify.protocols.listener import Connection, Limits, ReadTimeout
+from cosnotify.tuplespace import Cancel, Client, TupleSpace
+from cosnotify.tuplespace.limits import MAX_WAIT
+
+__all__ = ["MAX_CLIENTS_PER_CONNECTION", "MAX_STREAMS_PER_CONNECTION", "MAX_WAITS", "MAX_WAITS_PER_CONNECTION",
+           "OPERATIONS", "EventHeapServer", "EventHeapSession"]
+
+log = logging.getLogger("cosnotify.protocols.eventheap")
+
+#: Waits (waitForEvent, waitToRemoveEvent) in progress on one front end: its wait pool's
+#: threads. One more is answered ``ERROR LimitExceeded``.
+MAX_WAITS: Final = 256
+#: Waits in progress on one connection.
+MAX_WAITS_PER_CONNECTION: Final = 32
+#: Notification streams one connection may hold.
+MAX_STREAMS_PER_CONNECTION: Final = 64
+#: Sources (clients of the space, for sequencing) one connection may act for.
+MAX_CLIENTS_PER_CONNECTION: Final = 16
+#: The longest reason an error bundle carries (its return tag is a UTF-8 String).
+_MAX_REASON: Final = 1000
+#: deregister's event (Table 16).
+DEREGISTER_EVENT: Final = "EHS_DeregisterEvent"
+
+
+class RequestError(Exception):
+    """A request refused: ``name`` and ``reason`` go into the error bundle."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"{name}: {reason}")
+        self.name = name
+        self.reason = reason
+
+
+def _refusal(exc: BaseException) -> RequestError:
+    """The error bundle's name and reason of what the space or the mapping raised."""
+    if isinstance(exc, RequestError):
+        return exc
+    if isinstance(exc, MappingError):
+        return RequestError(exc.kind, exc.reason)
+    if isinstance(exc, EventHeapWireError):
+        return RequestError("Unencodable", exc.detail)
+    repo = getattr(exc, "_NP_RepositoryId", "") or ""
+    name = repo.rsplit("/", 1)[-1].split(":", 1)[0] or type(exc).__name__
+    reason = getattr(exc, "reason", None) or getattr(exc, "_info", None) or str(exc)
+    return RequestError(name, str(reason))
+
+
+class _Received:
+    """What ``Seen.note`` reads of a tuple: a SourceInfo the client sent, as received."""
+
+    __slots__ = ("seq_key", "type_name")
+
+    def __init__(self, type_name: str, source: str, session: int, number: int) -> None:
+        self.type_name = type_name
+        self.seq_key = (source, session, number)
+
+
+class EventHeapServer:
+    """What the sessions of one front end share: the channel, its space, the wait pool."""
+
+    def __init__(self, context: Any, channel: Any, limits: Limits) -> None:
+        self.context = context
+        self.loop = context.loop
+        self.channel = channel
+        self.space: TupleSpace = TupleSpace.of(channel)
+        self.limits = limits
+        self.pool = concurrent.futures.ThreadPoolExecutor(MAX_WAITS, "eventheap-wait")
+        self.waits = 0
+        self.sessions: set[EventHeapSession] = set()
+        self._numbers = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def session(self, connection: Connection) -> EventHeapSession:
+        return EventHeapSession(self, connection, next(self._numbers))
+
+    def close(self) -> None:
+        """End every wait (their clients are gone) and the wait pool."""
+        for session in list(self.sessions):
+            session.cancel.cancel()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+Handler = Callable[["EventHeapSession", WireBundle], Awaitable[None]]
+
+
+class EventHeapSession:
+    """One connection (module docstring)."""
+
+    def __init__(self, server: EventHeapServer, connection: Connection, number: int) -> None:
+        self.server = server
+        self.space = server.space
+        self.connection = connection
+        self.cancel = Cancel()
+        self.name = f"EHWP {connection.peer[0]}:{connection.peer[1]} #{number}"
+        self.clients: dict[str, Client] = {}
+        #: Guards ``clients`` (the executor's and the wait pool's threads use it).
+        self._clients_lock = threading.Lock()
+        #: Stream id -> the return tag it was registered with.
+        self.streams: dict[int, str | None] = {}
+        self.waits = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- the connection ------------------------------------------------------------------------
+    async def run(self, connection: Connection) -> None:
+        server = self.server
+        server.sessions.add(self)
+        connection.on_close(self._closed)
+        reader = BundleReader(connection.limits.max_frame)
+        connection.send(encode_version(), frames=0)
+        try:
+            while True:
+                idle = reader.pending == 0
+                try:
+                    data = await connection.read_some(idle=idle)
+                except ReadTimeout:
+                    if idle and (self.streams or self.waits):
+                        continue  # a listening client is not idle (module docstring)
+                    raise
+                reader.feed(data)
+                while True:
+                    try:
+                        event = reader.next_event()
+                    except EventHeapWireError as exc:
+                        connection.counters.closed_bad += 1
+                        self._send(WireBundle(None, f"ERROR {_kind(exc)}: {exc}"[:_MAX_REASON]))
+                        log.info("%s: closed: %s", self.name, exc)
+                        return
+                    if event is None:
+                        break
+                    if isinstance(event, str):
+                        if event != PROTOCOL_VERSION:
+                            log.info("%s: speaks %r, not %r: closed", self.name, event,
+                                     PROTOCOL_VERSION)
+                            return
+                        continue
+                    connection.counters.frames_in += 1
+                    await self.handle(event)
+        finally:
+            server.sessions.discard(self)
+
+    def _closed(self) -> None:
+        """The connection closed (the loop's thread): waits end, streams and clients go."""
+        self.cancel.cancel()
+        streams, self.streams = list(self.streams), {}
+        with self._clients_lock:
+            clients, self.clients = list(self.clients.values()), {}
+        if streams or clients:
+            try:
+                self.server.loop.loop.run_in_executor(None, self._release, streams, clients)
+            except RuntimeError:  # the server is stopping: its channels go with it
+                pass
+
+    def _release(self, streams: list[int], clients: list[Client]) -> None:
+        for stream in streams:
+            try:
+                self.space.deregister(stream)
+            except Exception as exc:  # noqa: BLE001 - the space may have ended meanwhile
+                log.info("%s: stream %d not ended: %s", self.name, stream, exc)
+        for client in clients:
+            try:
+                client.connection_lost()
+            except Exception as exc:  # noqa: BLE001
+                log.info("%s: %r not released: %s", self.name, client, exc)
+
+    def _send(self, bundle: WireBundle) -> bool:
+        return self.connection.send(encode_bundle(bundle))
+
+    def _reply(self, request: WireBundle, tuples: tuple[Tuple, ...] | None = None) -> bool:
+        """The response: to the request's return tag (Table 4), ``tuples`` or null; False
+        if the connection is gone."""
+        return self._send(WireBundle(request.return_tag, None, None, tuples))
+
+    async def _hand_out(self, request: WireBundle, found: Any) -> None:
+        """Reply with one retrieved tuple; one that cannot be sent (the client went, or
+        the wire cannot carry it) is given back -- live again if it was taken, and not
+        received by the client (``TupleSpace.give_back``): nothing is lost."""
+        try:
+            sent = self._reply(request, (self._out(found),))
+        except (EventHeapWireError, MappingError):
+            await self.call(self.space.give_back, found)
+            raise
+        if not sent:
+            await self.call(self.space.give_back, found)
+
+    def _refuse(self, request: WireBundle, error: RequestError) -> None:
+        log.info("%s: %s refused: %s", self.name, request.destination_tag, error)
+        if request.return_tag is not None:
+            text = f"ERROR {error.name}: {error.reason}"
+            self._send(WireBundle(request.return_tag, text[:_MAX_REASON]))
+
+    async def handle(self, bundle: WireBundle) -> None:
+        """Run one request (an unknown opcode is answered as the seed says)."""
+        op = OPERATIONS.get(bundle.destination_tag or "")
+        if op is None:
+            # "If the return tag is set for a wire bundle request with unknown opcode in the
+            # destination field, an ACK with return tag set to 'UNKNOWN' is sent. If there
+            # is no return tag in the request, no response is given."
+            if bundle.return_tag is not None:
+                self._send(WireBundle(bundle.return_tag, "UNKNOWN"))
+            return
+        try:
+            await op(self, bundle)
+        except (CORBA.Exception, MappingError, RequestError, EventHeapWireError) as exc:
+            self._refuse(bundle, _refusal(exc))
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await self.server.loop.call(fn, *args)
+
+    # -- what requests carry --------------------------------------------------------------------
+    @staticmethod
+    def _templates(bundle: WireBundle) -> list[Any]:
+        if not bundle.tuples:
+            raise RequestError("InvalidTemplate", "no template event in the request (\"The "
+                               "template value fields in each included event will be used\")")
+        return [template_of(t) for t in bundle.tuples]
+
+    @staticmethod
+    def _single(bundle: WireBundle, what: str) -> Tuple:
+        if not bundle.tuples or len(bundle.tuples) != 1:
+            count = len(bundle.tuples) if bundle.tuples else 0
+            raise RequestError("BAD_PARAM", f"{what} takes a single event, not {count}")
+        return bundle.tuples[0]
+
+    def _requester(self, bundle: WireBundle) -> str:
+        """The Source sequencing is kept for (module docstring)."""
+        for tup in bundle.tuples or ():
+            target = tup.field("Target")
+            if (target is not None and target.type == "string" and target.template.is_actual
+                    and isinstance(target.template.value, str) and target.template.value):
+                return target.template.value
+        return self.name
+
+    def _client(self, source: str, renew: bool = False) -> Client:
+        """The space's client for ``source`` (connected on first use; in the executor)."""
+        with self._clients_lock:
+            client = self.clients.get(source)
+            if client is None and len(self.clients) >= MAX_CLIENTS_PER_CONNECTION:
+                raise RequestError("LimitExceeded", f"{MAX_CLIENTS_PER_CONNECTION} Sources "
+                                   "(Target template values) on this connection "
+                                   "(MAX_CLIENTS_PER_CONNECTION)")
+            if client is None or renew or not client.active:
+                client = self.space.connect(source)
+                self.clients[source] = client
+            return client
+
+    def _sequenced(self, bundle: WireBundle, call: Callable[[Client], Any]) -> Any:
+        """``call(client)`` after the bundle's SequenceInfo is merged (in the executor);
+        once more with a new client if the old one was replaced or reaped."""
+        source = self._requester(bundle)
+        for attempt in (0, 1):
+            client = self._client(source, renew=attempt == 1)
+            self._merge(client, bundle)
+            try:
+                return call(client)
+            except CORBA.OBJECT_NOT_EXIST:
+                if attempt or client.active or self.space.closed:
+                    raise
+        return None
+
+    def _merge(self, client: Client, bundle: WireBundle) -> None:
+        """The client's SequenceInfo: each source's newest event of a type, as received."""
+        if not bundle.sequence_info:
+            return
+        space = self.space
+        with space._lock:  # the space's lock guards a client's Seen (sequencing.py)
+            seen = client.seen
+            for info in bundle.sequence_info:
+                for src in info.sources:
+                    seen.note(_Received(info.event_type, src.source,  # type: ignore[arg-type]
+                                        src.session_id, src.sequence_num))
+
+    def _out(self, found: Any) -> Tuple:
+        ttl = round((found.expires - found.arrival) * 1000)
+        return tuple_of(found.event, found.id, ttl)
+
+    # -- the operations (seed, "Event Heap Server Operations") ------------------------------
+    async def put_event(self, bundle: WireBundle) -> None:
+        """Table 13: an ACK once the event is in the Event Heap."""
+        event = event_of(self._single(bundle, "putEvent"))
+        await self.call(self.space.put_event, event)
+        self._reply(bundle)
+
+    async def _retrieve(self, bundle: WireBundle, remove: bool) -> None:
+        templates = self._templates(bundle)
+
+        def run(client: Client) -> Any:
+            return (client.remove_event if remove else client.get_event)(templates)
+
+        found = await self.call(self._sequenced, bundle, run)
+        if found is None:
+            self._reply(bundle)
+        else:
+            await self._hand_out(bundle, found)
+
+    async def get_event(self, bundle: WireBundle) -> None:
+        """Table 5."""
+        await self._retrieve(bundle, remove=False)
+
+    async def remove_event(self, bundle: WireBundle) -> None:
+        """Table 6."""
+        await self._retrieve(bundle, remove=True)
+
+    async def _wait(self, bundle: WireBundle, remove: bool) -> None:
+        templates = self._templates(bundle)
+        server = self.server
+        with server._lock:
+            if server.waits >= MAX_WAITS or self.waits >= MAX_WAITS_PER_CONNECTION:
+                raise RequestError("LimitExceeded", f"{MAX_WAITS} waits on this front end, "
+                                   f"or {MAX_WAITS_PER_CONNECTION} on this connection, are "
+                                   "in progress (MAX_WAITS)")
+            server.waits += 1
+            self.waits += 1
+        task = asyncio.ensure_future(self._waiting(bundle, templates, remove))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _wait_call(self, bundle: WireBundle, templates: list[Any], remove: bool) -> Any:
+        cancel = self.cancel
+
+        def run(client: Client) -> Any:
+            wait = client.wait_to_remove_event if remove else client.wait_for_event
+            return wait(templates, MAX_WAIT, cancel)
+
+        while not cancel.cancelled:
+            found = self._sequenced(bundle, run)
+            if found is not None:
+                return found
+        return None
+
+    async def _waiting(self, bundle: WireBundle, templates: list[Any], remove: bool) -> None:
+        server = self.server
+        try:
+            future = server.pool.submit(self._wait_call, bundle, templates, remove)
+            found = await asyncio.wrap_future(future)
+            if found is None:
+                return
+            await self._hand_out(bundle, found)  # given back if it cannot be sent
+        except (CORBA.Exception, MappingError, RequestError, EventHeapWireError) as exc:
+            self._refuse(bundle, _refusal(exc))
+        except (RuntimeError, concurrent.futures.CancelledError):  # the front end closed
+            pass
+        finally:
+            with server._lock:
+                server.waits -= 1
+                self.waits -= 1
+
+    async def wait_for_event(self, bundle: WireBundle) -> None:
+        """Table 8."""
+        await self._wait(bundle, remove=False)
+
+    async def wait_to_remove_event(self, bundle: WireBundle) -> None:
+        """Table 7."""
+        await self._wait(bundle, remove=True)
+
+    async def snoop_events(self, bundle: WireBundle) -> None:
+        """Table 9: every match, "Sequencing is ignored"."""
+        found = await self.call(self.space.snoop_events, self._templates(bundle))
+        self._reply(bundle, tuple(self._out(t) for t in found))
+
+    async def get_all(self, bundle: WireBundle) -> None:
+        """Table 10: "any events sent are ignored"."""
+        found = await self.call(self.space.get_all)
+        self._reply(bundle, tuple(self._out(t) for t in found))
+
+    async def _register(self, bundle: WireBundle, templates: list[Any] | None) -> None:
+        if len(self.streams) >= MAX_STREAMS_PER_CONNECTION:
+            raise RequestError("LimitExceeded", f"{MAX_STREAMS_PER_CONNECTION} streams on "
+                               "this connection (MAX_STREAMS_PER_CONNECTION)")
+        ready = threading.Event()
+        holder: list[str | None] = [None]
+        push = functools.partial(self._stream_push, bundle.return_tag, holder, ready)
+        if templates is None:
+            stream = await self.call(self.space.register_for_all, push)
+        else:
+            stream = await self.call(self.space.register_for_events, templates, push)
+        holder[0] = str(stream)
+        ready.set()
+        if self.connection.closed:
+            await self.call(self.space.deregister, stream)
+            return
+        self.streams[stream] = bundle.return_tag
+
+    def _stream_push(self, tag: str | None, holder: list[str | None], ready: threading.Event,
+                     event: Any) -> None:
+        """A stream's event (a channel delivery thread): one bundle to the client."""
+        ready.wait(10.0)  # its registration is returning now
+        try:
+            data = encode_bundle(WireBundle(tag, holder[0], None, (tuple_of(event),)))
+        except (EventHeapWireError, MappingError, AttributeError, TypeError) as exc:
+            log.warning("%s: a streamed event not sent: %s", self.name, exc)
+            return
+        self.connection.send(data)
+
+    async def register_for_events(self, bundle: WireBundle) -> None:
+        """Table 11."""
+        await self._register(bundle, self._templates(bundle))
+
+    async def register_for_all(self, bundle: WireBundle) -> None:
+        """Table 12."""
+        await self._register(bundle, None)
+
+    async def deregister(self, bundle: WireBundle) -> None:
+        """Table 16: the stream its StreamID names, else the registration's return tag."""
+        ids: list[int] = []
+        for tup in bundle.tuples or ():
+            named = tup.field("StreamID")
+            if named is not None and named.post.is_actual and named.post.value is not None:
+                text = str(named.post.value).strip()
+                if text.isdigit() and int(text) in self.streams:
+                    ids.append(int(text))
+        if not ids and bundle.return_tag is not None:
+            ids = [s for s, tag in self.streams.items() if tag == bundle.return_tag]
+        for stream in ids:
+            self.streams.pop(stream, None)
+            await self.call(self.space.deregister, stream)
+
+    async def delete_event(self, bundle: WireBundle) -> None:
+        """Table 14: by the serial number the server gave the event."""
+        serial = self._single(bundle, "deleteEvent").serial
+        if serial > 0:
+            await self.call(self.space.delete_event, serial)
+
+    async def clear(self, bundle: WireBundle) -> None:
+        """Table 15."""
+        await self.call(self.space.clear)
+
+
+def _kind(exc: EventHeapWireError) -> str:
+    return {"too_large": "BundleTooLarge", "version": "Version"}.get(exc.kind,
+                                                                      "MalformedBundle")
+
+
+#: The seed's opcodes (destination tags) -> their operation.
+OPERATIONS: Final[dict[str, Handler]] = {
+    "putEvent": EventHeapSession.put_event,
+    "getEvent": EventHeapSession.get_event,
+    "removeEvent": EventHeapSession.remove_event,
+    "waitForEvent": EventHeapSession.wait_for_event,
+    "waitToRemoveEvent": EventHeapSession.wait_to_remove_event,
+    "snoopEvents": EventHeapSession.snoop_events,
+    "getAll": EventHeapSession.get_all,
+    "registerForEvents": EventHeapSession.register_for_events,
+    "registerForAll": EventHeapSession.register_for_all,
+    "deregister": EventHeapSession.deregister,
+    "deleteEvent": EventHeapSession.delete_event,
+    "clear": EventHeapSession.clear,
+}
