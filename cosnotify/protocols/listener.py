@@ -126,7 +126,7 @@ class Connection:
         """
         if self.closed:
             return False
-        if self._in_loop():
+        if self.in_loop():
             self._write(data, frames)
         else:
             try:
@@ -135,11 +135,20 @@ class Connection:
                 return False
         return True
 
-    def _in_loop(self) -> bool:
+    def in_loop(self) -> bool:
+        """Is the caller the loop's thread (where reads and closes run directly)?"""
         try:
             return asyncio.get_running_loop() is self._loop
         except RuntimeError:
             return False
+
+    def pending(self) -> int:
+        """Bytes written and not yet sent (0 once closed): a protocol's own queue limit
+        (Elvin's Send-Queue.Max-Length) reads it; :attr:`Limits.max_pending` is the cap."""
+        try:
+            return 0 if self.closed else int(self._writer.transport.get_write_buffer_size())
+        except (AttributeError, RuntimeError):
+            return 0
 
     def _write(self, data: bytes, frames: int) -> None:
         if self.closed:
@@ -164,7 +173,7 @@ class Connection:
 
     def close(self) -> None:
         """Close after what is queued is written (any thread)."""
-        if self._in_loop():
+        if self.in_loop():
             self._close(abort=False)
         else:
             with contextlib.suppress(RuntimeError):
@@ -172,7 +181,7 @@ class Connection:
 
     def abort(self) -> None:
         """Close at once, dropping what is queued (any thread)."""
-        if self._in_loop():
+        if self.in_loop():
             self._close(abort=True)
         else:
             with contextlib.suppress(RuntimeError):

@@ -1,0 +1,175 @@
+"""One Elvin client's quench registrations (seed §5.3.3, §7.4.21 - §7.4.27).
+
+Strategy: cosnotify's quench data is what the ELVIN4 grammar reports
+(docs/grammars/elvin4.md, "Quench"): every ELVIN4 constraint on the channel
+-- an Elvin client's subscription or a CORBA consumer's filter -- adds the
+subscription type ``("%ATTRIBUTE", name)`` for each attribute it tests, and
+the channel tells every supplier (here, the client's proxy consumer) with
+``subscription_change`` when the first constraint testing a name appears and
+when the last one goes. :class:`Quenches` keeps the names active on the
+channel and the client's registrations, and turns each change into the
+seed's packets: a SubAddNotify whose ``sub_expr`` is the term
+``require(name)`` (func_require_tc over name_tc, §8.2.3.4) with a
+``term_id`` per name, and a SubDelNotify when the name goes.
+
+This is coarser than the seed, which sends the quencher each subscription's
+syntax tree: the channel aggregates names, not trees. Keys: the channel's
+subscriptions carry none, so a term is reported only to quenches with
+``deliver_insecure`` set, as insecure matches (§7.4.25: "the insecure
+quenches did not have matching keys but both the subscription's
+accept_insecure and the quench's deliver_insecure flags were set").
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Final
+
+import attrs
+
+from cosnotify.eventtypes import ATTRIBUTE_DOMAIN
+from cosnotify.protocols.elvin import keys as K
+from cosnotify.protocols.elvin.codec import encode_packet
+from cosnotify.protocols.elvin.packets import (
+    Packet,
+    QnchAddRqst,
+    QnchModRqst,
+    SubAddNotify,
+    SubAST,
+    SubDelNotify,
+    Value,
+)
+from cosnotify.protocols.elvin.router import Router
+
+__all__ = ["Quench", "Quenches", "Refused"]
+
+#: Nack codes (§7.4.2).
+NO_SUCH_QUENCH, EMPTY_QUENCH, ATTR_EXISTS, NO_SUCH_ATTR = 1003, 2201, 2202, 2203
+#: SubAST type codes (§8.2.3.4).
+NAME_TC: Final = 1
+REQUIRE_TC: Final = 64
+
+
+class Refused(Exception):
+    """A quench request the router Nacks: ``code``, ``message`` and ``nack_args``."""
+
+    def __init__(self, code: int, message: str, args: tuple[Value, ...] = ()) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.nack_args = args
+
+
+@attrs.define
+class Quench:
+    """One QnchAddRqst's registration (§7.4.21)."""
+
+    id: int
+    names: set[str]
+    deliver_insecure: bool
+    keys: set[K.RawKey]
+
+
+def term(name: str) -> SubAST:
+    """The quench term reported for attribute ``name``: ``require(name)``."""
+    return SubAST(REQUIRE_TC, None, (SubAST(NAME_TC, name),))
+
+
+def _signed(value: int) -> int:
+    return value - (1 << 64) if value >> 63 else value
+
+
+def _keys(*all_keys: Any) -> None:
+    try:
+        for keys in all_keys:
+            K.check(keys)
+    except K.BadKeys as exc:
+        raise Refused(exc.code, f"{exc}: %1", exc.nack_args) from None
+
+
+class Quenches:
+    """The quenches of one session and the attribute names active on the channel."""
+
+    def __init__(self, router: Router, queue: Callable[[bytes, bool], None]) -> None:
+        self._router = router
+        self._queue = queue
+        self._lock = threading.Lock()
+        self.table: dict[int, Quench] = {}
+        self.active: set[str] = set()
+
+    def _tell(self, names: set[str], quenches: list[Quench], added: bool) -> None:
+        for name in sorted(names):
+            ids = tuple(q.id for q in quenches if name in q.names and q.deliver_insecure)
+            if not ids:
+                continue
+            term_id = self._router.term_id(name)
+            packet: Packet = (SubAddNotify((), ids, term_id, term(name)) if added
+                              else SubDelNotify(ids, term_id))
+            self._queue(encode_packet(packet), True)   # droppable (§5.4.6)
+
+    def attributes_changed(self, added: list[Any], removed: list[Any]) -> None:
+        """The channel's ``("%ATTRIBUTE", name)`` types changed (any thread)."""
+        new = {t.type_name for t in added if t.domain_name == ATTRIBUTE_DOMAIN}
+        gone = {t.type_name for t in removed if t.domain_name == ATTRIBUTE_DOMAIN}
+        with self._lock:
+            new -= self.active
+            gone &= self.active
+            self.active |= new
+            self.active -= gone
+            quenches = list(self.table.values())
+        self._tell(new, quenches, True)
+        self._tell(gone, quenches, False)
+
+    def add(self, packet: QnchAddRqst) -> tuple[int, Callable[[], None]]:
+        """Register a quench: its id, and what to send after the QnchRply (§7.4.21)."""
+        if not packet.names:
+            raise Refused(EMPTY_QUENCH, "Empty quench")
+        _keys(packet.keys)
+        quench = Quench(self._router.new_id(), set(packet.names), packet.deliver_insecure,
+                        K.flatten(packet.keys))
+        with self._lock:
+            self.table[quench.id] = quench
+            active = self.active & quench.names
+        return quench.id, lambda: self._tell(active, [quench], True)
+
+    def _find(self, quench_id: int) -> Quench:
+        quench = self.table.get(quench_id)
+        if quench is None:
+            raise Refused(NO_SUCH_QUENCH, "No such quench %1", (_signed(quench_id),))
+        return quench
+
+    def modify(self, packet: QnchModRqst) -> Callable[[], None]:
+        """Change a quench's names, flag and keys (§7.4.22); what to send after."""
+        quench = self._find(packet.quench_id)
+        _keys(packet.add_keys, packet.del_keys)
+        for name in packet.names_add:
+            if name in quench.names:
+                raise Refused(ATTR_EXISTS, "Quench attribute %1 exists", (name,))
+        for name in packet.names_del:
+            if name not in quench.names:
+                raise Refused(NO_SUCH_ATTR, "No such attribute %1", (name,))
+        names = (quench.names | set(packet.names_add)) - set(packet.names_del)
+        if not names:
+            raise Refused(EMPTY_QUENCH, "Empty quench")
+        with self._lock:
+            before = Quench(quench.id, set(quench.names), quench.deliver_insecure, set())
+            quench.names, quench.deliver_insecure = names, packet.deliver_insecure
+            quench.keys = (quench.keys | K.flatten(packet.add_keys)) - K.flatten(
+                packet.del_keys)
+            active = set(self.active)
+        after = Quench(quench.id, set(names), quench.deliver_insecure, set())
+
+        def report() -> None:
+            # What the quench heard before and hears now, by name: tell the difference.
+            heard = {n for n in active & before.names if before.deliver_insecure}
+            hears = {n for n in active & after.names if after.deliver_insecure}
+            self._tell(hears - heard, [after], True)
+            self._tell(heard - hears, [before], False)
+        return report
+
+    def delete(self, quench_id: int) -> None:
+        """Forget a quench (§7.4.23)."""
+        with self._lock:
+            self._find(quench_id)
+            del self.table[quench_id]

@@ -1,0 +1,642 @@
+"""One Elvin 4 client: its packets in, its proxies on the channel, its deliveries out.
+
+Strategy: the session is the thin layer between :class:`~codec.Decoder` and
+the core. It reads from the Connection, takes every whole packet the codec
+has, checks that the packet is allowed in the session's state (a table,
+:data:`ALLOWED`), and runs its handler. A client becomes proxies on the
+front end's channel:
+
+* a ``StructuredProxyPushConsumer`` carries its NotifyEmits (and UNotifys)
+  into the channel as structured events (mapping.py). The NotifyEmits of
+  one read are pushed in one call on the loop's executor, so a busy
+  producer costs one thread hop per read, not per notification. Its
+  supplier object hears the channel's ``subscription_change``: the
+  ``("%ATTRIBUTE", name)`` types ELVIN4 filters report, which feed quench.
+* one ``StructuredProxyPushSupplier`` per client, made at its first
+  SubAddRqst, carries one ELVIN4 filter holding one constraint per
+  subscription. The channel's filter routes (a notification no subscription
+  wants never reaches the session) and reports the tested attributes to
+  quenchers everywhere; on delivery the session evaluates its subscriptions'
+  compiled programs once more to fill NotifyDeliver's ``secure_matches`` and
+  ``insecure_matches`` (§7.4.16) and to apply the keys. One proxy per client
+  rather than per subscription gives one NotifyDeliver per notification, as
+  §5.4.3 wants, whatever number of subscriptions match.
+
+Replies and deliveries go through one outbox, so they leave in order; the
+channel's delivery threads append to it without blocking, and the loop
+writes it. A droppable packet (NotifyDeliver, Sub*Notify, §5.4.6) is
+dropped while the client has more than Send-Queue.Max-Length bytes unread,
+and a DropWarn precedes the next packet that goes out (§7.4.12).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, Final
+
+import attrs
+
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter as F
+
+from cosnotify.filter.elvin4 import SubscriptionError, compile_program
+from cosnotify.filter.elvin4.values import Int64
+from cosnotify.protocols.elvin import keys as K
+from cosnotify.protocols.elvin import options as O
+from cosnotify.protocols.elvin import packets as P
+from cosnotify.protocols.elvin.codec import NEED_DATA, Decoder, encode_packet
+from cosnotify.protocols.elvin.mapping import event_keys, from_event, to_event
+from cosnotify.protocols.elvin.quench import Quenches, Refused
+from cosnotify.protocols.elvin.router import PROTOCOL_ERRORS, Router
+from cosnotify.protocols.elvin.xdr import ElvinCodecError
+from cosnotify.protocols.listener import Connection, ReadTimeout
+
+__all__ = ["ALLOWED", "MAX_PROTOCOL_ERRORS", "Session"]
+
+log = logging.getLogger("cosnotify.protocols.elvin")
+
+#: The protocol version this router speaks (§7.4.3).
+MAJOR_VERSION: Final = 4
+#: Nack codes (§7.4.2).
+PROT_INCOMPAT, PROT_ERROR, NO_SUCH_SUB = 1, 1001, 1002
+NO_SUCH_KEY, KEY_EXISTS, QOS_LIMIT = 2001, 2002, 2005
+#: Protocol errors after which a client is disconnected (§7.3.3: "Repeated protocol
+#: errors on a channel MAY cause a router implementation to close the client's
+#: connection"; Disconn reason 4).
+MAX_PROTOCOL_ERRORS: Final = 16
+_DROPWARN: Final = encode_packet(P.DropWarn())
+_CONFCONN: Final = encode_packet(P.ConfConn())
+_TESTCONN: Final = encode_packet(P.TestConn())
+
+NEW, UNOTIFY, OPEN, CLOSED = "new", "unotify", "open", "closed"
+_REQUESTS: Final = frozenset({P.DisconnRqst, P.SecRqst, P.NotifyEmit, P.SubAddRqst,
+                              P.SubModRqst, P.SubDelRqst, P.TestConn, P.ConfConn, P.QosRqst,
+                              P.QnchAddRqst, P.QnchModRqst, P.QnchDelRqst})
+#: Which client packets each state accepts (§5.4, §7.4.1: after a UNotify "No other
+#: packets are allowed"). Anything else is a protocol violation (§7.3.2).
+ALLOWED: Final[dict[str, frozenset[type[Any]]]] = {
+    NEW: frozenset({P.ConnRqst, P.UNotify}), UNOTIFY: frozenset({P.UNotify}), OPEN: _REQUESTS,
+    CLOSED: frozenset()}
+
+
+@attrs.define
+class Subscription:
+    """One SubAddRqst's registration (§7.4.17)."""
+
+    id: int
+    expression: str
+    program: Any
+    accept_insecure: bool
+    keys: set[K.RawKey]
+    public: K.PublicKeys          # its keys and the connection's subscription keys
+    constraint_id: int
+
+
+class _Supplier:
+    """The in-process supplier of the client's proxy consumer: hears subscription_change."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
+        self._session.attributes_changed(added, removed)
+
+    def disconnect_structured_push_supplier(self) -> None:
+        self._session.disconnect(1, "")
+
+
+class _Consumer:
+    """The in-process structured push consumer of the client's proxy supplier."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def push_structured_event(self, event: Any) -> None:
+        self._session.deliver(event, event_keys(event), insecure=True)
+
+    def offer_change(self, added: list[Any], removed: list[Any]) -> None:
+        pass
+
+    def disconnect_structured_push_consumer(self) -> None:
+        self._session.disconnect(1, "")
+
+
+def _word(text: str, offset: int) -> str:
+    rest = text[offset:offset + 64].split()
+    return rest[0] if rest else ""
+
+
+def _subscription_nack_args(error: SubscriptionError, text: str) -> tuple[P.Value, ...]:
+    """The §7.4.2 arguments of a subscription error (offset first, then a token)."""
+    if error.name in ("EXP_IS_TRIVIAL",):
+        return ()
+    if error.name == "QOS_LIMIT":
+        return ("Subscription.Max-Length",)
+    if error.name in ("UNTERM_STRING", "NESTING_TOO_DEEP"):
+        return (error.offset,)
+    token = _word(text, error.offset)
+    if error.name in ("UNKNOWN_FUNC", "TOO_FEW_ARGS", "TOO_MANY_ARGS"):
+        token = token.split("(")[0]
+    return (error.offset, token)
+
+
+class Session:
+    """One client connection of the Elvin front end."""
+
+    def __init__(self, router: Router, connection: Connection) -> None:
+        self.router = router
+        self.connection = connection
+        self.state = NEW
+        self.options = O.defaults(connection.limits.max_frame, self._send_queue_limit())
+        self.decoder = Decoder(connection.limits.max_frame)
+        self._handlers: dict[type[Any], Callable[[Any], Coroutine[Any, Any, None]]] = {
+            P.ConnRqst: self._conn_rqst, P.UNotify: self._unotify,
+            P.DisconnRqst: self._disconn_rqst, P.SecRqst: self._sec_rqst,
+            P.SubAddRqst: self._sub_add, P.SubModRqst: self._sub_mod,
+            P.SubDelRqst: self._sub_del, P.TestConn: self._test_conn, P.ConfConn: self._ignore,
+            P.QosRqst: self._qos_rqst, P.QnchAddRqst: self._qnch_add,
+            P.QnchModRqst: self._qnch_mod, P.QnchDelRqst: self._qnch_del}
+        self.protocol_errors = 0
+        self._closing = False
+        self.nfn_keys: set[K.RawKey] = set()
+        self.sub_keys: set[K.RawKey] = set()
+        self._nfn_public = K.NO_KEYS
+        self._sub_public = K.NO_KEYS
+        self.subscriptions: dict[int, Subscription] = {}
+        self._subs: tuple[Subscription, ...] = ()      # read by delivery threads
+        self.quenches = Quenches(router, self._queue)
+        self._supplier_proxy: Any = None
+        self._consumer_proxy: Any = None
+        self._filter: Any = None
+        self._lock = threading.Lock()                  # the outbox
+        self._out: list[bytes] = []
+        self._out_bytes = 0
+        self._scheduled = False
+        self._dropped = False
+        self._pending_seen = 0                         # the transport's unsent bytes, last seen
+        self._loop = router.loop.loop
+
+    def _send_queue_limit(self) -> int:
+        return max(1024, self.connection.limits.max_pending // 2)
+
+    # -- the read loop -------------------------------------------------------------------------
+    async def run(self, connection: Connection) -> None:
+        self.router.sessions.add(self)
+        try:
+            await self._read_loop(connection)
+        finally:
+            self.router.sessions.discard(self)
+            self.state = CLOSED
+            with contextlib.suppress(RuntimeError):   # the executor is gone with the loop
+                self._loop.run_in_executor(None, self._teardown)
+
+    async def _read_loop(self, connection: Connection) -> None:
+        counters = connection.counters
+        while self.state != CLOSED:
+            # §7.4.3: "A router SHOULD close a channel from which it has received neither a
+            # ConnRqst or a UNotify within a reasonable time period": the read timeout.
+            idle = self.state != NEW and not self.decoder.in_frame
+            try:
+                data = await connection.read_some(idle=idle)
+            except ReadTimeout:
+                if not idle or self.state != OPEN:
+                    raise
+                # §7.4.13: after a silent period the router MAY send TestConn; "If, after
+                # a TestConn has been sent, no traffic has been received on the channel
+                # within a timeout period, the channel is assumed to have failed".
+                self._queue(_TESTCONN)
+                data = await connection.read_some(idle=False)
+            self.decoder.receive_data(data)
+            batch: list[Any] = []
+            while self.state != CLOSED:
+                try:
+                    packet = self.decoder.next_packet()
+                except ElvinCodecError as exc:
+                    counters.frames_in += 1
+                    await self._push(batch)
+                    self._bad_packet(exc)
+                    continue
+                if packet is NEED_DATA:
+                    break
+                counters.frames_in += 1
+                kind = type(packet)
+                if kind is P.NotifyEmit and self.state == OPEN:
+                    if not packet.deliver_insecure:  # type: ignore[union-attr]
+                        await self._push(batch)      # the secure route keeps the order
+                    self._notification(packet.attributes,  # type: ignore[union-attr]
+                                       packet.deliver_insecure,  # type: ignore[union-attr]
+                                       packet.keys, batch)  # type: ignore[union-attr]
+                    continue
+                await self._push(batch)
+                if kind not in ALLOWED[self.state]:
+                    self._unexpected(packet)
+                    continue
+                await self._handlers[kind](packet)
+            await self._push(batch)
+
+    def _bad_packet(self, exc: ElvinCodecError) -> None:
+        """§7.3.2/§7.3.3: a frame that does not decode."""
+        if exc.fatal:
+            # §8.2.1: "the implementation MUST reset the TCP connection".
+            log.info("elvin %s:%d reset: %s", *self.connection.peer, exc)
+            self._close(abort=True)
+            return
+        if exc.xid and self.state == OPEN:
+            self._nack(exc.xid, exc.code, f"%1: {exc.message}", (exc.offset,))
+            self._protocol_error()
+        elif exc.packet_type == 56 and self.state == OPEN:
+            self.router.stats.notifications_ignored += 1   # §7.3.3: ignored
+            self._protocol_error()
+        else:
+            log.info("elvin %s:%d protocol violation: %s", *self.connection.peer, exc)
+            self._close(abort=False)
+
+    def _unexpected(self, packet: P.Packet) -> None:
+        """A packet the state does not allow: Nack it if it has an xid, else close (§7.3.2)."""
+        xid = getattr(packet, "xid", 0)
+        if self.state == OPEN and xid:
+            self._nack(xid, PROT_ERROR, f"{type(packet).__name__} is not expected here")
+            self._protocol_error()
+        else:
+            log.info("elvin %s:%d: unexpected %s", *self.connection.peer, type(packet).__name__)
+            self._close(abort=False)
+
+    def _protocol_error(self) -> None:
+        self.protocol_errors += 1
+        if self.protocol_errors >= MAX_PROTOCOL_ERRORS:
+            self.disconnect(PROTOCOL_ERRORS, "")
+
+    # -- the outbox (any thread) ----------------------------------------------------------------
+    def _pending(self) -> int:
+        return self.connection.pending()
+
+    def _queue(self, data: bytes, droppable: bool = False) -> None:
+        with self._lock:
+            if self.state == CLOSED:
+                return
+            if droppable and self.options["Send-Queue.Drop-Policy"] == "newest":
+                limit = int(self.options["Send-Queue.Max-Length"])
+                if self._out_bytes + self._pending_seen > limit and (
+                        self._out_bytes + self._pending() > limit):
+                    self._dropped = True
+                    self.router.stats.dropped += 1
+                    return
+            if self._dropped:
+                self._dropped = False
+                self._out.append(_DROPWARN)
+                self._out_bytes += len(_DROPWARN)
+            self._out.append(data)
+            self._out_bytes += len(data)
+            if self._scheduled:
+                return
+            self._scheduled = True
+        if self.connection.in_loop():
+            self._flush()
+        else:
+            try:
+                self._loop.call_soon_threadsafe(self._flush)
+            except RuntimeError:  # the loop is closed
+                pass
+
+    def _flush(self) -> None:
+        with self._lock:
+            out, self._out = self._out, []
+            self._out_bytes = 0
+            self._scheduled = False
+        if out:
+            self.connection.send(b"".join(out), frames=len(out))
+        self._pending_seen = self._pending()
+
+    def _send(self, packet: P.Packet) -> None:
+        self._queue(encode_packet(packet))
+
+    def _nack(self, xid: int, code: int, message: str, args: tuple[P.Value, ...] = ()) -> None:
+        self.router.stats.nacks += 1
+        self._send(P.Nack(xid, code, message, args))
+
+    def _close(self, abort: bool) -> None:
+        self.state = CLOSED
+        if abort:
+            self.connection.abort()
+        else:
+            self._flush()
+            self.connection.close()
+
+    def disconnect(self, reason: int, args: str) -> None:
+        """Send Disconn (§7.4.7: "the last packet sent by a router") and close (any thread)."""
+        if self.state == CLOSED or self._closing:
+            return
+        data = encode_packet(P.Disconn(reason, args))
+        if self.connection.in_loop():
+            self._queue(data)
+            self._close(abort=False)
+        else:
+            self._queue(data)
+            with contextlib.suppress(RuntimeError):   # the loop is closed: nothing to say
+                self._loop.call_soon_threadsafe(self._close, False)
+
+    # -- the channel side ---------------------------------------------------------------------
+    def _connect_supplier(self) -> list[Any]:
+        admin = self.router.channel._get_default_supplier_admin()
+        proxy, _ = admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_supplier(_Supplier(self))
+        self._supplier_proxy = proxy
+        return list(proxy.obtain_subscription_types(CA.ALL_NOW_UPDATES_ON))
+
+    def _connect_consumer(self) -> None:
+        channel = self.router.channel
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        flt = channel._get_default_filter_factory().create_filter("ELVIN4")
+        proxy.add_filter(flt)
+        proxy.connect_structured_push_consumer(_Consumer(self))
+        self._consumer_proxy, self._filter = proxy, flt
+
+    def _teardown(self) -> None:
+        for target, method in ((self._consumer_proxy, "disconnect_structured_push_supplier"),
+                               (self._supplier_proxy, "disconnect_structured_push_consumer"),
+                               (self._filter, "destroy")):
+            if target is None:
+                continue        # never made
+            try:
+                getattr(target, method)()
+            except Exception:
+                log.debug("elvin teardown: already gone with the channel", exc_info=True)
+
+    async def _push(self, batch: list[Any]) -> None:
+        if not batch:
+            return
+        events = list(batch)
+        batch.clear()
+        proxy = self._supplier_proxy
+        if proxy is None:
+            await self.router.loop.call(self._connect_supplier)
+            proxy = self._supplier_proxy
+        push = proxy.push_structured_event
+
+        def push_all() -> None:
+            for event in events:
+                push(event)
+        await self.router.loop.call(push_all)
+
+    # -- notifications in ------------------------------------------------------------------------
+    def _valid(self, attributes: P.NameValues) -> bool:
+        """§7.5.1's negotiated limits; §8.2.3.5: "n MUST be greater than zero"."""
+        o = self.options
+        if not attributes or len(attributes) > int(o["Attribute.Max-Count"]):
+            return False
+        name_max = int(o["Attribute.Name.Max-Length"])
+        string_max = int(o["Attribute.String.Max-Length"])
+        opaque_max = int(o["Attribute.Opaque.Max-Length"])
+        for name, value in attributes:
+            if len(name) > name_max or not name or not (name.isascii() and name.isprintable()):
+                return False
+            kind = type(value)
+            if kind is str and len(value) * 4 > string_max and (  # type: ignore[arg-type]
+                    len(value.encode("utf-8")) > string_max):  # type: ignore[union-attr]
+                return False
+            if kind is bytes and len(value) > opaque_max:  # type: ignore[arg-type]
+                return False
+        return True
+
+    def _notification(self, attributes: P.NameValues, deliver_insecure: bool,
+                      keys: Any, batch: list[Any] | None) -> None:
+        stats = self.router.stats
+        try:
+            K.check(keys)
+        except K.BadKeys:
+            stats.notifications_ignored += 1
+            return
+        if not self._valid(attributes):
+            stats.notifications_ignored += 1
+            return
+        stats.notifications_in += 1
+        public = self._nfn_public.union(K.public(K.flatten(keys), producer_side=True)) \
+            if keys else self._nfn_public
+        event = to_event(attributes, public)
+        if deliver_insecure:
+            if batch is not None:
+                batch.append(event)
+        else:
+            self.router.deliver_secure(event, public)
+
+    async def _unotify(self, packet: P.UNotify) -> None:
+        """§7.4.1: session-less; an incompatible version "MUST be silently discarded"."""
+        self.state = UNOTIFY
+        if packet.client_major_version != MAJOR_VERSION:
+            return
+        batch: list[Any] = []
+        self._notification(packet.attributes, packet.deliver_insecure, packet.keys, batch)
+        await self._push(batch)
+
+    # -- notifications out (channel delivery threads, or the loop for the secure route) ----------
+    def deliver(self, event: Any, public: K.PublicKeys, insecure: bool) -> None:
+        """Send ``event`` to the subscriptions it matches (§7.4.15, §7.4.16)."""
+        secure: list[int] = []
+        loose: list[int] = []
+        for sub in self._subs:
+            if sub.program.structured(event) is not True:
+                continue
+            if public and sub.public and K.matches(public, sub.public):
+                secure.append(sub.id)
+            elif insecure and sub.accept_insecure:
+                loose.append(sub.id)
+        if secure or loose:
+            self.router.stats.deliveries += 1
+            self._queue(encode_packet(P.NotifyDeliver(from_event(event), tuple(secure),
+                                                    tuple(loose))), droppable=True)
+
+    # -- session packets ---------------------------------------------------------------------------
+    async def _ignore(self, packet: Any) -> None:
+        return
+
+    def _checked_keys(self, xid: int, *all_keys: Any) -> bool:
+        try:
+            for keys in all_keys:
+                K.check(keys)
+        except K.BadKeys as exc:
+            self._nack(xid, exc.code, f"{exc}: %1", exc.nack_args)
+            return False
+        return True
+
+    async def _conn_rqst(self, packet: P.ConnRqst) -> None:
+        """§7.4.3/§7.4.4: version, keys, options; then the supplier proxy."""
+        if packet.client_major_version != MAJOR_VERSION:
+            self._nack(packet.xid, PROT_INCOMPAT, f"protocol {packet.client_major_version}."
+                       f"{packet.client_minor_version} is not supported; this router speaks 4.0")
+            return
+        if not self._checked_keys(packet.xid, packet.nfn_keys, packet.sub_keys):
+            return
+        self.nfn_keys = K.flatten(packet.nfn_keys)
+        self.sub_keys = K.flatten(packet.sub_keys)
+        self._keys_changed()
+        self.options, reply = O.negotiate(self.options, packet.options,
+                                          self.connection.limits.max_frame,
+                                          self._send_queue_limit())
+        self.decoder.max_packet = int(self.options["Packet.Max-Length"])
+        current = await self.router.loop.call(self._connect_supplier)
+        self.state = OPEN
+        self._send(P.ConnRply(packet.xid, reply))
+        self.attributes_changed(current, [])
+
+    async def _qos_rqst(self, packet: P.QosRqst) -> None:
+        """§7.4.10: renegotiation, answered like ConnRqst's options."""
+        self.options, reply = O.negotiate(self.options, packet.options,
+                                          self.connection.limits.max_frame,
+                                          self._send_queue_limit())
+        self.decoder.max_packet = int(self.options["Packet.Max-Length"])
+        self._send(P.QosRply(packet.xid, reply))
+
+    async def _disconn_rqst(self, packet: P.DisconnRqst) -> None:
+        """§7.4.5: stop evaluating, flush, DisconnRply last, close."""
+        self._subs = ()
+        self._closing = True       # the proxies' disconnect callbacks send no Disconn now
+        await self.router.loop.call(self._teardown)
+        self._send(P.DisconnRply(packet.xid))
+        self._close(abort=False)
+
+    async def _test_conn(self, packet: P.TestConn) -> None:
+        """§7.4.14: ConfConn only "if there are no other packets waiting"."""
+        with self._lock:
+            busy = bool(self._out)
+        if not busy and not self._pending():
+            self._queue(_CONFCONN)
+
+    def _keys_changed(self) -> None:
+        self._nfn_public = K.public(self.nfn_keys, producer_side=True)
+        self._sub_public = K.public(self.sub_keys, producer_side=False)
+        for sub in self.subscriptions.values():
+            sub.public = self._sub_public.union(K.public(sub.keys, producer_side=False))
+        self._subs = tuple(self.subscriptions.values())
+
+    async def _sec_rqst(self, packet: P.SecRqst) -> None:
+        """§7.4.8: atomic key changes; adding a key held or removing one not held is a
+        protocol error (KEY_EXISTS, NO_SUCH_KEY)."""
+        if not self._checked_keys(packet.xid, packet.add_nfn_keys, packet.del_nfn_keys,
+                                  packet.add_sub_keys, packet.del_sub_keys):
+            return
+        changes = ((self.nfn_keys, K.flatten(packet.add_nfn_keys), K.flatten(packet.del_nfn_keys)),
+                   (self.sub_keys, K.flatten(packet.add_sub_keys), K.flatten(packet.del_sub_keys)))
+        for held, add, remove in changes:
+            if add & held:
+                self._nack(packet.xid, KEY_EXISTS, "Key already exists")
+                return
+            if remove - held:
+                self._nack(packet.xid, NO_SUCH_KEY, "No such key")
+                return
+        for held, add, remove in changes:
+            held |= add
+            held -= remove
+        self._keys_changed()
+        self._send(P.SecRply(packet.xid))
+
+    # -- subscriptions (§7.4.17 - §7.4.20) -----------------------------------------------------------
+    def _compile(self, xid: int, text: str) -> Any:
+        if len(text.encode("utf-8")) > int(self.options["Subscription.Max-Length"]):
+            self._nack(xid, QOS_LIMIT, "Request exceeds QoS limit %1", ("Subscription.Max-Length",))
+            return None
+        try:
+            return compile_program(text)
+        except SubscriptionError as exc:
+            self._nack(xid, exc.code, f"{exc.name}: {exc.message}",
+                       _subscription_nack_args(exc, text))
+            return None
+
+    async def _sub_add(self, packet: P.SubAddRqst) -> None:
+        if len(self.subscriptions) >= int(self.options["Subscription.Max-Count"]):
+            self._nack(packet.xid, QOS_LIMIT, "Request exceeds QoS limit %1",
+                       ("Subscription.Max-Count",))
+            return
+        if not self._checked_keys(packet.xid, packet.keys):
+            return
+        program = self._compile(packet.xid, packet.expression)
+        if program is None:
+            return
+
+        def add() -> int:
+            if self._consumer_proxy is None:
+                self._connect_consumer()
+            [info] = self._filter.add_constraints([F.ConstraintExp([], packet.expression)])
+            return int(info.constraint_id)
+        constraint_id = await self.router.loop.call(add)
+        raw = K.flatten(packet.keys)
+        sub = Subscription(self.router.new_id(), packet.expression, program,
+                           packet.accept_insecure, raw,
+                           self._sub_public.union(K.public(raw, producer_side=False)),
+                           constraint_id)
+        self.subscriptions[sub.id] = sub
+        self._subs = tuple(self.subscriptions.values())
+        self._send(P.SubRply(packet.xid, sub.id))
+
+    async def _sub_mod(self, packet: P.SubModRqst) -> None:
+        sub = self.subscriptions.get(packet.subscription_id)
+        if sub is None:
+            self._nack(packet.xid, NO_SUCH_SUB, "No such subscription %1",
+                       (Int64(packet.subscription_id - (1 << 64) if packet.subscription_id >> 63
+                              else packet.subscription_id),))
+            return
+        if not self._checked_keys(packet.xid, packet.add_keys, packet.del_keys):
+            return
+        program = sub.program
+        if packet.expression:
+            program = self._compile(packet.xid, packet.expression)
+            if program is None:
+                return   # §7.4.18: "An invalid expression MUST NOT alter the current state"
+            text = packet.expression
+
+            def modify() -> None:
+                self._filter.modify_constraints([], [F.ConstraintInfo(
+                    F.ConstraintExp([], text), sub.constraint_id)])
+            await self.router.loop.call(modify)
+            sub.expression = text
+        sub.program = program
+        sub.accept_insecure = packet.accept_insecure
+        # §7.4.18: adding a key held, or removing one not held, "MUST be ignored".
+        sub.keys = (sub.keys | K.flatten(packet.add_keys)) - K.flatten(packet.del_keys)
+        self._keys_changed()
+        self._send(P.SubRply(packet.xid, sub.id))
+
+    async def _sub_del(self, packet: P.SubDelRqst) -> None:
+        sub = self.subscriptions.pop(packet.subscription_id, None)
+        if sub is None:
+            self._nack(packet.xid, NO_SUCH_SUB, "No such subscription %1",
+                       (Int64(packet.subscription_id - (1 << 64) if packet.subscription_id >> 63
+                              else packet.subscription_id),))
+            return
+        self._subs = tuple(self.subscriptions.values())
+        await self.router.loop.call(self._filter.modify_constraints, [sub.constraint_id], [])
+        self._send(P.SubRply(packet.xid, sub.id))
+
+    # -- quench (§5.3.3, §7.4.21 - §7.4.27: quench.py) --------------------------------------------
+    def attributes_changed(self, added: list[Any], removed: list[Any]) -> None:
+        """The channel's subscription types changed (any thread)."""
+        self.quenches.attributes_changed(added, removed)
+
+    async def _qnch_add(self, packet: P.QnchAddRqst) -> None:
+        try:
+            quench_id, report = self.quenches.add(packet)
+        except Refused as exc:
+            self._nack(packet.xid, exc.code, exc.message, exc.nack_args)
+            return
+        self._send(P.QnchRply(packet.xid, quench_id))
+        report()
+
+    async def _qnch_mod(self, packet: P.QnchModRqst) -> None:
+        try:
+            report = self.quenches.modify(packet)
+        except Refused as exc:
+            self._nack(packet.xid, exc.code, exc.message, exc.nack_args)
+            return
+        self._send(P.QnchRply(packet.xid, packet.quench_id))
+        report()
+
+    async def _qnch_del(self, packet: P.QnchDelRqst) -> None:
+        try:
+            self.quenches.delete(packet.quench_id)
+        except Refused as exc:
+            self._nack(packet.xid, exc.code, exc.message, exc.nack_args)
+            return
+        self._send(P.QnchRply(packet.xid, packet.quench_id))

@@ -1,0 +1,139 @@
+"""Elvin 4 quench (seed §5.3.3, §7.4.21 - §7.4.27), fed by the ELVIN4 filters' quench data.
+
+Every subscription on the channel that tests an attribute -- an Elvin
+client's, or a CORBA consumer's ELVIN4 filter -- reaches quenchers naming
+that attribute as a SubAddNotify whose term is ``require(name)``
+(func_require_tc 64 over name_tc 1, §8.2.3.4), and as a SubDelNotify when
+the last one goes (docs/protocols/elvin.md, "Quench").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter as F
+
+from tests.channel.conftest import StructuredPushConsumer
+from tests.protocols.elvin.client import Client, frame, qnch_add, qnch_del, qnch_mod, sub_del
+
+Make = Callable[[], Client]
+
+
+def connected(make: Make) -> Client:
+    c = make()
+    c.connect()
+    return c
+
+
+def settle(channel: Any) -> None:
+    assert channel._service.dispatcher.wait_idle()
+
+
+def quench(c: Client, names: list[str], insecure: bool = True) -> int:
+    reply = c.request(qnch_add, names, insecure)
+    assert reply["type"] == "QnchRply", reply
+    return int(reply["id"])
+
+
+def require(name: str) -> tuple[int, list[Any]]:
+    return (64, [(1, name)])
+
+
+class TestQuench:
+    """What a quencher hears as subscriptions come and go."""
+
+    def test_an_elvin_subscription_is_reported_and_withdrawn(self, client: Make) -> None:
+        """SubAddNotify when a subscription tests a quenched name; SubDelNotify when it
+        goes; the term id is the same in both."""
+        quencher = connected(client)
+        qid = quench(quencher, ["host", "load"])
+        sub = connected(client)
+        sid = sub.subscribe('host == "a"')
+        added = quencher.expect("SubAddNotify")
+        assert (added["secure"], added["insecure"], added["ast"]) == ([], [qid],
+                                                                     require("host"))
+        sub.request(sub_del, sid)
+        removed = quencher.expect("SubDelNotify")
+        assert (removed["quenches"], removed["term"]) == ([qid], added["term"])
+
+    def test_a_corba_elvin4_filter_is_reported_at_registration(self, client: Make,
+                                                              channel: Any) -> None:
+        """A subscription already there when the quench is added is reported at once,
+        here a CORBA consumer's ELVIN4 filter."""
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        flt = channel._get_default_filter_factory().create_filter("ELVIN4")
+        flt.add_constraints([F.ConstraintExp([], "load > 0.5")])
+        proxy.add_filter(flt)
+        proxy.connect_structured_push_consumer(StructuredPushConsumer())
+        settle(channel)
+        quencher = connected(client)
+        qid = quench(quencher, ["load", "other"])
+        added = quencher.expect("SubAddNotify")
+        assert (added["insecure"], added["ast"]) == ([qid], require("load"))
+
+    def test_names_nobody_tests_are_not_reported(self, client: Make, channel: Any) -> None:
+        """A subscription testing other names sends the quencher nothing."""
+        quencher = connected(client)
+        quench(quencher, ["host"])
+        connected(client).subscribe("load > 1")
+        settle(channel)
+        quencher.send(frame("TestConn"))
+        quencher.expect("ConfConn")
+
+    def test_a_secure_quench_hears_no_keyless_subscription(self, client: Make,
+                                                           channel: Any) -> None:
+        """§7.4.25: an insecure quench id needs deliver_insecure set; the channel's
+        subscriptions carry no keys, so a quench without it hears nothing."""
+        quencher = connected(client)
+        quench(quencher, ["host"], insecure=False)
+        connected(client).subscribe("require(host)")
+        settle(channel)
+        quencher.send(frame("TestConn"))
+        quencher.expect("ConfConn")
+
+    def test_modify_adds_a_name(self, client: Make, channel: Any) -> None:
+        """QnchModRqst adding a name someone tests reports it."""
+        connected(client).subscribe("require(load)")
+        settle(channel)
+        quencher = connected(client)
+        qid = quench(quencher, ["host"])
+        reply = quencher.request(qnch_mod, qid, ["load"], [])
+        assert (reply["type"], reply["id"]) == ("QnchRply", qid)
+        assert quencher.expect("SubAddNotify")["ast"] == require("load")
+
+    def test_delete(self, client: Make, channel: Any) -> None:
+        """After QnchDelRqst nothing more is reported."""
+        quencher = connected(client)
+        qid = quench(quencher, ["host"])
+        assert quencher.request(qnch_del, qid)["type"] == "QnchRply"
+        connected(client).subscribe("require(host)")
+        settle(channel)
+        quencher.send(frame("TestConn"))
+        quencher.expect("ConfConn")
+
+
+class TestQuenchErrors:
+    """The quench Nack codes of §7.4.2."""
+
+    def test_empty_quench(self, client: Make) -> None:
+        """EMPTY_QUENCH (2201) for no names."""
+        assert connected(client).request(qnch_add, [])["error"] == 2201
+
+    def test_no_such_quench(self, client: Make) -> None:
+        """NO_SUCH_QUENCH (1003) with the id, for modify and delete."""
+        c = connected(client)
+        assert (c.request(qnch_del, 5)["error"], c.request(qnch_mod, 5, ["a"])["args"]) == (
+            1003, [5])
+
+    def test_attribute_exists_and_no_such_attribute(self, client: Make) -> None:
+        """ATTR_EXISTS (2202) adding a name held; NO_SUCH_ATTR (2203) removing one not."""
+        c = connected(client)
+        qid = quench(c, ["a"])
+        exists = c.request(qnch_mod, qid, ["a"], [])
+        missing = c.request(qnch_mod, qid, [], ["b"])
+        assert (exists["error"], exists["args"]) == (2202, ["a"])
+        assert (missing["error"], missing["args"]) == (2203, ["b"])
+        assert c.request(qnch_mod, qid, [], ["a"])["error"] == 2201
