@@ -107,7 +107,8 @@ class Connection:
         """
         timeout = self.limits.idle_timeout if idle else self.limits.read_timeout
         try:
-            data = await asyncio.wait_for(self._reader.read(65536), timeout)
+            async with asyncio.timeout(timeout):  # no task per read, unlike wait_for
+                data = await self._reader.read(65536)
         except TimeoutError as exc:
             raise ReadTimeout("idle" if idle else "a frame did not arrive in time") from exc
         except (ConnectionError, OSError) as exc:

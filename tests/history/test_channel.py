@@ -83,6 +83,23 @@ def test_what_the_channel_accepted_can_be_asked_for(factory: EventChannelFactory
     assert numbers(channel.query(constraint="$n >= 2")) == [3, 2]
 
 
+def test_sparse_matches_over_growing_pages(factory: EventChannelFactory) -> None:
+    """A query for 5 whose matches are 1 row in 97 reads past its first, short page
+    (the limit plus a little), page after growing page, and finds what a scan of every
+    row finds -- also past PAGE rows, in both orders."""
+    channel, _ = factory.create_channel([], retain(count=10_000))
+    push = supplier(channel)
+    for start in range(0, 3_000, 500):
+        push.push_structured_events([event("D", "rare" if n % 97 == 0 else "common", n)
+                                     for n in range(start, start + 500)])
+    rare = [n for n in range(3_000) if n % 97 == 0]
+    assert numbers(channel.query(types=[["D", "rare"]], maxResults=5,
+                                 order="ascending")) == rare[:5]
+    assert numbers(channel.query(types=[["D", "rare"]], maxResults=5)) == rare[::-1][:5]
+    assert numbers(channel.query(constraint="$n >= 2900", maxResults=3,
+                                 order="ascending")) == [2900, 2901, 2902]
+
+
 def test_bounds_trim_the_history(factory: EventChannelFactory, clock: ManualClock) -> None:
     channel, _ = factory.create_channel([], retain(count=3))
     push = supplier(channel)
