@@ -49,3 +49,18 @@ def test_alarm_analytics_counts_every_alarm() -> None:
     out = run_example("spark_alarm_analytics.py")
     assert "pushed 2000 alarms and 500 heartbeats" in out
     assert "total counted: 2000 of 2000 alarms" in out
+
+
+def test_four_protocols_share_one_channel() -> None:
+    """Issue 22's example: an Eventer client, an Elvin client and a CORBA supplier each
+    send an alarm and a status; the Elvin subscriber, the CORBA consumer and the
+    Eventer subscriber each get the three alarms, and an Eventer query and Spark read
+    all six from the channel's history."""
+    out = run_example("four_protocols.py")
+    three = "plant/alarm from corba, plant/alarm from elvin, plant/alarm from eventer"
+    assert f"Elvin subscriber:  {three}" in out
+    assert f"CORBA consumer:    {three}" in out
+    assert "Eventer subscriber: plant/alarm, plant/alarm, plant/alarm/pump-7" in out
+    assert "Eventer query plant/*: 6 events" in out
+    assert "Spark, rows per type_name: alarm=3, status=3" in out
+    assert "server exit status 0" in out
