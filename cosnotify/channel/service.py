@@ -158,9 +158,19 @@ class Service:
         self.dispatcher.submit(task, lane)
 
     def lane_for(self, client: Any) -> Lane | None:
-        """The lane of the remote client behind ``client`` (None: in-process, no lane)."""
+        """The lane of the remote client behind ``client`` (None: in-process, no lane).
+
+        An in-process client that stands for a peer of its own -- a protocol front
+        end's consumer that calls out to a contact (cosnotify/protocols) -- names its
+        lane with a ``lane_key`` attribute, so a peer that hangs holds only its lane.
+        """
+        if client is None:
+            return None
+        own = getattr(client, "lane_key", None)
+        if own is not None:
+            return self.dispatcher.lane(own)
         key_of = self.client_key
-        if key_of is None or client is None:
+        if key_of is None:
             return None
         try:
             key = key_of(client)

@@ -5,7 +5,8 @@ docs/protocols/eventheap.md) in three layers that never import a sibling
 protocol: ``wire`` (the fundamental types and Java's modified UTF-8) and
 ``codec`` (wire bundles, sans IO), ``mapping`` (tuples as Notification
 events and EVENTHEAP templates), and ``session`` (one connection: the
-server operations on the channel's tuple space, cosnotify/tuplespace).
+server operations on the channel's tuple space, cosnotify/tuplespace) with
+``server`` (what its connections share: limits, the wait pool).
 :func:`start` opens the listener on the shared transport
 (cosnotify/protocols/listener.py). The seed names no port; cosnotify takes
 4535 (``serve.DEFAULT_PORTS``).
@@ -16,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from cosnotify.protocols import Context
-from cosnotify.protocols.eventheap.session import EventHeapServer
+from cosnotify.protocols.eventheap.server import EventHeapServer
 from cosnotify.protocols.listener import FrontEnd, Limits
 
 __all__ = ["DEFAULT_PORT", "EventHeapFrontEnd", "start"]

@@ -249,6 +249,19 @@ def encode_bundle(bundle: WireBundle) -> bytes:
     return bytes(out)
 
 
+def encode_bundle_of(bundle: WireBundle, tuples: list[bytes]) -> bytes:
+    """``bundle`` (its tuples None) with ``tuples``, each already a tuple's serialized
+    byte array (:func:`encode_tuple`), as its Tuple objects: a reply assembled from
+    tuples encoded one at a time."""
+    out = bytearray(encode_bundle(attrs.evolve(bundle, tuples=None)))
+    out[0] |= TUPLES_BIT
+    write_int(out, len(tuples))
+    for raw in tuples:
+        write_int(out, len(raw))
+        out += raw
+    return bytes(out)
+
+
 # -- decoding ------------------------------------------------------------------------------
 _WHAT: Final = {
     # (which, ftype) -> the text errors name the value by, made once, not per value read.
@@ -429,4 +442,5 @@ def decode_bundle(data: bytes, max_frame: int = 1 << 20) -> WireBundle:
     return found
 
 
-__all__ += ["decode_bundle", "decode_field", "decode_tuple", "decode_utf", "encode_field", "encode_tuple"]
+__all__ += ["decode_bundle", "decode_field", "decode_tuple", "decode_utf", "encode_bundle_of",
+            "encode_field", "encode_tuple"]

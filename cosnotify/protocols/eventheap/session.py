@@ -1,6 +1,7 @@
 """An Event Heap connection: the seed's server operations on a channel's tuple space.
 
-Strategy: a thin layer. :class:`EventHeapSession` reads bytes from its
+Strategy: a thin layer (what connections share -- the limits, the wait pool,
+the bounded SequenceInfo merge -- is server.py). :class:`EventHeapSession` reads bytes from its
 :class:`~cosnotify.protocols.listener.Connection`, feeds the sans-IO
 :class:`~cosnotify.protocols.eventheap.codec.BundleReader`, and runs each
 bundle's operation (the seed's "Event Heap Server Operations", picked by the
@@ -52,7 +53,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
-import itertools
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -67,90 +67,37 @@ from cosnotify.protocols.eventheap.codec import (
     Tuple,
     WireBundle,
     encode_bundle,
+    encode_bundle_of,
+    encode_tuple,
     encode_version,
 )
 from cosnotify.protocols.eventheap.mapping import MappingError, event_of, template_of, tuple_of
-from cosnotify.protocols.listener import Connection, Limits, ReadTimeout
-from cosnotify.tuplespace import Cancel, Client, TupleSpace
+from cosnotify.protocols.eventheap.server import (
+    DEREGISTER_EVENT,
+    MAX_CLIENTS_PER_CONNECTION,
+    MAX_CLIENTS_PER_FRONT_END,
+    MAX_MERGED_NAME,
+    MAX_MERGED_PAIRS,
+    MAX_REASON,
+    MAX_SEQUENCE_SOURCES,
+    MAX_STREAMS_PER_CONNECTION,
+    MAX_WAITS,
+    MAX_WAITS_PER_CONNECTION,
+    EventHeapServer,
+    RequestError,
+    merge_sequence_info,
+    refusal,
+)
+from cosnotify.protocols.listener import Connection, ReadTimeout
+from cosnotify.tuplespace import Cancel, Client
 from cosnotify.tuplespace.limits import MAX_WAIT
 
-__all__ = ["MAX_CLIENTS_PER_CONNECTION", "MAX_STREAMS_PER_CONNECTION", "MAX_WAITS", "MAX_WAITS_PER_CONNECTION",
-           "OPERATIONS", "EventHeapServer", "EventHeapSession"]
+__all__ = ["DEREGISTER_EVENT", "MAX_CLIENTS_PER_CONNECTION", "MAX_CLIENTS_PER_FRONT_END",
+           "MAX_MERGED_NAME", "MAX_MERGED_PAIRS", "MAX_SEQUENCE_SOURCES",
+           "MAX_STREAMS_PER_CONNECTION", "MAX_WAITS", "MAX_WAITS_PER_CONNECTION", "OPERATIONS",
+           "EventHeapServer", "EventHeapSession", "RequestError"]
 
 log = logging.getLogger("cosnotify.protocols.eventheap")
-
-#: Waits (waitForEvent, waitToRemoveEvent) in progress on one front end: its wait pool's
-#: threads. One more is answered ``ERROR LimitExceeded``.
-MAX_WAITS: Final = 256
-#: Waits in progress on one connection.
-MAX_WAITS_PER_CONNECTION: Final = 32
-#: Notification streams one connection may hold.
-MAX_STREAMS_PER_CONNECTION: Final = 64
-#: Sources (clients of the space, for sequencing) one connection may act for.
-MAX_CLIENTS_PER_CONNECTION: Final = 16
-#: The longest reason an error bundle carries (its return tag is a UTF-8 String).
-_MAX_REASON: Final = 1000
-#: deregister's event (Table 16).
-DEREGISTER_EVENT: Final = "EHS_DeregisterEvent"
-
-
-class RequestError(Exception):
-    """A request refused: ``name`` and ``reason`` go into the error bundle."""
-
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(f"{name}: {reason}")
-        self.name = name
-        self.reason = reason
-
-
-def _refusal(exc: BaseException) -> RequestError:
-    """The error bundle's name and reason of what the space or the mapping raised."""
-    if isinstance(exc, RequestError):
-        return exc
-    if isinstance(exc, MappingError):
-        return RequestError(exc.kind, exc.reason)
-    if isinstance(exc, EventHeapWireError):
-        return RequestError("Unencodable", exc.detail)
-    repo = getattr(exc, "_NP_RepositoryId", "") or ""
-    name = repo.rsplit("/", 1)[-1].split(":", 1)[0] or type(exc).__name__
-    reason = getattr(exc, "reason", None) or getattr(exc, "_info", None) or str(exc)
-    return RequestError(name, str(reason))
-
-
-class _Received:
-    """What ``Seen.note`` reads of a tuple: a SourceInfo the client sent, as received."""
-
-    __slots__ = ("seq_key", "type_name")
-
-    def __init__(self, type_name: str, source: str, session: int, number: int) -> None:
-        self.type_name = type_name
-        self.seq_key = (source, session, number)
-
-
-class EventHeapServer:
-    """What the sessions of one front end share: the channel, its space, the wait pool."""
-
-    def __init__(self, context: Any, channel: Any, limits: Limits) -> None:
-        self.context = context
-        self.loop = context.loop
-        self.channel = channel
-        self.space: TupleSpace = TupleSpace.of(channel)
-        self.limits = limits
-        self.pool = concurrent.futures.ThreadPoolExecutor(MAX_WAITS, "eventheap-wait")
-        self.waits = 0
-        self.sessions: set[EventHeapSession] = set()
-        self._numbers = itertools.count(1)
-        self._lock = threading.Lock()
-
-    def session(self, connection: Connection) -> EventHeapSession:
-        return EventHeapSession(self, connection, next(self._numbers))
-
-    def close(self) -> None:
-        """End every wait (their clients are gone) and the wait pool."""
-        for session in list(self.sessions):
-            session.cancel.cancel()
-        self.pool.shutdown(wait=False, cancel_futures=True)
-
 
 Handler = Callable[["EventHeapSession", WireBundle], Awaitable[None]]
 
@@ -179,9 +126,12 @@ class EventHeapSession:
         connection.on_close(self._closed)
         reader = BundleReader(connection.limits.max_frame)
         connection.send(encode_version(), frames=0)
+        versioned = False  # "Read a UTF-8 String ... that is the protocol version"
         try:
             while True:
-                idle = reader.pending == 0
+                # Before the client's version, silence is a handshake not arriving
+                # (read_timeout), not idleness between bundles (idle_timeout).
+                idle = versioned and reader.pending == 0
                 try:
                     data = await connection.read_some(idle=idle)
                 except ReadTimeout:
@@ -194,7 +144,7 @@ class EventHeapSession:
                         event = reader.next_event()
                     except EventHeapWireError as exc:
                         connection.counters.closed_bad += 1
-                        self._send(WireBundle(None, f"ERROR {_kind(exc)}: {exc}"[:_MAX_REASON]))
+                        self._send(WireBundle(None, f"ERROR {_kind(exc)}: {exc}"[:MAX_REASON]))
                         log.info("%s: closed: %s", self.name, exc)
                         return
                     if event is None:
@@ -204,6 +154,7 @@ class EventHeapSession:
                             log.info("%s: speaks %r, not %r: closed", self.name, event,
                                      PROTOCOL_VERSION)
                             return
+                        versioned = True
                         continue
                     connection.counters.frames_in += 1
                     await self.handle(event)
@@ -230,7 +181,12 @@ class EventHeapSession:
                 log.info("%s: stream %d not ended: %s", self.name, stream, exc)
         for client in clients:
             try:
-                client.connection_lost()
+                if client.source == self.name:
+                    # The connection's own Source: no later connection can carry it on,
+                    # so it goes now rather than after the space's CLIENT_GRACE.
+                    client.close()
+                else:
+                    client.connection_lost()
             except Exception as exc:  # noqa: BLE001
                 log.info("%s: %r not released: %s", self.name, client, exc)
 
@@ -243,22 +199,25 @@ class EventHeapSession:
         return self._send(WireBundle(request.return_tag, None, None, tuples))
 
     async def _hand_out(self, request: WireBundle, found: Any) -> None:
-        """Reply with one retrieved tuple; one that cannot be sent (the client went, or
-        the wire cannot carry it) is given back -- live again if it was taken, and not
-        received by the client (``TupleSpace.give_back``): nothing is lost."""
+        """Reply with one retrieved tuple; one that cannot be sent (the client went, the
+        reply dropped it as too slow, or the wire cannot carry it) is given back -- live
+        again if it was taken, and not received by the client
+        (``TupleSpace.give_back``): nothing is lost."""
         try:
             sent = self._reply(request, (self._out(found),))
         except (EventHeapWireError, MappingError):
             await self.call(self.space.give_back, found)
             raise
-        if not sent:
+        # On the loop's thread a send writes at once: a connection closed now was closed
+        # by this very reply (past Limits.max_pending), which was not written.
+        if not sent or self.connection.closed:
             await self.call(self.space.give_back, found)
 
     def _refuse(self, request: WireBundle, error: RequestError) -> None:
         log.info("%s: %s refused: %s", self.name, request.destination_tag, error)
         if request.return_tag is not None:
             text = f"ERROR {error.name}: {error.reason}"
-            self._send(WireBundle(request.return_tag, text[:_MAX_REASON]))
+            self._send(WireBundle(request.return_tag, text[:MAX_REASON]))
 
     async def handle(self, bundle: WireBundle) -> None:
         """Run one request (an unknown opcode is answered as the seed says)."""
@@ -273,7 +232,7 @@ class EventHeapSession:
         try:
             await op(self, bundle)
         except (CORBA.Exception, MappingError, RequestError, EventHeapWireError) as exc:
-            self._refuse(bundle, _refusal(exc))
+            self._refuse(bundle, refusal(exc))
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await self.server.loop.call(fn, *args)
@@ -302,44 +261,46 @@ class EventHeapSession:
                 return target.template.value
         return self.name
 
-    def _client(self, source: str, renew: bool = False) -> Client:
-        """The space's client for ``source`` (connected on first use; in the executor)."""
+    def _client(self, source: str, take: bool = True) -> Client:
+        """The space's client for ``source`` (connected on first use; in the executor).
+
+        Ours no longer active: with ``take`` (a request the client sent) the Source is
+        connected again, replacing whoever holds it; without (a wait renewing itself,
+        or a retry) only if nobody does -- a connection that went quiet must not take
+        the Source back from the client that reconnected ("Only one Source of a given
+        name may be active"). OBJECT_NOT_EXIST once the connection has closed (``_closed``).
+        """
         with self._clients_lock:
+            if self.cancel.cancelled:  # closed: a client made now would never be released
+                raise RequestError("OBJECT_NOT_EXIST", "the connection is closed")
             client = self.clients.get(source)
             if client is None and len(self.clients) >= MAX_CLIENTS_PER_CONNECTION:
                 raise RequestError("LimitExceeded", f"{MAX_CLIENTS_PER_CONNECTION} Sources "
                                    "(Target template values) on this connection "
                                    "(MAX_CLIENTS_PER_CONNECTION)")
-            if client is None or renew or not client.active:
-                client = self.space.connect(source)
+            if client is None or not client.active:
+                if client is not None and not take and source in self.space.clients:
+                    raise RequestError("OBJECT_NOT_EXIST", f"the Source {source!r:.100} is "
+                                       "connected again on another connection")
+                client = self.server.connect(source)
                 self.clients[source] = client
             return client
 
-    def _sequenced(self, bundle: WireBundle, call: Callable[[Client], Any]) -> Any:
+    def _sequenced(self, bundle: WireBundle, call: Callable[[Client], Any],
+                   take: bool = True) -> Any:
         """``call(client)`` after the bundle's SequenceInfo is merged (in the executor);
-        once more with a new client if the old one was replaced or reaped."""
+        once more with a new client if the old one was reaped (not if it was replaced:
+        ``_client``)."""
         source = self._requester(bundle)
         for attempt in (0, 1):
-            client = self._client(source, renew=attempt == 1)
-            self._merge(client, bundle)
+            client = self._client(source, take=take and attempt == 0)
+            merge_sequence_info(self.space, client, bundle)
             try:
                 return call(client)
             except CORBA.OBJECT_NOT_EXIST:
                 if attempt or client.active or self.space.closed:
                     raise
         return None
-
-    def _merge(self, client: Client, bundle: WireBundle) -> None:
-        """The client's SequenceInfo: each source's newest event of a type, as received."""
-        if not bundle.sequence_info:
-            return
-        space = self.space
-        with space._lock:  # the space's lock guards a client's Seen (sequencing.py)
-            seen = client.seen
-            for info in bundle.sequence_info:
-                for src in info.sources:
-                    seen.note(_Received(info.event_type, src.source,  # type: ignore[arg-type]
-                                        src.session_id, src.sequence_num))
 
     def _out(self, found: Any) -> Tuple:
         ttl = round((found.expires - found.arrival) * 1000)
@@ -393,10 +354,12 @@ class EventHeapSession:
             wait = client.wait_to_remove_event if remove else client.wait_for_event
             return wait(templates, MAX_WAIT, cancel)
 
+        take = True  # the request takes its Source; a renewal does not (``_client``)
         while not cancel.cancelled:
-            found = self._sequenced(bundle, run)
+            found = self._sequenced(bundle, run, take)
             if found is not None:
                 return found
+            take = False
         return None
 
     async def _waiting(self, bundle: WireBundle, templates: list[Any], remove: bool) -> None:
@@ -408,7 +371,7 @@ class EventHeapSession:
                 return
             await self._hand_out(bundle, found)  # given back if it cannot be sent
         except (CORBA.Exception, MappingError, RequestError, EventHeapWireError) as exc:
-            self._refuse(bundle, _refusal(exc))
+            self._refuse(bundle, refusal(exc))
         except (RuntimeError, concurrent.futures.CancelledError):  # the front end closed
             pass
         finally:
@@ -427,12 +390,33 @@ class EventHeapSession:
     async def snoop_events(self, bundle: WireBundle) -> None:
         """Table 9: every match, "Sequencing is ignored"."""
         found = await self.call(self.space.snoop_events, self._templates(bundle))
-        self._reply(bundle, tuple(self._out(t) for t in found))
+        self._reply_many(bundle, found)
 
     async def get_all(self, bundle: WireBundle) -> None:
         """Table 10: "any events sent are ignored"."""
         found = await self.call(self.space.get_all)
-        self._reply(bundle, tuple(self._out(t) for t in found))
+        self._reply_many(bundle, found)
+
+    def _reply_many(self, request: WireBundle, found: list[Any]) -> None:
+        """The reply of snoopEvents and getAll: the copies the wire can carry, oldest
+        first, in at most half ``Limits.max_pending`` bytes (a reply past it would drop
+        the client as too slow). An event no tuple can carry (a string past 65,535
+        bytes) is left out, as a stream leaves it out: one such event must not cost
+        every client its snoopEvents and getAll."""
+        budget = self.connection.limits.max_pending // 2
+        raws: list[bytes] = []
+        for live in found:
+            try:
+                raw = encode_tuple(self._out(live))
+            except (EventHeapWireError, MappingError) as exc:
+                log.info("%s: tuple %s left out of a reply: %s", self.name,
+                         getattr(live, "id", "?"), exc)
+                continue
+            budget -= len(raw) + 4
+            if budget < 0:
+                break
+            raws.append(raw)
+        self.connection.send(encode_bundle_of(WireBundle(request.return_tag), raws))
 
     async def _register(self, bundle: WireBundle, templates: list[Any] | None) -> None:
         if len(self.streams) >= MAX_STREAMS_PER_CONNECTION:
@@ -441,12 +425,20 @@ class EventHeapSession:
         ready = threading.Event()
         holder: list[str | None] = [None]
         push = functools.partial(self._stream_push, bundle.return_tag, holder, ready)
-        if templates is None:
-            stream = await self.call(self.space.register_for_all, push)
-        else:
-            stream = await self.call(self.space.register_for_events, templates, push)
-        holder[0] = str(stream)
-        ready.set()
+        space = self.space
+
+        def register() -> int:
+            """In the executor: the stream id is known to ``push`` as soon as the space
+            returns it, without waiting for the loop (a channel delivery thread does)."""
+            try:
+                made: int = (space.register_for_all(push) if templates is None
+                             else space.register_for_events(templates, push))
+                holder[0] = str(made)
+                return made
+            finally:
+                ready.set()
+
+        stream = await self.call(register)
         if self.connection.closed:
             await self.call(self.space.deregister, stream)
             return
@@ -455,7 +447,7 @@ class EventHeapSession:
     def _stream_push(self, tag: str | None, holder: list[str | None], ready: threading.Event,
                      event: Any) -> None:
         """A stream's event (a channel delivery thread): one bundle to the client."""
-        ready.wait(10.0)  # its registration is returning now
+        ready.wait(10.0)  # its registration is returning now (``_register``)
         try:
             data = encode_bundle(WireBundle(tag, holder[0], None, (tuple_of(event),)))
         except (EventHeapWireError, MappingError, AttributeError, TypeError) as exc:

@@ -51,10 +51,12 @@ def start(context: Context, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *
           channel: str | None = None, limits: Limits | None = None,
           lease: float = 600.0, notify_timeout: float = 10.0,
           read_not_found: Literal[402, 404] = 404, explain: bool = False,
-          contacts: Literal["peer", "any"] = "peer") -> OESFrontEnd:
+          contacts: Literal["peer", "any"] = "peer",
+          contact_connections: int = 256) -> OESFrontEnd:
     """Serve the OES tree of ``channel`` (an id, a name, None: ``default``) on
     ``host:port``; the keyword options are :class:`Options`'."""
-    options = Options(lease, notify_timeout, read_not_found, explain, contacts)
+    options = Options(lease, notify_timeout, read_not_found, explain, contacts,
+                      contact_connections)
     tree = Tree.of(context.channel(channel))
     service = Service(context.loop, tree, options)
 

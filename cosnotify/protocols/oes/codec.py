@@ -84,7 +84,7 @@ _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 _STATUS: Final = re.compile(r"[0-9]{3}\Z")
-_DIGITS: Final = re.compile(rb"[0-9]+\Z")
+_DIGITS: Final = re.compile(r"[0-9]+\Z")
 _HEAD_END: Final = b"\r\n\r\n"
 
 
@@ -272,8 +272,14 @@ class Reader:
         if head.count(b"\r\n") > MAX_HEADERS:
             self._fail(f"a message has at most {MAX_HEADERS} headers", fatal=True)
         for line in head.split(b"\r\n")[1:]:
-            name, colon, raw = line.partition(b":")
-            if not colon or name.strip().lower() != b"content-length":
+            # the header as _parse will read it: its UTF-7 text (a shifted run may spell
+            # any of it), so the body's extent and the header the request carries agree
+            try:
+                text = line.decode("utf-7")
+            except UnicodeDecodeError:  # a 400 from _parse; the octets meanwhile
+                text = line.decode("latin-1")
+            name, colon, raw = text.partition(":")
+            if not colon or name.strip().lower() != "content-length":
                 continue
             raw = raw.strip()
             if not _DIGITS.match(raw) or len(raw) > 12:

@@ -14,12 +14,16 @@ Its push hands the exchange to the front end's asyncio loop (asyncio
 streams: connect, write the NOTIFY, read the reply, each bounded by
 ``timeout``) and waits for the outcome at most ``timeout`` more, so the
 loop never blocks and a worker is held no longer than a CORBA consumer's
-call timeout would hold it; the channel's dispatcher keeps such a consumer
-in its failing or slow lane, and each contract has its own connection, so a
-dead contact stalls neither the other contracts nor the front end's clients.
-The connection stays open for the contract's next notifications ("any
-number of request-reply exchanges may occur") and is opened again when the
-contact has closed it.
+call timeout would hold it; once slow or failing, the channel's dispatcher
+keeps such a consumer in its failing or slow lane, and each contract has its
+own connection, so a dead contact stalls neither the other contracts nor the
+front end's clients (but a Notifier has no lane of its own before that:
+docs/protocols/oes.md). The connection stays open for the contract's next
+notifications ("any number of request-reply exchanges may occur"), while the
+front end's kept connections number at most ``kept``, and is opened again
+when the contact has closed it. A Notifier that ended (its contract ended or
+moved) sends nothing more: an exchange that waited or ran gives up, or passes
+the notification to the Notifier a renewal put in its place.
 
 A failure (no connection, a timeout, a reply that is not 200, a malformed
 reply) raises ``CORBA.TRANSIENT`` to the relay, which keeps the seed's rules:
@@ -33,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import re
 import threading
 from collections.abc import Callable
 from typing import Any, Final
@@ -50,6 +55,8 @@ log = logging.getLogger("cosnotify.protocols.oes")
 
 #: The header every NOTIFY carries besides Content-Type and Content-Length (cosnotify's).
 CONTRACT_ID: Final = "Contract-id"
+#: What a line cannot carry (the codec's Reader refuses it): C0 controls but TAB, and DEL.
+_NOT_IN_LINE: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 @attrs.frozen
@@ -95,6 +102,8 @@ class Tally:
         self._lock = threading.Lock()
         self.sent = 0
         self.failed = 0
+        #: Connections to contacts open now (the loop's thread changes it).
+        self.open = 0
 
     def add(self, delivered: bool) -> None:
         with self._lock:
@@ -105,22 +114,33 @@ class Tally:
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:
-            return {"notify_sent": self.sent, "notify_failed": self.failed}
+            return {"notify_sent": self.sent, "notify_failed": self.failed,
+                    "contact_connections": self.open}
 
 
 def _field(event: Any, name: str) -> Any:
     for prop in event.filterable_data:
         if prop.name == name:
-            return prop.value.value()
+            try:
+                return prop.value.value()
+            except (AttributeError, TypeError):  # not an Any: an in-process supplier's
+                return None
     return None
+
+
+def _content(event: Any, name: str) -> bytes | None:
+    found = _field(event, name)
+    return found if isinstance(found, bytes) else None
 
 
 class Notifier:
     """A wire contract's consumer: NOTIFY to its contact (module docstring)."""
 
     def __init__(self, contact: Contact, loop: Loop, timeout: float,
-                 on_end: Callable[[Notifier], None], tally: Tally) -> None:
+                 on_end: Callable[[Notifier], None], tally: Tally, kept: int = 256) -> None:
         self.contact = contact
+        #: Connections to contacts (all of the front end's) kept open between NOTIFYs.
+        self.kept = kept
         #: The tree's contract number (set once the lease is made).
         self.contract_id = 0
         self._loop = loop
@@ -131,19 +151,38 @@ class Notifier:
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._ended = threading.Event()
+        #: The Notifier a renewal naming another contact put in this one's place.
+        self._successor: Notifier | None = None
+
+    @property
+    def lane_key(self) -> tuple[str, str]:
+        """The dispatcher's lane for this contact's host (Service.lane_for): contacts
+        that hang hold their host's lane, never every worker of the channel."""
+        return ("oes-contact", self.contact.host)
 
     # -- CosNotifyComm::StructuredPushConsumer (a channel worker calls them) -------------
     def push_structured_event(self, event: Any) -> None:
         """NOTIFY this event's node to the contact; TRANSIENT when it cannot be delivered."""
         operation = event.header.fixed_header.event_type.type_name
         node = _field(event, "node")
-        if not isinstance(node, str):
-            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "not an OES notification")
-        body = notify_xml(self.contract_id, operation, _field(event, "lastValue"),
-                          _field(event, "presentValue"))
-        data = encode_request("NOTIFY", node, ((CONTRACT_ID, format_contract_id(self.contract_id)),
-                                               ("Content-Type", "text/xml; charset=utf-7")), body)
+        if not isinstance(node, str):  # no NOTIFY can say it: the contact did not fail
+            log.info("contract %d: an (OES, %s) event without a node is not notified",
+                     self.contract_id, operation)
+            return
+        # A structured supplier's (OES, operation) event may carry anything in the
+        # content fields: what is not sequence<octet> is not content, and is left out
+        # rather than failing the contract.
+        body = notify_xml(self.contract_id, operation, _content(event, "lastValue"),
+                          _content(event, "presentValue"))
+        # A name may hold a C0 control (a CORBA client's, the Tree API's), which no line
+        # carries: shown as U+FFFD, as in LIST and GET, rather than failing the contract.
+        data = encode_request("NOTIFY", _NOT_IN_LINE.sub("\ufffd", node),
+                              ((CONTRACT_ID, format_contract_id(self.contract_id)),
+                               ("Content-Type", "text/xml; charset=utf-7")), body)
         if self._ended.is_set():
+            if self._successor is not None:  # pushed as a renewal moved the contract
+                self._successor.push_structured_event(event)
+                return
             raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO, "the contract ended")
         if _running_loop() is self._loop.loop:  # never wait for the loop on the loop
             raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO, "NOTIFY from the loop's own thread")
@@ -157,6 +196,11 @@ class Notifier:
             future.result(self._timeout + 1.0)
         except Exception as exc:
             future.cancel()
+            if isinstance(exc, _Ended) and self._successor is not None:
+                # a renewal moved the contract to another contact while this waited or
+                # ran: the notification goes there (it may have reached this one too)
+                self._successor.push_structured_event(event)
+                return
             self._tally.add(False)
             log.info("NOTIFY %s to %s failed: %s", node, self.contact.text, exc)
             raise CORBA.TRANSIENT(0, CORBA.COMPLETED_MAYBE,
@@ -166,6 +210,12 @@ class Notifier:
     def disconnect_structured_push_consumer(self) -> None:
         """The contract ended (lease over, cancelled, delivery failed): its connection
         closes and the front end forgets it."""
+        self.close()
+
+    def supersede(self, successor: Notifier) -> None:
+        """A renewal named another contact: ``successor`` delivers from now on, the
+        notifications in flight here included; this one closes."""
+        self._successor = successor
         self.close()
 
     def close(self) -> None:
@@ -188,11 +238,17 @@ class Notifier:
 
     async def _deliver(self, data: bytes) -> None:
         for attempt in (1, 2):
+            # Ended (cancelled, renewed to another contact, the front end closed) while
+            # this exchange waited or ran: nothing more goes to the contact, and no
+            # connection is opened that nothing would close.
+            self._check_live()
             kept = self._writer is not None and not self._writer.is_closing()
             if not kept:
                 self._drop()
                 self._reader, self._writer = await asyncio.open_connection(
                     self.contact.host, self.contact.port, limit=MAX_BODY + 65536)
+                self._tally.open += 1
+                self._check_live()
             assert self._reader is not None and self._writer is not None
             try:
                 self._writer.write(data)
@@ -209,7 +265,14 @@ class Notifier:
             if reply.status != 200:
                 self._drop()
                 raise _Refused(f"the contact answered {reply.status} {reply.reason[:40]}")
+            if self._tally.open > self.kept:  # a descriptor each: the next one connects
+                self._drop()
             return
+
+    def _check_live(self) -> None:
+        if self._ended.is_set():
+            self._drop()
+            raise _Ended("the contract ended")
 
     @staticmethod
     async def _read_reply(stream: asyncio.StreamReader) -> Reply:
@@ -230,6 +293,7 @@ class Notifier:
     def _drop(self) -> None:
         writer, self._writer, self._reader = self._writer, None, None
         if writer is not None:
+            self._tally.open -= 1
             writer.transport.abort()
 
     def __repr__(self) -> str:
@@ -245,6 +309,10 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 class _Closed(ConnectionError):
     """The contact closed the connection before its reply."""
+
+
+class _Ended(Exception):
+    """The contract ended while its NOTIFY waited or ran."""
 
 
 class _Refused(Exception):

@@ -32,12 +32,13 @@ not have: ``read_not_found=402`` gives it). "For this status code, there are
 no header lines, and no content lines returned": error replies are bare
 unless the front end is told to ``explain`` (an ``Error`` header with the
 reason). A valid request the service cannot carry out (a full channel, a
-failing store, a destroyed channel) is 503, and a bug 500: the seed has no
-code for either, and follows HTTP's.
+failing store, a destroyed channel, a LEASECONTRACT as the front end closes)
+is 503, and a bug 500: the seed has no code for either, and follows HTTP's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import threading
@@ -57,7 +58,7 @@ from cosnotify.oes import (
     Tree,
 )
 from cosnotify.oes.paths import parse_path
-from cosnotify.protocols.listener import Connection, Loop
+from cosnotify.protocols.listener import Connection, Loop, ReadTimeout
 from cosnotify.protocols.oes.bodies import (
     BodyError,
     contract_xml,
@@ -93,6 +94,9 @@ class Options:
     explain: bool = False
     #: Contacts a client may name: ``peer`` (its own address only) or ``any``.
     contacts: Literal["peer", "any"] = "peer"
+    #: Connections to contacts kept open between NOTIFYs, at most (past it a contract's
+    #: connection closes after each NOTIFY).
+    contact_connections: int = 256
 
 
 class _Bad(ValueError):
@@ -122,6 +126,7 @@ class Service:
         #: contract number -> the Notifier of a contract leased over the wire
         self._notifiers: dict[int, Notifier] = {}
         self._leases = 0
+        self._closed = False
         self._verbs: dict[str, Callable[[Request, str], _Answer]] = {
             "LIST": self._list, "GET": self._get, "POST": self._post, "REMOVE": self._remove,
             "NOTIFY": self._notify, "LEASECONTRACT": self._lease,
@@ -227,15 +232,20 @@ class Service:
                 with self._lock:
                     self._notifiers[contract_id] = fresh
                 if current is not None:
-                    current.close()
+                    current.supersede(fresh)
         else:
             notifier = self._notifier(contact, 0)
             contract = tree.lease_contract(notifier, self.options.lease, keep_alive=keep_alive)
             notifier.contract_id = contract.contract_id
             with self._lock:
-                self._notifiers[contract.contract_id] = notifier
-                self._leases += 1
+                closed = self._closed
+                if not closed:
+                    self._notifiers[contract.contract_id] = notifier
+                    self._leases += 1
                 prune = self._leases % _PRUNE_EVERY == 0
+            if closed:  # the front end closed while this was carried out: no one else
+                self._end(notifier)  # would ever cancel it
+                return _Answer(503, why="the front end is closed")
             if prune:
                 self._prune()
         return _Answer(200, contract_xml(contract.contract_id, contract.expiry, contact.text))
@@ -280,7 +290,7 @@ class Service:
     # -- the notifiers --------------------------------------------------------------------
     def _notifier(self, contact: Contact, contract_id: int) -> Notifier:
         made = Notifier(contact, self.loop, self.options.notify_timeout, self._forget,
-                        self.tally)
+                        self.tally, self.options.contact_connections)
         made.contract_id = contract_id
         return made
 
@@ -291,28 +301,37 @@ class Service:
 
     def _prune(self) -> None:
         """Notifiers of contracts that ended without telling them (a lease that ran out
-        before any subscription made a proxy) go."""
-        live = set(self.tree.contract_ids())
+        before any subscription made a proxy; a delivery that failed, whose proxy went
+        without telling) go. The notifiers are listed before the tree's contracts: a
+        lease made in between is not among them, so it is never taken for ended."""
         with self._lock:
-            gone = [n for cid, n in self._notifiers.items() if cid not in live]
-        for notifier in gone:
-            notifier.close()
+            known = list(self._notifiers.items())
+        live = set(self.tree.contract_ids())
+        for contract_id, notifier in known:
+            if contract_id not in live:
+                notifier.close()
 
     def contracts(self) -> list[int]:
-        """The contracts leased over the wire and still known (their numbers)."""
+        """The contracts leased over the wire and still live (their numbers)."""
+        self._prune()
         with self._lock:
             return sorted(self._notifiers)
 
     def close(self) -> None:
-        """The front end stops: its contracts are cancelled (no contact could be told)."""
+        """The front end stops: its contracts are cancelled (no contact could be told),
+        and so is any a LEASECONTRACT still being carried out makes."""
         with self._lock:
+            self._closed = True
             notifiers = list(self._notifiers.values())
         for notifier in notifiers:
-            try:
-                self.tree.cancel_contract(notifier.contract_id)
-            except Exception as exc:  # noqa: BLE001 - ended already, or the channel went
-                log.debug("contract %d: %s", notifier.contract_id, exc)
-            notifier.close()
+            self._end(notifier)
+
+    def _end(self, notifier: Notifier) -> None:
+        try:
+            self.tree.cancel_contract(notifier.contract_id)
+        except Exception as exc:  # noqa: BLE001 - ended already, or the channel went
+            log.debug("contract %d: %s", notifier.contract_id, exc)
+        notifier.close()
 
 
 def _address(host: str) -> Any:
@@ -335,8 +354,23 @@ class Session:
     async def run(self, connection: Connection) -> None:
         reader, service, counters = self._reader, self._service, connection.counters
         peer = connection.peer[0]
+        clock = asyncio.get_running_loop().time
+        #: When the request begun must be whole (Limits.read_timeout for the whole
+        #: request, not for each read: a client trickling a byte at a time is closed).
+        deadline: float | None = None
         while True:
-            reader.feed(await connection.read_some(idle=not reader.in_frame))
+            if reader.in_frame:
+                if deadline is None:
+                    deadline = clock() + connection.limits.read_timeout
+                try:
+                    data = await asyncio.wait_for(connection.read_some(),
+                                                  max(0.0, deadline - clock()))
+                except TimeoutError:
+                    raise ReadTimeout("a request did not arrive whole in time") from None
+            else:
+                deadline = None
+                data = await connection.read_some(idle=True)
+            reader.feed(data)
             while True:
                 try:
                     request = reader.next_message()
@@ -347,9 +381,11 @@ class Session:
                     if exc.fatal:
                         connection.close()
                         return
+                    deadline = None
                     continue
                 if request is None:
                     break
+                deadline = None  # the next request's time starts now
                 counters.frames_in += 1
                 assert isinstance(request, Request)
                 connection.send(await service.answer(request, peer))

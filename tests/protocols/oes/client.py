@@ -142,13 +142,15 @@ class Client:
 class Contact:
     """A client's "incoming notification receiving process": a listener on 127.0.0.1
     that reads NOTIFY requests and answers each (200 unless ``status`` says otherwise;
-    ``answer=False`` reads and never answers: a contact that hangs; ``close_after``
-    closes the connection after each answer)."""
+    ``answer=False`` reads and never answers: a contact that hangs; ``answers=N``
+    answers the first N and then hangs; ``close_after`` closes the connection after
+    each answer)."""
 
     def __init__(self, status: int = 200, answer: bool = True,
-                 close_after: bool = False) -> None:
+                 close_after: bool = False, answers: int | None = None) -> None:
         self.status = status
         self.answer = answer
+        self.answers = answers
         self.close_after = close_after
         self.notifications: list[Message] = []
         self.connections = 0
@@ -189,7 +191,9 @@ class Contact:
                 with self.cond:
                     self.notifications.append(message)
                     self.cond.notify_all()
-                if self.answer:
+                    answer = self.answer and (self.answers is None
+                                              or len(self.notifications) <= self.answers)
+                if answer:
                     reason = "OK" if self.status == 200 else "Bad request"
                     sock.sendall(f"OES/1.0 {self.status} {reason}".encode("utf-7") + CRLF + CRLF)
                 if self.close_after:
