@@ -100,12 +100,20 @@ class Connection:
         self._on_close: list[Callable[[], None]] = []
 
     # -- reading (the session's coroutine) ---------------------------------------------------
-    async def read_some(self, idle: bool = False) -> bytes:
+    async def read_some(self, idle: bool = False, deadline: float | None = None) -> bytes:
         """The next bytes the peer sent (at most 64 KiB); ConnectionClosed at its end.
 
-        ``idle`` waits up to ``idle_timeout`` (between frames), else ``read_timeout``.
+        ``idle`` waits up to ``idle_timeout`` (between frames). Else the read ends by
+        ``deadline`` (:meth:`frame_deadline`, taken when a frame began: the whole
+        frame must arrive by then, so a client trickling a byte at a time is closed
+        too), or without one within ``read_timeout``.
         """
-        timeout = self.limits.idle_timeout if idle else self.limits.read_timeout
+        if idle:
+            timeout = self.limits.idle_timeout
+        elif deadline is not None:
+            timeout = max(0.0, deadline - self._loop.time())
+        else:
+            timeout = self.limits.read_timeout
         try:
             async with asyncio.timeout(timeout):  # no task per read, unlike wait_for
                 data = await self._reader.read(65536)
@@ -117,6 +125,10 @@ class Connection:
             raise ConnectionClosed("the peer closed the connection")
         self.counters.bytes_in += len(data)
         return data
+
+    def frame_deadline(self) -> float:
+        """When a frame beginning now must have arrived whole (the loop's clock)."""
+        return self._loop.time() + self.limits.read_timeout
 
     # -- writing (any thread) ------------------------------------------------------------------
     def send(self, data: bytes, frames: int = 1) -> bool:

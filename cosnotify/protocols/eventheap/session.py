@@ -127,13 +127,19 @@ class EventHeapSession:
         reader = BundleReader(connection.limits.max_frame)
         connection.send(encode_version(), frames=0)
         versioned = False  # "Read a UTF-8 String ... that is the protocol version"
+        # Before the client's version, silence is a handshake not arriving (read_timeout),
+        # not idleness between bundles (idle_timeout); a bundle begun must be whole by
+        # its deadline, however its bytes trickle in.
+        deadline: float | None = connection.frame_deadline()
         try:
             while True:
-                # Before the client's version, silence is a handshake not arriving
-                # (read_timeout), not idleness between bundles (idle_timeout).
                 idle = versioned and reader.pending == 0
+                if idle:
+                    deadline = None
+                elif deadline is None:
+                    deadline = connection.frame_deadline()
                 try:
-                    data = await connection.read_some(idle=idle)
+                    data = await connection.read_some(idle=idle, deadline=deadline)
                 except ReadTimeout:
                     if idle and (self.streams or self.waits):
                         continue  # a listening client is not idle (module docstring)
@@ -149,6 +155,7 @@ class EventHeapSession:
                         return
                     if event is None:
                         break
+                    deadline = None  # the next bundle's starts when it does
                     if isinstance(event, str):
                         if event != PROTOCOL_VERSION:
                             log.info("%s: speaks %r, not %r: closed", self.name, event,

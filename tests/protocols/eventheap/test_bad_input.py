@@ -84,6 +84,40 @@ class TestHostileBundles:
         finally:
             fe.close()
 
+    def test_a_trickled_bundle_is_closed_by_its_deadline(self, context: object) -> None:
+        """A bundle whose bytes trickle in, each well within read_timeout, is closed once
+        read_timeout has passed since it began: the whole bundle must arrive in time, not
+        each read (issue 22, "slow-loris connections")."""
+        import threading
+        import time
+
+        fe = start(context, "127.0.0.1", 0, limits=Limits(read_timeout=0.5))  # type: ignore[arg-type]
+        try:
+            slow = EventHeapClient(fe.address, "slow")
+            event = slow.event("Big", note="x" * 2000)
+            data = encode_bundle(WireBundle("putEvent", None, None, (event,)))
+            stop = threading.Event()
+
+            def trickle() -> None:  # a byte every 20 ms: the bundle would take ~40 s
+                for at in range(len(data)):
+                    if stop.wait(0.02):
+                        return
+                    try:
+                        slow.sock.sendall(data[at:at + 1])
+                    except OSError:
+                        return
+
+            sender = threading.Thread(target=trickle, daemon=True)
+            started = time.monotonic()
+            sender.start()
+            assert slow.closed_by_peer(timeout=WAIT)
+            assert time.monotonic() - started < 5.0
+            stop.set()
+            sender.join(WAIT)
+            slow.close()
+        finally:
+            fe.close()
+
     def test_bad_handshake(self, front_end: EventHeapFrontEnd, connect: Connect) -> None:
         """A handshake that is not a UTF-8 String is refused and closed."""
         good = connect("good")
