@@ -5,6 +5,9 @@ Chatter connection: :meth:`~ChatterConnection.receive_data` feeds it the bytes
 a socket read, :meth:`~ChatterConnection.next_message` returns the next whole
 :class:`Msg` (or None: more bytes are needed), and the ``reply``/``notify``/``pong``
 methods return the bytes of a message to send. Nothing here touches a socket.
+:meth:`~ChatterConnection.next_frame` and :func:`decode_frame` split
+``next_message`` in two, so a session can decode a big message elsewhere
+(off its loop, in parts).
 
 The framing is hat-chatter's (``hat/chatter/__init__.py``, ``_TcpTransport``):
 one byte N, then the frame's length L in N big-endian bytes, then L bytes of an
@@ -20,8 +23,9 @@ MsgPing/MsgPong), the server MsgNotify, MsgRegisterRes and MsgQueryRes.
 
 Any malformed input -- a length of more than :data:`MAX_LENGTH_BYTES` bytes, a
 frame past ``max_frame`` bytes (refused as soon as its length is read), SBS
-that does not decode, invalid UTF-8, an unknown module or message type, a
-message a client may not send -- raises :class:`EventerProtocolError` with the
+that does not decode or holds more than ``schema.MAX_ITEMS`` array items,
+invalid UTF-8, an unknown module or message type, a message a client may
+not send -- raises :class:`EventerProtocolError` with the
 reason and where; any other exception from this module is a bug.
 """
 
@@ -32,13 +36,34 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from hat import sbs
 
-from cosnotify.protocols.eventer.schema import REPOSITORY, SchemaError, check
+from cosnotify.protocols.eventer.schema import REPOSITORY, SchemaError, check, integer, walk
 
-__all__ = ["CLIENT_MESSAGES", "MAX_LENGTH_BYTES", "ChatterConnection", "Event", "EventId",
-           "EventerProtocolError", "Msg", "Order", "OrderBy", "Payload", "PayloadKind",
-           "QueryData", "RegisterEvent", "Timestamp", "encode_frame", "event_to_sbs",
-           "payload_to_sbs", "query_to_sbs", "register_event_to_sbs"]
+__all__ = [
+    "CLIENT_MESSAGES",
+    "MAX_LENGTH_BYTES",
+    "PART_ITEMS",
+    "ChatterConnection",
+    "Event",
+    "EventId",
+    "EventerProtocolError",
+    "Frame",
+    "Msg",
+    "Order",
+    "OrderBy",
+    "Payload",
+    "PayloadKind",
+    "QueryData",
+    "RegisterEvent",
+    "Timestamp",
+    "decode_frame",
+    "encode_frame",
+    "event_to_sbs",
+    "payload_to_sbs",
+    "query_to_sbs",
+    "register_event_to_sbs",
+]
 
 #: A frame's length takes at most this many bytes (4: up to 4 GiB; max_frame is smaller).
 MAX_LENGTH_BYTES = 4
@@ -275,13 +300,19 @@ _READERS: dict[tuple[str, str], Any] = {
 }
 
 
-def _decode(module: str | None, name: str, data: bytes) -> Any:
-    """``data`` as a value of ``module.name``: checked (schema.check), then hat-sbs's."""
+def _decode_check(module: str | None, name: str, data: bytes) -> None:
     try:
         check(module, name, data)
-        return REPOSITORY.decode(module, name, data)
     except SchemaError as exc:
         raise EventerProtocolError(exc.what, exc.at, (module, name)) from None
+
+
+def _decode(module: str | None, name: str, data: bytes, checked: bool = False) -> Any:
+    """``data`` as a value of ``module.name``: checked (schema.check), then hat-sbs's."""
+    if not checked:
+        _decode_check(module, name, data)
+    try:
+        return REPOSITORY.decode(module, name, data)
     except UnicodeDecodeError as exc:
         raise EventerProtocolError("invalid UTF-8", exc.start, (module, name)) from None
     except Exception as exc:  # noqa: BLE001 - hat-sbs's C decoder: SystemError, IndexError...
@@ -295,6 +326,79 @@ def encode_frame(msg: dict[str, Any]) -> bytes:
     size = len(body)
     length = size.to_bytes(max((size.bit_length() + 7) // 8, 1), "big")
     return bytes([len(length)]) + length + body
+
+
+#: A message decoded in parts (:func:`decode_frame`) is decoded PART_ITEMS items a call.
+PART_ITEMS = 1024
+#: The messages that are one array, and their item's type (what is decoded in parts).
+_ITEMS = {("HatEventer", "MsgRegisterReq"): "RegisterEvent",
+          ("HatEventer", "MsgSubscribe"): "EventType"}
+_COUNT = sbs.Repository("module Count\n\nCount = Integer\n")
+
+
+@attrs.frozen
+class Frame:
+    """One Chatter frame of a client's message, the message not decoded yet: the
+    ``Hat.Msg`` header, the message's ``module`` and ``type``, its SBS ``data`` and the
+    frame's offset ``at`` in the stream."""
+
+    id: int
+    first: int
+    owner: bool
+    token: bool
+    last: bool
+    module: str | None
+    type: str
+    data: bytes
+    at: int
+
+
+def _frame(body: bytes, at: int) -> Frame:
+    try:
+        frame = _decode("Hat", "Msg", body)
+    except EventerProtocolError as exc:
+        raise EventerProtocolError(exc.reason, at, exc.msg_type) from None
+    data = frame["data"]
+    module, name = _optional(data["module"]), data["type"]
+    if (module, name) not in CLIENT_MESSAGES or (module or "", name) not in _READERS:
+        raise EventerProtocolError(f"a client may not send {module}.{name}", at)
+    return Frame(frame["id"], frame["first"], bool(frame["owner"]), bool(frame["token"]),
+                 bool(frame["last"]), module, name, bytes(data["data"]), at)
+
+
+def decode_frame(frame: Frame, parts: bool = False) -> Msg:
+    """The frame's message decoded (EventerProtocolError if it does not decode).
+    ``parts``: a message that is one array (MsgRegisterReq, MsgSubscribe) is decoded
+    :data:`PART_ITEMS` items a hat-sbs call, not in one: a call holds the GIL, and a
+    big message decoded on the executor so lets the loop's thread run between parts."""
+    module, name = frame.module, frame.type
+    reader = _READERS[(module or "", name)]
+    item = _ITEMS.get((module or "", name)) if parts else None
+    try:
+        if item is None:
+            data = _decode(module, name, frame.data)
+        else:
+            data = _decode_parts(module or "", name, item, frame.data)
+    except EventerProtocolError as exc:
+        raise EventerProtocolError(exc.reason, frame.at, exc.msg_type) from None
+    return Msg(frame.id, frame.first, frame.owner, frame.token, frame.last, module, name,
+               reader(data))
+
+
+def _decode_parts(module: str, name: str, item: str, data: bytes) -> list[Any]:
+    """An array message's items, checked whole, then decoded PART_ITEMS at a time."""
+    _decode_check(module, name, data)
+    count, at = integer(data, 0)
+    items: list[Any] = []
+    while count:
+        part = min(count, PART_ITEMS)
+        start = at
+        for _ in range(part):
+            at = walk(module, item, data, at)
+        chunk = _COUNT.encode("Count", "Count", part) + data[start:at]
+        items.extend(_decode(module, name, chunk, checked=True))
+        count -= part
+    return items
 
 
 # -- one side of a connection ------------------------------------------------------------------
@@ -320,6 +424,12 @@ class ChatterConnection:
     def next_message(self) -> Msg | None:
         """The next whole message, or None until more bytes come (EventerProtocolError
         for malformed input: the connection cannot go on after it)."""
+        frame = self.next_frame()
+        return None if frame is None else decode_frame(frame)
+
+    def next_frame(self) -> Frame | None:
+        """The next whole frame, its message not decoded yet (:func:`decode_frame`), or
+        None until more bytes come; EventerProtocolError as :meth:`next_message`."""
         buffer = self._buffer
         if not buffer:
             return None
@@ -340,25 +450,7 @@ class ChatterConnection:
         del buffer[:end]
         at = self._consumed
         self._consumed += end
-        return self._message(body, at)
-
-    def _message(self, body: bytes, at: int) -> Msg:
-        try:
-            frame = _decode("Hat", "Msg", body)
-        except EventerProtocolError as exc:
-            raise EventerProtocolError(exc.reason, at, exc.msg_type) from None
-        data = frame["data"]
-        module, name = _optional(data["module"]), data["type"]
-        key = (module, name)
-        reader = _READERS.get((module or "", name))
-        if key not in CLIENT_MESSAGES or reader is None:
-            raise EventerProtocolError(f"a client may not send {module}.{name}", at)
-        try:
-            value = reader(_decode(module, name, bytes(data["data"])))
-        except EventerProtocolError as exc:
-            raise EventerProtocolError(exc.reason, at, exc.msg_type) from None
-        return Msg(frame["id"], frame["first"], bool(frame["owner"]), bool(frame["token"]),
-                   bool(frame["last"]), module, name, value)
+        return _frame(body, at)
 
     # -- what this side sends ------------------------------------------------------------------
     def _send(self, module: str, name: str, data: Any, first: int | None, owner: bool,

@@ -19,7 +19,14 @@ once per start (``next_value``) in the high bits and a count in the low 32;
 without one, the microseconds since 1970 when the session is made, or one past
 the last session if that is larger (a restart starts past every number used
 before unless a burst of more than one session a microsecond ran ahead of the
-clock by more than the restart took, or the clock went back).
+clock by more than the restart took, or the clock went back). An event another
+supplier put in the channel has no EventerId: a query gives it the store's
+history session with bit :data:`FOREIGN_SESSION` set, so its id is never one of
+these (both count from small epochs).
+
+:class:`Subscription` is a MsgSubscribe's patterns as a tree of segments (as
+hat-event's own ``Subscription``): matching a type costs its length, not the
+number of patterns.
 """
 
 from __future__ import annotations
@@ -54,15 +61,20 @@ from cosnotify.protocols.eventer.codec import (
     Timestamp,
 )
 
-__all__ = ["EVENTER_ID", "EVENTER_TIMESTAMP", "JSON_TC", "SBS_DATA_TC", "Sessions",
-           "Unmappable", "event_of_retained", "event_of_structured", "payload_any",
-           "payload_of_any", "to_query", "to_structured"]
+__all__ = ["EVENTER_ID", "EVENTER_TIMESTAMP", "FOREIGN_SESSION", "JSON_TC", "MAX_IDS_CONSTRAINT",
+           "SBS_DATA_TC", "Sessions", "Subscription", "Unmappable", "event_of_retained",
+           "event_of_structured", "payload_any", "payload_of_any", "to_queries", "to_query",
+           "to_structured"]
 
 #: The variable-header property holding the Eventer id, ``"server:session:instance"``.
 EVENTER_ID = "EventerId"
 #: The variable-header property holding the Eventer timestamp: an unsigned long long of
 #: microseconds since 1970 (equal to the event's arrival in the channel).
 EVENTER_TIMESTAMP = "EventerTimestamp"
+
+#: Set in the session of a queried event that no Eventer client registered (module
+#: docstring): Eventer sessions (epoch << 32 | n, or microseconds since 1970) stay below.
+FOREIGN_SESSION = 1 << 62
 
 _MICROS_OFFSET = TIMET_EPOCH_OFFSET * 1_000_000     # 1582-10-15 .. 1970-01-01, in us
 _MAX_TIMET = 2**64 - 1
@@ -112,6 +124,45 @@ class Sessions:
             if self._count >= 2**32:
                 self._base, self._count = self._epoch(), 1
             return self._base + self._count
+
+
+class Subscription:
+    """A MsgSubscribe's patterns as a tree (module docstring): :meth:`matches` is
+    ``any(history.types.matches(p, path) for p in patterns)`` -- ``?`` one segment,
+    ``*`` any rest (wherever it stands, as hat-event's own Subscription) -- walking
+    the tree level by level, no recursion however long a type."""
+
+    __slots__ = ("_root",)
+
+    def __init__(self, patterns: Any) -> None:
+        # A node: [is a pattern's end, has a "*" here, {segment: node}].
+        self._root: list[Any] = [False, False, {}]
+        for pattern in patterns:
+            node = self._root
+            for segment in pattern:
+                if segment == "*":
+                    node[1] = True
+                    break
+                node = node[2].setdefault(segment, [False, False, {}])
+            else:
+                node[0] = True
+
+    def matches(self, path: tuple[str, ...]) -> bool:
+        level = [self._root]
+        for segment in path:
+            following = []
+            for node in level:
+                if node[1]:
+                    return True
+                children = node[2]
+                if (child := children.get(segment)) is not None:
+                    following.append(child)
+                if segment != "?" and (child := children.get("?")) is not None:
+                    following.append(child)
+            if not following:
+                return False
+            level = following
+        return any(node[0] or node[1] for node in level)
 
 
 # -- timestamps --------------------------------------------------------------------------------
@@ -284,7 +335,7 @@ def event_of_retained(retained: Retained, server_id: int) -> Event:
     structured = retained.event
     headers = _headers(structured)
     event_id = _parse_id(headers.get(EVENTER_ID)) or EventId(
-        server_id, retained.id.session, retained.id.instance)
+        server_id, retained.id.session | FOREIGN_SESSION, retained.id.instance)
     timestamp = _timestamp_of_micros(headers.get(EVENTER_TIMESTAMP)) or Timestamp.of(
         retained.timestamp)
     return Event(event_id, tuple(retained.type), timestamp,
@@ -310,24 +361,49 @@ def _any_of(terms: list[str]) -> str:
     return terms[0]
 
 
+#: The longest ids constraint one history query gets: the EXTENDED_TCL parser refuses
+#: a constraint of more than 32,768 characters, ~1,100 ids of this server's.
+MAX_IDS_CONSTRAINT = 30_000
+
+
 def to_query(data: QueryData, server_id: int) -> Query | None:
     """A QueryData as a history Query; None when it matches nothing here (another
     server's id, only other servers' event ids, max_results below 1). A malformed one
-    raises CORBA.BAD_PARAM (the Query's own checks)."""
+    raises CORBA.BAD_PARAM (the Query's own checks). A query of more ids than one
+    constraint holds: :func:`to_queries`."""
+    queries = to_queries(data, server_id)
+    return queries[0] if queries else None
+
+
+def to_queries(data: QueryData, server_id: int) -> list[Query]:
+    """A QueryData as history Queries, one per :data:`MAX_IDS_CONSTRAINT` characters of
+    its ids' constraint (one without ids): the events of the QueryData are
+    ``history.query.select`` over theirs (each returns the first ``max_results`` of
+    its ids in the query's order, so the first of all are among them). None matches
+    nothing here: []."""
     if data.server_id is not None and data.server_id != server_id:
-        return None
+        return []
     if data.max_results is not None and data.max_results < 1:
-        return None
-    constraint = None
+        return []
+    constraints: list[str | None] = [None]
     if data.event_ids is not None:
         if len(data.event_ids) > MAX_IDS:
             raise bad_query(f"{len(data.event_ids)} ids: at most {MAX_IDS}")
         mine = sorted({_format_id(i) for i in data.event_ids if i.server == server_id})
         if not mine:
-            return None
-        constraint = f"exist ${EVENTER_ID} and " + _any_of(
-            [f"${EVENTER_ID} == '{text}'" for text in mine])
-    return Query(
+            return []
+        constraints = []
+        part: list[str] = []
+        size = 0
+        for text in mine:
+            term = f"${EVENTER_ID} == '{text}'"
+            if part and size + len(term) + 8 > MAX_IDS_CONSTRAINT:
+                constraints.append(f"exist ${EVENTER_ID} and " + _any_of(part))
+                part, size = [], 0
+            part.append(term)
+            size += len(term) + 8  # " or ", and a pair of parentheses
+        constraints.append(f"exist ${EVENTER_ID} and " + _any_of(part))
+    return [Query(
         event_types=None if data.event_types is None else tuple(data.event_types),
         t_from=_bound(data.t_from, -_HALF_MICRO),
         t_to=_bound(data.t_to, _HALF_MICRO),
@@ -340,4 +416,4 @@ def to_query(data: QueryData, server_id: int) -> Query | None:
         unique_type=data.unique_type,
         max_results=MAX_RESULTS_LIMIT if data.max_results is None
         else min(data.max_results, MAX_RESULTS_LIMIT),
-        constraint=constraint)
+        constraint=constraint) for constraint in constraints]

@@ -13,7 +13,12 @@ gigabytes of address space for a 10-byte frame. :func:`check` walks the same
 schema (hat-sbs's evaluated types) over the bytes first, cheaply, and refuses a
 count larger than the bytes left (every array element of these modules takes at
 least one byte), a length past the end, an integer longer than
-:data:`MAX_INTEGER_BYTES` and an unknown choice; only then does hat-sbs decode.
+:data:`MAX_INTEGER_BYTES`, an unknown choice, and more than :data:`MAX_ITEMS`
+array items in one message; only then does hat-sbs decode. The last bounds
+the decode's time: hat-sbs spends ~1-4 us per item (a list or a dict made)
+in one C call that holds the GIL, so a frame of a million one-byte items
+(an empty EventType each) held the service's loop -- every front end's --
+for about a second.
 The walk is generated code, one function per message type (the schema
 unrolled into loops and branches), ~0.6 us per registered event; the
 closures of :func:`_compile` are the reference it is tested against.
@@ -28,7 +33,8 @@ from typing import Any
 from hat import chatter, sbs
 from hat.sbs import common as T
 
-__all__ = ["HAT_EVENTER", "MAX_INTEGER_BYTES", "REPOSITORY", "SchemaError", "check"]
+__all__ = ["HAT_EVENTER", "MAX_INTEGER_BYTES", "MAX_ITEMS", "REPOSITORY", "SchemaError",
+           "check", "integer", "walk"]
 
 #: The HatEventer module (the Eventer seed's "Chatter messages"; hat-event 0.8.17).
 HAT_EVENTER = """module HatEventer
@@ -113,6 +119,9 @@ REPOSITORY = sbs.Repository(chatter.sbs_repo, HAT_EVENTER)
 #: The longest integer accepted: 10 bytes of 7 bits hold any 64-bit value (ids,
 #: timestamps); hat-sbs's C decoder keeps 64 bits of a longer one anyway.
 MAX_INTEGER_BYTES = 10
+#: The most array items (events, types, type segments, ids) one message may hold, all
+#: arrays counted together: hat-sbs decodes 65,536 in ~0.1 s (module docstring).
+MAX_ITEMS = 65_536
 
 
 class SchemaError(ValueError):
@@ -144,12 +153,29 @@ def check(module: str | None, name: str, data: bytes) -> None:
         raise SchemaError("a value runs past the end", len(data)) from None
 
 
+def walk(module: str | None, name: str, data: bytes, at: int) -> int:
+    """The offset past the value of ``module.name`` at ``at`` (SchemaError if none)."""
+    walker = _WALKERS.get((module, name))
+    if walker is None:
+        walker = _WALKERS[(module, name)] = _generated(T.Ref(module, name))
+    try:
+        return walker(data, at)
+    except IndexError:
+        raise SchemaError("a value runs past the end", len(data)) from None
+
+
+def integer(data: bytes, at: int) -> tuple[int, int]:
+    """The SBS integer at ``at`` and the offset past it (SchemaError if none)."""
+    return _integer(data, at)
+
+
 def _generated(ref: Any) -> Walker:
     """The walker of ``ref`` as one generated Python function: the schema's structure
     unrolled into nested loops and branches, integers of one byte read inline (the
     closures of :func:`_compile` cost a call per value: 3x slower). A recursive type
-    (none in these modules) falls back to them."""
-    lines = ["def walk(data, at):", "    n = len(data)"]
+    (none in these modules) falls back to them. The :data:`MAX_ITEMS` budget is this
+    walker's own (the closures check the structure only)."""
+    lines = ["def walk(data, at):", "    n = len(data)", f"    budget = {MAX_ITEMS}"]
     names = itertools.count()
 
     def integer(target: str, pad: str) -> None:
@@ -191,6 +217,10 @@ def _generated(ref: Any) -> Walker:
             lines.extend([f"{pad}if {count} < 0 or {count} > n - at:",
                           (f"{pad}    raise SchemaError(f'an array of {{{count}}} items in "
                           f"{{n - at}} bytes', at)"),
+                          f"{pad}budget -= {count}",
+                          f"{pad}if budget < 0:",
+                          (f"{pad}    raise SchemaError(f'more than {MAX_ITEMS} array items in "
+                           "one message', at)"),
                           f"{pad}for _ in range({count}):"])
             emit(t.t, depth + 1, stack)
         elif isinstance(t, T.RecordType):

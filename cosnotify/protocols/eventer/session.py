@@ -18,13 +18,18 @@ in order (the seed's "Actions"):
   client doesn't end Chatter conversation ..."), an event that cannot be
   mapped being a ``failure``;
 - MsgQueryReq is answered from the channel's history (``channel.query``), in
-  one MsgQueryRes;
+  one MsgQueryRes (cut at ``max_reply`` bytes: logged at warning);
 - MsgPing is answered with MsgPong (hat-chatter's ping).
 
 Calls into the core run on the loop's executor (``Loop.call``), but for a
 register whose push cannot block (:meth:`EventerService.inline`): a thread
-round trip would cost more than it. Deliveries
-come on the channel's threads and only queue the events; the loop sends them.
+round trip would cost more than it. Registers are serialised
+(``EventerService.registering``; the loop's own only tries the lock), so
+sessions and timestamps enter the channel in order. A message of more than
+:data:`INLINE_BYTES` is decoded on the executor, in parts (hat-sbs holds the
+GIL for a whole call). Deliveries come on the channel's threads and only
+queue the events; the loop matches them against the subscription's tree
+(``mapping.Subscription``) and sends them.
 Malformed input closes the connection (the codec's error, logged at info and
 counted in ``closed_bad``): the Eventer protocol has no error message.
 """
@@ -36,11 +41,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 from omniORB import CORBA
 
 import CosNotifyChannelAdmin as CA
 
-from cosnotify.history.types import matches
 from cosnotify.protocols.eventer.codec import (
     ChatterConnection,
     Event,
@@ -50,13 +55,15 @@ from cosnotify.protocols.eventer.codec import (
     QueryData,
     RegisterEvent,
     Timestamp,
+    decode_frame,
 )
 from cosnotify.protocols.eventer.mapping import (
     Sessions,
+    Subscription,
     Unmappable,
     event_of_retained,
     event_of_structured,
-    to_query,
+    to_queries,
     to_structured,
 )
 from cosnotify.protocols.listener import Connection, Counters, Limits, Loop
@@ -67,6 +74,9 @@ log = logging.getLogger("cosnotify.protocols.eventer")
 
 #: The most events a MsgRegisterReq may have to be registered on the loop's thread.
 INLINE_EVENTS = 256
+#: A message of more bytes is decoded on the executor, in parts (codec.decode_frame):
+#: hat-sbs decodes 64 KiB of the worst items in ~20 ms, holding the GIL.
+INLINE_BYTES = 64 * 1024
 
 
 class EventerService:
@@ -80,6 +90,10 @@ class EventerService:
         self.sessions = Sessions(store)
         self.max_reply = max_reply
         self.clock = channel._service.clock
+        #: Queries whose answer was cut short of what they asked (a warning each).
+        self.truncated = 0
+        #: Held while a MsgRegisterReq gets its session and timestamp and enters the channel.
+        self.registering = threading.Lock()
         proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
             CA.SEQUENCE_EVENT)
         proxy.connect_sequence_push_supplier(None)
@@ -106,7 +120,24 @@ class EventerService:
         return retention is None or len(getattr(retention, "_buffer", ())) < MAX_BUFFERED // 2
 
     def register(self, events: tuple[RegisterEvent, ...]) -> list[Event | None]:
-        """The events of one MsgRegisterReq, in the channel: one session, one timestamp."""
+        """The events of one MsgRegisterReq, in the channel: one session, one timestamp.
+        Registers are serialised (:attr:`registering`), as hat-event's engine's one
+        register loop: the channel takes them in the order of their sessions and
+        timestamps, so MsgNotify brings them in that order too."""
+        with self.registering:
+            return self._register(events)
+
+    def register_inline(self, events: tuple[RegisterEvent, ...]) -> list[Event | None] | None:
+        """:meth:`register` on the loop's thread, or None (nothing done) when another
+        register holds the lock: the loop never waits for one."""
+        if not self.registering.acquire(blocking=False):
+            return None
+        try:
+            return self._register(events)
+        finally:
+            self.registering.release()
+
+    def _register(self, events: tuple[RegisterEvent, ...]) -> list[Event | None]:
         timestamp = Timestamp.of(self.clock.now())
         session = self.sessions.next()
         made: list[Event | None] = []
@@ -132,18 +163,39 @@ class EventerService:
     # -- query (on the executor) -------------------------------------------------------------
     def query(self, data: QueryData) -> list[Event]:
         """A MsgQueryReq's events from the channel's history; none when the channel keeps
-        none or the query is malformed (the protocol has no error to say so: logged)."""
+        none or the query is malformed (the protocol has no error to say so: logged).
+        Ids past one constraint's length are asked in several queries, merged."""
+        from cosnotify.history.query import MAX_RESULTS_LIMIT, select
         from cosnotify.history.reader import query_page
 
         try:
-            query = to_query(data, self.server_id)
-            if query is None:
-                return []
-            page = query_page(self.channel, query, {}, max_bytes=self.max_reply)
+            queries = to_queries(data, self.server_id)
+            pages = [query_page(self.channel, query, {}, max_bytes=self.max_reply)
+                     for query in queries]
         except (CORBA.BAD_PARAM, CORBA.BAD_INV_ORDER) as exc:
-            log.info("eventer: query answered with no events: %s", exc)
+            log.info("eventer: query answered with no events: %.300s", exc)
             return []
-        return [event_of_retained(r, self.server_id) for r in page.events]
+        if not pages:
+            return []
+        retained = pages[0].events
+        more = any(page.more for page in pages)
+        if len(pages) > 1:  # each the first of its ids: the first of all are among them
+            retained = select([e for page in pages for e in page.events],
+                              attrs.evolve(queries[0], constraint=None))
+        events = [event_of_retained(r, self.server_id) for r in retained]
+        if len(pages) > 1:
+            events, cut = _within(events, self.max_reply)
+            more = more or cut
+        wanted = data.max_results
+        if more and (wanted is None or len(events) < wanted):
+            # Cut short of what the client asked: by the reply's bytes (max_reply), the
+            # reader's scan bound or MAX_RESULTS_LIMIT. The protocol cannot say so
+            # (no paging, no error); the operator sees it.
+            self.truncated += 1
+            log.warning("eventer: a query's answer was cut at %d events (a reply holds at "
+                        "most %d bytes and %d events); the client gets the first found, "
+                        "in its order", len(events), self.max_reply, MAX_RESULTS_LIMIT)
+        return events
 
     # -- subscriptions -------------------------------------------------------------------------
     def subscribe(self, consumer: Any, patterns: tuple[tuple[str, ...], ...]) -> Any:
@@ -248,6 +300,7 @@ class EventerSession:
         self.codec = ChatterConnection(limits.max_frame)
         self.counters = counters
         self.patterns: tuple[tuple[str, ...], ...] = ()
+        self.subscription = Subscription(())
         self.proxy: Any = None
         self._pending: list[Any] = []
         self._lock = threading.Lock()
@@ -258,11 +311,23 @@ class EventerSession:
         self._connection = connection
         connection.on_close(self._closed)
         codec = self.codec
+        # A frame begun must be whole by its deadline, however its bytes trickle in.
+        deadline: float | None = None
         try:
             while True:
-                codec.receive_data(await connection.read_some(idle=not codec.pending))
-                while (msg := codec.next_message()) is not None:
+                if not codec.pending:
+                    deadline = None
+                elif deadline is None:
+                    deadline = connection.frame_deadline()
+                codec.receive_data(await connection.read_some(idle=not codec.pending,
+                                                              deadline=deadline))
+                while (frame := codec.next_frame()) is not None:
+                    deadline = None  # the next frame's starts when it does
                     self.counters.frames_in += 1
+                    if len(frame.data) > INLINE_BYTES:  # decoded in parts, off the loop
+                        msg = await self.service.loop.call(decode_frame, frame, True)
+                    else:
+                        msg = decode_frame(frame)
                     await self._handle(connection, msg)
         except EventerProtocolError as exc:
             self.counters.closed_bad += 1
@@ -274,9 +339,9 @@ class EventerSession:
         key = (msg.module, msg.type)
         service = self.service
         if key == ("HatEventer", "MsgRegisterReq"):
-            if service.inline(len(msg.value)):
-                made = service.register(msg.value)
-            else:
+            made = service.register_inline(msg.value) if service.inline(len(msg.value)) \
+                else None
+            if made is None:
                 made = await service.loop.call(service.register, msg.value)
             if not msg.last:
                 connection.send(self.codec.register_res(msg, made))
@@ -285,6 +350,7 @@ class EventerSession:
             connection.send(self.codec.query_res(msg, found))
         elif key == ("HatEventer", "MsgSubscribe"):
             self.patterns = tuple(msg.value)
+            self.subscription = Subscription(self.patterns)
             if not self.patterns:
                 await self._unsubscribe()
             elif self.proxy is None:
@@ -326,12 +392,13 @@ class EventerSession:
             return
         now = Timestamp.of(self.service.clock.now())
         server = self.service.server_id
+        subscription = self.subscription
         group: list[Event] = []
         foreign: int | None = None  # the session given to CORBA suppliers' events here
         instance = 0
         for structured in taken:
             event = event_of_structured(structured, EventId(server, -1, 0), now)
-            if not any(matches(p, event.type) for p in self.patterns):
+            if not subscription.matches(event.type):
                 continue
             if event.id.session == -1:
                 if foreign is None:
@@ -344,6 +411,20 @@ class EventerSession:
             group.append(event)
         if group:
             connection.send(self.codec.notify(group))
+
+
+def _within(events: list[Event], max_bytes: int) -> tuple[list[Event], bool]:
+    """The first of ``events`` whose SBS encoding holds ``max_bytes`` (at least one, as
+    the reader's bound), and whether any was left out."""
+    from cosnotify.protocols.eventer.codec import event_to_sbs
+    from cosnotify.protocols.eventer.schema import REPOSITORY
+
+    size = 0
+    for at, event in enumerate(events):
+        size += len(REPOSITORY.encode("HatEventer", "Event", event_to_sbs(event)))
+        if size >= max_bytes:
+            return events[:at + 1], at + 1 < len(events)
+    return events, False
 
 
 def _with_id(event: Event, event_id: EventId) -> Event:

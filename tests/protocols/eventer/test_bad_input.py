@@ -93,6 +93,38 @@ class TestHostileInput:
         assert strict.front_end.counters.closed_bad >= 1
 
 
+    def test_a_trickled_frame_is_closed_by_its_deadline(self, strict: Served) -> None:
+        """A frame whose bytes trickle in, each well within read_timeout (0.5 s), is
+        closed once read_timeout has passed since it began: the whole frame must arrive
+        in time (issue 22, "slow-loris connections")."""
+        import threading
+        import time
+
+        big = hat_frame("HatEventer", "MsgRegisterReq", [hc.register_event_to_sbs(
+            hc.RegisterEvent(("a", "b"), None, hc.EventPayload(hc.EventPayloadType.BINARY,
+                                                              b"x" * 3000)))], last=False)
+        stop = threading.Event()
+        with raw(strict) as sock:
+            def trickle() -> None:  # a byte every 20 ms: the frame would take a minute
+                for at in range(len(big)):
+                    if stop.wait(0.02):
+                        return
+                    try:
+                        sock.sendall(big[at:at + 1])
+                    except OSError:
+                        return
+
+            sender = threading.Thread(target=trickle, daemon=True)
+            started = time.monotonic()
+            sender.start()
+            try:
+                assert closed_by_peer(sock, timeout=WAIT)
+                assert time.monotonic() - started < 5.0
+            finally:
+                stop.set()
+                sender.join(WAIT)
+
+
     def test_a_frame_over_max_frame_is_refused_as_its_length_arrives(self, strict: Served) -> None:
         """max_frame (4 KiB here): a longer frame's length alone closes the connection,
         before its body is read."""
