@@ -66,18 +66,13 @@ def _free_port() -> int:
 def _serve(db: str, port: int, mode: str) -> None:
     """The cosnotify side (a child process): factory, SQLite store, Eventer front end.
     ``mode``: ``store`` (as measured), ``nostore`` (no store: nothing retained, what the
-    front end costs without the history writer), ``page`` (the history reader reading
-    pages of 128 rows, not 1,000: the core change the query line asks for)."""
+    front end costs without the history writer)."""
     import cosnotify
     from cosnotify.protocols import Context
     from cosnotify.protocols.eventer import start
     from cosnotify.protocols.listener import Loop
     from cosnotify.store.sqlite import SQLiteStore
 
-    if mode == "page":
-        from cosnotify.history import reader
-
-        reader.PAGE = 128
     factory = cosnotify.EventChannelFactory(store=None if mode == "nostore" else SQLiteStore(db))
     loop = Loop()
     front_end = start(Context(factory, loop, 1), "127.0.0.1", port)
@@ -216,17 +211,15 @@ def run() -> list[str]:
             for process in servers.values():
                 _stop(process)
             # Fresh servers for the query: exactly STORED events each.
-            query_names = ("hat-event", "cosnotify", "cosnotify, pages of 128")
+            query_names = ("hat-event", "cosnotify")
             for name in query_names:
                 (directory / name).mkdir()
             servers = {
                 "hat-event": _start_hat(directory / "hat-event", ports["hat-event"]),
-                "cosnotify": _start_cosnotify(directory / "cosnotify", ports["cosnotify"]),
-                "cosnotify, pages of 128": _start_cosnotify(
-                    directory / "cosnotify, pages of 128", ports["cosnotify, no history"],
-                    "page")}
-            for name, port in zip(query_names, ports.values(), strict=True):
-                queries[name] = asyncio.run(_query_latency(f"tcp+sbs://127.0.0.1:{port}"))
+                "cosnotify": _start_cosnotify(directory / "cosnotify", ports["cosnotify"])}
+            for name in query_names:
+                queries[name] = asyncio.run(
+                    _query_latency(f"tcp+sbs://127.0.0.1:{ports[name]}"))
         finally:
             for process in servers.values():
                 if process.poll() is None:
@@ -239,15 +232,13 @@ def run() -> list[str]:
         theirs, ours, bare = (max(rates[name][label]) for name in names)
         lines.append(f"  {label + ' (events/s)':28}{theirs:12,.0f}{ours:12,.0f}"
                      f"{ours / theirs:7.2f}{bare:12,.0f}{bare / theirs:7.2f}")
-    (theirs_q, theirs_n), (ours_q, ours_n), (paged_q, _) = (
-        queries[name] for name in ("hat-event", "cosnotify", "cosnotify, pages of 128"))
+    (theirs_q, theirs_n), (ours_q, ours_n) = (queries[name] for name in ("hat-event",
+                                                                         "cosnotify"))
     lines.append(f"  {'query 100 of 10k (ms)':28}{theirs_q * 1e3:12.2f}{ours_q * 1e3:12.2f}"
                  f"{ours_q / theirs_q:7.2f}")
-    lines.append(f"  {'  reader pages of 128 rows':28}{'':12}{paged_q * 1e3:12.2f}"
-                 f"{paged_q / theirs_q:7.2f}")
     lines.append(f"  (rates: best of {ROUNDS} rounds; query: median of {QUERIES}, "
                  f"{theirs_n} and {ours_n} events returned; no history: a service without "
-                 "a store; pages of 128: cosnotify.history.reader.PAGE patched in the server)")
+                 "a store)")
     return lines
 
 
