@@ -8,8 +8,10 @@ quench) of §7.2 are implemented. The layers, each in its module: ``xdr``
 (base types, the codec's error), ``packets`` (the §7.4 packets as frozen
 attrs classes and the table that encodes them), ``codec`` (the sans-IO
 framing), ``options`` (§7.5 negotiation), ``keys`` (the key schemes),
-``mapping`` (notification <-> structured event), ``session`` (one client:
-its packets, its proxies), ``router`` (what the sessions share).
+``mapping`` (notification <-> structured event), ``nacks`` (Nack codes and
+arguments), ``outbox`` (what one client is sent, drops and DropWarn),
+``callbacks`` (what the client's proxies call), ``session`` (one client: its
+packets, its proxies), ``router`` (what the sessions share).
 """
 
 from __future__ import annotations

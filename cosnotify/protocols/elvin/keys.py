@@ -60,12 +60,19 @@ class BadKeys(ValueError):
         self.nack_args = args
 
 
+def _id32(value: int) -> int:
+    """An id32 as the int32 Value a Nack argument is (§7.4: "the signedness of the
+    underlying type does not matter"): the same 32 bits."""
+    return value - (1 << 32) if value >> 31 else value
+
+
 def check(keys: Keys) -> None:
     """BadKeys (BAD_KEY_SCHEME, BAD_KEY_INDEX) unless every scheme and set is known."""
     for ksl in keys:
         known = SCHEMES.get(ksl.scheme)
         if known is None:
-            raise BadKeys(f"unknown key scheme {ksl.scheme}", BAD_KEY_SCHEME, (ksl.scheme,))
+            raise BadKeys(f"unknown key scheme {ksl.scheme}", BAD_KEY_SCHEME,
+                          (_id32(ksl.scheme),))
         if len(ksl.key_sets) != known[1]:
             raise BadKeys(f"key scheme {known[0]} has {known[1]} key set(s), not "
                             f"{len(ksl.key_sets)}", BAD_KEY_INDEX,

@@ -14,16 +14,26 @@ wrote it:
   ``string``, opaque -> ``sequence<octet>``: the inverse of the grammar's
   CORBA -> Elvin table, so a round trip keeps every type. The producer's
   public keys (keys.py) travel in the variable header as the opaque
-  property :data:`KEYS_PROPERTY`.
+  property :data:`KEYS_PROPERTY`, **sealed**: an HMAC-SHA256, under the
+  front end's secret, of the keys and the notification's attributes comes
+  first. Any CORBA supplier can write a variable-header property, so an
+  unsealed one would let it claim an Elvin producer's keys and reach key
+  holders as a secure match (§7.4.15); :func:`event_keys` only believes a
+  seal it can verify, so a forged or copied-onto-other-content property is
+  no key at all.
 * CORBA -> Elvin (:func:`from_event`): the non-empty header names, then the
   ``filterable_data`` properties, then the ``variable_header`` ones (the
   first of a name wins, as for the grammar), through the grammar's own
   converter (``values.from_any``); properties with no Elvin type are left
-  out, since a notification cannot carry them.
+  out, since a notification cannot carry them; so are names and strings holding
+  NUL (§7.4: "no NUL bytes") and, when encoding meets one, names and strings
+  that are not UTF-8-encodable (:func:`sendable`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from typing import Any, Final
 
 from omniORB import CORBA
@@ -32,14 +42,17 @@ import CosNotification as N
 
 from cosnotify.filter.elvin4.values import Int64, from_any
 from cosnotify.protocols.elvin import keys as K
-from cosnotify.protocols.elvin.packets import NameValues, Value
+from cosnotify.protocols.elvin.packets import NameValues, Value, encode_attributes
 
-__all__ = ["HEADER_NAMES", "KEYS_PROPERTY", "event_keys", "from_event", "to_any", "to_event"]
+__all__ = ["HEADER_NAMES", "KEYS_PROPERTY", "event_keys", "from_event", "sendable", "to_any",
+           "to_event"]
 
 #: The fixed-header fields that are also attributes (docs/grammars/elvin4.md).
 HEADER_NAMES: Final = ("domain_name", "type_name", "event_name")
-#: The variable-header property carrying a notification's public keys (keys.pack).
+#: The variable-header property carrying a notification's public keys (keys.pack), sealed.
 KEYS_PROPERTY: Final = "elvin:keys"
+#: The seal's length: an HMAC-SHA256.
+SEAL_SIZE: Final = 32
 
 _TC_OCTETS: Final = CORBA._tc_OctetSeq
 _TC: Final[dict[type, Any]] = {int: CORBA.TC_long, Int64: CORBA.TC_longlong,
@@ -60,8 +73,16 @@ def to_any(value: Value) -> Any:
     return _Any(_TC[kind], value)
 
 
-def to_event(attributes: NameValues, public: K.PublicKeys = K.NO_KEYS) -> Any:
-    """A notification's structured event (see the module docstring)."""
+def _seal(secret: bytes, packed: bytes, event: Any) -> bytes:
+    """The HMAC binding ``packed`` keys to ``event``'s attributes (as from_event reads them)."""
+    content = len(packed).to_bytes(4, "big") + packed + encode_attributes(from_event(event))
+    return hmac.new(secret, content, hashlib.sha256).digest()
+
+
+def to_event(attributes: NameValues, public: K.PublicKeys = K.NO_KEYS,
+             secret: bytes = b"") -> Any:
+    """A notification's structured event (see the module docstring); ``public`` keys are
+    sealed with ``secret`` (the front end's, Router.secret)."""
     header = {"domain_name": "", "type_name": "", "event_name": ""}
     data = []
     for name, value in attributes:
@@ -69,11 +90,16 @@ def to_event(attributes: NameValues, public: K.PublicKeys = K.NO_KEYS) -> Any:
             header[name] = value
         else:
             data.append(_Property(name, to_any(value)))
-    variable = [_Property(KEYS_PROPERTY, _Any(_TC_OCTETS, K.pack(public)))] if public else []
-    return N.StructuredEvent(
+    variable: list[Any] = []
+    event = N.StructuredEvent(
         N.EventHeader(N.FixedEventHeader(N.EventType(header["domain_name"], header["type_name"]),
                                          header["event_name"]), variable),
         data, _NULL)
+    if public:
+        packed = K.pack(public)
+        variable.append(_Property(KEYS_PROPERTY, _Any(_TC_OCTETS,
+                                                      _seal(secret, packed, event) + packed)))
+    return event
 
 
 def from_event(event: Any) -> NameValues:
@@ -83,23 +109,47 @@ def from_event(event: Any) -> NameValues:
     for name, value in (("domain_name", fixed.event_type.domain_name),
                         ("type_name", fixed.event_type.type_name),
                         ("event_name", fixed.event_name)):
-        if value and type(value) is str:
+        if value and type(value) is str and "\0" not in value:
             out[name] = value
-    for source in (event.filterable_data, event.header.variable_header):
+    for source, hidden in ((event.filterable_data, ""),
+                           (event.header.variable_header, KEYS_PROPERTY)):
         for prop in source:
             name = prop.name
-            if name in out or name == KEYS_PROPERTY or type(name) is not str:
+            # The keys are the variable header's; an attribute of that name is data.
+            if name in out or name == hidden or type(name) is not str:
                 continue
             value = from_any(prop.value)
-            if value is not None:
-                out[name] = value
-    return tuple(out.items())
+            if value is not None and not (type(value) is str and "\0" in value):
+                out[name] = value      # §7.4: an Elvin string has "no NUL bytes"
+    return tuple(out.items()) if "\0" not in "".join(out) else tuple(
+        (name, value) for name, value in out.items() if "\0" not in name)
 
 
-def event_keys(event: Any) -> K.PublicKeys:
-    """The public keys an Elvin producer's notification carries (none for others)."""
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def sendable(attributes: NameValues) -> NameValues:
+    """``attributes`` without the names and string values UTF-8 cannot encode (lone
+    surrogates a CORBA string may hold): a notification carries UTF-8 (§5.3.1)."""
+    return tuple((name, value) for name, value in attributes
+                 if _utf8(name) and (type(value) is not str or _utf8(value)))
+
+
+def event_keys(event: Any, secret: bytes = b"") -> K.PublicKeys:
+    """The public keys an Elvin producer's notification carries: none for other events, and
+    none when the seal does not verify under ``secret`` (a forgery, or another front end's)."""
     for prop in event.header.variable_header:
         if prop.name == KEYS_PROPERTY:
             value = from_any(prop.value)
-            return K.unpack(value) if type(value) is bytes else K.NO_KEYS
+            if type(value) is not bytes or len(value) <= SEAL_SIZE:
+                return K.NO_KEYS
+            seal, packed = value[:SEAL_SIZE], value[SEAL_SIZE:]
+            if not hmac.compare_digest(seal, _seal(secret, packed, event)):
+                return K.NO_KEYS
+            return K.unpack(packed)
     return K.NO_KEYS

@@ -8,10 +8,11 @@ understood but refused (out of range, wrong type) is returned with the
 value the router will provide instead; (c) "Unrecognised options MUST NOT
 be returned by the router" (§7.4.4) -- they are left out. The
 compatibility names of §7.5.3 (``router.attribute.max-count`` ...) are
-understood too, and answered under the name the client used. Options the
-router dictates (Supported-Key-Schemes, Vendor-Identification) are always
-returned ("a router implementation SHOULD always include the set of
-supported schemes in its ConnRply options table", §7.5.1).
+understood too, and answered under the name the client used. Every other
+option is returned too, with the value in force: a QosRply specifies "the
+active option values" (§7.4.10), a ConnRply must carry every non-default
+value (§7.4.4) and the seed sets no defaults, and Supported-Key-Schemes
+"SHOULD always" be included (§7.5.1).
 """
 
 from __future__ import annotations
@@ -116,16 +117,24 @@ def negotiate(current: Mapping[str, Value], requested: NameValues, max_packet: i
     """The session's new options and the ConnRply/QosRply table answering ``requested``."""
     table = _options(max_packet, send_queue)
     values: dict[str, Any] = dict(current)
-    reply: dict[str, Value] = {}
+    answered: dict[str, str] = {}     # the name the client used -> the standard name
     for name, asked in requested:
         standard = COMPATIBILITY.get(name, name)
         option = table.get(standard)
         if option is None:
             continue          # (c): not recognised, not returned
         values[standard] = _answer(option, asked)
-        reply[name] = values[standard]
+        answered[name] = standard
+    # Built from the final values: an option asked twice (or under both of its names)
+    # is answered with the one value that is in force, never a value overridden later.
+    reply: dict[str, Value] = {name: values[standard] for name, standard in answered.items()}
+    # Then every other option in force: QosRply "MUST respond with a QosRply specifying
+    # the active option values" (§7.4.10), and in a ConnRply "where the router
+    # implementation uses a non-default value, it MUST be sent to the client" (§7.4.4) --
+    # the seed sets no defaults, so every limit is sent (§8.2.3.3: "connection replys
+    # SHOULD also provide such limitations").
+    covered = set(answered.values())
     for name, option in table.items():
-        if option.dictated and name not in reply and not any(
-                COMPATIBILITY.get(k) == name for k in reply):
-            reply[name] = option.default
+        if name not in covered:
+            reply[name] = option.default if option.dictated else values[name]
     return values, tuple(reply.items())

@@ -41,7 +41,7 @@ __all__ = ["LAYOUT", "ConfConn", "ConnRply", "ConnRqst", "Disconn", "DisconnRply
            "Packet", "QnchAddRqst", "QnchDelRqst", "QnchModRqst", "QnchRply", "QosRply",
            "QosRqst", "SecRply", "SecRqst", "SubAST", "SubAddNotify", "SubAddRqst",
            "SubDelNotify", "SubDelRqst", "SubModNotify", "SubModRqst", "SubRply", "TestConn",
-           "UNotify", "Value", "decode_body", "encode_body"]
+           "UNotify", "Value", "decode_body", "encode_attributes", "encode_body"]
 
 Value = int | float | str | bytes
 NameValues = tuple[tuple[str, Value], ...]
@@ -496,6 +496,13 @@ def _w_nvs(items: NameValues, out: list[bytes]) -> None:
     for name, value in items:
         out.append(w_string(name))
         _w_value(value, out)
+
+
+def encode_attributes(items: NameValues) -> bytes:
+    """A NameValue array's XDR bytes (§8.2.3.5), e.g. to seal a notification's content."""
+    out: list[bytes] = []
+    _w_nvs(items, out)
+    return b"".join(out)
 
 
 def _w_values(values: tuple[Value, ...], out: list[bytes]) -> None:

@@ -29,6 +29,7 @@ from typing import Any, Final
 import attrs
 
 from cosnotify.eventtypes import ATTRIBUTE_DOMAIN
+from cosnotify.filter.elvin4.values import Int64
 from cosnotify.protocols.elvin import keys as K
 from cosnotify.protocols.elvin.codec import encode_packet
 from cosnotify.protocols.elvin.packets import (
@@ -91,7 +92,7 @@ def _keys(*all_keys: Any) -> None:
 class Quenches:
     """The quenches of one session and the attribute names active on the channel."""
 
-    def __init__(self, router: Router, queue: Callable[[bytes, bool], None]) -> None:
+    def __init__(self, router: Router, queue: Callable[[bytes, bool], object]) -> None:
         self._router = router
         self._queue = queue
         self._lock = threading.Lock()
@@ -136,7 +137,8 @@ class Quenches:
     def _find(self, quench_id: int) -> Quench:
         quench = self.table.get(quench_id)
         if quench is None:
-            raise Refused(NO_SUCH_QUENCH, "No such quench %1", (_signed(quench_id),))
+            # §7.4.2: NO_SUCH_QUENCH's argument is "quench_id, id64": an int64 Value.
+            raise Refused(NO_SUCH_QUENCH, "No such quench %1", (Int64(_signed(quench_id)),))
         return quench
 
     def modify(self, packet: QnchModRqst) -> Callable[[], None]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 import threading
 from typing import TYPE_CHECKING, Any, Final
 
@@ -55,6 +56,9 @@ class Router:
         self._ids = itertools.count(1)
         self._terms: dict[str, int] = {}
         self._lock = threading.Lock()
+        #: The key that seals the public keys an Elvin producer's event carries through the
+        #: channel (mapping.py), so no CORBA supplier can forge them.
+        self.secret = os.urandom(32)
 
     def new_id(self) -> int:
         """A fresh id64 for a subscription or a quench."""

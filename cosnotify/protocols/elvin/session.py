@@ -22,22 +22,22 @@ front end's channel:
   rather than per subscription gives one NotifyDeliver per notification, as
   §5.4.3 wants, whatever number of subscriptions match.
 
-Replies and deliveries go through one outbox, so they leave in order; the
-channel's delivery threads append to it without blocking, and the loop
-writes it. A droppable packet (NotifyDeliver, Sub*Notify, §5.4.6) is
-dropped while the client has more than Send-Queue.Max-Length bytes unread,
-and a DropWarn precedes the next packet that goes out (§7.4.12).
+Replies and deliveries go through one outbox (outbox.py), so they leave in
+order; the channel's delivery threads append to it without blocking, and the
+loop writes it. Droppable packets the client cannot take are dropped, and a
+DropWarn marks the place (§5.4.6, §7.4.12).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Final
 
 import attrs
+from omniORB import CORBA
 
 import CosNotifyChannelAdmin as CA
 import CosNotifyFilter as F
@@ -47,10 +47,22 @@ from cosnotify.filter.elvin4.values import Int64
 from cosnotify.protocols.elvin import keys as K
 from cosnotify.protocols.elvin import options as O
 from cosnotify.protocols.elvin import packets as P
+from cosnotify.protocols.elvin.callbacks import Consumer, Supplier
 from cosnotify.protocols.elvin.codec import NEED_DATA, Decoder, encode_packet
-from cosnotify.protocols.elvin.mapping import event_keys, from_event, to_event
+from cosnotify.protocols.elvin.mapping import from_event, sendable, to_event
+from cosnotify.protocols.elvin.nacks import (
+    IMPL_LIMIT,
+    KEY_EXISTS,
+    NO_SUCH_KEY,
+    NO_SUCH_SUB,
+    PROT_ERROR,
+    PROT_INCOMPAT,
+    QOS_LIMIT,
+    subscription_nack_args,
+)
+from cosnotify.protocols.elvin.outbox import Outbox
 from cosnotify.protocols.elvin.quench import Quenches, Refused
-from cosnotify.protocols.elvin.router import PROTOCOL_ERRORS, Router
+from cosnotify.protocols.elvin.router import CLOSING_DOWN, PROTOCOL_ERRORS, Router
 from cosnotify.protocols.elvin.xdr import ElvinCodecError
 from cosnotify.protocols.listener import Connection, ReadTimeout
 
@@ -60,14 +72,10 @@ log = logging.getLogger("cosnotify.protocols.elvin")
 
 #: The protocol version this router speaks (§7.4.3).
 MAJOR_VERSION: Final = 4
-#: Nack codes (§7.4.2).
-PROT_INCOMPAT, PROT_ERROR, NO_SUCH_SUB = 1, 1001, 1002
-NO_SUCH_KEY, KEY_EXISTS, QOS_LIMIT = 2001, 2002, 2005
 #: Protocol errors after which a client is disconnected (§7.3.3: "Repeated protocol
 #: errors on a channel MAY cause a router implementation to close the client's
 #: connection"; Disconn reason 4).
 MAX_PROTOCOL_ERRORS: Final = 16
-_DROPWARN: Final = encode_packet(P.DropWarn())
 _CONFCONN: Final = encode_packet(P.ConfConn())
 _TESTCONN: Final = encode_packet(P.TestConn())
 
@@ -95,54 +103,6 @@ class Subscription:
     constraint_id: int
 
 
-class _Supplier:
-    """The in-process supplier of the client's proxy consumer: hears subscription_change."""
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
-
-    def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
-        self._session.attributes_changed(added, removed)
-
-    def disconnect_structured_push_supplier(self) -> None:
-        self._session.disconnect(1, "")
-
-
-class _Consumer:
-    """The in-process structured push consumer of the client's proxy supplier."""
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
-
-    def push_structured_event(self, event: Any) -> None:
-        self._session.deliver(event, event_keys(event), insecure=True)
-
-    def offer_change(self, added: list[Any], removed: list[Any]) -> None:
-        pass
-
-    def disconnect_structured_push_consumer(self) -> None:
-        self._session.disconnect(1, "")
-
-
-def _word(text: str, offset: int) -> str:
-    rest = text[offset:offset + 64].split()
-    return rest[0] if rest else ""
-
-
-def _subscription_nack_args(error: SubscriptionError, text: str) -> tuple[P.Value, ...]:
-    """The §7.4.2 arguments of a subscription error (offset first, then a token)."""
-    if error.name in ("EXP_IS_TRIVIAL",):
-        return ()
-    if error.name == "QOS_LIMIT":
-        return ("Subscription.Max-Length",)
-    if error.name in ("UNTERM_STRING", "NESTING_TOO_DEEP"):
-        return (error.offset,)
-    token = _word(text, error.offset)
-    if error.name in ("UNKNOWN_FUNC", "TOO_FEW_ARGS", "TOO_MANY_ARGS"):
-        token = token.split("(")[0]
-    return (error.offset, token)
-
-
 class Session:
     """One client connection of the Elvin front end."""
 
@@ -167,17 +127,12 @@ class Session:
         self._sub_public = K.NO_KEYS
         self.subscriptions: dict[int, Subscription] = {}
         self._subs: tuple[Subscription, ...] = ()      # read by delivery threads
-        self.quenches = Quenches(router, self._queue)
         self._supplier_proxy: Any = None
         self._consumer_proxy: Any = None
         self._filter: Any = None
-        self._lock = threading.Lock()                  # the outbox
-        self._out: list[bytes] = []
-        self._out_bytes = 0
-        self._scheduled = False
-        self._dropped = False
-        self._pending_seen = 0                         # the transport's unsent bytes, last seen
         self._loop = router.loop.loop
+        self.outbox = Outbox(connection, self._loop, router.stats, lambda: self.options)
+        self.quenches = Quenches(router, self._queue)
 
     def _send_queue_limit(self) -> int:
         return max(1024, self.connection.limits.max_pending // 2)
@@ -190,17 +145,25 @@ class Session:
         finally:
             self.router.sessions.discard(self)
             self.state = CLOSED
+            self.outbox.open = False
             with contextlib.suppress(RuntimeError):   # the executor is gone with the loop
                 self._loop.run_in_executor(None, self._teardown)
 
     async def _read_loop(self, connection: Connection) -> None:
         counters = connection.counters
+        deadline: float | None = None
         while self.state != CLOSED:
             # §7.4.3: "A router SHOULD close a channel from which it has received neither a
             # ConnRqst or a UNotify within a reasonable time period": the read timeout.
             idle = self.state != NEW and not self.decoder.in_frame
+            if idle:
+                deadline = None
+            elif deadline is None:
+                # The whole packet (or, before it, the first one) is due by read_timeout
+                # from its first byte, however slowly it trickles in (a slow loris).
+                deadline = self._loop.time() + connection.limits.read_timeout
             try:
-                data = await connection.read_some(idle=idle)
+                data = await self._read(connection, deadline)
             except ReadTimeout:
                 if not idle or self.state != OPEN:
                     raise
@@ -216,12 +179,14 @@ class Session:
                     packet = self.decoder.next_packet()
                 except ElvinCodecError as exc:
                     counters.frames_in += 1
+                    deadline = None
                     await self._push(batch)
                     self._bad_packet(exc)
                     continue
                 if packet is NEED_DATA:
                     break
                 counters.frames_in += 1
+                deadline = None               # a packet came whole: the next has its own
                 kind = type(packet)
                 if kind is P.NotifyEmit and self.state == OPEN:
                     if not packet.deliver_insecure:  # type: ignore[union-attr]
@@ -236,6 +201,19 @@ class Session:
                     continue
                 await self._handlers[kind](packet)
             await self._push(batch)
+
+    @staticmethod
+    async def _read(connection: Connection, deadline: float | None) -> bytes:
+        """The next bytes: between packets within idle_timeout, else before ``deadline``."""
+        if deadline is None:
+            return await connection.read_some(idle=True)
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await connection.read_some(idle=False)
+        except ReadTimeout:
+            raise
+        except TimeoutError as exc:
+            raise ReadTimeout("a packet did not arrive whole in time") from exc
 
     def _bad_packet(self, exc: ElvinCodecError) -> None:
         """§7.3.2/§7.3.3: a frame that does not decode."""
@@ -269,46 +247,9 @@ class Session:
         if self.protocol_errors >= MAX_PROTOCOL_ERRORS:
             self.disconnect(PROTOCOL_ERRORS, "")
 
-    # -- the outbox (any thread) ----------------------------------------------------------------
-    def _pending(self) -> int:
-        return self.connection.pending()
-
-    def _queue(self, data: bytes, droppable: bool = False) -> None:
-        with self._lock:
-            if self.state == CLOSED:
-                return
-            if droppable and self.options["Send-Queue.Drop-Policy"] == "newest":
-                limit = int(self.options["Send-Queue.Max-Length"])
-                if self._out_bytes + self._pending_seen > limit and (
-                        self._out_bytes + self._pending() > limit):
-                    self._dropped = True
-                    self.router.stats.dropped += 1
-                    return
-            if self._dropped:
-                self._dropped = False
-                self._out.append(_DROPWARN)
-                self._out_bytes += len(_DROPWARN)
-            self._out.append(data)
-            self._out_bytes += len(data)
-            if self._scheduled:
-                return
-            self._scheduled = True
-        if self.connection.in_loop():
-            self._flush()
-        else:
-            try:
-                self._loop.call_soon_threadsafe(self._flush)
-            except RuntimeError:  # the loop is closed
-                pass
-
-    def _flush(self) -> None:
-        with self._lock:
-            out, self._out = self._out, []
-            self._out_bytes = 0
-            self._scheduled = False
-        if out:
-            self.connection.send(b"".join(out), frames=len(out))
-        self._pending_seen = self._pending()
+    # -- the outbox (outbox.py) -----------------------------------------------------------------
+    def _queue(self, data: bytes, droppable: bool = False, final: bool = False) -> bool:
+        return self.outbox.queue(data, droppable, final)
 
     def _send(self, packet: P.Packet) -> None:
         self._queue(encode_packet(packet))
@@ -319,22 +260,26 @@ class Session:
 
     def _close(self, abort: bool) -> None:
         self.state = CLOSED
+        self.outbox.open = False
         if abort:
             self.connection.abort()
         else:
-            self._flush()
+            self.outbox.flush()
             self.connection.close()
 
     def disconnect(self, reason: int, args: str) -> None:
         """Send Disconn (§7.4.7: "the last packet sent by a router") and close (any thread)."""
         if self.state == CLOSED or self._closing:
             return
-        data = encode_packet(P.Disconn(reason, args))
+        if self.state == UNOTIFY:
+            # §7.4.1: "The router MUST NOT send any data to the client over the channel".
+            self.connection.close()
+            return
+        if not self._queue(encode_packet(P.Disconn(reason, args)), final=True):
+            return               # closed, or another thread's Disconn is already the last
         if self.connection.in_loop():
-            self._queue(data)
             self._close(abort=False)
         else:
-            self._queue(data)
             with contextlib.suppress(RuntimeError):   # the loop is closed: nothing to say
                 self._loop.call_soon_threadsafe(self._close, False)
 
@@ -342,7 +287,7 @@ class Session:
     def _connect_supplier(self) -> list[Any]:
         admin = self.router.channel._get_default_supplier_admin()
         proxy, _ = admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
-        proxy.connect_structured_push_supplier(_Supplier(self))
+        proxy.connect_structured_push_supplier(Supplier(self))
         self._supplier_proxy = proxy
         return list(proxy.obtain_subscription_types(CA.ALL_NOW_UPDATES_ON))
 
@@ -352,7 +297,7 @@ class Session:
             CA.STRUCTURED_EVENT)
         flt = channel._get_default_filter_factory().create_filter("ELVIN4")
         proxy.add_filter(flt)
-        proxy.connect_structured_push_consumer(_Consumer(self))
+        proxy.connect_structured_push_consumer(Consumer(self))
         self._consumer_proxy, self._filter = proxy, flt
 
     def _teardown(self) -> None:
@@ -372,8 +317,13 @@ class Session:
         events = list(batch)
         batch.clear()
         proxy = self._supplier_proxy
-        if proxy is None:
-            await self.router.loop.call(self._connect_supplier)
+        if proxy is None:                    # a UNotify channel: nothing may be sent back
+            try:
+                await self.router.loop.call(self._connect_supplier)
+            except (CA.AdminLimitExceeded, CORBA.OBJECT_NOT_EXIST):
+                self.router.stats.notifications_ignored += len(events)
+                self._close(abort=False)
+                return
             proxy = self._supplier_proxy
         push = proxy.push_structured_event
 
@@ -416,7 +366,7 @@ class Session:
         stats.notifications_in += 1
         public = self._nfn_public.union(K.public(K.flatten(keys), producer_side=True)) \
             if keys else self._nfn_public
-        event = to_event(attributes, public)
+        event = to_event(attributes, public, self.router.secret)
         if deliver_insecure:
             if batch is not None:
                 batch.append(event)
@@ -444,10 +394,17 @@ class Session:
                 secure.append(sub.id)
             elif insecure and sub.accept_insecure:
                 loose.append(sub.id)
-        if secure or loose:
+        if not (secure or loose):
+            return
+        attributes = from_event(event)
+        try:
+            data = encode_packet(P.NotifyDeliver(attributes, tuple(secure), tuple(loose)))
+        except UnicodeEncodeError:    # a CORBA string that is not Unicode text
+            attributes = sendable(attributes)
+            data = encode_packet(P.NotifyDeliver(attributes, tuple(secure), tuple(loose)))
+        if attributes:                # §8.2.3.5: a notification has "n > 0" attributes
             self.router.stats.deliveries += 1
-            self._queue(encode_packet(P.NotifyDeliver(from_event(event), tuple(secure),
-                                                    tuple(loose))), droppable=True)
+            self._queue(data, droppable=True)
 
     # -- session packets ---------------------------------------------------------------------------
     async def _ignore(self, packet: Any) -> None:
@@ -477,7 +434,16 @@ class Session:
                                           self.connection.limits.max_frame,
                                           self._send_queue_limit())
         self.decoder.max_packet = int(self.options["Packet.Max-Length"])
-        current = await self.router.loop.call(self._connect_supplier)
+        try:
+            current = await self.router.loop.call(self._connect_supplier)
+        except CA.AdminLimitExceeded:
+            # The channel's MaxSuppliers: "a ConnRply, a Nack or a disconnect" (§7.4.3).
+            self._nack(packet.xid, IMPL_LIMIT,
+                       "Request exceeds implementation limit (the channel's MaxSuppliers)")
+            return
+        except CORBA.OBJECT_NOT_EXIST:
+            self.disconnect(CLOSING_DOWN, "")       # the channel is gone
+            return
         self.state = OPEN
         self._send(P.ConnRply(packet.xid, reply))
         self.attributes_changed(current, [])
@@ -495,14 +461,12 @@ class Session:
         self._subs = ()
         self._closing = True       # the proxies' disconnect callbacks send no Disconn now
         await self.router.loop.call(self._teardown)
-        self._send(P.DisconnRply(packet.xid))
+        self._queue(encode_packet(P.DisconnRply(packet.xid)), final=True)
         self._close(abort=False)
 
     async def _test_conn(self, packet: P.TestConn) -> None:
         """§7.4.14: ConfConn only "if there are no other packets waiting"."""
-        with self._lock:
-            busy = bool(self._out)
-        if not busy and not self._pending():
+        if self.outbox.idle():
             self._queue(_CONFCONN)
 
     def _keys_changed(self) -> None:
@@ -534,15 +498,17 @@ class Session:
         self._send(P.SecRply(packet.xid))
 
     # -- subscriptions (§7.4.17 - §7.4.20) -----------------------------------------------------------
-    def _compile(self, xid: int, text: str) -> Any:
+    async def _compile(self, xid: int, text: str) -> Any:
         if len(text.encode("utf-8")) > int(self.options["Subscription.Max-Length"]):
             self._nack(xid, QOS_LIMIT, "Request exceeds QoS limit %1", ("Subscription.Max-Length",))
             return None
         try:
-            return compile_program(text)
+            # On the executor: a long expression takes a while (0.3 s for 32 KiB), and
+            # the loop serves every client of every front end meanwhile.
+            return await self.router.loop.call(compile_program, text)
         except SubscriptionError as exc:
             self._nack(xid, exc.code, f"{exc.name}: {exc.message}",
-                       _subscription_nack_args(exc, text))
+                       subscription_nack_args(exc, text))
             return None
 
     async def _sub_add(self, packet: P.SubAddRqst) -> None:
@@ -552,7 +518,7 @@ class Session:
             return
         if not self._checked_keys(packet.xid, packet.keys):
             return
-        program = self._compile(packet.xid, packet.expression)
+        program = await self._compile(packet.xid, packet.expression)
         if program is None:
             return
 
@@ -561,7 +527,18 @@ class Session:
                 self._connect_consumer()
             [info] = self._filter.add_constraints([F.ConstraintExp([], packet.expression)])
             return int(info.constraint_id)
-        constraint_id = await self.router.loop.call(add)
+        try:
+            constraint_id = await self.router.loop.call(add)
+        except CA.AdminLimitExceeded:
+            # §7.4.17: "If the router has too many registered subscriptions, or exceeds
+            # some other internal limit, it MUST return a Nack with error code
+            # IMPL_LIMIT" -- here the channel's MaxConsumers.
+            self._nack(packet.xid, IMPL_LIMIT,
+                       "Request exceeds implementation limit (the channel's MaxConsumers)")
+            return
+        except CORBA.OBJECT_NOT_EXIST:
+            self.disconnect(CLOSING_DOWN, "")       # the channel is gone
+            return
         raw = K.flatten(packet.keys)
         sub = Subscription(self.router.new_id(), packet.expression, program,
                            packet.accept_insecure, raw,
@@ -582,7 +559,7 @@ class Session:
             return
         program = sub.program
         if packet.expression:
-            program = self._compile(packet.xid, packet.expression)
+            program = await self._compile(packet.xid, packet.expression)
             if program is None:
                 return   # §7.4.18: "An invalid expression MUST NOT alter the current state"
             text = packet.expression
