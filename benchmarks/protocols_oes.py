@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python benchmarks/protocols_oes.py [--posts 3000] [--rounds 3]``.
 
-Strategy, one process on 127.0.0.1 (issue 22, item 4; docs/protocols/oes.md):
+Strategy, one process on 127.0.0.1 (issue 22, item 4; docs/protocols.md, "OES"):
 a factory, its ``default`` channel's tree, the OES front end on the
 protocols loop, and a contact (a thread that reads NOTIFY requests and
 answers ``OES/1.0 200 OK``). One wire contract to the contact subscribes to

@@ -1,4 +1,4 @@
-"""The Elvin 4 front end: Elvin clients on a cosnotify channel (docs/protocols/elvin.md).
+"""The Elvin 4 front end: Elvin clients on a cosnotify channel (docs/protocols.md, "Elvin 4").
 
 Strategy: the seed's standard protocol (seeds/elvin-client-protocol-4.0.txt
 §8.2: XDR marshalling over TCP with a 4-byte length per packet, default port

@@ -48,7 +48,7 @@ class Option:
 
 
 def _options(max_packet: int, send_queue: int) -> dict[str, Option]:
-    """The table of §7.5, with this router's ranges (docs/protocols/elvin.md, "Limits")."""
+    """The table of §7.5, with this router's ranges (docs/protocols.md, "Elvin 4", "Limits")."""
     return {
         "Attribute.Max-Count": Option("int32", 256, 16, 4096),
         "Attribute.Name.Max-Length": Option("int32", 1024, 64, 1024),

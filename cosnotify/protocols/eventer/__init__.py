@@ -1,4 +1,4 @@
-"""The Eventer front end: hat-event's clients on a cosnotify channel (docs/protocols/eventer.md).
+"""The Eventer front end: hat-event's clients on a cosnotify channel (docs/protocols.md, "Eventer").
 
 Strategy: the Eventer seed's protocol -- Chatter framing of the ``HatEventer``
 SBS module, ``tcp+sbs`` -- as a listener of the shared transport

@@ -3,7 +3,7 @@
 Strategy: pure functions between the codec's values (:mod:`.codec`) and the
 core's: a RegisterEvent becomes a Structured Event, a delivered Structured Event
 an Eventer ``Event``, a retained one (``cosnotify.history.query.Retained``) an
-``Event`` too, and a ``QueryData`` a history ``Query`` (docs/protocols/eventer.md
+``Event`` too, and a ``QueryData`` a history ``Query`` (docs/protocols.md, "Eventer"
 has the tables). The type path is docs/history.md's: ``(domain_name, type_name,
 *Subtype)``.
 
@@ -221,7 +221,7 @@ def _no_nul(text: str, what: str) -> str:
 
 
 def payload_any(payload: Payload) -> Any:
-    """An Eventer payload as the remainder of body (docs/protocols/eventer.md)."""
+    """An Eventer payload as the remainder of body (docs/protocols.md, "Eventer")."""
     if payload.kind is PayloadKind.BINARY:
         return CORBA.Any(OCTETS_TC, _octets(payload.data))
     if payload.kind is PayloadKind.JSON:

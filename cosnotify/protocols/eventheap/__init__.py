@@ -1,7 +1,7 @@
 """The Event Heap wire protocol front end: ``cosnotify serve --eventheap HOST:PORT``.
 
 Strategy: the seed (Event Heap wire protocol, B. Johanson 2003;
-docs/protocols/eventheap.md) in three layers that never import a sibling
+docs/protocols.md, "Event Heap") in three layers that never import a sibling
 protocol: ``wire`` (the fundamental types and Java's modified UTF-8) and
 ``codec`` (wire bundles, sans IO), ``mapping`` (tuples as Notification
 events and EVENTHEAP templates), and ``session`` (one connection: the

@@ -3,7 +3,7 @@
 Strategy: the tuple space (cosnotify/tuplespace, docs/history.md) keeps
 events as ``CosNotification::StructuredEvent`` values and matches them with
 the EVENTHEAP grammar, so a wire tuple is translated at the edge, once, in
-three ways (docs/protocols/eventheap.md, "Type mapping"):
+three ways (docs/protocols.md, "Event Heap", "Type mapping"):
 
 - **An event to put** (:func:`event_of`): its *post* values ("Tuples, when
   placed into the Event Heap as events ... have the post values for their
@@ -113,7 +113,7 @@ def _platform_tc(ftype: str) -> Any:
 
 
 def _any(f: Field) -> Any:
-    """The Any of an ACTUAL post value (the type mapping of docs/protocols/eventheap.md)."""
+    """The Any of an ACTUAL post value (the type mapping of docs/protocols.md, "Event Heap")."""
     v = f.post.value
     if v is None:
         return _NULL

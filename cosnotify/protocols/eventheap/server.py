@@ -1,7 +1,7 @@
 """What the sessions of one Event Heap front end share: its limits, its errors, the server.
 
 Strategy: session.py runs one connection; this module holds what outlives a
-connection or spans them -- the bounds of docs/protocols/eventheap.md
+connection or spans them -- the bounds of docs/protocols.md, "Event Heap"
 ("Limits"), :class:`RequestError` (a refusal the session answers with an
 error bundle), :class:`EventHeapServer` (the channel, its tuple space, the
 wait pool and the count of Sources its connections hold), and

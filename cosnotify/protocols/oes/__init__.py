@@ -13,7 +13,7 @@ so its notification reaches every consumer of the channel (CORBA ones with
 EXTENDED_TCL filters included), and a wire contract's subscriptions are
 OES_SUBTREE filters of the channel, so changes made through the Tree API, over
 CORBA or by a structured supplier of ``OES`` events reach its contact.
-docs/protocols/oes.md documents the mapping.
+docs/protocols.md, "OES" documents the mapping.
 """
 
 from __future__ import annotations

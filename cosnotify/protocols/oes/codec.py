@@ -34,7 +34,7 @@ The seed's "Wire Protocol" section, /work/shared/seeds/object-eventing-service.t
   ``Content-Length`` octets (of the UTF-7 stream) when it says so, none
   otherwise.
 
-Limits (docs/protocols/oes.md, "Limits"): a line holds at most
+Limits (docs/protocols.md, "OES", "Limits"): a line holds at most
 :data:`MAX_LINE` octets, a message at most :data:`MAX_HEADERS` headers, a
 body at most :data:`MAX_BODY` octets, a whole message at most the Reader's
 ``max_frame``.

@@ -18,7 +18,7 @@ call timeout would hold it; once slow or failing, the channel's dispatcher
 keeps such a consumer in its failing or slow lane, and each contract has its
 own connection, so a dead contact stalls neither the other contracts nor the
 front end's clients (but a Notifier has no lane of its own before that:
-docs/protocols/oes.md). The connection stays open for the contract's next
+docs/protocols.md, "OES"). The connection stays open for the contract's next
 notifications ("any number of request-reply exchanges may occur"), while the
 front end's kept connections number at most ``kept``, and is opened again
 when the contact has closed it. A Notifier that ended (its contract ended or

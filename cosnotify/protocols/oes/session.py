@@ -82,7 +82,7 @@ _PRUNE_EVERY: Final = 64
 
 @attrs.frozen
 class Options:
-    """What ``start`` is told beyond the address (docs/protocols/oes.md, "Starting it")."""
+    """What ``start`` is told beyond the address (docs/protocols.md, "OES", "Starting it")."""
 
     #: Seconds a LEASECONTRACT (or a renewal) leases: the seed leaves it to the server.
     lease: float = 600.0

@@ -4,7 +4,7 @@ Every subscription on the channel that tests an attribute -- an Elvin
 client's, or a CORBA consumer's ELVIN4 filter -- reaches quenchers naming
 that attribute as a SubAddNotify whose term is ``require(name)``
 (func_require_tc 64 over name_tc 1, §8.2.3.4), and as a SubDelNotify when
-the last one goes (docs/protocols/elvin.md, "Quench").
+the last one goes (docs/protocols.md, "Elvin 4", "Quench").
 """
 
 from __future__ import annotations

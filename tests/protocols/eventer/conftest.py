@@ -1,5 +1,5 @@
 """Fixtures of the Eventer front end's tests: a core with a store, a loop, the front end,
-and hat-event 0.8.17's own client to talk to it (docs/protocols/eventer.md)."""
+and hat-event 0.8.17's own client to talk to it (docs/protocols.md, "Eventer")."""
 
 from __future__ import annotations
 

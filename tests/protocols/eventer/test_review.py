@@ -1,6 +1,6 @@
 """Review findings on the Eventer front end, each pinned by a test: register order,
 ids of other suppliers' events, subscription matching cost, what hat-sbs may be made
-to decode, and query answers cut short (docs/protocols/eventer.md)."""
+to decode, and query answers cut short (docs/protocols.md, "Eventer")."""
 
 from __future__ import annotations
 

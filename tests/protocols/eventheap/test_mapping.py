@@ -1,5 +1,5 @@
 """The type mapping: wire fields <-> StructuredEvent properties, tuples -> templates
-(docs/protocols/eventheap.md, "Type mapping")."""
+(docs/protocols.md, "Event Heap", "Type mapping")."""
 
 from __future__ import annotations
 

@@ -51,7 +51,7 @@ class TestControlCharacters:
 
 class TestSuppliedEvents:
     """(``OES``, operation) events pushed by a structured supplier reach wire contracts
-    (docs/protocols/oes.md); a malformed one is not the contact's failure."""
+    (docs/protocols.md, "OES"); a malformed one is not the contact's failure."""
 
     def test_odd_fields_do_not_end_the_contract(self, tree: Tree, client: Client,
                                                 contact: Contact) -> None:
