@@ -119,3 +119,23 @@ class TestConfig:
         """A protocol cosnotify does not speak is a ValueError naming the known ones."""
         with pytest.raises(ValueError, match="unknown protocol 'amqp'"):
             FrontEndConfig("amqp")
+
+
+class TestTop:
+    def test_a_front_end_line_has_its_rates(self) -> None:
+        """cosnotify top shows each front end's connections and its frames in and out per
+        second, measured between two snapshots (issue 22, "Operations")."""
+        from cosnotify.tools.top import front_end_lines
+
+        def snap(t: float, frames_in: int, frames_out: int) -> dict[str, Any]:
+            return {"time": t, "front_ends": [{
+                "protocol": "elvin", "host": "127.0.0.1", "port": 2917, "open": 3,
+                "accepted": 5, "refused": 1, "closed_bad": 2, "dropped_slow": 0,
+                "frames_in": frames_in, "frames_out": frames_out}]}
+
+        assert front_end_lines(None, snap(10.0, 100, 50)) == [
+            ("elvin 127.0.0.1:2917: 3 connections, frames in/out - -, 1 refused, "
+            "2 closed bad, 0 dropped slow")]
+        assert front_end_lines(snap(10.0, 100, 50), snap(12.0, 300, 450)) == [
+            ("elvin 127.0.0.1:2917: 3 connections, frames in/out 100/s 200/s, 1 refused, "
+            "2 closed bad, 0 dropped slow")]
