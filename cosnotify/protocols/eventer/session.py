@@ -213,7 +213,10 @@ class EventerService:
         the channel's index drops what no pattern can match before it is delivered."""
         import CosNotifyFilter
 
+        old = [proxy.get_filter(i) for i in proxy.get_all_filters()]
         proxy.remove_all_filters()
+        for made in old:  # a filter is an object of its own: removed is not destroyed
+            made.destroy()
         constraint = prefilter(patterns)
         if constraint is None:
             return

@@ -293,6 +293,45 @@ class TestNoLeaks:
         assert admin._get_push_suppliers() == []
 
 
+    def test_resubscribing_leaves_one_live_filter(self, served: Served) -> None:
+        """A client that sends MsgSubscribe twenty times ("each new subscription message
+        implicitly invalidates previous subscriptions") holds one prefilter at a time,
+        and none once it has gone: the replaced ones are destroyed, not only removed."""
+        import gc
+
+        from hat import chatter
+
+        from cosnotify.filter.filter import Filter
+
+        def live() -> set[int]:
+            gc.collect()
+            return {id(o) for o in gc.get_objects()
+                    if isinstance(o, Filter) and not o._is_destroyed}
+
+        before = live()
+        admin = served.channel._get_default_consumer_admin()
+
+        async def go() -> set[int]:
+            client = await hat_client.connect(served.address, [("a", "0")])
+            for n in range(1, 20):
+                client._conn.send(chatter.Data(module="HatEventer", type="MsgSubscribe",
+                                               data=[["a", str(n)]]))
+            await client.query(hc.QueryData(max_results=0))  # one connection: in order
+            during = live() - before
+            await client.async_close()
+            return during
+
+        during = run(go)
+        assert len(during) == 1
+        deadline = time.monotonic() + WAIT
+        # The session's cleanup (disconnect, then destroy its filter) runs on the
+        # executor after the close.
+        while (admin._get_push_suppliers() or live() - before) and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert live() - before == set()
+
+
 class TestManyIds:
     def test_each_constraint_stays_under_the_parsers_limit(self) -> None:
         """10,000 ids of long numbers (MAX_IDS) become queries whose constraints all stay
