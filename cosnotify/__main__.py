@@ -156,6 +156,10 @@ def serve_command(args: argparse.Namespace) -> int:
 
     host, port = args.endpoint
     try:
+        for protocol in PROTOCOLS:  # a channel for a front end not asked for: a mistake
+            if getattr(args, f"{protocol}_channel") is not None and \
+                    getattr(args, protocol) is None:
+                raise ValueError(f"--{protocol}-channel needs --{protocol} HOST:PORT")
         front_ends = tuple(
             front_end_config(protocol, getattr(args, protocol),
                              getattr(args, f"{protocol}_channel"))

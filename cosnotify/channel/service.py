@@ -166,9 +166,13 @@ class Service:
         """
         if client is None:
             return None
-        own = getattr(client, "lane_key", None)
-        if own is not None:
-            return self.dispatcher.lane(own)
+        if not isinstance(client, CORBA.Object):  # a reference: no attribute to ask
+            try:
+                own = getattr(client, "lane_key", None)
+                if own is not None:
+                    return self.dispatcher.lane(own)
+            except Exception:  # an odd object (a raising property, an unhashable key)
+                log.exception("lane_key of %r failed", client)
         key_of = self.client_key
         if key_of is None:
             return None

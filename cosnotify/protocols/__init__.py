@@ -45,21 +45,37 @@ class Context:
                 initial_admin: list[Any] | None = None) -> Any:
         """The channel ``spec`` names: an id, a name (made on first use), None -> default.
 
-        Raises CosNotifyChannelAdmin.ChannelNotFound for an id no channel has.
+        Raises CosNotifyChannelAdmin.ChannelNotFound for an id no channel has. The
+        lock orders the front ends of this process; a CORBA client may make the name
+        meanwhile (create_named_channel), and then its channel is the one served.
         """
         import CosNotifyChannelAdmin as CA
+        import NotifyMonitoringExt
 
         if spec is None:
             spec = DEFAULT_CHANNEL
-        if isinstance(spec, int) or spec.isdigit():
+        if isinstance(spec, int) or (spec.isascii() and spec.isdigit()):
             found = self.factory._find_channel(int(spec))
             if found is None:
                 raise CA.ChannelNotFound()
             return found
         with _made:
-            for channel_id in self.factory.get_all_channels():
-                found = self.factory._find_channel(channel_id)
-                if found is not None and getattr(found, "_name", None) == spec:
+            for _ in range(3):  # the name taken between the look and the make: look again
+                found = self._named(spec)
+                if found is not None:
                     return found
-            channel, _ = self.factory.create_named_channel([], initial_admin or [], spec)
-            return channel
+                try:
+                    channel, _ = self.factory.create_named_channel([], initial_admin or [],
+                                                                   spec)
+                except NotifyMonitoringExt.NameAlreadyUsed:
+                    continue
+                return channel
+            raise NotifyMonitoringExt.NameAlreadyUsed()  # taken and gone, again and again
+
+    def _named(self, name: str) -> Any:
+        """The channel named ``name``, or None."""
+        for channel_id in self.factory.get_all_channels():
+            found = self.factory._find_channel(channel_id)
+            if found is not None and getattr(found, "_name", None) == name:
+                return found
+        return None

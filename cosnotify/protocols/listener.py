@@ -89,7 +89,8 @@ class Connection:
     """One client's stream, as a session sees it (the loop's thread only, except send)."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 loop: asyncio.AbstractEventLoop, limits: Limits, counters: Counters) -> None:
+                 loop: asyncio.AbstractEventLoop, limits: Limits, counters: Counters,
+                 lingering: set[Connection] | None = None) -> None:
         self._reader = reader
         self._writer = writer
         self._loop = loop
@@ -98,6 +99,9 @@ class Connection:
         self.peer: tuple[str, int] = writer.get_extra_info("peername")[:2]
         self.closed = False
         self._on_close: list[Callable[[], None]] = []
+        #: The front end's connections closed with bytes still unsent (FrontEnd.close
+        #: aborts them).
+        self._lingering = lingering if lingering is not None else set()
 
     # -- reading (the session's coroutine) ---------------------------------------------------
     async def read_some(self, idle: bool = False, deadline: float | None = None) -> bytes:
@@ -185,7 +189,8 @@ class Connection:
             self._on_close.append(callback)
 
     def close(self) -> None:
-        """Close after what is queued is written (any thread)."""
+        """Close after what is queued is written (any thread); a peer that reads none
+        of it for ``read_timeout`` is then dropped (:meth:`_linger`)."""
         if self.in_loop():
             self._close(abort=False)
         else:
@@ -209,12 +214,38 @@ class Connection:
             transport.abort()
         else:
             transport.close()
+            left = transport.get_write_buffer_size()
+            if left:  # flushed while the peer reads; not kept for one that never does
+                self._lingering.add(self)
+                self._loop.call_later(self.limits.read_timeout, self._linger, left)
         callbacks, self._on_close = self._on_close, []
         for callback in callbacks:
             try:
                 callback()
             except Exception:  # a session's cleanup must not stop the others'
                 log.exception("cleanup of %s:%d failed", *self.peer)
+
+    def _linger(self, before: int) -> None:
+        """A closed connection's unsent bytes, ``read_timeout`` after ``before`` were
+        left: the peer that read none of them meanwhile is dropped (counted in
+        ``dropped_slow``), so it holds neither the socket nor the bytes for ever."""
+        transport = self._writer.transport
+        left = transport.get_write_buffer_size()
+        if not left:  # all sent (or the transport let go): the socket is released
+            self._lingering.discard(self)
+        elif left < before:  # the peer reads: it may take its time
+            self._loop.call_later(self.limits.read_timeout, self._linger, left)
+        else:
+            self._lingering.discard(self)
+            self.counters.dropped_slow += 1
+            log.warning("%s:%d dropped: %d bytes left unread after its close", *self.peer,
+                        left)
+            transport.abort()
+
+    async def wait_closed(self) -> None:
+        """Until the socket is released: closed, and what was queued sent or dropped."""
+        with contextlib.suppress(Exception):
+            await self._writer.wait_closed()
 
 
 class Session(Protocol):
@@ -292,6 +323,8 @@ class FrontEnd:
         self._loop = loop
         self._factory = session_factory
         self._connections: set[Connection] = set()
+        self._lingering: set[Connection] = set()
+        self._closing = False
         self._server: asyncio.base_events.Server = loop.submit(
             asyncio.start_server(self._accept, host, port, limit=self.limits.max_frame + 65536,
                                  reuse_address=True)).result(10)
@@ -299,11 +332,15 @@ class FrontEnd:
 
     async def _accept(self, reader: asyncio.StreamReader,
                       writer: asyncio.StreamWriter) -> None:
+        if self._closing:  # accepted just before close(): no session on a closed front end
+            writer.transport.abort()
+            return
         if len(self._connections) >= self.limits.max_connections:
             self.counters.refused += 1
             writer.transport.abort()
             return
-        connection = Connection(reader, writer, self._loop.loop, self.limits, self.counters)
+        connection = Connection(reader, writer, self._loop.loop, self.limits, self.counters,
+                                self._lingering)
         self._connections.add(connection)
         self.counters.accepted += 1
         self.counters.open += 1
@@ -335,9 +372,13 @@ class FrontEnd:
     def close(self) -> None:
         """Stop listening and close every connection (from any thread but the loop's)."""
         async def shut() -> None:
+            self._closing = True
             self._server.close()
             for connection in list(self._connections):
                 connection._close(abort=True)
+            for connection in list(self._lingering):  # closed, their bytes unsent
+                connection._writer.transport.abort()
+            self._lingering.clear()
             await self._server.wait_closed()
 
         with contextlib.suppress(Exception):
@@ -345,11 +386,18 @@ class FrontEnd:
 
 
 def parse_address(text: str, default_port: int) -> tuple[str, int]:
-    """``HOST:PORT``, ``HOST`` or ``:PORT`` (the host defaults to 127.0.0.1)."""
-    host, sep, port = text.rpartition(":")
-    if not sep:
+    """``HOST:PORT``, ``HOST`` or ``:PORT`` (the host defaults to 127.0.0.1); an IPv6
+    host with a port is bracketed (``[::1]:2917``), one without may be bare (``::1``)."""
+    if text.startswith("[") and "]" in text:
+        host, _, rest = text[1:].partition("]")
+        if rest and not rest.startswith(":"):
+            raise ValueError(f"not a port: {rest!r} in {text!r}")
+        port = rest[1:]
+    elif text.count(":") > 1:
         host, port = text, ""
-    host = host.strip("[]") or "127.0.0.1"
+    else:
+        host, _, port = text.rpartition(":") if ":" in text else (text, "", "")
+    host = host or "127.0.0.1"
     if not port:
         return host, default_port
     if not port.isdigit() or not 0 <= int(port) <= 65535:

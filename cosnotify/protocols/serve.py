@@ -89,8 +89,13 @@ class FrontEnds:
         raise KeyError(protocol)
 
     def close(self) -> None:
-        """Close every front end (their connections too), then the loop."""
+        """Close every front end (their connections too), then the loop: one that fails
+        to close is logged, and the others and the loop are closed all the same (the
+        server's stop goes on to its channels)."""
         running, self.running = self.running, []
-        for _, front_end in running:
-            front_end.close()
+        for config, front_end in running:
+            try:
+                front_end.close()
+            except Exception:
+                log.exception("closing the %s front end failed", config.protocol)
         self.loop.close()

@@ -284,9 +284,17 @@ class NotificationServer:
                 log.info("TypedEventChannelFactory bound as %r (%s)", config.typed_name,
                          ", ".join(i.repo_id for i in self.factory.interfaces.interfaces()))
         if config.front_ends:
-            self.front_ends = FrontEnds(config.front_ends, self.factory, config.server_id,
-                                        self._store)
-            self.factory.front_ends = self.front_ends  # read by cosnotify.stats
+            front_ends = FrontEnds(config.front_ends, self.factory, config.server_id,
+                                   self._store)
+            with self._lock:  # a stop() meanwhile (another thread) would not close them
+                stopped = self._closed
+                if not stopped:
+                    self.front_ends = front_ends
+                    self.factory.front_ends = front_ends  # read by cosnotify.stats
+            if stopped:
+                front_ends.close()
+                raise CORBA.BAD_INV_ORDER(0, CORBA.COMPLETED_NO,
+                                          "the server was stopped while it started")
         if config.ior_file is not None:
             config.ior_file.write_text(self.ior + "\n")
         return self

@@ -20,6 +20,8 @@ from cosnotify.protocols.listener import (
 )
 
 WAIT = 10.0
+#: The bytes of the answer to b"last" (more than the kernel's socket buffers hold).
+LAST = 32 << 20
 
 
 class Framed:
@@ -45,6 +47,9 @@ class Framed:
                 connection.counters.frames_in += 1
                 if frame == b"boom":
                     raise RuntimeError("a bug in a session")
+                if frame == b"last":  # a final answer larger than socket buffers, then close
+                    connection.send(b"x" * LAST)
+                    return
                 if frame == b"flood":
                     for _ in range(1000):
                         connection.send(b"x" * 65536)
@@ -199,6 +204,47 @@ class TestLimits:
             assert closed_by_peer(sock)
 
 
+class TestLingering:
+    def test_a_close_still_sends_what_was_queued(self, make_server) -> None:
+        """A session that ends after a large answer closes gracefully: a client that
+        reads gets every byte, then the end of the stream."""
+        server = make_server(read_timeout=5.0, max_pending=LAST * 2)
+        with server.client() as sock:
+            sock.sendall(frame(b"last"))
+            got = 0
+            while chunk := sock.recv(1 << 20):
+                got += len(chunk)
+        assert got == LAST
+        assert server.front_end.counters.dropped_slow == 0
+
+    def test_a_peer_that_never_reads_is_dropped_after_the_close(self, make_server,
+                                                                loop: Loop) -> None:
+        """A connection closed with bytes unsent is not kept for ever by a peer that
+        reads none of them: read_timeout later it is dropped (its socket and bytes
+        released, counted in dropped_slow)."""
+        server = make_server(read_timeout=0.3, max_pending=LAST * 2)
+        with server.client() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.sendall(frame(b"last"))
+            assert server.closed.wait(WAIT)
+            loop.submit(server.connections[0].wait_closed()).result(WAIT)
+            assert server.front_end.counters.dropped_slow == 1
+            assert server.front_end._lingering == set()
+
+    def test_the_front_end_close_releases_lingering_connections(self, make_server,
+                                                                loop: Loop) -> None:
+        """FrontEnd.close also drops the connections whose close still waits for a
+        peer to read (they are no longer counted open)."""
+        server = make_server(max_pending=LAST * 2)
+        with server.client() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.sendall(frame(b"last"))
+            assert server.closed.wait(WAIT)
+            assert server.front_end.counters.open == 0
+            server.front_end.close()
+            loop.submit(server.connections[0].wait_closed()).result(WAIT)
+
+
 class TestFailures:
     def test_a_failing_session_closes_only_its_connection(self, make_server, caplog) -> None:
         """A session's unexpected exception is logged as a bug with its traceback; the
@@ -222,6 +268,27 @@ class TestFailures:
         sock.close()
         with pytest.raises(OSError):
             socket.create_connection(server.front_end.address, timeout=WAIT).close()
+
+    def test_a_connection_accepted_as_the_front_end_closes_gets_no_session(
+            self, make_server, loop: Loop) -> None:
+        """A connection whose accept was under way when close() ran (its handler not yet
+        started) is closed, not served by a session of the closed front end."""
+        import asyncio
+
+        server = make_server()
+        server.front_end.close()
+        with socket.socket() as other:
+            other.bind(("127.0.0.1", 0))
+            other.listen()
+
+            async def late_accept() -> bool:
+                reader, writer = await asyncio.open_connection(*other.getsockname())
+                await server.front_end._accept(reader, writer)
+                return writer.transport.is_closing()
+
+            assert loop.submit(late_accept()).result(WAIT) is True
+        assert server.connections == []
+        assert server.front_end.counters.accepted == 0
 
     def test_send_after_close_says_so(self, make_server) -> None:
         """send on a closed connection returns False and raises nothing."""
@@ -256,9 +323,13 @@ class TestParseAddress:
         ("localhost", ("localhost", 99)),
         ("[::1]:5", ("::1", 5)),
         ("10.0.0.1:", ("10.0.0.1", 99)),
+        ("::1", ("::1", 99)),
+        ("::", ("::", 99)),
+        ("[::]", ("::", 99)),
     ])
     def test_addresses(self, text: str, expected: tuple[str, int]) -> None:
-        """HOST:PORT, :PORT, HOST and [IPv6]:PORT; a missing port is the default."""
+        """HOST:PORT, :PORT, HOST, [IPv6]:PORT and a bare IPv6 host (not its last group
+        taken for a port); a missing port is the default."""
         assert parse_address(text, 99) == expected
 
     @pytest.mark.parametrize("text", ["host:port", "host:70000", "host:-1"])

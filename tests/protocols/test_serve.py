@@ -15,7 +15,10 @@ from typing import Any
 
 import pytest
 
-from cosnotify.protocols.serve import FrontEndConfig, front_end_config
+import cosnotify
+from cosnotify.protocols import Context
+from cosnotify.protocols.listener import Loop
+from cosnotify.protocols.serve import FrontEndConfig, FrontEnds, front_end_config
 from tests.protocols.oes.client import Client
 from tests.server.conftest import ServeProcess
 
@@ -111,6 +114,16 @@ class TestRefused:
 
 
 class TestConfig:
+    def test_a_channel_without_its_front_end_is_refused(
+            self, capsys: pytest.CaptureFixture[str]) -> None:
+        """--PROTOCOL-channel without --PROTOCOL is one line and a failed start, not a
+        server that silently runs no such front end."""
+        from cosnotify.__main__ import main
+
+        assert main(["serve", "--endpoint", "127.0.0.1:0", "--eventer-channel", "x"]) == 1
+        assert capsys.readouterr().err.strip().splitlines() == [
+            "cosnotify serve: cannot start: --eventer-channel needs --eventer HOST:PORT"]
+
     def test_a_host_alone_takes_the_default_port(self) -> None:
         """--elvin HOST listens on the seed's port 2917 (section 8)."""
         assert front_end_config("elvin", "0.0.0.0") == FrontEndConfig("elvin", "0.0.0.0", 2917)
@@ -139,3 +152,152 @@ class TestTop:
         assert front_end_lines(snap(10.0, 100, 50), snap(12.0, 300, 450)) == [
             ("elvin 127.0.0.1:2917: 3 connections, frames in/out 100/s 200/s, 1 refused, "
             "2 closed bad, 0 dropped slow")]
+
+
+class TestContext:
+    @pytest.fixture
+    def factory(self) -> Iterator[Any]:
+        made = cosnotify.EventChannelFactory()
+        yield made
+        made.close(wait=False)
+
+    def test_a_name_made_meanwhile_is_served(self, factory: Any) -> None:
+        """A CORBA client that makes the name between the front end's look and its make
+        (create_named_channel: NameAlreadyUsed) does not stop the front end: it serves
+        the channel the client made (issue 22: clients of every kind share channels)."""
+        made: list[Any] = []
+
+        class Racing:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(factory, name)
+
+            def create_named_channel(self, qos: Any, admin: Any, name: str) -> Any:
+                if not made:  # another client's create lands first
+                    made.append(factory.create_named_channel([], [], name)[0])
+                return factory.create_named_channel(qos, admin, name)
+
+        loop = Loop(workers=1)
+        try:
+            assert Context(Racing(), loop).channel("shared") is made[0]
+        finally:
+            loop.close()
+
+    def test_only_ascii_digits_are_an_id(self, factory: Any) -> None:
+        """A channel spec of other Unicode digits ("\u00b2") is a name, not a ValueError
+        from int()."""
+        loop = Loop(workers=1)
+        try:
+            channel = Context(factory, loop).channel("\u00b2")
+        finally:
+            loop.close()
+        assert channel._name == "\u00b2"
+
+
+class _Closing:
+    """A front end whose close may fail (a protocol's cleanup raising)."""
+
+    def __init__(self, fails: bool, closed: list[str], name: str) -> None:
+        self.fails, self.closed, self.name = fails, closed, name
+        self.address = ("127.0.0.1", 1)
+
+    def close(self) -> None:
+        self.closed.append(self.name)
+        if self.fails:
+            raise RuntimeError("a protocol's cleanup failed")
+
+    def snapshot(self) -> dict[str, int]:
+        return {}
+
+
+class TestFrontEnds:
+    def test_one_failing_close_does_not_stop_the_others(
+            self, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+        """FrontEnds.close closes every front end and the loop even when one front end's
+        close raises (the server's stop goes on to its channels); the failure is logged."""
+        from cosnotify.protocols import eventheap, oes
+
+        closed: list[str] = []
+        monkeypatch.setattr(oes, "start", lambda *a, **k: _Closing(True, closed, "oes"))
+        monkeypatch.setattr(eventheap, "start",
+                            lambda *a, **k: _Closing(False, closed, "eventheap"))
+        running = FrontEnds((FrontEndConfig("oes"), FrontEndConfig("eventheap")), None)
+        running.close()
+        assert closed == ["oes", "eventheap"]
+        assert running.loop.loop.is_closed()
+        assert "closing the oes front end failed" in caplog.text
+
+    def test_a_failed_start_closes_what_started(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A front end that cannot start closes those started before it, and the loop."""
+        from cosnotify.protocols import eventheap, oes
+
+        closed: list[str] = []
+        loops: list[Loop] = []
+
+        def refuse(context: Context, *args: Any, **kwargs: Any) -> Any:
+            loops.append(context.loop)
+            raise OSError("address in use")
+
+        monkeypatch.setattr(oes, "start", lambda *a, **k: _Closing(False, closed, "oes"))
+        monkeypatch.setattr(eventheap, "start", refuse)
+        with pytest.raises(OSError, match="in use"):
+            FrontEnds((FrontEndConfig("oes"), FrontEndConfig("eventheap")), None)
+        assert closed == ["oes"]
+        assert loops[0].loop.is_closed()
+
+
+class TestLaneKey:
+    @pytest.fixture
+    def service(self) -> Iterator[Any]:
+        made = cosnotify.EventChannelFactory()
+        yield made._service
+        made.close(wait=False)
+
+    def test_a_named_lane(self, service: Any) -> None:
+        """An in-process client that stands for a peer names its lane (lane_key): the
+        same key, the same lane."""
+        class Contact:
+            lane_key = ("oes-contact", "10.0.0.7")
+
+        assert service.lane_for(Contact()) is service.lane_for(Contact())
+        assert service.lane_for(Contact()) is not None
+
+    @pytest.mark.parametrize("odd", ["raises", "unhashable"])
+    def test_an_odd_client_gets_no_lane(self, service: Any, odd: str) -> None:
+        """A client whose lane_key raises, or is no dict key, gets no lane: its connect
+        is not failed by it (logged, not raised)."""
+        class Odd:
+            @property
+            def lane_key(self) -> Any:
+                if odd == "raises":
+                    raise KeyError("half made")
+                return ["not", "hashable"]
+
+        assert service.lane_for(Odd()) is None
+
+
+class TestServerLifecycle:
+    def test_a_stop_while_the_front_ends_start_closes_them(
+            self, omniorb: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A stop() that lands (from another thread) while start() makes the front ends
+        leaves none listening: start() closes them and says the server stopped."""
+        import omniORB
+
+        from cosnotify.protocols import serve
+        from cosnotify.server import app
+        from cosnotify.server.app import NotificationServer, ServerConfig
+
+        made: list[Any] = []
+
+        def started_then_stopped(*args: Any) -> Any:
+            front_ends = serve.FrontEnds(*args)
+            made.append(front_ends)
+            server.stop()  # as another thread's stop would, between the two
+            return front_ends
+
+        monkeypatch.setattr(app, "FrontEnds", started_then_stopped)
+        server = NotificationServer(ServerConfig(port=0, front_ends=(FrontEndConfig("oes"),)),
+                                    bind=False)
+        with pytest.raises(omniORB.CORBA.BAD_INV_ORDER, match="stopped while it started"):
+            server.start()
+        assert made[0].loop.loop.is_closed()
+        assert made[0].running == []
