@@ -6,19 +6,24 @@ age, count and bytes; any of them above 0 turns retention on (it needs a
 store). Each event the channel accepts -- after its supplier side's filters,
 once routed -- is handed to :meth:`Retention.keep`, one supply call's
 events together (they share a *session*). ``keep`` only appends the events
-to a buffer: a worker of the service encodes them and writes the whole
-buffer to the store in one ``add_history`` call (writes grow with the load),
-and trims the history to its bounds (expired rows, too old, too many, too
+to a buffer: a worker of the service encodes them and writes what is encoded
+to the store in one ``add_history`` call (writes grow with the load), and
+trims the history to its bounds (expired rows, too old, too many, too
 large) at most once a second; trims cost what they delete. Between two
 trims the history may hold a second's events past its bounds; a query
 writes what is buffered and trims first, so it sees every event kept before
 it and none past the bounds.
 
-Past :data:`MAX_BUFFERED` events waiting, a supply call writes the buffer
-itself before adding to it: flow control, so a supplier goes at the pace
-the store keeps and memory stays bounded (never on a worker the writer
-needs, so it cannot wait for itself). Events that cannot be encoded and
-rows a failed write loses are dropped and counted (``dropped``).
+Encoding and writing are two stages, each one thread at a time and in
+order (the encode lock, then the write lock): encoding holds the GIL, most
+of a write does not (SQLite runs without it), so one thread's encoding
+overlaps another's write. Past :data:`MAX_BUFFERED` events waiting, a supply
+call encodes the buffer itself before adding to it, and past
+:data:`MAX_ENCODED` rows waiting it writes them too: flow control, so a
+supplier goes at the pace the store keeps and memory stays bounded (never
+on a worker the writer needs, so it cannot wait for itself). Events that
+cannot be encoded and rows a failed write loses are dropped and counted
+(``dropped``).
 
 An event's expiry in the history is the earlier of its StopTime and its
 arrival plus its Timeout (the values the channel resolved when it came);
@@ -36,13 +41,16 @@ from typing import Any
 from cosnotify.channel import codec
 from cosnotify.store.history import HistoryRow
 
-__all__ = ["MAX_BUFFERED", "TRIM_EVERY", "Bounds", "Retention"]
+__all__ = ["MAX_BUFFERED", "MAX_ENCODED", "TRIM_EVERY", "Bounds", "Retention"]
 
 log = logging.getLogger("cosnotify.channel")
 
 #: Events waiting to be written, at most (past it, plus one supply call's): then a
 #: supply call writes the buffer itself before it adds to it (flow control).
 MAX_BUFFERED = 10_000
+#: Rows encoded and waiting to be written, at most (past it, plus one buffer's): then
+#: a supply call writes them itself.
+MAX_ENCODED = 2 * MAX_BUFFERED
 #: Seconds between two trims of a channel's history.
 TRIM_EVERY = 1.0
 
@@ -72,7 +80,10 @@ class Retention:
         self._lock = threading.Lock()
         #: Events accepted, with their session, waiting to be encoded and written.
         self._buffer: deque[tuple[Any, int]] = deque()
+        #: Rows encoded, in the order their events came, waiting to be written.
+        self._encoded: list[HistoryRow] = []
         self._flushing = False
+        self._encode_lock = threading.Lock()  # one encoder at a time, in order
         self._write_lock = threading.Lock()  # one writer at a time, in order
         self._last_trim = 0.0
         #: False once the channel is destroyed or stops retaining: nothing more is
@@ -107,15 +118,20 @@ class Retention:
             return
         if full:
             try:
-                self.flush(once=True)
-            except Exception:  # counted in dropped by flush, and logged
+                self._encode()
+                with self._lock:
+                    backlog = len(self._encoded) >= MAX_ENCODED
+                if backlog:
+                    with self._write_lock:
+                        self._write_encoded(once=True)
+            except Exception:  # counted in dropped, and logged
                 log.exception("%r: its history could not be written", self._channel)
         with self._lock:
             if not self._accepting:  # stopped meanwhile
                 accepting, late_write = False, self._late_write
             else:
                 session = int(self._epoch | next(self._sessions))
-                self._buffer.extend((event, session) for event in events)
+                self._buffer.extend(zip(events, itertools.repeat(session)))
                 start = not self._flushing
                 self._flushing = True
         if not accepting:
@@ -144,7 +160,7 @@ class Retention:
             log.exception("%r: its history could not be written", self._channel)
         finally:
             with self._lock:  # events kept since the last look: another flush
-                again = bool(self._buffer) and self.alive
+                again = bool(self._buffer or self._encoded) and self.alive
                 self._flushing = again
             if again:
                 self._service.submit(self._flush_task)
@@ -165,20 +181,57 @@ class Retention:
         first, so it sees every event kept before it and none past the bounds). With
         ``once``, only what was buffered at the first look (a supply call or a query
         writes that much, never becoming the writer for others)."""
+        if once or trim:  # what was buffered at the first look (or by an encoder then)
+            self._encode()
         with self._write_lock:
-            while self.alive:
-                with self._lock:
-                    taken = list(self._buffer)
-                    self._buffer.clear()
-                if not taken:
-                    break
-                self._write(self._rows(taken))
-                if once:
-                    break
+            self._write_encoded(once=True)
+            # The service's writer: while a supply call encodes, it writes what is
+            # encoded (that call hands it on, _encode), and stops when none is left.
+            while not once and self.alive and (self._encode(wait=False) or self._encoded):
+                self._write_encoded(once=True)
             now = self._service.clock.now()
             if self.alive and (trim or now - self._last_trim >= TRIM_EVERY):
                 self._last_trim = now
                 self.trim(now)
+
+    def _encode(self, wait: bool = True) -> bool:
+        """Encode what is buffered onto the rows waiting to be written (in order: one
+        encoder at a time); whether there was any. Without ``wait``, nothing if another
+        thread encodes. Rows left with no writer running get one (the service's)."""
+        if not self._encode_lock.acquire(blocking=wait):
+            return False
+        try:
+            with self._lock:
+                taken = list(self._buffer)
+                self._buffer.clear()
+            if not taken:
+                return False
+            rows = self._rows(taken)
+            with self._lock:
+                start = False
+                if self.alive:
+                    self._encoded.extend(rows)
+                    start = not self._flushing
+                    self._flushing = True
+                else:  # stopped meanwhile (stop() counted what it found)
+                    self.dropped += len(rows)
+        finally:
+            self._encode_lock.release()
+        if start:
+            self._service.submit(self._flush_task)
+        return True
+
+    def _write_encoded(self, once: bool) -> None:
+        """Write the rows waiting (the write lock held); with ``once`` those there at
+        the first look, else until none are left."""
+        while self.alive:
+            with self._lock:
+                rows, self._encoded = self._encoded, []
+            if not rows:
+                return
+            self._write(rows)
+            if once:
+                return
 
     def _write(self, rows: list[HistoryRow]) -> None:
         """Write ``rows`` (the write lock held) and count them; a failure counts them
@@ -227,8 +280,9 @@ class Retention:
                 log.exception("%r: its history could not be written", self._channel)
         self.alive = False
         with self._write_lock, self._lock:
-            self.dropped += len(self._buffer)
+            self.dropped += len(self._buffer) + len(self._encoded)
             self._buffer.clear()
+            self._encoded = []
 
     def trim(self, now: float) -> int:
         """Delete what expired or is past the bounds; how many rows went. Costs what it

@@ -25,9 +25,11 @@ __all__ = ["HistoryCursor", "HistoryRow", "HistoryScan", "StoredHistory", "prefi
            "type_key"]
 
 
-@attrs.frozen
+@attrs.define
 class HistoryRow:
-    """One event to retain (module docstring); times in Unix seconds."""
+    """One event to retain (module docstring); times in Unix seconds. Not changed once
+    made (not frozen: a retained push makes one per event, and a frozen class's
+    ``__init__`` costs three times as much)."""
 
     arrival: float
     session: int

@@ -15,6 +15,7 @@ read from the arrival index until enough are found.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -60,6 +61,20 @@ HISTORY_SOURCE_INDEX_BACK: tuple[str, ...] = (
 
 _COLUMNS = "id, arrival, session, type, source, data"
 
+#: Rows per INSERT statement (8 parameters each: within SQLite's least default
+#: limit of 32,766). One statement for many rows, not ``executemany``: Python's
+#: sqlite3 lets go of the GIL around every statement it steps, and a writer that
+#: lets go of it once per row waits for it again once per row -- up to the
+#: interpreter's switch interval (5 ms) each time while a supplier's thread runs
+#: (docs/performance.md, "History").
+INSERT_ROWS = 1024
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_sql(rows: int) -> str:
+    return ("INSERT INTO history (channel, arrival, session, type, source, expires, size,"
+            " data) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * rows))
+
 
 class HistoryTable:
     """The history methods of :class:`~cosnotify.store.sqlite.SQLiteStore` (a mixin:
@@ -69,18 +84,22 @@ class HistoryTable:
     _read: Any
 
     def add_history(self, channel: str, rows: Sequence[HistoryRow]) -> list[int]:
-        values = [(channel, row.arrival, row.session, type_key(row.type), row.source,
-                   row.expires, len(row.data), row.data) for row in rows]
-        if not values:
+        if not rows:
             return []
+        statements = []
+        for at in range(0, len(rows), INSERT_ROWS):
+            params: list[Any] = []
+            for row in rows[at:at + INSERT_ROWS]:
+                params += (channel, row.arrival, row.session, type_key(row.type), row.source,
+                           row.expires, len(row.data), row.data)
+            statements.append((_insert_sql(len(params) // 8), params))
 
         def add(conn: sqlite3.Connection, txn: Any) -> list[int]:
-            conn.executemany(
-                "INSERT INTO history (channel, arrival, session, type, source, expires,"
-                " size, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
+            last = 0
+            for sql, params in statements:
+                last = conn.execute(sql, params).lastrowid or 0
             # AUTOINCREMENT in one transaction of one connection: consecutive ids.
-            last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
-            return list(range(last - len(values) + 1, last + 1))
+            return list(range(last - len(rows) + 1, last + 1))
 
         result: list[int] = self._submit(add, sync=False, doing="add_history")
         return result

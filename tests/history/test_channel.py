@@ -7,6 +7,7 @@ tests/history/test_query.py, here end to end through the store).
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -305,21 +306,51 @@ class TestReviewFindings:
 def test_a_full_buffer_is_written_by_the_supply_call(factory: EventChannelFactory,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Flow control: with the writer not running (its worker busy), a supply call that
-    finds MAX_BUFFERED events waiting writes them itself: memory stays bounded and
-    nothing is lost."""
+    finds MAX_BUFFERED events waiting encodes them itself, and one that finds
+    MAX_ENCODED rows waiting writes them: memory stays bounded and nothing is lost."""
     from cosnotify.channel import retention as module
 
     monkeypatch.setattr(module, "MAX_BUFFERED", 3)
+    monkeypatch.setattr(module, "MAX_ENCODED", 6)
     channel, _ = factory.create_channel([], retain(count=100))
     retention = channel._retention
     monkeypatch.setattr(retention._service, "submit", lambda task, lane=None: None)
     push = supplier(channel)
-    most = 0
-    for n in range(10):
+    most_buffered = most_encoded = 0
+    for n in range(30):
         push.push_structured_events([event("a", "b", n)])
-        most = max(most, len(retention._buffer))
-    assert most <= 4  # the bound, plus one supply call's events
-    assert numbers(channel.query(order="ascending")) == list(range(10))
+        most_buffered = max(most_buffered, len(retention._buffer))
+        most_encoded = max(most_encoded, len(retention._encoded))
+    assert most_buffered <= 4  # the bound, plus one supply call's events
+    assert most_encoded <= 6 + 4  # the bound, plus one buffer
+    assert retention.written > 0  # written by the supply calls, no writer running
+    assert numbers(channel.query(order="ascending")) == list(range(30))
+
+
+def test_encoding_and_writing_overlap_in_order(factory: EventChannelFactory,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A supply call encodes while the writer writes (the two stages): the rows reach
+    the store in the order their events came, and none twice."""
+    channel, _ = factory.create_channel([], retain(count=10_000))
+    retention = channel._retention
+    writing, release = threading.Event(), threading.Event()
+    real = retention._store.add_history
+
+    def slow_add(path: str, rows: list[Any]) -> list[int]:
+        writing.set()
+        assert release.wait(10)
+        return real(path, rows)
+
+    monkeypatch.setattr(retention._store, "add_history", slow_add)
+    push = supplier(channel)
+    push.push_structured_events([event("a", "b", 0)])
+    assert writing.wait(10)  # the service's writer is in the store
+    push.push_structured_events([event("a", "b", n) for n in range(1, 5)])
+    assert retention._encode()  # a supply call's share: encoded while the write waits
+    assert len(retention._encoded) == 4
+    release.set()
+    assert numbers(channel.query(order="ascending")) == list(range(5))
+    assert retention.written == 5
 
 
 def test_closing_the_factory_writes_what_a_persistent_channel_kept(

@@ -57,6 +57,20 @@ def test_rows_come_back_as_they_were(store: Store) -> None:
     assert store.read_history("ch/1", HistoryScan()) == []  # per channel
 
 
+def test_a_write_longer_than_one_statement(store: Store) -> None:
+    """SQLite inserts up to INSERT_ROWS rows a statement: a write of more is several
+    statements in one transaction, with every row's id, in order, each row its own."""
+    from cosnotify.store.sqlite_history import INSERT_ROWS
+
+    count = 2 * INSERT_ROWS + 7
+    ids = store.add_history("ch/0", [row(n, data=n.to_bytes(2, "big")) for n in range(count)])
+    assert len(ids) == count and ids == sorted(ids) and len(set(ids)) == count
+    back = store.read_history("ch/0", HistoryScan(ascending=True), limit=count + 1)
+    assert [(r.id, r.arrival, r.data) for r in back] == [
+        (ids[n], n, n.to_bytes(2, "big")) for n in range(count)]
+    assert store.add_history("ch/0", []) == []
+
+
 def test_ranges_order_and_pages(store: Store) -> None:
     fill(store)
     assert read(store, HistoryScan()) == [50, 40, 30, 20, 10]  # descending by default
