@@ -71,6 +71,21 @@ def test_a_write_longer_than_one_statement(store: Store) -> None:
     assert store.add_history("ch/0", []) == []
 
 
+def test_a_write_prepares_few_statement_sizes() -> None:
+    """Each INSERT is INSERT_ROWS rows or a power of two: whatever the lengths written,
+    a connection prepares a dozen statements, not one per length (each of a thousand
+    rows is most of a MiB)."""
+    from cosnotify.store.sqlite_history import INSERT_ROWS, statement_sizes
+
+    seen = set()
+    for count in range(3 * INSERT_ROWS):
+        sizes = statement_sizes(count)
+        assert sum(sizes) == count
+        assert all(size == INSERT_ROWS or size & (size - 1) == 0 for size in sizes)
+        seen.update(sizes)
+    assert len(seen) <= INSERT_ROWS.bit_length()
+
+
 def test_ranges_order_and_pages(store: Store) -> None:
     fill(store)
     assert read(store, HistoryScan()) == [50, 40, 30, 20, 10]  # descending by default
