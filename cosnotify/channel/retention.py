@@ -45,11 +45,11 @@ __all__ = ["MAX_BUFFERED", "MAX_ENCODED", "TRIM_EVERY", "Bounds", "Retention"]
 
 log = logging.getLogger("cosnotify.channel")
 
-#: Events waiting to be written, at most (past it, plus one supply call's): then a
-#: supply call writes the buffer itself before it adds to it (flow control).
+#: Events waiting to be encoded, at most (past it, plus the supply calls' in flight):
+#: then a supply call encodes the buffer itself before it adds to it (flow control).
 MAX_BUFFERED = 10_000
 #: Rows encoded and waiting to be written, at most (past it, plus one buffer's): then
-#: a supply call writes them itself.
+#: a supply call about to encode writes them itself first.
 MAX_ENCODED = 2 * MAX_BUFFERED
 #: Seconds between two trims of a channel's history.
 TRIM_EVERY = 1.0
@@ -109,7 +109,7 @@ class Retention:
     def keep(self, events: list[Any]) -> None:
         """Buffer ``events`` (accepted by the channel, one supply call's: one session)
         for the store. Never raises (the encoding is the writer's); with the buffer
-        full, the supply call writes it itself first (module docstring)."""
+        full, the supply call encodes it itself first (module docstring)."""
         with self._lock:
             accepting, late_write = self._accepting, self._late_write
             full = accepting and len(self._buffer) >= MAX_BUFFERED
@@ -118,12 +118,7 @@ class Retention:
             return
         if full:
             try:
-                self._encode()
-                with self._lock:
-                    backlog = len(self._encoded) >= MAX_ENCODED
-                if backlog:
-                    with self._write_lock:
-                        self._write_encoded(once=True)
+                self._relieve()
             except Exception:  # counted in dropped, and logged
                 log.exception("%r: its history could not be written", self._channel)
         with self._lock:
@@ -155,7 +150,7 @@ class Retention:
 
     def _flush_task(self) -> None:
         try:
-            self.flush()
+            self._write_round(encode=True)
         except Exception:
             log.exception("%r: its history could not be written", self._channel)
         finally:
@@ -179,59 +174,86 @@ class Retention:
     def flush(self, trim: bool = False, once: bool = False) -> None:
         """Write what is buffered, and trim if due (or if ``trim``: a query does both
         first, so it sees every event kept before it and none past the bounds). With
-        ``once``, only what was buffered at the first look (a supply call or a query
-        writes that much, never becoming the writer for others)."""
-        if once or trim:  # what was buffered at the first look (or by an encoder then)
-            self._encode()
+        ``once``, only what was buffered at the first look (a query or a stop writes
+        that much, never becoming the writer for others); without it, until nothing
+        is left (for a caller that stopped supplying, as a benchmark's end)."""
+        while True:
+            self._encode()  # what is buffered (or being encoded by another thread)
+            self._write_round(False, trim)
+            with self._lock:
+                if once or not (self.alive and (self._buffer or self._encoded)):
+                    return
+
+    def _write_round(self, encode: bool, trim: bool = False) -> None:
+        """Under the write lock: write what is encoded; with ``encode``, encode what is
+        buffered unless another thread is at it, and write that too; trim if due. One
+        round and the lock is let go: the service's writer comes back as a new task
+        (``_flush_task``), so a query waiting for the lock under a steady supply is
+        not kept waiting by a writer that never stops."""
         with self._write_lock:
-            self._write_encoded(once=True)
-            # The service's writer: while a supply call encodes, it writes what is
-            # encoded (that call hands it on, _encode), and stops when none is left.
-            while not once and self.alive and (self._encode(wait=False) or self._encoded):
-                self._write_encoded(once=True)
+            self._write_encoded()
+            if encode and self.alive and self._encode(wait=False):
+                self._write_encoded()
             now = self._service.clock.now()
             if self.alive and (trim or now - self._last_trim >= TRIM_EVERY):
                 self._last_trim = now
                 self.trim(now)
 
+    def _relieve(self) -> None:
+        """A supply call at the bound: encode the buffer, but first write the rows
+        encoded if MAX_ENCODED are waiting -- checked and encoded under the encode
+        lock, so however many supply calls come, the rows waiting stay under
+        MAX_ENCODED plus one buffer."""
+        while self.alive:
+            with self._encode_lock:
+                with self._lock:
+                    backlog = len(self._encoded) >= MAX_ENCODED
+                if not backlog:
+                    self._encode_held()
+                    return
+            with self._write_lock:
+                self._write_encoded()
+
     def _encode(self, wait: bool = True) -> bool:
         """Encode what is buffered onto the rows waiting to be written (in order: one
         encoder at a time); whether there was any. Without ``wait``, nothing if another
-        thread encodes. Rows left with no writer running get one (the service's)."""
+        thread encodes."""
         if not self._encode_lock.acquire(blocking=wait):
             return False
         try:
-            with self._lock:
-                taken = list(self._buffer)
-                self._buffer.clear()
-            if not taken:
-                return False
-            rows = self._rows(taken)
-            with self._lock:
-                start = False
-                if self.alive:
-                    self._encoded.extend(rows)
-                    start = not self._flushing
-                    self._flushing = True
-                else:  # stopped meanwhile (stop() counted what it found)
-                    self.dropped += len(rows)
+            return self._encode_held()
         finally:
             self._encode_lock.release()
+
+    def _encode_held(self) -> bool:
+        """:meth:`_encode` with the encode lock held. Rows left with no writer running
+        get one (the service's)."""
+        with self._lock:
+            taken = list(self._buffer)
+            self._buffer.clear()
+        if not taken:
+            return False
+        rows = self._rows(taken)
+        with self._lock:
+            start = False
+            if self.alive:
+                self._encoded.extend(rows)
+                start = not self._flushing
+                self._flushing = True
+            else:  # stopped meanwhile (stop() counted what it found)
+                self.dropped += len(rows)
         if start:
             self._service.submit(self._flush_task)
         return True
 
-    def _write_encoded(self, once: bool) -> None:
-        """Write the rows waiting (the write lock held); with ``once`` those there at
-        the first look, else until none are left."""
-        while self.alive:
-            with self._lock:
-                rows, self._encoded = self._encoded, []
-            if not rows:
-                return
+    def _write_encoded(self) -> None:
+        """Write the rows waiting (the write lock held)."""
+        if not self.alive:
+            return
+        with self._lock:
+            rows, self._encoded = self._encoded, []
+        if rows:
             self._write(rows)
-            if once:
-                return
 
     def _write(self, rows: list[HistoryRow]) -> None:
         """Write ``rows`` (the write lock held) and count them; a failure counts them

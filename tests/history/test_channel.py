@@ -7,6 +7,7 @@ tests/history/test_query.py, here end to end through the store).
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any
 
@@ -325,6 +326,81 @@ def test_a_full_buffer_is_written_by_the_supply_call(factory: EventChannelFactor
     assert most_encoded <= 6 + 4  # the bound, plus one buffer
     assert retention.written > 0  # written by the supply calls, no writer running
     assert numbers(channel.query(order="ascending")) == list(range(30))
+
+
+class CountingLock:
+    """A lock that counts the threads that had to wait for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.waiting = 0
+        self.changed = threading.Condition()
+
+    def acquire(self, blocking: bool = True) -> bool:
+        if self._lock.acquire(blocking=False):
+            return True
+        if not blocking:
+            return False
+        with self.changed:
+            self.waiting += 1
+            self.changed.notify_all()
+        return self._lock.acquire()
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def test_the_encoded_rows_stay_bounded_however_many_suppliers(
+        factory: EventChannelFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a write held up, every supply call at the bound waits for it before it
+    encodes more: the rows waiting stay under MAX_ENCODED plus one buffer whatever the
+    number of supplier threads (found by review: each thread encoded one more buffer
+    before it looked), and nothing is lost."""
+    from cosnotify.channel import retention as module
+
+    monkeypatch.setattr(module, "MAX_BUFFERED", 3)
+    monkeypatch.setattr(module, "MAX_ENCODED", 6)
+    channel, _ = factory.create_channel([], retain(count=10_000))
+    retention = channel._retention
+    monkeypatch.setattr(retention._service, "submit", lambda task, lane=None: None)
+    write_lock = retention._write_lock = CountingLock()
+    writing, release = threading.Event(), threading.Event()
+    real = retention._store.add_history
+
+    def held_add(path: str, rows: list[Any]) -> list[int]:
+        writing.set()
+        assert release.wait(10)
+        return real(path, rows)
+
+    monkeypatch.setattr(retention._store, "add_history", held_add)
+    numbers_of = iter(range(1_000))
+
+    def supply() -> None:
+        push = supplier(channel)
+        for n in itertools.islice(numbers_of, 40):
+            push.push_structured_events([event("a", "b", n)])
+
+    threads = [threading.Thread(target=supply, daemon=True) for _ in range(5)]
+    threads[0].start()
+    assert writing.wait(10)  # the first supplier holds the write lock, in the store
+    most = 0
+    for count, thread in enumerate(threads[1:], start=1):
+        thread.start()
+        with write_lock.changed:  # until this one waits for the write too
+            assert write_lock.changed.wait_for(lambda n=count: write_lock.waiting >= n, 10)
+        most = max(most, len(retention._encoded))
+    assert most <= 6 + 4
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    kept = numbers(channel.query(order="ascending", maxResults=1_000))
+    assert sorted(kept) == list(range(200))  # each once (threads interleave)
 
 
 def test_encoding_and_writing_overlap_in_order(factory: EventChannelFactory,
