@@ -51,6 +51,7 @@ from cosnotify.store.sqlite_history import (
     HISTORY_SOURCE_MIGRATION,
     HistoryTable,
 )
+from cosnotify.store.sqlite_rows import execute_rows, statement, statement_sizes
 
 __all__ = ["APPLICATION_ID", "MAX_GROUP", "MIGRATIONS", "MIN_MAX_BYTES", "PENDING_SQL",
            "WAL_SIZE_LIMIT", "SQLiteStore"]
@@ -165,6 +166,20 @@ class _Op:
     result: Any = _UNSET
     error: BaseException | None = None
     done: bool = False
+
+
+def _release(conn: sqlite3.Connection, consumer: str, ids: list[int]) -> None:
+    """``consumer``'s copies of ``ids`` deleted, then the events no copy is left of; a
+    few statements of many ids each (cosnotify/store/sqlite_rows.py)."""
+    at = 0
+    for size in statement_sizes(len(ids), 2):  # one more parameter: the consumer
+        chunk = ids[at:at + size]
+        at += size
+        conn.execute(statement("DELETE FROM pending WHERE consumer = ? AND event_id IN (",
+                               "?", size, ")"), [consumer, *chunk])
+        conn.execute(statement("DELETE FROM events WHERE id IN (", "?", size,
+                               ") AND NOT EXISTS (SELECT 1 FROM pending"
+                               " WHERE event_id = events.id)"), chunk)
 
 
 class SQLiteStore(HistoryTable):
@@ -543,11 +558,11 @@ class SQLiteStore(HistoryTable):
 
         def add(conn: sqlite3.Connection, txn: _Txn) -> list[int]:
             if released:
-                conn.executemany("DELETE FROM pending WHERE consumer = ? AND event_id = ?",
-                                 released)
-                conn.executemany("DELETE FROM events WHERE id = ? AND NOT EXISTS"
-                                 " (SELECT 1 FROM pending WHERE event_id = ?)",
-                                 [(event_id, event_id) for _, event_id in released])
+                by_consumer: dict[str, list[int]] = {}
+                for consumer, event_id in released:
+                    by_consumer.setdefault(consumer, []).append(event_id)
+                for consumer, ids in by_consumer.items():
+                    _release(conn, consumer, ids)
             first = txn.take_ids(conn, len(rows))
             kept, copies = [], []
             for event_id, (data, names) in enumerate(rows, first):
@@ -556,10 +571,10 @@ class SQLiteStore(HistoryTable):
                     copies += [(name, event_id) for name in names]
             if len(copies) > len(kept):
                 copies.sort()  # one consumer's rows together: fewer pages touched
-            if kept:
-                conn.executemany("INSERT INTO events (id, data) VALUES (?, ?)", kept)
-                conn.executemany("INSERT INTO pending (consumer, event_id) VALUES (?, ?)",
-                                 copies)
+            if kept:  # many rows a statement (cosnotify/store/sqlite_rows.py)
+                execute_rows(conn, "INSERT INTO events (id, data) VALUES ", "(?, ?)", kept)
+                execute_rows(conn, "INSERT INTO pending (consumer, event_id) VALUES ", "(?, ?)",
+                             copies)
             if counters:
                 conn.executemany("INSERT INTO counters (name, next) VALUES (?, ?) ON CONFLICT"
                                  " (name) DO UPDATE SET next = max(next, excluded.next)",
@@ -576,11 +591,7 @@ class SQLiteStore(HistoryTable):
             return
 
         def release(conn: sqlite3.Connection, txn: _Txn) -> None:
-            conn.executemany("DELETE FROM pending WHERE consumer = ? AND event_id = ?",
-                             [(consumer, event_id) for event_id in ids])
-            conn.executemany("DELETE FROM events WHERE id = ? AND NOT EXISTS"
-                             " (SELECT 1 FROM pending WHERE event_id = ?)",
-                             [(event_id, event_id) for event_id in ids])
+            _release(conn, consumer, ids)
 
         self._submit(release, sync=False, doing="release")
 

@@ -15,8 +15,6 @@ read from the arrival index until enough are found.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +27,7 @@ from cosnotify.store.history import (
     prefix_range,
     type_key,
 )
+from cosnotify.store.sqlite_rows import statement, statement_sizes
 
 __all__ = ["HISTORY_MIGRATION", "HISTORY_SOURCE_INDEX_BACK", "HISTORY_SOURCE_MIGRATION",
            "HistoryTable"]
@@ -62,36 +61,9 @@ HISTORY_SOURCE_INDEX_BACK: tuple[str, ...] = (
 
 _COLUMNS = "id, arrival, session, type, source, data"
 
-#: Rows per INSERT statement (8 parameters each, within the library's limit on
-#: parameters: 32,766 by default since SQLite 3.32, 999 before). One statement for
-#: many rows, not ``executemany``: Python's
-#: sqlite3 lets go of the GIL around every statement it steps, and a writer that
-#: lets go of it once per row waits for it again once per row -- up to the
-#: interpreter's switch interval (5 ms) each time while a supplier's thread runs
-#: (docs/performance.md, "History").
-def _rows_per_insert() -> int:
-    with contextlib.closing(sqlite3.connect(":memory:")) as conn:
-        return max(1, min(1024, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 8))
-
-
-INSERT_ROWS = _rows_per_insert()
-
-
-def statement_sizes(count: int) -> list[int]:
-    """How many rows each INSERT of a write of ``count`` rows takes: INSERT_ROWS while
-    that many are left, then the powers of two of the rest. So a connection prepares
-    at most a dozen sizes: SQLite's prepared statement of a thousand rows is most of a
-    MiB, and Python keeps 128 a connection (a size per length: 100 MiB)."""
-    sizes = [INSERT_ROWS] * (count // INSERT_ROWS)
-    rest = count % INSERT_ROWS
-    sizes += [1 << bit for bit in range(rest.bit_length() - 1, -1, -1) if rest >> bit & 1]
-    return sizes
-
-
-@functools.lru_cache(maxsize=64)
-def _insert_sql(rows: int) -> str:
-    return ("INSERT INTO history (channel, arrival, session, type, source, expires, size,"
-            " data) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * rows))
+#: One row of the history's INSERT (cosnotify/store/sqlite_rows.py: many a statement).
+_INSERT = (("INSERT INTO history (channel, arrival, session, type, source, expires,"
+            " size, data) VALUES "), "(?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 class HistoryTable:
@@ -106,12 +78,12 @@ class HistoryTable:
             return []
         statements = []
         at = 0
-        for size in statement_sizes(len(rows)):
+        for size in statement_sizes(len(rows), 8):
             params: list[Any] = []
             for row in rows[at:at + size]:
                 params += (channel, row.arrival, row.session, type_key(row.type), row.source,
                            row.expires, len(row.data), row.data)
-            statements.append((_insert_sql(size), params))
+            statements.append((statement(*_INSERT, size), params))
             at += size
 
         def add(conn: sqlite3.Connection, txn: Any) -> list[int]:

@@ -58,11 +58,11 @@ def test_rows_come_back_as_they_were(store: Store) -> None:
 
 
 def test_a_write_longer_than_one_statement(store: Store) -> None:
-    """SQLite inserts up to INSERT_ROWS rows a statement: a write of more is several
+    """SQLite inserts up to max_rows(8) rows a statement: a write of more is several
     statements in one transaction, with every row's id, in order, each row its own."""
-    from cosnotify.store.sqlite_history import INSERT_ROWS
+    from cosnotify.store.sqlite_rows import max_rows
 
-    count = 2 * INSERT_ROWS + 7
+    count = 2 * max_rows(8) + 7
     ids = store.add_history("ch/0", [row(n, data=n.to_bytes(2, "big")) for n in range(count)])
     assert len(ids) == count and ids == sorted(ids) and len(set(ids)) == count
     back = store.read_history("ch/0", HistoryScan(ascending=True), limit=count + 1)
@@ -72,18 +72,20 @@ def test_a_write_longer_than_one_statement(store: Store) -> None:
 
 
 def test_a_write_prepares_few_statement_sizes() -> None:
-    """Each INSERT is INSERT_ROWS rows or a power of two: whatever the lengths written,
-    a connection prepares a dozen statements, not one per length (each of a thousand
-    rows is most of a MiB)."""
-    from cosnotify.store.sqlite_history import INSERT_ROWS, statement_sizes
+    """Each statement takes max_rows rows or a power of two: whatever the lengths
+    written, a connection prepares a dozen statements, not one per length (each of a
+    thousand rows is most of a MiB)."""
+    from cosnotify.store.sqlite_rows import max_rows, statement_sizes
 
-    seen = set()
-    for count in range(3 * INSERT_ROWS):
-        sizes = statement_sizes(count)
-        assert sum(sizes) == count
-        assert all(size == INSERT_ROWS or size & (size - 1) == 0 for size in sizes)
-        seen.update(sizes)
-    assert len(seen) <= INSERT_ROWS.bit_length()
+    for width in (1, 2, 8):
+        most = max_rows(width)
+        seen = set()
+        for count in range(3 * most):
+            sizes = statement_sizes(count, width)
+            assert sum(sizes) == count
+            assert all(size == most or size & (size - 1) == 0 for size in sizes)
+            seen.update(sizes)
+        assert len(seen) <= most.bit_length() + 1
 
 
 def test_ranges_order_and_pages(store: Store) -> None:
