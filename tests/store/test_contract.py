@@ -174,6 +174,20 @@ class TestEvents:
         assert store.consumers() == []
         assert store.pending_count("b") == 0
 
+    def test_writes_and_releases_of_thousands(self, store: Store) -> None:
+        """More rows than one SQLite statement takes (store/sqlite_rows.py): every
+        event, copy and release lands, for each consumer, as with a few."""
+        ids = store.add_events([(b"%d" % n, ["a", "b"] if n % 3 else ["a"])
+                                for n in range(3000)])
+        assert len(ids) == 3000 and ids == sorted(ids)
+        assert (store.pending_count("a"), store.pending_count("b")) == (3000, 2000)
+        store.release("a", ids[:2500] + ids[:10])  # a repeated id too
+        store.add_events([], None, {"a": ids[2500:2600], "b": ids[:1500]})
+        assert ids_of(everything(store, "a")) == ids[2600:]
+        assert ids_of(everything(store, "b")) == [i for n, i in enumerate(ids)
+                                                  if n % 3 and n >= 1500]
+        assert [e.data for e in everything(store, "a")[:2]] == [b"2600", b"2601"]
+
     def test_ids_are_not_reused_after_release(self, store: Store) -> None:
         """Once every event is released, new events still get higher ids."""
         ids = store.add_events([(b"x", ["c"]) for _ in range(3)])
