@@ -17,9 +17,11 @@ it and none past the bounds.
 Encoding and writing are two stages, each one thread at a time and in
 order (the encode lock, then the write lock): encoding holds the GIL, most
 of a write does not (SQLite runs without it), so one thread's encoding
-overlaps another's write. Past :data:`MAX_BUFFERED` events waiting, a supply
-call encodes the buffer itself before adding to it, and past
-:data:`MAX_ENCODED` rows waiting it writes them too: flow control, so a
+overlaps another's write; the service's writer writes a round at a time
+and comes back as a new task, so a query waiting for the write lock is not
+kept waiting by a steady supply. Past :data:`MAX_BUFFERED` events waiting,
+a supply call encodes the buffer itself before adding to it, and with
+:data:`MAX_ENCODED` rows waiting it writes them first: flow control, so a
 supplier goes at the pace the store keeps and memory stays bounded (never
 on a worker the writer needs, so it cannot wait for itself). Events that
 cannot be encoded and rows a failed write loses are dropped and counted
