@@ -43,7 +43,8 @@ from typing import Any
 from cosnotify.channel import codec
 from cosnotify.store.history import HistoryRow
 
-__all__ = ["MAX_BUFFERED", "MAX_ENCODED", "TRIM_EVERY", "Bounds", "Retention"]
+__all__ = ["LINGER", "LINGER_EVENTS", "MAX_BUFFERED", "MAX_ENCODED", "TRIM_EVERY", "Bounds",
+           "Retention"]
 
 log = logging.getLogger("cosnotify.channel")
 
@@ -55,6 +56,11 @@ MAX_BUFFERED = 10_000
 MAX_ENCODED = 2 * MAX_BUFFERED
 #: Seconds between two trims of a channel's history.
 TRIM_EVERY = 1.0
+#: A write of fewer events than LINGER_EVENTS waits LINGER seconds for more to
+#: share its transaction (group commit's linger: one-event supply calls cost a
+#: transaction each otherwise, and each of its statements a wait for the GIL).
+LINGER = 0.002
+LINGER_EVENTS = 100
 
 
 class Bounds:
@@ -131,10 +137,18 @@ class Retention:
                 self._buffer.extend(zip(events, itertools.repeat(session)))
                 start = not self._flushing
                 self._flushing = True
+                linger = len(self._buffer) < LINGER_EVENTS
         if not accepting:
             self._late(events, late_write)
+        elif start and linger:  # a few events: more may come to share the transaction
+            self._service.clock.call_later(LINGER, self._linger_over)
         elif start:
             self._service.submit(self._flush_task)
+
+    def _linger_over(self) -> None:
+        """LINGER after a few events came: the writer's turn (a closed service queues
+        nothing: its stop writes what is kept)."""
+        self._service.submit(self._flush_task)
 
     def _late(self, events: list[Any], write: bool) -> None:
         """Events of a supply call that got this writer before it stopped."""

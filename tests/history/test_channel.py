@@ -20,6 +20,7 @@ import TimeBase
 
 from cosnotify.channel.clock import ManualClock, seconds_to_timet
 from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.channel.retention import LINGER, LINGER_EVENTS
 from cosnotify.history.query import EventId, Order, OrderBy
 
 
@@ -403,7 +404,39 @@ def test_the_encoded_rows_stay_bounded_however_many_suppliers(
     assert sorted(kept) == list(range(200))  # each once (threads interleave)
 
 
+def test_a_few_events_linger_for_more_to_share_their_write(
+        factory: EventChannelFactory, clock: ManualClock,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Group commit's linger: a supply call of one event waits LINGER for others, and
+    one write takes them all; LINGER_EVENTS or more are written at once."""
+    channel, _ = factory.create_channel([], retain(count=10_000))
+    retention = channel._retention
+    writes: list[int] = []
+    wrote = threading.Event()
+    real = retention._store.add_history
+
+    def counted_add(path: str, rows: list[Any]) -> list[int]:
+        writes.append(len(rows))
+        wrote.set()
+        return real(path, rows)
+
+    monkeypatch.setattr(retention._store, "add_history", counted_add)
+    push = supplier(channel)
+    push.push_structured_events([event("a", "b", 0)])
+    push.push_structured_events([event("a", "b", 1)])
+    assert writes == []  # lingering
+    clock.advance(LINGER)
+    assert wrote.wait(10)
+    assert writes == [2]  # both in one write
+    wrote.clear()
+    push.push_structured_events([event("a", "b", n) for n in range(2, 2 + LINGER_EVENTS)])
+    assert wrote.wait(10)  # no clock moved: a full write goes at once
+    assert writes == [2, LINGER_EVENTS]
+    assert numbers(channel.query(order="ascending")) == list(range(2 + LINGER_EVENTS))
+
+
 def test_encoding_and_writing_overlap_in_order(factory: EventChannelFactory,
+                                               clock: ManualClock,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A supply call encodes while the writer writes (the two stages): the rows reach
     the store in the order their events came, and none twice."""
@@ -420,6 +453,7 @@ def test_encoding_and_writing_overlap_in_order(factory: EventChannelFactory,
     monkeypatch.setattr(retention._store, "add_history", slow_add)
     push = supplier(channel)
     push.push_structured_events([event("a", "b", 0)])
+    clock.advance(LINGER)  # one event: its write lingers for more
     assert writing.wait(10)  # the service's writer is in the store
     push.push_structured_events([event("a", "b", n) for n in range(1, 5)])
     assert retention._encode()  # a supply call's share: encoded while the write waits
