@@ -108,7 +108,7 @@ def test_bounds_trim_the_history(factory: EventChannelFactory, clock: ManualCloc
     push = supplier(channel)
     for n in range(6):
         push.push_structured_events([event("a", "b", n)])
-    clock.advance(2)  # the next write trims
+    clock.advance(2)  # a trim is due: the query writes and trims first
     push.push_structured_events([event("a", "b", 6)])
     assert numbers(channel.query()) == [6, 5, 4]
     channel.set_admin(retain(age=5))
