@@ -11,7 +11,9 @@ in order (the seed's "Actions"):
   message implicitly invalidates previous subscriptions"); a connection with
   subscriptions has a structured proxy push supplier on the channel, whose
   events it matches against them (``?``/``*``, docs/history.md) and sends as
-  MsgNotify, consecutive events of one session in one message;
+  MsgNotify, consecutive events of one session delivered together in one
+  message (never two sessions in one: one session's events delivered apart
+  may take two);
 - MsgRegisterReq: one session, one timestamp -- the events' arrival in the
   channel -- for all its events, which enter the channel as one supplier's
   sequence; MsgRegisterRes answers it unless its ``last`` flag is set ("If a
