@@ -329,6 +329,22 @@ def test_a_full_buffer_is_written_by_the_supply_call(factory: EventChannelFactor
     assert numbers(channel.query(order="ascending")) == list(range(30))
 
 
+def hold_writes(retention: Any, monkeypatch: pytest.MonkeyPatch
+                ) -> tuple[threading.Event, threading.Event]:
+    """The writer's store writes held: (set when one is in the store, set to let them
+    go)."""
+    writing, release = threading.Event(), threading.Event()
+    real = retention._store.add_history
+
+    def held_add(path: str, rows: list[Any]) -> list[int]:
+        writing.set()
+        assert release.wait(10)
+        return real(path, rows)
+
+    monkeypatch.setattr(retention._store, "add_history", held_add)
+    return writing, release
+
+
 class CountingLock:
     """A lock that counts the threads that had to wait for it."""
 
@@ -371,15 +387,7 @@ def test_the_encoded_rows_stay_bounded_however_many_suppliers(
     retention = channel._retention
     monkeypatch.setattr(retention._service, "submit", lambda task, lane=None: None)
     write_lock = retention._write_lock = CountingLock()
-    writing, release = threading.Event(), threading.Event()
-    real = retention._store.add_history
-
-    def held_add(path: str, rows: list[Any]) -> list[int]:
-        writing.set()
-        assert release.wait(10)
-        return real(path, rows)
-
-    monkeypatch.setattr(retention._store, "add_history", held_add)
+    writing, release = hold_writes(retention, monkeypatch)
     numbers_of = iter(range(1_000))
 
     def supply() -> None:
@@ -442,15 +450,7 @@ def test_encoding_and_writing_overlap_in_order(factory: EventChannelFactory,
     the store in the order their events came, and none twice."""
     channel, _ = factory.create_channel([], retain(count=10_000))
     retention = channel._retention
-    writing, release = threading.Event(), threading.Event()
-    real = retention._store.add_history
-
-    def slow_add(path: str, rows: list[Any]) -> list[int]:
-        writing.set()
-        assert release.wait(10)
-        return real(path, rows)
-
-    monkeypatch.setattr(retention._store, "add_history", slow_add)
+    writing, release = hold_writes(retention, monkeypatch)
     push = supplier(channel)
     push.push_structured_events([event("a", "b", 0)])
     clock.advance(LINGER)  # one event: its write lingers for more
