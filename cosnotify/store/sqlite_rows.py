@@ -4,9 +4,9 @@ Strategy: Python's ``sqlite3`` lets go of the GIL around every statement it
 steps, and ``executemany`` steps one statement a row. A thread that lets go
 of the GIL waits for it again up to the interpreter's switch interval (5 ms)
 while another thread computes, so a writer of a row at a time, beside a
-supplier's thread, waited once per row (docs/performance.md, "History":
-1,362 us a row through ``executemany`` against a spinning thread, 13 us in
-statements of 1,000 rows). Here a write of many rows is a few statements of
+supplier's thread, waited once per row (docs/performance.md, "History";
+``benchmarks/sqlite_gil_bench.py``: beside a busy thread, 979 us a row through
+``executemany``, 29 us in these statements). Here a write of many rows is a few statements of
 many rows each: an INSERT of ``VALUES (...), (...)``, a DELETE of ``IN (...)``.
 
 A statement takes at most :func:`max_rows` rows (1,024, and within the
