@@ -7,8 +7,10 @@ tests/history/test_query.py, here end to end through the store).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -334,7 +336,7 @@ def hold_writes(retention: Any, monkeypatch: pytest.MonkeyPatch
     """The writer's store writes held: (set when one is in the store, set to let them
     go)."""
     writing, release = threading.Event(), threading.Event()
-    real = retention._store.add_history
+    real: Callable[[str, list[Any]], list[int]] = retention._store.add_history
 
     def held_add(path: str, rows: list[Any]) -> list[int]:
         writing.set()
@@ -395,6 +397,9 @@ def test_the_encoded_rows_stay_bounded_however_many_suppliers(
         for n in itertools.islice(numbers_of, 40):
             push.push_structured_events([event("a", "b", n)])
 
+    def waited(count: int) -> bool:
+        return write_lock.waiting >= count
+
     threads = [threading.Thread(target=supply, daemon=True) for _ in range(5)]
     threads[0].start()
     assert writing.wait(10)  # the first supplier holds the write lock, in the store
@@ -402,7 +407,7 @@ def test_the_encoded_rows_stay_bounded_however_many_suppliers(
     for count, thread in enumerate(threads[1:], start=1):
         thread.start()
         with write_lock.changed:  # until this one waits for the write too
-            assert write_lock.changed.wait_for(lambda n=count: write_lock.waiting >= n, 10)
+            assert write_lock.changed.wait_for(functools.partial(waited, count), 10)
         most = max(most, len(retention._encoded))
     assert most <= 6 + 4
     release.set()
@@ -421,7 +426,7 @@ def test_a_few_events_linger_for_more_to_share_their_write(
     retention = channel._retention
     writes: list[int] = []
     wrote = threading.Event()
-    real = retention._store.add_history
+    real: Callable[[str, list[Any]], list[int]] = retention._store.add_history
 
     def counted_add(path: str, rows: list[Any]) -> list[int]:
         writes.append(len(rows))

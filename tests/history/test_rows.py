@@ -6,7 +6,6 @@ the growing pages of a scan end as a page of PAGE rows did (docs/history.md)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,18 +82,6 @@ def assert_as_the_event_gives(found: list[Any], count: int) -> None:
         again = from_event(retained.event, retained.id, retained.timestamp)
         assert (retained.type, retained.source_timestamp) == (
             again.type, again.source_timestamp), retained.type
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    if request.param == "memory":
-        yield MemoryStore()
-        return
-    from cosnotify.store.sqlite import SQLiteStore
-
-    made = SQLiteStore(tmp_path / "store.db")
-    yield made
-    made.close()
 
 
 class TestRowsAsTheEvent:

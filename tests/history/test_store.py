@@ -9,28 +9,14 @@ table when it is opened.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
-from cosnotify.store import MemoryStore, Store
+from cosnotify.store import Store
 from cosnotify.store.history import HistoryRow, HistoryScan, type_key
 from cosnotify.store.sqlite_history import scan_sql
 
 Opener = Callable[[], Store]
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "memory":
-        yield MemoryStore()
-        return
-    from cosnotify.store.sqlite import SQLiteStore
-
-    made = SQLiteStore(tmp_path / "store.db")
-    yield made
-    made.close()
 
 
 def row(t: float, path: tuple[str, ...] = ("a", "b"), source: float | None = None,
