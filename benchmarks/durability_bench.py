@@ -34,12 +34,15 @@ memory part runs first, while this process holds nothing else.
    supplier pushing ``--events`` events in batches of 1,000. This process's
    RSS (``VmRSS``) is sampled every tenth of the way. A durable proxy keeps at
    most ``durable.WINDOW`` copies in memory; the rest wait on disk.
+4. **In process** (``--parts inproc``, not in the default run):
+   ``benchmarks/durability_inproc.py``, the pure-Python channel without a
+   server, persistent against best effort, side by side.
 
 No timing is asserted. The default run takes about 2 minutes on the
 development VM, ``--quick`` (a smoke run) about 30 seconds. Usage::
 
     .venv/bin/python benchmarks/durability_bench.py [--runs 5] [--quick]
-        [--parts relay,restart,rss] [--events 1000000] [--profile CASE]
+        [--parts relay,restart,rss,inproc] [--events 1000000] [--profile CASE]
 
 ``--profile structured/full`` (any ``shape/reliability`` of part 1) records
 the server with py-spy during one run of that case and prints its hottest
@@ -476,7 +479,7 @@ def rss_part(orb: Any, workdir: pathlib.Path, args: argparse.Namespace) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", default="relay,restart,rss",
-                        help="comma-separated: relay, restart, rss")
+                        help="comma-separated: relay, restart, rss, inproc")
     parser.add_argument("--runs", type=int, default=5, help="relay rounds (after a warm-up)")
     parser.add_argument("--structured-events", type=int, default=5000,
                         help="events per structured relay run")
@@ -521,6 +524,10 @@ def main() -> int:
                 relay_part(orb, workdir, args)
             if "restart" in parts:
                 restart_part(orb, workdir, args)
+            if "inproc" in parts:
+                import durability_inproc  # benchmarks/, beside this script
+
+                durability_inproc.run(orb, runs=args.runs)
         except harness.Unavailable as exc:
             print(f"cannot run: {exc}", file=sys.stderr)
             return 1

@@ -7,7 +7,8 @@ operation (up to ``MAX_GROUP``), runs each in a SAVEPOINT of one
 transaction, commits once and wakes the callers it served, who waited on a
 condition. Concurrent writers so share one commit and one fsync, and one
 caller's failure (``SQLITE_FULL`` half way through its events) is undone
-alone. Reads take the same lock and connection: they see every write that
+alone. An operation that is one statement (the event log's writes,
+sqlite_events.py) runs alone in autocommit, with no BEGIN and COMMIT. Reads take the same lock and connection: they see every write that
 has returned, releases included.
 
 Durability: a group with an operation that must be durable on return (put,
@@ -39,19 +40,20 @@ import os
 import secrets
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any, Self
 
 import attrs
 
-from cosnotify.store.interface import Reason, Record, StoredEvent, StoreError
+from cosnotify.store.interface import Reason, Record, StoreError
+from cosnotify.store.sqlite_events import PENDING_SQL, EventLogTable, install
 from cosnotify.store.sqlite_history import (
     HISTORY_MIGRATION,
     HISTORY_SOURCE_INDEX_BACK,
     HISTORY_SOURCE_MIGRATION,
     HistoryTable,
 )
-from cosnotify.store.sqlite_rows import execute_rows, statement, statement_sizes
+from cosnotify.store.sqlite_rows import blob
 
 __all__ = ["APPLICATION_ID", "MAX_GROUP", "MIGRATIONS", "MIN_MAX_BYTES", "PENDING_SQL",
            "WAL_SIZE_LIMIT", "SQLiteStore"]
@@ -97,11 +99,6 @@ _SQLITE_CANTOPEN = 14
 _EXPLAIN = {Reason.FULL: "the store is full", Reason.DAMAGED: "the file is damaged",
             Reason.READ_ONLY: "the file cannot be written", Reason.IO: "SQLite failed"}
 
-# Page through one consumer's events on the primary key of pending: CROSS JOIN
-# keeps pending the outer loop, so the plan is two index searches, never a scan.
-PENDING_SQL = ("SELECT p.event_id, e.data FROM pending AS p CROSS JOIN events AS e"
-               " ON e.id = p.event_id WHERE p.consumer = ? AND p.event_id > ?"
-               " ORDER BY p.event_id LIMIT ?")
 _UNSET: Any = object()
 
 
@@ -129,6 +126,9 @@ class _Txn:
 
     ids: _Ids
     next_id: int | None = None
+    #: The transaction is one statement in autocommit (_Op.single, alone): the id
+    #: mark is written by that statement (mark()), not by finish().
+    autocommit: bool = False
 
     def take_ids(self, conn: sqlite3.Connection, n: int) -> int:
         if self.next_id is None:
@@ -143,13 +143,23 @@ class _Txn:
         self.next_id += n
         return first
 
+    def mark(self) -> int | None:
+        """In autocommit, the id mark the one statement is to write, if the ids taken
+        passed the stored one (None: none to write)."""
+        return self._reserve() if self.autocommit else None
+
     def finish(self, conn: sqlite3.Connection) -> None:
         """Before COMMIT: reserve the next block if this transaction passed the mark."""
-        if self.next_id is not None and self.next_id > self.ids.stored:
-            reserved = self.next_id + ID_BLOCK
+        reserved = self._reserve()
+        if reserved is not None:
             conn.execute("UPDATE meta SET value = ? WHERE key = 'next_event_id'",
                          (reserved,))
-            self.ids.stored = reserved  # undone by forget() if the COMMIT fails
+
+    def _reserve(self) -> int | None:
+        if self.next_id is None or self.next_id <= self.ids.stored:
+            return None
+        self.ids.stored = self.next_id + ID_BLOCK  # undone by forget() if the write fails
+        return self.ids.stored
 
     def committed(self) -> None:
         if self.next_id is not None:
@@ -163,26 +173,15 @@ class _Op:
     fn: Callable[[sqlite3.Connection, _Txn], Any]
     sync: bool  # must be durable on return
     doing: str  # the method, for messages
+    #: ``fn`` writes in one statement (it may read first), so alone it needs no
+    #: BEGIN and COMMIT of its own (sqlite_events.py).
+    single: bool = False
     result: Any = _UNSET
     error: BaseException | None = None
     done: bool = False
 
 
-def _release(conn: sqlite3.Connection, consumer: str, ids: list[int]) -> None:
-    """``consumer``'s copies of ``ids`` deleted, then the events no copy is left of; a
-    few statements of many ids each (cosnotify/store/sqlite_rows.py)."""
-    at = 0
-    for size in statement_sizes(len(ids), 2):  # one more parameter: the consumer
-        chunk = ids[at:at + size]
-        at += size
-        conn.execute(statement("DELETE FROM pending WHERE consumer = ? AND event_id IN (",
-                               "?", size, ")"), [consumer, *chunk])
-        conn.execute(statement("DELETE FROM events WHERE id IN (", "?", size,
-                               ") AND NOT EXISTS (SELECT 1 FROM pending"
-                               " WHERE event_id = events.id)"), chunk)
-
-
-class SQLiteStore(HistoryTable):
+class SQLiteStore(EventLogTable, HistoryTable):
     """A :class:`~cosnotify.store.interface.Store` in the SQLite file ``path``.
 
     ``max_bytes`` bounds the database file (``PRAGMA max_page_count``; the WAL
@@ -239,6 +238,12 @@ class SQLiteStore(HistoryTable):
         conn = self._connect()
         try:
             self._migrate(conn, creating=False)
+            try:
+                install(conn)
+            except sqlite3.Error as exc:
+                raise self._fail(Reason.IO, f"SQLite {sqlite3.sqlite_version} cannot make the"
+                                            f" event log's statements (they need its JSON"
+                                            f" functions): {exc}") from exc
             if self.max_bytes is not None:
                 page_size = conn.execute("PRAGMA page_size").fetchone()[0]
                 conn.execute(f"PRAGMA max_page_count = {self.max_bytes // page_size}")
@@ -372,9 +377,9 @@ class SQLiteStore(HistoryTable):
                 raise self._closed_error()
 
     def _submit(self, fn: Callable[[sqlite3.Connection, _Txn], Any], *, sync: bool,
-                doing: str) -> Any:
+                doing: str, single: bool = False) -> Any:
         """Queue one write, lead a group commit or wait for one; its result."""
-        op = _Op(fn, sync, doing)
+        op = _Op(fn, sync, doing, single)
         with self._cond:
             if self._closed:
                 raise self._closed_error()
@@ -440,8 +445,10 @@ class SQLiteStore(HistoryTable):
     def _transaction(self, conn: sqlite3.Connection, ops: list[_Op]) -> bool:
         """One try at ``ops``; False if it committed nothing (SQLite undid it, or a lone op
         failed): the caller reruns the ops without an error, if any."""
-        txn = _Txn(self._ids)
         alone = len(ops) == 1  # then the transaction is the op's savepoint
+        if alone and ops[0].single:
+            return self._autocommit(conn, ops[0])
+        txn = _Txn(self._ids)
         conn.execute("BEGIN IMMEDIATE")
         for op in ops:
             if not alone:
@@ -460,6 +467,20 @@ class SQLiteStore(HistoryTable):
                 conn.execute("RELEASE op")
         txn.finish(conn)
         conn.execute("COMMIT")
+        txn.committed()
+        return True
+
+    def _autocommit(self, conn: sqlite3.Connection, op: _Op) -> bool:
+        """``op`` alone, its one statement its transaction (see :meth:`_transaction`)."""
+        txn = _Txn(self._ids, autocommit=True)
+        try:
+            op.result = op.fn(conn, txn)
+        except Exception as exc:  # noqa: BLE001 - handed to the caller that asked
+            op.error = self._error(exc, op.doing) if isinstance(exc, sqlite3.Error) else exc
+            op.result = _UNSET
+            if conn.in_transaction:  # not ours to leave open
+                conn.execute("ROLLBACK")
+            return False
         txn.committed()
         return True
 
@@ -498,7 +519,7 @@ class SQLiteStore(HistoryTable):
         self._submit(_statement(
             "INSERT INTO records (path, kind, data) VALUES (?, ?, ?) ON CONFLICT (path)"
             " DO UPDATE SET kind = excluded.kind, data = excluded.data",
-            (record.path, record.kind, _blob(record.data, "record.data"))),
+            (record.path, record.kind, blob(record.data, "record.data"))),
             sync=True, doing="put")
 
     def delete(self, path: str) -> None:
@@ -533,104 +554,6 @@ class SQLiteStore(HistoryTable):
             "INSERT INTO counters (name, next) VALUES (?, ?) ON CONFLICT (name)"
             " DO UPDATE SET next = max(next, excluded.next)",
             (name, max(0, operator.index(at_least)))), sync=True, doing="raise_value")
-
-    # -- events ------------------------------------------------------------------------------
-    def add_events(self, events: Sequence[tuple[bytes, Sequence[str]]],
-                   marks: Mapping[str, int] | None = None,
-                   releases: Mapping[str, Sequence[int]] | None = None) -> list[int]:
-        counters = [(name, max(0, operator.index(value)))
-                    for name, value in (marks or {}).items()]
-        released = [(consumer, operator.index(event_id))
-                    for consumer, ids in (releases or {}).items() for event_id in ids]
-        rows: list[tuple[bytes, tuple[str, ...]]] = []
-        for at, (data, consumers) in enumerate(events):
-            if isinstance(consumers, (str, bytes)):  # a lone name would be read as letters
-                raise TypeError(f"events[{at}]: consumers must be a sequence of str,"
-                                f" not {consumers!r}")
-            names = tuple(dict.fromkeys(consumers))
-            for name in names:
-                if not isinstance(name, str):
-                    raise TypeError(f"events[{at}]: a consumer must be a str, not {name!r}")
-            rows.append((data if type(data) is bytes else _blob(data, f"events[{at}]"), names))
-        if not rows and not counters and not released:
-            self._check_open()
-            return []
-
-        def add(conn: sqlite3.Connection, txn: _Txn) -> list[int]:
-            if released:
-                by_consumer: dict[str, list[int]] = {}
-                for consumer, event_id in released:
-                    by_consumer.setdefault(consumer, []).append(event_id)
-                for consumer, ids in by_consumer.items():
-                    _release(conn, consumer, ids)
-            first = txn.take_ids(conn, len(rows))
-            kept, copies = [], []
-            for event_id, (data, names) in enumerate(rows, first):
-                if names:
-                    kept.append((event_id, data))
-                    copies += [(name, event_id) for name in names]
-            if len(copies) > len(kept):
-                copies.sort()  # one consumer's rows together: fewer pages touched
-            if kept:  # many rows a statement (cosnotify/store/sqlite_rows.py)
-                execute_rows(conn, "INSERT INTO events (id, data) VALUES ", "(?, ?)", kept)
-                execute_rows(conn, "INSERT INTO pending (consumer, event_id) VALUES ", "(?, ?)",
-                             copies)
-            if counters:
-                conn.executemany("INSERT INTO counters (name, next) VALUES (?, ?) ON CONFLICT"
-                                 " (name) DO UPDATE SET next = max(next, excluded.next)",
-                                 counters)
-            return list(range(first, first + len(rows)))
-
-        ids: list[int] = self._submit(add, sync=True, doing="add_events")
-        return ids
-
-    def release(self, consumer: str, event_ids: Iterable[int]) -> None:
-        ids = [operator.index(event_id) for event_id in event_ids]
-        if not ids:
-            self._check_open()
-            return
-
-        def release(conn: sqlite3.Connection, txn: _Txn) -> None:
-            _release(conn, consumer, ids)
-
-        self._submit(release, sync=False, doing="release")
-
-    def pending(self, consumer: str, after: int = -1, limit: int = 1000) -> list[StoredEvent]:
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, not {limit}")
-        args = (consumer, operator.index(after), operator.index(limit))
-        rows = self._read(lambda conn: conn.execute(PENDING_SQL, args).fetchall(), "pending")
-        return [StoredEvent(event_id, data) for event_id, data in rows]
-
-    def pending_count(self, consumer: str) -> int:
-        row = self._read(lambda conn: conn.execute(
-            "SELECT count(*) FROM pending WHERE consumer = ?", (consumer,)).fetchone(),
-            "pending_count")
-        return int(row[0])
-
-    def drop_consumer(self, consumer: str) -> None:
-        def drop(conn: sqlite3.Connection, txn: _Txn) -> None:
-            conn.execute("DELETE FROM events WHERE id IN (SELECT event_id FROM pending WHERE"
-                         " consumer = ?1) AND NOT EXISTS (SELECT 1 FROM pending AS other"
-                         " WHERE other.event_id = events.id AND other.consumer != ?1)",
-                         (consumer,))
-            conn.execute("DELETE FROM pending WHERE consumer = ?", (consumer,))
-
-        self._submit(drop, sync=False, doing="drop_consumer")
-
-    def consumers(self) -> list[str]:
-        def walk(conn: sqlite3.Connection) -> list[str]:
-            # One index search per consumer, not a scan of every pending row.
-            names: list[str] = []
-            row = conn.execute("SELECT min(consumer) FROM pending").fetchone()
-            while row[0] is not None:
-                names.append(row[0])
-                row = conn.execute("SELECT min(consumer) FROM pending WHERE consumer > ?",
-                                   (row[0],)).fetchone()
-            return names
-
-        names: list[str] = self._read(walk, "consumers")
-        return names
 
     # -- lifecycle ---------------------------------------------------------------------------
     def flush(self) -> None:
@@ -674,12 +597,6 @@ def _statement(sql: str, args: tuple[Any, ...]) -> Callable[[sqlite3.Connection,
         conn.execute(sql, args)
 
     return run
-
-
-def _blob(data: object, what: str) -> bytes:
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"{what}: data must be bytes, not {type(data).__name__}")
-    return bytes(data)
 
 
 def _fsync(path: str) -> None:

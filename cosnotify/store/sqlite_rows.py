@@ -1,4 +1,4 @@
-"""Many rows in few SQLite statements (cosnotify/store/sqlite.py, sqlite_history.py).
+"""Many rows in few SQLite statements (cosnotify/store/sqlite_history.py), and BLOB checks.
 
 Strategy: Python's ``sqlite3`` lets go of the GIL around every statement it
 steps, and ``executemany`` steps one statement a row. A thread that lets go
@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["MAX_ROWS", "execute_rows", "max_rows", "statement", "statement_sizes"]
+__all__ = ["MAX_ROWS", "blob", "execute_rows", "max_rows", "statement", "statement_sizes"]
 
 #: Rows a statement takes at most, whatever the width of a row.
 MAX_ROWS = 1024
@@ -72,3 +72,10 @@ def execute_rows(conn: sqlite3.Connection, head: str, row: str,
         last = conn.execute(statement(head, row, size, tail), params).lastrowid
         at += size
     return last
+
+
+def blob(data: object, what: str) -> bytes:
+    """``data`` as the ``bytes`` of a BLOB; TypeError naming ``what`` if it is not bytes."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{what}: data must be bytes, not {type(data).__name__}")
+    return bytes(data)

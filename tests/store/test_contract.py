@@ -126,6 +126,15 @@ class TestEvents:
         assert store.consumers() == ["c"]
         assert everything(store, "c") == [StoredEvent(ids[1], b"kept")]
 
+    def test_empty_and_binary_events_come_back_byte_for_byte(self, store: Store) -> None:
+        """Event bytes are opaque: empty, NULs and every byte value come back as written,
+        in one batch and alone."""
+        payloads = [b"", b"\x00", bytes(range(256)), b"", b"tail"]
+        ids = store.add_events([(data, ["c"]) for data in payloads])
+        ids += store.add_events([(b"", ["c"])])
+        assert everything(store, "c") == [StoredEvent(i, data)
+                                          for i, data in zip(ids, [*payloads, b""], strict=True)]
+
     def test_marks_and_releases_share_the_events_commit(self, store: Store) -> None:
         """add_events(..., marks, releases): counters raised and ids released with it."""
         first = store.add_events([(b"1", ["a"]), (b"2", ["a"])])

@@ -242,6 +242,72 @@ class TestGroupCommit:
             assert [r.path for r in store.records()] == ["a", "b"]
 
 
+class TestOneStatementWrites:
+    """A lone write of the event log is one statement, its own transaction
+    (cosnotify/store/sqlite_events.py): each statement is a wait for the GIL."""
+
+    @staticmethod
+    def statements(store: SQLiteStore) -> list[str]:
+        """The first word of each statement ``store`` runs from now on."""
+        seen: list[str] = []
+
+        class Counting:
+            def __init__(self, conn: sqlite3.Connection) -> None:
+                self.conn = conn
+
+            def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+                seen.append(sql.split()[0])
+                return self.conn.execute(sql, *args)
+
+            def __getattr__(self, name: str) -> object:
+                return getattr(self.conn, name)
+
+        assert store._conn is not None
+        store._conn = Counting(store._conn)  # type: ignore[assignment]
+        return seen
+
+    def test_a_push_with_releases_and_marks_is_one_statement(self, path: Path) -> None:
+        with SQLiteStore(path) as store:
+            first = store.add_events([(b"1", ["a", "b"]), (b"2", ["a"])])
+            seen = self.statements(store)
+            more = store.add_events([(b"3", ["a"])], {"m": 4}, {"a": first, "b": first[:1]})
+            store.release("a", more)
+            # A release alone commits at NORMAL: a PRAGMA when the level changes.
+            assert [word for word in seen if word != "PRAGMA"] == ["INSERT", "INSERT"]
+            assert store.consumers() == []
+            assert store.peek_value("m") == 4
+            assert event_rows(path) == []
+
+    def test_ids_stay_unique_across_reopen_past_an_id_block(self, path: Path) -> None:
+        """Lone writes store the id mark in their own statement: after a reopen no id
+        is given twice, however many blocks were crossed."""
+        block = sqlite_module.ID_BLOCK
+        given: list[int] = []
+        with SQLiteStore(path) as store:
+            for start in range(0, 2 * block + 10, 500):
+                given += store.add_events([(b"x", ["c"])] * min(500, 2 * block + 10 - start))
+            store.release("c", given)
+        with sqlite3.connect(path) as conn:
+            (mark,) = conn.execute("SELECT value FROM meta WHERE key = 'next_event_id'").fetchone()
+        assert mark > max(given)
+        with SQLiteStore(path) as store:
+            assert store.add_events([(b"y", ["c"])])[0] > max(given)
+
+    def test_a_lone_write_that_fails_leaves_nothing(self, path: Path) -> None:
+        """FULL in the middle of a lone write's one statement: none of it stays, not the
+        releases that rode with it, and the next write works."""
+        with SQLiteStore(path, max_bytes=256 * 1024) as store:
+            kept = store.add_events([(b"k", ["a"])])
+            with pytest.raises(StoreError) as caught:
+                store.add_events([(b"x" * 400 * 1024, ["a"])], {"m": 1}, {"a": kept})
+            assert caught.value.reason is Reason.FULL
+            assert [e.id for e in store.pending("a")] == kept
+            assert store.peek_value("m") == 0
+            after = store.add_events([(b"small", ["a"])])
+            assert after[0] > kept[0]
+            assert [e.id for e in store.pending("a")] == kept + after
+
+
 class TestSchema:
     def test_a_new_store_is_marked_and_versioned(self, path: Path) -> None:
         """A new file carries cosnotify's application id, the schema version and WAL mode."""
