@@ -144,9 +144,17 @@ class EventLog:
         except BaseException:
             self._not_admitted(items, admitting=False)
             raise
-        for (_, staged), (_, paths) in zip(items, rows, strict=True):
-            for (proxy, _), path in zip(staged, paths, strict=True):
-                proxy._admitting(path)
+        # Each proxy's copies, in id order: one call per proxy, not one per copy.
+        copies: dict[Any, tuple[str, list[tuple[int, Entry]]]] = {}
+        for at, ((_, staged), (_, paths)) in enumerate(zip(items, rows, strict=True)):
+            for (proxy, entry), path in zip(staged, paths, strict=True):
+                held = copies.get(proxy)
+                if held is None:
+                    copies[proxy] = (path, [(at, entry)])
+                else:
+                    held[1].append((at, entry))
+        for proxy, (path, entries) in copies.items():
+            proxy._admitting(path, len(entries))
         releases = self._take_deferred()  # deliveries since: in the same commit
         try:
             with store_failures():
@@ -158,13 +166,18 @@ class EventLog:
             raise
         finally:
             self._settled(releases)
-        for (event, staged), (_, paths), event_id in zip(items, rows, ids, strict=True):
+        for event, _ in items:
             event.mark = None
-            for (proxy, entry), path in zip(staged, paths, strict=True):
+        for proxy, (path, entries) in copies.items():
+            admitted = []
+            for at, entry in entries:
+                event_id = ids[at]
                 entry.stored = event_id
                 entry.seq = event_id - _READ_BACK  # as it will be if read back
-                if not proxy._admit_stored(entry, path, event.arrival):
-                    self.release_ids(path, [event_id])
+                admitted.append(entry)
+            refused = proxy._admit_stored(admitted, path)
+            if refused:
+                self.release_ids(path, refused)
 
     def _not_admitted(self, items: list[tuple[Any, list[tuple[Any, Entry]]]],
                       admitting: bool = True) -> None:

@@ -172,53 +172,62 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             path = self._store_path = str(Topology.path(self))
         return path
 
-    def _admit_stored(self, entry: Entry, path: str, now: float) -> bool:
-        """Queue a stored copy, or leave it on disk if the memory window is full.
-        False if this proxy can no longer take it (the caller releases it)."""
+    def _admit_stored(self, entries: list[Entry], path: str) -> list[int]:
+        """Queue stored copies (this proxy's of one supply call, in id order), or
+        leave them on disk once the memory window is full; the store ids of those
+        this proxy can no longer take (the caller releases them)."""
         window = self._window()
         account = self._channel._account
+        refused: list[int] = []
+        unheld: list[Entry] = []  # counted against MaxQueueLength, not queued now
+        queue_now: list[Entry] = []
+        on_disk = False
         with self._lock:
             durable = self._queue.durable
             if durable is None:
                 durable = self._queue.durable = DurableQueue(path)
             else:
-                durable.admitting -= 1
+                durable.admitting -= len(entries)
             if not self._connected or self._destroyed:
                 if account.limit:
-                    account.release([entry])
-                return False
-            if account.limit and entry.event.refs <= 0:
-                return False  # MaxQueueLength discarded it while it was being stored
-            if durable.first_live is None or entry.stored < durable.first_live:
-                durable.first_live = entry.stored
-            if entry.stored in durable.resident:
-                on_disk, queued = False, True  # a refill read it back already
-            elif durable.spilled or durable.in_window() >= window:
-                durable.spilled = True
-                durable.generation += 1
-                if entry.stored <= durable.cursor:  # a refill has read past it: go back
-                    durable.cursor = entry.stored - 1
-                on_disk, queued = True, False
-            else:
-                durable.resident.add(entry.stored)
-                on_disk = queued = False
-        if on_disk or queued:
-            if account.limit:
-                account.release([entry])  # on disk only, or already queued: not this copy
-            if on_disk:
-                self._kick()
-        else:
-            self._enqueue(entry, now, held=bool(account.limit))
-        return True
+                    account.release(entries)
+                return [entry.stored for entry in entries]
+            for entry in entries:
+                stored = entry.stored
+                if account.limit and entry.event.refs <= 0:
+                    refused.append(stored)  # MaxQueueLength discarded it while being stored
+                    continue
+                if durable.first_live is None or stored < durable.first_live:
+                    durable.first_live = stored
+                if stored in durable.resident:
+                    unheld.append(entry)  # a refill read it back already: queued
+                elif durable.spilled or durable.in_window() >= window:
+                    durable.spilled = True
+                    durable.generation += 1
+                    if stored <= durable.cursor:  # a refill has read past it: go back
+                        durable.cursor = stored - 1
+                    unheld.append(entry)  # on disk only
+                    on_disk = True
+                else:
+                    durable.resident.add(stored)
+                    queue_now.append(entry)
+        if unheld and account.limit:
+            account.release(unheld)  # on disk only, or already queued: not these copies
+        if on_disk:
+            self._kick()
+        held = bool(account.limit)
+        for entry in queue_now:
+            self._enqueue(entry, entry.event.arrival, held=held)
+        return refused
 
-    def _admitting(self, path: str) -> None:
-        """A copy for this proxy is about to be stored: a refill must not take the
-        proxy off the disk until it has been admitted (durable.py)."""
+    def _admitting(self, path: str, count: int) -> None:
+        """``count`` copies for this proxy are about to be stored: a refill must not take
+        the proxy off the disk until they have been admitted (durable.py)."""
         with self._lock:
             durable = self._queue.durable
             if durable is None:
                 durable = self._queue.durable = DurableQueue(path)
-            durable.admitting += 1
+            durable.admitting += count
 
     def _window(self) -> int:
         """Stored copies kept in memory at most: the log's window, or a whole batch."""
