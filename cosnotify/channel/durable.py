@@ -134,9 +134,19 @@ class EventLog:
         """
         rows: list[tuple[bytes, list[str]]] = []
         marks: dict[str, int] = {}
+        # Each proxy's copies, in id order: one call per proxy, not one per copy.
+        copies: dict[Any, tuple[str, list[tuple[int, Entry]]]] = {}
         try:
-            for event, staged in items:
-                paths = [proxy._durable_path() for proxy, _ in staged]
+            for at, (event, staged) in enumerate(items):
+                paths = []
+                for proxy, entry in staged:
+                    path = proxy._durable_path()
+                    paths.append(path)
+                    held = copies.get(proxy)
+                    if held is None:
+                        copies[proxy] = (path, [(at, entry)])
+                    else:
+                        held[1].append((at, entry))
                 rows.append((codec.encode_event(event), paths))
                 if event.mark is not None:
                     name, value = event.mark
@@ -144,15 +154,6 @@ class EventLog:
         except BaseException:
             self._not_admitted(items, admitting=False)
             raise
-        # Each proxy's copies, in id order: one call per proxy, not one per copy.
-        copies: dict[Any, tuple[str, list[tuple[int, Entry]]]] = {}
-        for at, ((_, staged), (_, paths)) in enumerate(zip(items, rows, strict=True)):
-            for (proxy, entry), path in zip(staged, paths, strict=True):
-                held = copies.get(proxy)
-                if held is None:
-                    copies[proxy] = (path, [(at, entry)])
-                else:
-                    held[1].append((at, entry))
         for proxy, (path, entries) in copies.items():
             proxy._admitting(path, len(entries))
         releases = self._take_deferred()  # deliveries since: in the same commit

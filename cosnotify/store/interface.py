@@ -112,6 +112,8 @@ class Store(Protocol):
         ``marks`` raises counters (as :meth:`raise_value`) in the same commit:
         either the events and the marks are stored, or neither. ``releases``
         (consumer -> ids, as :meth:`release`) are written in the same commit too.
+        Consumer and counter names are str; a store may refuse one holding NUL
+        (ValueError; SQLiteStore does), as channels never make one.
         """
 
     def release(self, consumer: str, event_ids: Iterable[int]) -> None:

@@ -129,6 +129,8 @@ class _Txn:
     #: The transaction is one statement in autocommit (_Op.single, alone): the id
     #: mark is written by that statement (mark()), not by finish().
     autocommit: bool = False
+    #: The id mark this transaction writes (the stored one once it commits).
+    reserved: int | None = None
 
     def take_ids(self, conn: sqlite3.Connection, n: int) -> int:
         if self.next_id is None:
@@ -158,12 +160,17 @@ class _Txn:
     def _reserve(self) -> int | None:
         if self.next_id is None or self.next_id <= self.ids.stored:
             return None
-        self.ids.stored = self.next_id + ID_BLOCK  # undone by forget() if the write fails
-        return self.ids.stored
+        self.reserved = self.next_id + ID_BLOCK
+        return self.reserved
 
     def committed(self) -> None:
+        """The transaction committed: its ids are used, its mark is stored. (Until
+        then nothing of it is remembered: a write that fails or is interrupted
+        leaves the connection's idea of the stored mark as the file has it.)"""
         if self.next_id is not None:
             self.ids.next_id = self.next_id
+        if self.reserved is not None:
+            self.ids.stored = self.reserved
 
 
 @attrs.define(eq=False)

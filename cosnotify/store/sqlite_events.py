@@ -11,9 +11,12 @@ the released copies deleted with the events no copy is left of, the new
 events and their copies inserted, the counters raised, the id mark stored.
 A write alone runs in autocommit, so that one statement is its transaction.
 
-The rows travel as JSON (``json_each``): copies as ``{consumer: [event ids]}``,
-counters as ``{name: value}``, and the events' bytes as one blob with
-``[id, start, length]`` spans (``substr`` of a BLOB counts bytes, from 1).
+The rows travel as JSON (``json_each``): counters as ``{name: value}``,
+released copies as ``{consumer: [event ids]}``, new copies as ``{consumer:
+[positions]}``, and the new events' bytes as one blob with ``[position,
+start, length]`` spans (``substr`` of a BLOB counts bytes, from 1). A new
+event's id is the write's first id (taken in the transaction, ``first``) plus
+its position, so all of it is built before the store's lock is taken.
 TEMP objects belong to the connection, not the file: the schema is the same,
 and there is nothing to migrate.
 """
@@ -41,7 +44,7 @@ _COPIES = "SELECT c.key, i.value FROM json_each({0}) AS c, json_each(c.value) AS
 
 _INSTALL = (
     ("CREATE TEMP VIEW IF NOT EXISTS event_writes (releases, data, spans, copies, counters,"
-     " mark) AS SELECT NULL, NULL, NULL, NULL, NULL, NULL WHERE 0"),
+     " mark, first) AS SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE 0"),
     ("CREATE TEMP TRIGGER IF NOT EXISTS event_writes_insert INSTEAD OF INSERT ON event_writes"
      " BEGIN"
      f" DELETE FROM pending WHERE (consumer, event_id) IN ({_COPIES.format('NEW.releases')});"
@@ -49,10 +52,11 @@ _INSTALL = (
      " json_each(c.value) AS i) AND NOT EXISTS (SELECT 1 FROM pending"
      " WHERE event_id = events.id);"
      # substr() of nothing is NULL, not an empty BLOB.
-     " INSERT INTO events (id, data) SELECT json_extract(value, '$[0]'),"
+     " INSERT INTO events (id, data) SELECT NEW.first + json_extract(value, '$[0]'),"
      " coalesce(substr(NEW.data, json_extract(value, '$[1]'), json_extract(value, '$[2]')),"
      " x'') FROM json_each(NEW.spans);"
-     f" INSERT INTO pending (consumer, event_id) {_COPIES.format('NEW.copies')};"
+     " INSERT INTO pending (consumer, event_id) SELECT c.key, NEW.first + i.value"
+     " FROM json_each(NEW.copies) AS c, json_each(c.value) AS i;"
      # WHERE true: an upsert's SELECT needs one (SQLite's parser).
      " INSERT INTO counters (name, next) SELECT key, value FROM json_each(NEW.counters)"
      " WHERE true ON CONFLICT (name) DO UPDATE SET next = max(next, excluded.next);"
@@ -60,9 +64,10 @@ _INSTALL = (
      " END"),
 )
 
-#: One write: (releases, data, spans, copies, counters, mark), each NULL for none.
-WRITE = ("INSERT INTO temp.event_writes (releases, data, spans, copies, counters, mark)"
-         " VALUES (?, ?, ?, ?, ?, ?)")
+#: One write: (releases, data, spans, copies, counters, mark, first), each NULL for none;
+#: the new events' ids are ``first`` + their position in the write.
+WRITE = ("INSERT INTO temp.event_writes (releases, data, spans, copies, counters, mark, first)"
+         " VALUES (?, ?, ?, ?, ?, ?, ?)")
 
 
 def install(conn: sqlite3.Connection) -> None:
@@ -72,39 +77,83 @@ def install(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
 
 
+#: A write's new events go in parts of at most this many bytes of event data (one
+#: BLOB each: SQLite refuses a value longer than SQLITE_LIMIT_LENGTH, 10^9 by default).
+PART_BYTES = 64 * 2**20
+
+
+def check_name(name: object, what: str) -> str:
+    """``name`` if it can name a consumer or counter: a str without NUL (json_each
+    reads a key up to its first NUL)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{what}: a name is a str, not {name!r}")
+    if "\x00" in name:
+        raise ValueError(f"{what}: a name cannot hold NUL: {name!r}")
+    return name
+
+
+def to_json(value: object) -> str:
+    """JSON for a :data:`WRITE`: non-ASCII as it is (a lone surrogate then fails to
+    bind, as any str SQLite cannot take does)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def copies_json(copies: Mapping[str, Sequence[int]] | None) -> str | None:
     """``{consumer: [event ids]}`` as a :data:`WRITE` takes it (None: no copies)."""
-    return json.dumps(copies) if copies else None
+    if not copies:
+        return None
+    for name in copies:
+        check_name(name, "consumer")
+    return to_json(copies)
 
 
 class EventRows:
-    """New events with ids from ``first``: the blob, spans and copies of a :data:`WRITE`.
+    """The new events of a write, by position (an id is the write's first id plus the
+    position), checked: ``parts``, each ``(data, spans, copies)`` of a :data:`WRITE`
+    (one part unless their bytes pass :data:`PART_BYTES`).
 
-    ``rows``: ``(data, consumers)`` per event; an event without consumers takes its
-    id and is not kept.
+    ``events``: ``(data, consumers)`` each; an event without consumers takes its
+    position (an id) and is not kept; a consumer named twice holds one copy.
     """
 
-    __slots__ = ("copies", "data", "spans")
+    __slots__ = ("count", "parts")
 
-    def __init__(self, first: int, rows: Sequence[tuple[bytes, Sequence[str]]]) -> None:
+    def __init__(self, events: Sequence[tuple[bytes, Sequence[str]]]) -> None:
+        self.parts: list[tuple[bytes | None, str | None, str | None]] = []
         kept: list[bytes] = []
         spans: list[tuple[int, int, int]] = []
         copies: dict[str, list[int]] = {}
         start = 1
-        for event_id, (data, names) in enumerate(rows, first):
-            if names:
-                kept.append(data)
-                spans.append((event_id, start, len(data)))
-                start += len(data)
-                for name in names:
-                    ids = copies.get(name)
-                    if ids is None:
-                        copies[name] = [event_id]
-                    else:
-                        ids.append(event_id)
-        self.data = b"".join(kept) if kept else None
-        self.spans = json.dumps(spans) if spans else None
-        self.copies = json.dumps(copies) if copies else None
+        count = 0
+        for at, (data, consumers) in enumerate(events):
+            count = at + 1
+            if type(data) is not bytes:
+                data = blob(data, f"events[{at}]")
+            if isinstance(consumers, (str, bytes)):  # a lone name would be read as letters
+                raise TypeError(f"events[{at}]: consumers must be a sequence of str,"
+                                f" not {consumers!r}")
+            if not consumers:
+                continue
+            if kept and start - 1 + len(data) > PART_BYTES:
+                self._part(kept, spans, copies)
+                kept, spans, copies, start = [], [], {}, 1
+            for name in consumers:
+                held = copies.get(name)
+                if held is None:
+                    copies[check_name(name, f"events[{at}]")] = [at]
+                elif held[-1] != at:
+                    held.append(at)
+            kept.append(data)
+            spans.append((at, start, len(data)))
+            start += len(data)
+        self.count = count
+        if kept or not self.parts:
+            self._part(kept, spans, copies)
+
+    def _part(self, kept: list[bytes], spans: list[tuple[int, int, int]],
+              copies: dict[str, list[int]]) -> None:
+        self.parts.append((b"".join(kept) if kept else None, to_json(spans) if spans else None,
+                           to_json(copies) if copies else None))
 
 
 class EventLogTable:
@@ -118,38 +167,33 @@ class EventLogTable:
     def add_events(self, events: Sequence[tuple[bytes, Sequence[str]]],
                    marks: Mapping[str, int] | None = None,
                    releases: Mapping[str, Sequence[int]] | None = None) -> list[int]:
-        counters = {name: max(0, operator.index(value)) for name, value in (marks or {}).items()}
+        counters = {check_name(name, "marks"): max(0, operator.index(value))
+                    for name, value in (marks or {}).items()}
         for name, value in counters.items():
-            if not isinstance(name, str):
-                raise TypeError(f"marks: a counter's name is a str, not {name!r}")
             if value >= 2**63:
                 raise OverflowError(f"marks[{name!r}]: {value} is past SQLite's integers")
-        released = {consumer: [operator.index(event_id) for event_id in ids]
-                    for consumer, ids in (releases or {}).items()}
-        rows: list[tuple[bytes, tuple[str, ...]]] = []
-        for at, (data, consumers) in enumerate(events):
-            if isinstance(consumers, (str, bytes)):  # a lone name would be read as letters
-                raise TypeError(f"events[{at}]: consumers must be a sequence of str,"
-                                f" not {consumers!r}")
-            names = tuple(dict.fromkeys(consumers))
-            for name in names:
-                if not isinstance(name, str):
-                    raise TypeError(f"events[{at}]: a consumer must be a str, not {name!r}")
-            rows.append((data if type(data) is bytes else blob(data, f"events[{at}]"), names))
-        released_text = copies_json({c: ids for c, ids in released.items() if ids})
-        counters_text = json.dumps(counters) if counters else None
-        if not rows and counters_text is None and released_text is None:
+        released = {consumer: [operator.index(event_id) for event_id in held]
+                    for consumer, held in (releases or {}).items() if held}
+        new = EventRows(events)
+        released_text = copies_json(released)
+        counters_text = to_json(counters) if counters else None
+        count = new.count
+        if not count and counters_text is None and released_text is None:
             self._check_open()
             return []
+        parts = new.parts
 
         def add(conn: sqlite3.Connection, txn: Any) -> list[int]:
-            first = txn.take_ids(conn, len(rows))
-            new = EventRows(first, rows)
-            conn.execute(WRITE, (released_text, new.data, new.spans, new.copies, counters_text,
-                                 txn.mark()))
-            return list(range(first, first + len(rows)))
+            first = txn.take_ids(conn, count)
+            last = len(parts) - 1
+            for at, (data, spans, copies) in enumerate(parts):
+                conn.execute(WRITE, (None if at else released_text, data, spans, copies,
+                                     None if at < last else counters_text,
+                                     None if at < last else txn.mark(), first))
+            return list(range(first, first + count))
 
-        ids: list[int] = self._submit(add, sync=True, doing="add_events", single=True)
+        ids: list[int] = self._submit(add, sync=True, doing="add_events",
+                                      single=len(parts) == 1)
         return ids
 
     def release(self, consumer: str, event_ids: Iterable[int]) -> None:
@@ -161,7 +205,7 @@ class EventLogTable:
         released = copies_json({consumer: ids})
 
         def release(conn: sqlite3.Connection, txn: Any) -> None:
-            conn.execute(WRITE, (released, None, None, None, None, None))
+            conn.execute(WRITE, (released, None, None, None, None, None, None))
 
         self._submit(release, sync=False, doing="release", single=True)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from cosnotify.store import sqlite as sqlite_module
+from cosnotify.store import sqlite_events
 from cosnotify.store.interface import Reason, Record, StoreError
 from cosnotify.store.sqlite import APPLICATION_ID, MIGRATIONS, PENDING_SQL, SQLiteStore
 
@@ -306,6 +307,80 @@ class TestOneStatementWrites:
             after = store.add_events([(b"small", ["a"])])
             assert after[0] > kept[0]
             assert [e.id for e in store.pending("a")] == kept + after
+
+
+class TestNamesAndSizes:
+    """What the one-statement writes carry as JSON and one BLOB (review 61)."""
+
+    @pytest.mark.parametrize("call", ["consumer", "release", "mark"])
+    def test_a_name_with_nul_is_refused_and_nothing_written(self, path: Path,
+                                                            call: str) -> None:
+        """json_each reads a key only up to NUL: such a name would be another."""
+        with SQLiteStore(path) as store:
+            ids = store.add_events([(b"x", ["a"])])
+            with pytest.raises(ValueError, match="NUL"):
+                if call == "consumer":
+                    store.add_events([(b"y", ["a\x00b"])])
+                elif call == "release":
+                    store.release("a\x00b", ids)
+                else:
+                    store.add_events([], {"a\x00b": 5})
+            assert [e.id for e in store.pending("a")] == ids
+            assert store.consumers() == ["a"]
+            assert store.peek_value("a") == 0
+
+    def test_a_name_sqlite_cannot_hold_fails_and_harms_nothing(self, path: Path) -> None:
+        """A lone surrogate cannot be UTF-8: refused, never written where it would
+        make consumers() fail for the whole store."""
+        with SQLiteStore(path) as store:
+            with pytest.raises(UnicodeEncodeError):
+                store.add_events([(b"x", ["\ud800"])])
+            store.add_events([(b"y", ["caf\u00e9"])])
+            assert store.consumers() == ["caf\u00e9"]
+
+    def test_a_write_past_sqlites_length_limit_goes_in_parts(self, path: Path) -> None:
+        """Events whose bytes together pass a BLOB's limit are written in several
+        statements of one transaction, all or nothing, each event whole."""
+        with SQLiteStore(path) as store:
+            assert store._conn is not None
+            store._conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 100_000)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(sqlite_events, "PART_BYTES", 50_000)
+                payloads = [bytes([n]) * 30_000 for n in range(5)]
+                ids = store.add_events([(data, ["c"]) for data in payloads], {"m": 2})
+            assert [(e.id, e.data) for e in store.pending("c")] == list(
+                zip(ids, payloads, strict=True))
+            assert store.peek_value("m") == 2
+
+    def test_an_interrupted_lone_write_leaves_the_id_mark_honest(self, path: Path) -> None:
+        """KeyboardInterrupt as a write that crosses the stored id mark starts: the
+        connection does not believe the new mark stored, so no id is given twice
+        after a reopen (review 61, finding 4)."""
+        block = sqlite_module.ID_BLOCK
+        store = SQLiteStore(path)
+        store.release("c", store.add_events([(b"a", ["c"])] * (block - 5)))
+        real = store._conn
+        assert real is not None
+
+        class Interrupting:
+            def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+                if "event_writes" in sql:
+                    raise KeyboardInterrupt
+                return real.execute(sql, *args)
+
+            def __getattr__(self, name: str) -> object:
+                return getattr(real, name)
+
+        store._conn = Interrupting()  # type: ignore[assignment]
+        with pytest.raises(KeyboardInterrupt):
+            store.add_events([(b"b", ["c"])] * (2 * block))
+        store._conn = real
+        given = [i for _ in range(3) for i in store.add_events([(b"d", ["c"])] * 2000)]
+        store.release("c", given)
+        real.close()  # no close(): as a crash leaves it
+        store._conn = None
+        with SQLiteStore(path) as again:
+            assert again.add_events([(b"y", ["c"])])[0] > max(given)
 
 
 class TestSchema:
