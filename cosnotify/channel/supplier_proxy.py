@@ -175,49 +175,64 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
     def _admit_stored(self, entries: list[Entry], path: str) -> list[int]:
         """Queue stored copies (this proxy's of one supply call, in id order), or
         leave them on disk once the memory window is full; the store ids of those
-        this proxy can no longer take (the caller releases them)."""
+        this proxy can no longer take (the caller releases them).
+
+        The copies decided for memory are queued before any later one is left on
+        disk: once the proxy is on disk, the delivery worker may read later copies
+        back and send them, and an earlier copy not yet queued would go after them.
+        """
         window = self._window()
         account = self._channel._account
+        held = bool(account.limit)
         refused: list[int] = []
         unheld: list[Entry] = []  # counted against MaxQueueLength, not queued now
-        queue_now: list[Entry] = []
         on_disk = False
-        with self._lock:
-            durable = self._queue.durable
-            if durable is None:
-                durable = self._queue.durable = DurableQueue(path)
-            else:
-                durable.admitting -= len(entries)
-            if not self._connected or self._destroyed:
-                if account.limit:
-                    account.release(entries)
-                return [entry.stored for entry in entries]
-            for entry in entries:
-                stored = entry.stored
-                if account.limit and entry.event.refs <= 0:
-                    refused.append(stored)  # MaxQueueLength discarded it while being stored
-                    continue
-                if durable.first_live is None or stored < durable.first_live:
-                    durable.first_live = stored
-                if stored in durable.resident:
-                    unheld.append(entry)  # a refill read it back already: queued
-                elif durable.spilled or durable.in_window() >= window:
-                    durable.spilled = True
-                    durable.generation += 1
-                    if stored <= durable.cursor:  # a refill has read past it: go back
-                        durable.cursor = stored - 1
-                    unheld.append(entry)  # on disk only
-                    on_disk = True
-                else:
-                    durable.resident.add(stored)
-                    queue_now.append(entry)
+        at, first = 0, True
+        while at < len(entries):
+            queue_now: list[Entry] = []
+            with self._lock:
+                durable = self._queue.durable
+                if durable is None:
+                    durable = self._queue.durable = DurableQueue(path)
+                elif first:
+                    durable.admitting -= len(entries)
+                first = False
+                if not self._connected or self._destroyed:
+                    rest = entries[at:]
+                    if account.limit:
+                        account.release(rest)
+                    refused += [entry.stored for entry in rest]
+                    break
+                while at < len(entries):
+                    entry = entries[at]
+                    stored = entry.stored
+                    if account.limit and entry.event.refs <= 0:
+                        refused.append(stored)  # MaxQueueLength discarded it meanwhile
+                        at += 1
+                        continue
+                    if stored in durable.resident:
+                        unheld.append(entry)  # a refill read it back already: queued
+                    elif durable.spilled or durable.in_window() >= window:
+                        if queue_now:
+                            break  # queue those first (docstring), then come back
+                        durable.spilled = True
+                        durable.generation += 1
+                        if stored <= durable.cursor:  # a refill has read past it: go back
+                            durable.cursor = stored - 1
+                        unheld.append(entry)  # on disk only
+                        on_disk = True
+                    else:
+                        durable.resident.add(stored)
+                        queue_now.append(entry)
+                    if durable.first_live is None or stored < durable.first_live:
+                        durable.first_live = stored
+                    at += 1
+            for entry in queue_now:
+                self._enqueue(entry, entry.event.arrival, held=held)
         if unheld and account.limit:
             account.release(unheld)  # on disk only, or already queued: not these copies
         if on_disk:
             self._kick()
-        held = bool(account.limit)
-        for entry in queue_now:
-            self._enqueue(entry, entry.event.arrival, held=held)
         return refused
 
     def _admitting(self, path: str, count: int) -> None:

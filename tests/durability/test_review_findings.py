@@ -7,6 +7,7 @@ subclasses whose hooks run at the racy moment, and time is a ManualClock.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import MemoryStore
 from tests.channel.conftest import (
+    WAIT,
     SequencePushConsumer,
     StructuredPushConsumer,
     number,
@@ -710,3 +712,47 @@ def test_a_sequence_larger_than_max_queue_length_is_not_discarded() -> None:
         seq.push_structured_events([structured(fields={"n": n}) for n in range(5)])
         assert len(out._queue) <= 2, f"{len(out._queue)} events queued, " \
             f"account.count={channel._account.count}"
+
+
+def test_a_copy_queued_in_a_batch_goes_before_the_later_ones_left_on_disk() -> None:
+    """Review 62: a supply call's copies for one proxy, admitted together, must be
+    queued before any later copy is left on disk. Once the proxy is on disk the
+    delivery worker reads later copies back and sends them; a copy decided for
+    memory but not yet queued then went after them (delivered 0, 2, 1)."""
+    gate, entered = threading.Event(), threading.Event()
+
+    class Gated(StructuredPushConsumer):
+        def push_structured_event(self, event: Any) -> None:
+            if number(event) == 0:
+                entered.set()
+                assert gate.wait(WAIT), "the gate never opened"
+            super().push_structured_event(event)
+
+    with EventChannelFactory(store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        channel._event_log.window = 2
+        consumer = Gated()
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(consumer)
+        supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.SEQUENCE_EVENT)
+        supplier.connect_sequence_push_supplier(None)
+        supplier.push_structured_events([structured(fields={"n": 0})])
+        assert entered.wait(WAIT)  # 0 in flight: it fills half the window
+        enqueue = proxy._enqueue
+
+        def enqueue_late(entry: Any, now: float, held: bool = False) -> Any:
+            # Event 1 was decided for memory; if 2 is already on disk, let the worker
+            # run until it has delivered twice before 1 is queued (the race, forced).
+            if proxy._queue.durable.spilled and not gate.is_set():
+                gate.set()
+                consumer.wait_for(2)
+            return enqueue(entry, now, held)
+
+        proxy._enqueue = enqueue_late
+        supplier.push_structured_events([structured(fields={"n": 1}), structured(fields={"n": 2})])
+        gate.set()
+        assert consumer.wait_for(3)
+        with consumer.cond:
+            assert [number(event) for event in consumer.received] == [0, 1, 2]
