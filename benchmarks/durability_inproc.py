@@ -37,27 +37,17 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import omniORB  # noqa: F401 - puts the COS stubs on sys.path
+from durability_bench import PERSISTENT_QOS, counter_event  # beside this script
 from machine import cpu_model  # benchmarks/machine.py, beside this script
 from omniORB import CORBA
 
-import CosNotification as N
 import CosNotifyChannelAdmin as CA
 import CosNotifyComm__POA
 
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store.sqlite import SQLiteStore
 
-#: ConnectionReliability and EventReliability Persistent (section 2.5.5.1).
-PERSISTENT_QOS = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short, N.Persistent)),
-                  N.Property("EventReliability", CORBA.Any(CORBA.TC_short, N.Persistent))]
 SHAPES = {"sequence": "sequences of 100", "structured": "structured, 1 event per call"}
-
-
-def counter_event(n: int) -> Any:
-    """The relay's C++ Test/Counter event, in omniORBpy values."""
-    return N.StructuredEvent(
-        N.EventHeader(N.FixedEventHeader(N.EventType("Test", "Counter"), f"e{n}"), []),
-        [N.Property("n", CORBA.Any(CORBA.TC_long, n))], CORBA.Any(CORBA.TC_long, n))
 
 
 class Counter:

@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/sqlite_gil_bench.py [--rows 10000]`` (about 1
 
 Strategy (docs/performance.md, "History"): Python's ``sqlite3`` lets go of the
 GIL around every statement it steps. ``executemany`` steps one statement a
-row; the store's writes (``cosnotify/store/sqlite_rows.py``) step one for up
+row; the history's writes (``cosnotify/store/sqlite_rows.py``) step one for up
 to 1,024 rows. Each way writes ``--rows`` rows of the history table's shape
 (its four indexes, 120-byte data, commits of 2,000 rows, WAL,
 ``synchronous=NORMAL``) into a fresh file, first alone, then while another
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from machine import cpu_model  # benchmarks/machine.py, beside this script
 
 from cosnotify.store.sqlite_history import HISTORY_MIGRATION
-from cosnotify.store.sqlite_rows import execute_rows
+from cosnotify.store.sqlite_rows import statement, statement_sizes
 
 COMMIT_EVERY = 2000
 HEAD = ("INSERT INTO history (channel, arrival, session, type, source, expires, size, data)"
@@ -44,8 +44,8 @@ def open_table(path: pathlib.Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
-    for statement in HISTORY_MIGRATION:
-        conn.execute(statement)
+    for sql in HISTORY_MIGRATION:
+        conn.execute(sql)
     return conn
 
 
@@ -57,9 +57,15 @@ def one_a_row(conn: sqlite3.Connection, rows: Sequence[Sequence[object]]) -> Non
 
 
 def many_a_statement(conn: sqlite3.Connection, rows: Sequence[Sequence[object]]) -> None:
+    """As the history writes (store/sqlite_history.py): the sizes of statement_sizes."""
     for at in range(0, len(rows), COMMIT_EVERY):
         conn.execute("BEGIN")
-        execute_rows(conn, HEAD, ROW, rows[at:at + COMMIT_EVERY])
+        chunk = rows[at:at + COMMIT_EVERY]
+        done = 0
+        for size in statement_sizes(len(chunk), ROW.count("?")):
+            params = [field for values in chunk[done:done + size] for field in values]
+            conn.execute(statement(HEAD, ROW, size), params)
+            done += size
         conn.execute("COMMIT")
 
 

@@ -22,10 +22,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import sqlite3
-from collections.abc import Sequence
-from typing import Any
 
-__all__ = ["MAX_ROWS", "blob", "execute_rows", "max_rows", "statement", "statement_sizes"]
+__all__ = ["MAX_ROWS", "blob", "max_rows", "statement", "statement_sizes"]
 
 #: Rows a statement takes at most, whatever the width of a row.
 MAX_ROWS = 1024
@@ -57,21 +55,6 @@ def statement_sizes(count: int, width: int) -> list[int]:
 def statement(head: str, row: str, count: int, tail: str = "") -> str:
     """``head``, ``row`` ``count`` times comma-separated, ``tail``."""
     return head + ", ".join([row] * count) + tail
-
-
-def execute_rows(conn: sqlite3.Connection, head: str, row: str,
-                 rows: Sequence[Sequence[Any]], tail: str = "") -> int | None:
-    """Run ``head`` + ``row`` once per row, comma-separated, + ``tail`` over ``rows`` in
-    a few statements (``row`` holds one row's ``?``s); the ``lastrowid`` of the last
-    (None: no rows)."""
-    width = row.count("?")
-    last = None
-    at = 0
-    for size in statement_sizes(len(rows), width):
-        params = [field for values in rows[at:at + size] for field in values]
-        last = conn.execute(statement(head, row, size, tail), params).lastrowid
-        at += size
-    return last
 
 
 def blob(data: object, what: str) -> bytes:
