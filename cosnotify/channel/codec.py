@@ -28,6 +28,7 @@ import math
 import struct
 from typing import Any
 
+import _omnipy  # omniORBpy's C module (encode_event)
 import omniORB
 from omniORB import CORBA
 
@@ -58,6 +59,11 @@ _VERSION = 2
 _HEADER_1 = struct.Struct("<BBdhdd")
 _STRUCTURED = 1
 _TYPED = 2  # version 2: the event is a typed call (channel.event.typed_sequence)
+_pack = _HEADER.pack
+_marshal = _omnipy.cdrMarshal  # (descriptor, value, endian): what omniORB.cdrMarshal calls
+_D_STRUCTURED = _TC_STRUCTURED._d
+_D_ANY = CORBA.TC_any._d
+_NAN = math.nan
 
 
 def ensure_orb() -> Any:
@@ -108,18 +114,24 @@ def reference_from_text(text: str | None) -> Any:
 def encode_event(event: Any) -> bytes:
     """``event`` (a channel.event.Event) with the per-event QoS resolved at entry
     (priority and lifetime with where they came from, StopTime, StartTime), so a
-    proxy can resolve its own copy again when it reads it back (durable.py)."""
-    ensure_orb()
-    flags = 0
+    proxy can resolve its own copy again when it reads it back (durable.py).
+
+    Every persistent or retained event passes here, so it calls omniORBpy's C
+    marshaller directly: ``omniORB.cdrMarshal`` is that call behind a check of
+    the ORB (done here once) and of the TypeCode's class (ours)."""
+    if omniORB.orb is None:
+        ensure_orb()
+    body: bytes
     if event.is_structured:
-        flags |= _STRUCTURED | (_TYPED if event.typed is not None else 0)
-        body = omniORB.cdrMarshal(_TC_STRUCTURED, event.structured)
+        flags = _STRUCTURED | (_TYPED if event.typed is not None else 0)
+        body = _marshal(_D_STRUCTURED, event.structured, -1)
     else:
-        body = omniORB.cdrMarshal(CORBA.TC_any, event.any)
-    header = _HEADER.pack(_VERSION, flags, event.arrival, event.priority,
-                          event.priority_source, _nan(event.lifetime), event.lifetime_source,
-                          _nan(event.stop_time), _nan(event.start))
-    return header + bytes(body)
+        flags = 0
+        body = _marshal(_D_ANY, event.any, -1)
+    lifetime, stop, start = event.lifetime, event.stop_time, event.start
+    return _pack(_VERSION, flags, event.arrival, event.priority, event.priority_source,
+                 _NAN if lifetime is None else lifetime, event.lifetime_source,
+                 _NAN if stop is None else stop, _NAN if start is None else start) + body
 
 
 def decode_event(data: bytes) -> tuple[Any, dict[str, Any]]:
@@ -145,10 +157,6 @@ def decode_event(data: bytes) -> tuple[Any, dict[str, Any]]:
                    "priority_source": priority_source, "lifetime": _none(lifetime),
                    "lifetime_source": lifetime_source, "stop_time": _none(stop),
                    "start": _none(start)}
-
-
-def _nan(value: float | None) -> float:
-    return math.nan if value is None else value
 
 
 def _none(value: float) -> float | None:

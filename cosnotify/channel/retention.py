@@ -287,16 +287,15 @@ class Retention:
     def _rows(self, taken: list[tuple[Any, int]]) -> list[HistoryRow]:
         """The store's rows of buffered events; one that cannot be encoded is dropped
         and counted (a string holding NUL, say: CORBA cannot marshal it)."""
-        from cosnotify.history.records import source_timestamp
-        from cosnotify.history.types import type_path
+        from cosnotify.history.records import path_and_source
 
         rows = []
+        encode = codec.encode_event
         for event, session in taken:
             try:
-                structured = event.as_structured()
-                rows.append(HistoryRow(event.arrival, session, type_path(structured),
-                                       source_timestamp(structured), event.deadline,
-                                       codec.encode_event(event)))
+                path, source = path_and_source(event.as_structured())
+                rows.append(HistoryRow(event.arrival, session, path, source, event.deadline,
+                                       encode(event)))
             except Exception as exc:  # noqa: BLE001 - one event lost, counted, logged
                 with self._lock:
                     self.dropped += 1

@@ -27,7 +27,7 @@ from cosnotify.history.payload import payload_of
 from cosnotify.history.query import EventId, Retained
 from cosnotify.history.types import type_path
 
-__all__ = ["SOURCE_TIMESTAMP", "retain", "source_timestamp"]
+__all__ = ["SOURCE_TIMESTAMP", "path_and_source", "retain", "source_timestamp"]
 
 #: The variable-header property that holds an event's source timestamp.
 SOURCE_TIMESTAMP = "SourceTimestamp"
@@ -48,6 +48,15 @@ def source_timestamp(structured: Any) -> float | None:
             return timet_to_seconds(value.value())
         return None
     return None
+
+
+def path_and_source(structured: Any) -> tuple[tuple[str, ...], float | None]:
+    """(type path, source timestamp) of ``structured``: what a history row keeps of
+    every event, so an event without a variable header (most) costs one look."""
+    if structured.header.variable_header:
+        return type_path(structured), source_timestamp(structured)
+    event_type = structured.header.fixed_header.event_type
+    return (event_type.domain_name, event_type.type_name), None
 
 
 def retain(structured: Any, event_id: EventId, arrival: float) -> Retained:

@@ -30,7 +30,7 @@ from cosnotify.history.query import (
     from_fields,
     select,
 )
-from cosnotify.history.records import retain, source_timestamp
+from cosnotify.history.records import path_and_source, retain, source_timestamp
 from cosnotify.history.types import matches, pattern_prefix, type_path
 
 
@@ -226,6 +226,15 @@ def test_a_source_timestamp_as_utct_or_timet() -> None:
         TimeBase._tc_TimeT, seconds_to_timet(7.0))))
     assert source_timestamp(timet) == pytest.approx(7.0)
     assert source_timestamp(event(("a", "b"))) is None
+
+
+def test_a_row_takes_the_path_and_the_source_timestamp_from_the_header() -> None:
+    # Without a variable header: the fixed header's two segments, no source timestamp.
+    assert path_and_source(event(("a", "b"))) == (("a", "b"), None)
+    # Subtype carries the segments past two; SourceTimestamp the origin.
+    path, source = path_and_source(event(("a", "b", "c", "d"), source=12.5))
+    assert (path, source) == (("a", "b", "c", "d"), pytest.approx(12.5))
+    assert path_and_source(event(("a", "b"), source=3.0)) == (("a", "b"), pytest.approx(3.0))
 
 
 def test_the_plan_a_store_narrows_by() -> None:

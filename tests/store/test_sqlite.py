@@ -338,6 +338,19 @@ class TestNamesAndSizes:
             store.add_events([(b"y", ["caf\u00e9"])])
             assert store.consumers() == ["caf\u00e9"]
 
+    def test_names_json_must_escape_come_back_as_they_went_in(self, path: Path) -> None:
+        """Writes carry names as JSON (sqlite_events.py): quotes, backslashes, control
+        characters and non-ASCII in a consumer's name are held and released as named."""
+        names = ['a"b', "c\\d", "e\x01\tf", "g/\u2028h", "caf\u00e9 \U0001f600"]
+        with SQLiteStore(path) as store:
+            ids = store.add_events([(b"x", names), (b"y", names[:2])])
+            assert sorted(store.consumers()) == sorted(names)
+            assert [e.id for e in store.pending(names[0])] == ids
+            store.add_events([], releases={names[0]: ids, names[2]: ids[:1]})
+            assert store.pending(names[0]) == []
+            assert [e.id for e in store.pending(names[1])] == ids
+            assert store.pending(names[2]) == []
+
     def test_a_write_past_sqlites_length_limit_goes_in_parts(self, path: Path) -> None:
         """Events whose bytes together pass a BLOB's limit are written in several
         statements of one transaction, all or nothing, each event whole."""
