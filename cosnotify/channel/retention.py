@@ -86,8 +86,10 @@ class Retention:
         self.path = path
         self.bounds = bounds
         self._lock = threading.Lock()
-        #: Events accepted, with their session, waiting to be encoded and written.
-        self._buffer: deque[tuple[Any, int]] = deque()
+        #: Events accepted, one supply call's with its session, waiting to be encoded
+        #: and written; ``_buffered`` events in all.
+        self._buffer: deque[tuple[list[Any], int]] = deque()
+        self._buffered = 0
         #: Rows encoded, in the order their events came, waiting to be written.
         self._encoded: list[HistoryRow] = []
         self._flushing = False
@@ -120,7 +122,7 @@ class Retention:
         full, the supply call encodes it itself first (module docstring)."""
         with self._lock:
             accepting, late_write = self._accepting, self._late_write
-            full = accepting and len(self._buffer) >= MAX_BUFFERED
+            full = accepting and self._buffered >= MAX_BUFFERED
         if not accepting:
             self._late(events, late_write)
             return
@@ -134,10 +136,11 @@ class Retention:
                 accepting, late_write = False, self._late_write
             else:
                 session = int(self._epoch | next(self._sessions))
-                self._buffer.extend(zip(events, itertools.repeat(session)))
+                self._buffer.append((events, session))
+                self._buffered += len(events)
                 start = not self._flushing
                 self._flushing = True
-                linger = len(self._buffer) < LINGER_EVENTS
+                linger = self._buffered < LINGER_EVENTS
         if not accepting:
             self._late(events, late_write)
         elif start and linger:  # a few events: more may come to share the transaction
@@ -157,7 +160,7 @@ class Retention:
                 session = int(self._epoch | next(self._sessions))
             try:
                 with self._write_lock:
-                    self._write(self._rows([(event, session) for event in events]))
+                    self._write(self._rows([(events, session)]))
             except Exception:  # counted in dropped by _write
                 log.exception("%r: its history could not be written", self._channel)
             return
@@ -247,6 +250,7 @@ class Retention:
         with self._lock:
             taken = list(self._buffer)
             self._buffer.clear()
+            self._buffered = 0
         if not taken:
             return False
         rows = self._rows(taken)
@@ -284,23 +288,25 @@ class Retention:
         self._count += len(rows)
         self._bytes += sum(len(row.data) for row in rows)
 
-    def _rows(self, taken: list[tuple[Any, int]]) -> list[HistoryRow]:
-        """The store's rows of buffered events; one that cannot be encoded is dropped
-        and counted (a string holding NUL, say: CORBA cannot marshal it)."""
+    def _rows(self, taken: list[tuple[list[Any], int]]) -> list[HistoryRow]:
+        """The store's rows of buffered events (``(events, session)`` each); one that
+        cannot be encoded is dropped and counted (a string holding NUL, say: CORBA
+        cannot marshal it)."""
         from cosnotify.history.records import path_and_source
 
         rows = []
         encode = codec.encode_event
-        for event, session in taken:
-            try:
-                path, source = path_and_source(event.as_structured())
-                rows.append(HistoryRow(event.arrival, session, path, source, event.deadline,
-                                       encode(event)))
-            except Exception as exc:  # noqa: BLE001 - one event lost, counted, logged
-                with self._lock:
-                    self.dropped += 1
-                log.warning("%r: an event could not be kept in its history: %s",
-                            self._channel, exc)
+        for events, session in taken:
+            for event in events:
+                try:
+                    path, source = path_and_source(event.as_structured())
+                    rows.append(HistoryRow(event.arrival, session, path, source,
+                                           event.deadline, encode(event)))
+                except Exception as exc:  # noqa: BLE001 - one event lost, counted, logged
+                    with self._lock:
+                        self.dropped += 1
+                    log.warning("%r: an event could not be kept in its history: %s",
+                                self._channel, exc)
         return rows
 
     def stop(self, write: bool = False) -> None:
@@ -317,8 +323,9 @@ class Retention:
                 log.exception("%r: its history could not be written", self._channel)
         self.alive = False
         with self._write_lock, self._lock:
-            self.dropped += len(self._buffer) + len(self._encoded)
+            self.dropped += self._buffered + len(self._encoded)
             self._buffer.clear()
+            self._buffered = 0
             self._encoded = []
 
     def trim(self, now: float) -> int:

@@ -323,7 +323,7 @@ def test_a_full_buffer_is_written_by_the_supply_call(factory: EventChannelFactor
     most_buffered = most_encoded = 0
     for n in range(30):
         push.push_structured_events([event("a", "b", n)])
-        most_buffered = max(most_buffered, len(retention._buffer))
+        most_buffered = max(most_buffered, retention._buffered)
         most_encoded = max(most_encoded, len(retention._encoded))
     assert most_buffered <= 4  # the bound, plus one supply call's events
     assert most_encoded <= 6 + 4  # the bound, plus one buffer
@@ -481,7 +481,7 @@ def test_closing_the_factory_writes_what_a_persistent_channel_kept(
     channel, channel_id = made.create_channel(persistent, retain(count=10))
     monkeypatch.setattr(channel._retention._service, "submit", lambda task, lane=None: None)
     supplier(channel).push_structured_events([event("a", "b", 1), event("a", "b", 2)])
-    assert len(channel._retention._buffer) == 2  # not written yet
+    assert channel._retention._buffered == 2  # not written yet
     monkeypatch.undo()
     made.close()
     store.close()
@@ -515,7 +515,7 @@ def test_a_supply_call_that_got_the_writer_before_retention_stopped(
     channel.set_admin(retain())
     writer.keep([from_structured(event("a", "b", 7), 1_000.0)])  # the late call
     assert numbers(channel.query()) == [7]
-    assert (len(writer._buffer), writer.dropped) == (0, 0)
+    assert (writer._buffered, writer.dropped) == (0, 0)
 
 
 def test_set_admin_after_destroy_is_object_not_exist(factory: EventChannelFactory) -> None:
