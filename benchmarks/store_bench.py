@@ -77,13 +77,14 @@ def floor(path: str, events: int, batch: int, synchronous: str, data: bytes = DA
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(f"PRAGMA synchronous = {synchronous}")
-    for statement in MIGRATIONS[0]:
-        conn.execute(statement)
+    for step in MIGRATIONS:
+        for statement in step:
+            conn.execute(statement)
     started = time.perf_counter()
     for first in range(1, events + 1, batch):
         ids = range(first, min(first + batch, events + 1))
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("INSERT INTO events (id, data) VALUES (?, ?)",
+        conn.executemany("INSERT INTO events (id, copies, data) VALUES (?, 1, ?)",
                          [(i, data) for i in ids])
         conn.executemany("INSERT INTO pending (consumer, event_id) VALUES (?, ?)",
                          [(consumer, i) for i in ids])

@@ -46,7 +46,7 @@ from typing import Any, Self
 import attrs
 
 from cosnotify.store.interface import Reason, Record, StoreError
-from cosnotify.store.sqlite_events import PENDING_SQL, EventLogTable, install
+from cosnotify.store.sqlite_events import COPIES_MIGRATION, PENDING_SQL, EventLogTable, install
 from cosnotify.store.sqlite_history import (
     HISTORY_MIGRATION,
     HISTORY_SOURCE_INDEX_BACK,
@@ -81,6 +81,7 @@ MIGRATIONS: list[tuple[str, ...]] = [
     HISTORY_MIGRATION,  # 1 -> 2: retained events (docs/history.md)
     HISTORY_SOURCE_MIGRATION,  # 2 -> 3: the source index only where there is a source
     HISTORY_SOURCE_INDEX_BACK,  # 3 -> 4: ... undone (the second pass of a source scan)
+    COPIES_MIGRATION,  # 4 -> 5: events count their copies; pending_by_event goes
 ]
 
 #: At most this many queued operations share one transaction.

@@ -14,11 +14,17 @@ A write alone runs in autocommit, so that one statement is its transaction.
 The rows travel as JSON (``json_each``): counters as ``{name: value}``,
 released copies as ``{consumer: [event ids]}``, new copies as ``{consumer:
 [positions]}``, and the new events' bytes as one blob with ``[position,
-start, length]`` spans (``substr`` of a BLOB counts bytes, from 1). A new
-event's id is the write's first id (taken in the transaction, ``first``) plus
-its position, so all of it is built before the store's lock is taken.
-TEMP objects belong to the connection, not the file: the schema is the same,
-and there is nothing to migrate.
+start, length, copies]`` spans (``substr`` of a BLOB counts bytes, from 1).
+A new event's id is the write's first id (taken in the transaction,
+``first``) plus its position, so all of it is built before the store's lock
+is taken. TEMP objects belong to the connection, not the file: they change
+with the code, and there is nothing to migrate.
+
+Each event counts its copies (``events.copies``, schema step 4 -> 5): a
+release lowers the count if the copy was there and deletes the event at 0,
+all by primary key. It replaced an index of ``pending`` by event, which
+answered "does anyone else hold it?" but cost every write of a copy a page
+more in its commit (docs/performance.md, "Durability").
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from typing import Any
 from cosnotify.store.interface import StoredEvent
 from cosnotify.store.sqlite_rows import blob
 
-__all__ = ["PENDING_SQL", "WRITE", "EventLogTable", "EventRows", "install"]
+__all__ = ["COPIES_MIGRATION", "PENDING_SQL", "WRITE", "EventLogTable", "EventRows", "install"]
 
 # Page through one consumer's events on the primary key of pending: CROSS JOIN
 # keeps pending the outer loop, so the plan is two index searches, never a scan.
@@ -40,16 +46,27 @@ PENDING_SQL = ("SELECT p.event_id, e.data FROM pending AS p CROSS JOIN events AS
                " ON e.id = p.event_id WHERE p.consumer = ? AND p.event_id > ?"
                " ORDER BY p.event_id LIMIT ?")
 
+#: Schema step 4 -> 5: an event counts its copies (its ``pending`` rows), so releasing
+#: a copy is searches of primary keys, and the index of ``pending`` by event (which
+#: every write of a copy updated, a page more to each commit) goes.
+COPIES_MIGRATION: tuple[str, ...] = (
+    "ALTER TABLE events ADD COLUMN copies INTEGER NOT NULL DEFAULT 0",
+    "UPDATE events SET copies = (SELECT count(*) FROM pending WHERE event_id = events.id)",
+    "DROP INDEX pending_by_event",
+)
+
 _INSTALL = (
-    # A released copy: two searches of a primary key (a row trigger, run once per copy:
-    # cheaper than IN over a list built for each write).
+    # A released copy (a row trigger, run once per copy: cheaper than IN over a list
+    # built for each write): its event's count goes down if the copy was there, the copy
+    # goes, and the event with it once no copy is left. Searches of primary keys only.
     ("CREATE TEMP VIEW IF NOT EXISTS event_releases (consumer, event_id) AS"
      " SELECT NULL, NULL WHERE 0"),
     ("CREATE TEMP TRIGGER IF NOT EXISTS event_releases_insert INSTEAD OF INSERT"
      " ON event_releases BEGIN"
+     " UPDATE events SET copies = copies - 1 WHERE id = NEW.event_id AND EXISTS (SELECT 1"
+     " FROM pending WHERE consumer = NEW.consumer AND event_id = NEW.event_id);"
      " DELETE FROM pending WHERE consumer = NEW.consumer AND event_id = NEW.event_id;"
-     " DELETE FROM events WHERE id = NEW.event_id AND NOT EXISTS (SELECT 1 FROM pending"
-     " WHERE event_id = NEW.event_id);"
+     " DELETE FROM events WHERE id = NEW.event_id AND copies <= 0;"
      " END"),
     ("CREATE TEMP VIEW IF NOT EXISTS event_writes (releases, data, spans, copies, counters,"
      " mark, first) AS SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE 0"),
@@ -59,9 +76,9 @@ _INSTALL = (
      " INSERT INTO event_releases (consumer, event_id) SELECT c.key, i.value"
      " FROM json_each(NEW.releases) AS c, json_each(c.value) AS i;"
      # substr() of nothing is NULL, not an empty BLOB.
-     " INSERT INTO events (id, data) SELECT NEW.first + json_extract(value, '$[0]'),"
-     " coalesce(substr(NEW.data, json_extract(value, '$[1]'), json_extract(value, '$[2]')),"
-     " x'') FROM json_each(NEW.spans);"
+     " INSERT INTO events (id, copies, data) SELECT NEW.first + json_extract(value, '$[0]'),"
+     " json_extract(value, '$[3]'), coalesce(substr(NEW.data, json_extract(value, '$[1]'),"
+     " json_extract(value, '$[2]')), x'') FROM json_each(NEW.spans);"
      " INSERT INTO pending (consumer, event_id) SELECT c.key, NEW.first + i.value"
      " FROM json_each(NEW.copies) AS c, json_each(c.value) AS i;"
      # WHERE true: an upsert's SELECT needs one (SQLite's parser).
@@ -126,8 +143,9 @@ def _copies_text(copies: Mapping[str, Sequence[int]]) -> str:
                            for name, ids in copies.items()]) + "}"
 
 
-def _spans_text(spans: Sequence[tuple[int, int, int]]) -> str:
-    return "[" + ",".join([f"[{at},{start},{length}]" for at, start, length in spans]) + "]"
+def _spans_text(spans: Sequence[tuple[int, int, int, int]]) -> str:
+    return "[" + ",".join([f"[{at},{start},{length},{copies}]"
+                           for at, start, length, copies in spans]) + "]"
 
 
 class EventRows:
@@ -144,7 +162,7 @@ class EventRows:
     def __init__(self, events: Sequence[tuple[bytes, Sequence[str]]]) -> None:
         self.parts: list[tuple[bytes | None, str | None, str | None]] = []
         kept: list[bytes] = []
-        spans: list[tuple[int, int, int]] = []
+        spans: list[tuple[int, int, int, int]] = []
         copies: dict[str, list[int]] = {}
         start = 1
         count = 0
@@ -160,20 +178,23 @@ class EventRows:
             if kept and start - 1 + len(data) > PART_BYTES:
                 self._part(kept, spans, copies)
                 kept, spans, copies, start = [], [], {}, 1
+            held_by = 0  # the event's copies: its consumers, each once
             for name in consumers:
                 held = copies.get(name)
                 if held is None:
                     copies[check_name(name, f"events[{at}]")] = [at]
+                    held_by += 1
                 elif held[-1] != at:
                     held.append(at)
+                    held_by += 1
             kept.append(data)
-            spans.append((at, start, len(data)))
+            spans.append((at, start, len(data), held_by))
             start += len(data)
         self.count = count
         if kept or not self.parts:
             self._part(kept, spans, copies)
 
-    def _part(self, kept: list[bytes], spans: list[tuple[int, int, int]],
+    def _part(self, kept: list[bytes], spans: list[tuple[int, int, int, int]],
               copies: dict[str, list[int]]) -> None:
         self.parts.append((b"".join(kept) if kept else None,
                            _spans_text(spans) if spans else None,
@@ -248,10 +269,9 @@ class EventLogTable:
 
     def drop_consumer(self, consumer: str) -> None:
         def drop(conn: sqlite3.Connection, txn: Any) -> None:
-            conn.execute("DELETE FROM events WHERE id IN (SELECT event_id FROM pending WHERE"
-                         " consumer = ?1) AND NOT EXISTS (SELECT 1 FROM pending AS other"
-                         " WHERE other.event_id = events.id AND other.consumer != ?1)",
-                         (consumer,))
+            held = "id IN (SELECT event_id FROM pending WHERE consumer = ?)"
+            conn.execute(f"UPDATE events SET copies = copies - 1 WHERE {held}", (consumer,))
+            conn.execute(f"DELETE FROM events WHERE {held} AND copies <= 0", (consumer,))
             conn.execute("DELETE FROM pending WHERE consumer = ?", (consumer,))
 
         self._submit(drop, sync=False, doing="drop_consumer")

@@ -447,6 +447,34 @@ class TestSchema:
                                 ).fetchall() == []
 
 
+    def test_events_stored_before_copies_were_counted_are_released_as_before(
+            self, path: Path) -> None:
+        """Schema 4 -> 5: events written before ``events.copies`` get their count from
+        ``pending``; each goes once its last copy is released, not before, and a copy
+        released twice counts once."""
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        for step in MIGRATIONS[:4]:
+            for statement in step:
+                conn.execute(statement)
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', 4)")
+        conn.execute("UPDATE meta SET value = 3 WHERE key = 'next_event_id'")
+        conn.execute("INSERT INTO events (id, data) VALUES (1, x'61'), (2, x'62')")
+        conn.execute("INSERT INTO pending (consumer, event_id) VALUES ('a', 1), ('b', 1),"
+                     " ('a', 2)")
+        conn.close()
+        with SQLiteStore(path) as store:
+            store.release("a", [1, 1])
+            assert [e.data for e in store.pending("b")] == [b"a"]  # b still holds 1
+            store.release("a", [2])
+            new = store.add_events([(b"c", ["a", "b", "a"])])  # a named twice: one copy
+            store.drop_consumer("b")
+            assert [(e.id, e.data) for e in store.pending("a")] == [(new[0], b"c")]
+        with connect(path) as conn:
+            assert conn.execute("SELECT id, copies FROM events").fetchall() == [(new[0], 1)]
+            assert conn.execute("SELECT name FROM sqlite_master WHERE name ="
+                                " 'pending_by_event'").fetchall() == []
+
 class TestRefusedFiles:
     @pytest.mark.parametrize("content", [b"hello, not a database\n" * 50, b"\0" * 4096,
                                          b"SQLite format 3\0"], ids=["text", "zeros", "short"])
