@@ -5,7 +5,7 @@ times in turn (so drift on a shared machine hits every case alike), with
 the median printed:
 
 * **floor**: plain ``sqlite3`` writing the store's rows (an ``events`` row
-  and a ``pending`` row per event, the same tables and index) in the same
+  and a ``pending`` row per event, in the store's current schema) in the same
   WAL mode and ``synchronous`` level, ``--batch`` events per transaction,
   one commit each. Nothing can store these events faster through SQLite.
 * **add_events, batches**: ``SQLiteStore.add_events`` of ``--batch``
@@ -84,7 +84,7 @@ def floor(path: str, events: int, batch: int, synchronous: str, data: bytes = DA
     for first in range(1, events + 1, batch):
         ids = range(first, min(first + batch, events + 1))
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("INSERT INTO events (id, copies, data) VALUES (?, 1, ?)",
+        conn.executemany("INSERT INTO events (id, data) VALUES (?, ?)",
                          [(i, data) for i in ids])
         conn.executemany("INSERT INTO pending (consumer, event_id) VALUES (?, ?)",
                          [(consumer, i) for i in ids])

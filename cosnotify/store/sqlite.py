@@ -73,7 +73,7 @@ MIGRATIONS: list[tuple[str, ...]] = [
         "CREATE TABLE counters (name TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID",
         "CREATE TABLE events (id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
         # (consumer, event_id) is the paging order of pending(); the index finds an
-        # event's other holders when a copy is released.
+        # event's other holders when a copy is released (until step 4 -> 5).
         ("CREATE TABLE pending (consumer TEXT NOT NULL, event_id INTEGER NOT NULL,"
          " PRIMARY KEY (consumer, event_id)) WITHOUT ROWID"),
         "CREATE INDEX pending_by_event ON pending (event_id)",
@@ -81,7 +81,7 @@ MIGRATIONS: list[tuple[str, ...]] = [
     HISTORY_MIGRATION,  # 1 -> 2: retained events (docs/history.md)
     HISTORY_SOURCE_MIGRATION,  # 2 -> 3: the source index only where there is a source
     HISTORY_SOURCE_INDEX_BACK,  # 3 -> 4: ... undone (the second pass of a source scan)
-    COPIES_MIGRATION,  # 4 -> 5: events count their copies; pending_by_event goes
+    COPIES_MIGRATION,  # 4 -> 5: event_copies counts shared events' copies; the index goes
 ]
 
 #: At most this many queued operations share one transaction.

@@ -20,11 +20,15 @@ A new event's id is the write's first id (taken in the transaction,
 is taken. TEMP objects belong to the connection, not the file: they change
 with the code, and there is nothing to migrate.
 
-Each event counts its copies (``events.copies``, schema step 4 -> 5): a
-release lowers the count if the copy was there and deletes the event at 0,
-all by primary key. It replaced an index of ``pending`` by event, which
-answered "does anyone else hold it?" but cost every write of a copy a page
-more in its commit (docs/performance.md, "Durability").
+An event held by more than one consumer counts its copies in
+``event_copies`` (schema step 4 -> 5); one held by one consumer has no count.
+A release of a copy that is there lowers the count and deletes the event
+once none is left, all by primary key. It replaced an index of ``pending``
+by event, which answered "does anyone else hold it?" but cost every copy
+written an index entry and every commit a page more (docs/performance.md,
+"Durability"). The count is a table of its own, not a column of ``events``:
+a column's update rewrites the whole row, event bytes included, whenever
+the number's size in the record changes (2 to 1, say).
 """
 
 from __future__ import annotations
@@ -46,27 +50,32 @@ PENDING_SQL = ("SELECT p.event_id, e.data FROM pending AS p CROSS JOIN events AS
                " ON e.id = p.event_id WHERE p.consumer = ? AND p.event_id > ?"
                " ORDER BY p.event_id LIMIT ?")
 
-#: Schema step 4 -> 5: an event counts its copies (its ``pending`` rows), so releasing
-#: a copy is searches of primary keys, and the index of ``pending`` by event (which
-#: every write of a copy updated, a page more to each commit) goes.
+#: Schema step 4 -> 5: an event held by more than one consumer counts its copies (its
+#: ``pending`` rows) in ``event_copies``, so releasing a copy is searches of primary
+#: keys, and the index of ``pending`` by event (an entry for every copy written, a page
+#: more to each commit) goes. The events' rows are not touched.
 COPIES_MIGRATION: tuple[str, ...] = (
-    "ALTER TABLE events ADD COLUMN copies INTEGER NOT NULL DEFAULT 0",
-    "UPDATE events SET copies = (SELECT count(*) FROM pending WHERE event_id = events.id)",
+    ("CREATE TABLE event_copies (event_id INTEGER PRIMARY KEY, copies INTEGER NOT NULL)"),
+    ("INSERT INTO event_copies (event_id, copies) SELECT event_id, count(*) FROM pending"
+     " GROUP BY event_id HAVING count(*) > 1"),
     "DROP INDEX pending_by_event",
 )
 
 _INSTALL = (
     # A released copy (a row trigger, run once per copy: cheaper than IN over a list
-    # built for each write): its event's count goes down if the copy was there, the copy
-    # goes, and the event with it once no copy is left. Searches of primary keys only.
+    # built for each write), if the copy is there: the event's count goes down (an event
+    # of one copy has none), the event goes once no copy is left, then the copy, then a
+    # count at 0. Searches of primary keys only; the event's own row is never rewritten.
     ("CREATE TEMP VIEW IF NOT EXISTS event_releases (consumer, event_id) AS"
      " SELECT NULL, NULL WHERE 0"),
     ("CREATE TEMP TRIGGER IF NOT EXISTS event_releases_insert INSTEAD OF INSERT"
-     " ON event_releases BEGIN"
-     " UPDATE events SET copies = copies - 1 WHERE id = NEW.event_id AND EXISTS (SELECT 1"
-     " FROM pending WHERE consumer = NEW.consumer AND event_id = NEW.event_id);"
+     " ON event_releases WHEN EXISTS (SELECT 1 FROM pending WHERE consumer = NEW.consumer"
+     " AND event_id = NEW.event_id) BEGIN"
+     " UPDATE event_copies SET copies = copies - 1 WHERE event_id = NEW.event_id;"
+     " DELETE FROM events WHERE id = NEW.event_id AND NOT EXISTS (SELECT 1 FROM event_copies"
+     " WHERE event_id = NEW.event_id AND copies > 0);"
      " DELETE FROM pending WHERE consumer = NEW.consumer AND event_id = NEW.event_id;"
-     " DELETE FROM events WHERE id = NEW.event_id AND copies <= 0;"
+     " DELETE FROM event_copies WHERE event_id = NEW.event_id AND copies <= 0;"
      " END"),
     ("CREATE TEMP VIEW IF NOT EXISTS event_writes (releases, data, spans, copies, counters,"
      " mark, first) AS SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE 0"),
@@ -76,9 +85,12 @@ _INSTALL = (
      " INSERT INTO event_releases (consumer, event_id) SELECT c.key, i.value"
      " FROM json_each(NEW.releases) AS c, json_each(c.value) AS i;"
      # substr() of nothing is NULL, not an empty BLOB.
-     " INSERT INTO events (id, copies, data) SELECT NEW.first + json_extract(value, '$[0]'),"
-     " json_extract(value, '$[3]'), coalesce(substr(NEW.data, json_extract(value, '$[1]'),"
-     " json_extract(value, '$[2]')), x'') FROM json_each(NEW.spans);"
+     " INSERT INTO events (id, data) SELECT NEW.first + json_extract(value, '$[0]'),"
+     " coalesce(substr(NEW.data, json_extract(value, '$[1]'), json_extract(value, '$[2]')),"
+     " x'') FROM json_each(NEW.spans);"
+     " INSERT INTO event_copies (event_id, copies) SELECT NEW.first + json_extract(value,"
+     " '$[0]'), json_extract(value, '$[3]') FROM json_each(NEW.spans)"
+     " WHERE json_extract(value, '$[3]') > 1;"
      " INSERT INTO pending (consumer, event_id) SELECT c.key, NEW.first + i.value"
      " FROM json_each(NEW.copies) AS c, json_each(c.value) AS i;"
      # WHERE true: an upsert's SELECT needs one (SQLite's parser).
@@ -269,9 +281,14 @@ class EventLogTable:
 
     def drop_consumer(self, consumer: str) -> None:
         def drop(conn: sqlite3.Connection, txn: Any) -> None:
-            held = "id IN (SELECT event_id FROM pending WHERE consumer = ?)"
-            conn.execute(f"UPDATE events SET copies = copies - 1 WHERE {held}", (consumer,))
-            conn.execute(f"DELETE FROM events WHERE {held} AND copies <= 0", (consumer,))
+            held = "IN (SELECT event_id FROM pending WHERE consumer = ?)"
+            conn.execute(f"UPDATE event_copies SET copies = copies - 1 WHERE event_id {held}",
+                         (consumer,))
+            conn.execute(f"DELETE FROM events WHERE id {held} AND NOT EXISTS (SELECT 1 FROM"
+                         f" event_copies WHERE event_id = events.id AND copies > 0)",
+                         (consumer,))
+            conn.execute(f"DELETE FROM event_copies WHERE event_id {held} AND copies <= 0",
+                         (consumer,))
             conn.execute("DELETE FROM pending WHERE consumer = ?", (consumer,))
 
         self._submit(drop, sync=False, doing="drop_consumer")

@@ -119,7 +119,7 @@ class EventerService:
         if count > INLINE_EVENTS or getattr(channel, "_event_log", True) is not None:
             return False
         retention = getattr(channel, "_retention", None)
-        return retention is None or len(getattr(retention, "_buffer", ())) < MAX_BUFFERED // 2
+        return retention is None or getattr(retention, "_buffered", 0) < MAX_BUFFERED // 2
 
     def register(self, events: tuple[RegisterEvent, ...]) -> list[Event | None]:
         """The events of one MsgRegisterReq, in the channel: one session, one timestamp.

@@ -102,6 +102,29 @@ class TestRegisterOrder:
                        if p.name == "EventerTimestamp") for e in recorder.received]
         assert stamps == sorted(stamps)
 
+    def test_registers_stop_running_inline_once_half_the_history_buffer_is_full(
+            self, served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A register runs on the loop's thread only while its push cannot block on the
+        history writer's flow control (EventerService.inline): counted in events, not in
+        supply calls (review 63: calls of 256 events each kept it inline past the bound,
+        and the loop's thread then encoded the whole buffer itself)."""
+        from cosnotify.channel import retention as module
+        from cosnotify.channel.event import from_structured
+
+        writer = served.channel._retention
+        assert writer is not None
+        # Nothing is written meanwhile: no writer task, no linger timer.
+        monkeypatch.setattr(writer._service, "submit", lambda task, lane=None: None)
+        monkeypatch.setattr(writer._service.clock, "call_later", lambda delay, fn: None)
+        service = session.EventerService(served.channel, served.loop, 7, served.store, 1 << 20)
+        calls = module.MAX_BUFFERED // 2 // session.INLINE_EVENTS + 1
+        made = [from_structured(corba_event(), 1.0) for _ in range(session.INLINE_EVENTS)]
+        assert service.inline(session.INLINE_EVENTS)
+        for _ in range(calls):
+            writer.keep(list(made))
+        assert writer._buffered >= module.MAX_BUFFERED // 2
+        assert not service.inline(1)
+
 
 class TestForeignIds:
     def test_a_corba_events_queried_id_is_no_eventer_clients_id(self, served: Served) -> None:
