@@ -46,7 +46,13 @@ from typing import Any, Self
 import attrs
 
 from cosnotify.store.interface import Reason, Record, StoreError
-from cosnotify.store.sqlite_events import COPIES_MIGRATION, PENDING_SQL, EventLogTable, install
+from cosnotify.store.sqlite_events import (
+    COPIES_AGAIN_MIGRATION,
+    COPIES_MIGRATION,
+    PENDING_SQL,
+    EventLogTable,
+    install,
+)
 from cosnotify.store.sqlite_history import (
     HISTORY_MIGRATION,
     HISTORY_SOURCE_INDEX_BACK,
@@ -82,6 +88,7 @@ MIGRATIONS: list[tuple[str, ...]] = [
     HISTORY_SOURCE_MIGRATION,  # 2 -> 3: the source index only where there is a source
     HISTORY_SOURCE_INDEX_BACK,  # 3 -> 4: ... undone (the second pass of a source scan)
     COPIES_MIGRATION,  # 4 -> 5: event_copies counts shared events' copies; the index goes
+    COPIES_AGAIN_MIGRATION,  # 5 -> 6: either shape of schema 5 to one (sqlite_events.py)
 ]
 
 #: At most this many queued operations share one transaction.

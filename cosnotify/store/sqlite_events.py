@@ -20,10 +20,11 @@ A new event's id is the write's first id (taken in the transaction,
 is taken. TEMP objects belong to the connection, not the file: they change
 with the code, and there is nothing to migrate.
 
-An event held by more than one consumer counts its copies in
-``event_copies`` (schema step 4 -> 5); one held by one consumer has no count.
-A release of a copy that is there lowers the count and deletes the event
-once none is left, all by primary key. It replaced an index of ``pending``
+An event written for more than one consumer counts its copies in
+``event_copies`` (schema step 4 -> 5) for as long as it is kept; one written
+for a single consumer has no count (its one copy's release deletes it). A
+release of a copy that is there lowers the count and deletes the event once
+none is left, all by primary key. It replaced an index of ``pending``
 by event, which answered "does anyone else hold it?" but cost every copy
 written an index entry and every commit a page more (docs/performance.md,
 "Durability"). The count is a table of its own, not a column of ``events``:
@@ -42,7 +43,7 @@ from typing import Any
 from cosnotify.store.interface import StoredEvent
 from cosnotify.store.sqlite_rows import blob
 
-__all__ = ["COPIES_MIGRATION", "PENDING_SQL", "WRITE", "EventLogTable", "EventRows", "install"]
+__all__ = ["COPIES_AGAIN_MIGRATION", "COPIES_MIGRATION", "PENDING_SQL", "WRITE", "EventLogTable", "EventRows", "install"]
 
 # Page through one consumer's events on the primary key of pending: CROSS JOIN
 # keeps pending the outer loop, so the plan is two index searches, never a scan.
@@ -59,6 +60,22 @@ COPIES_MIGRATION: tuple[str, ...] = (
     ("INSERT INTO event_copies (event_id, copies) SELECT event_id, count(*) FROM pending"
      " GROUP BY event_id HAVING count(*) > 1"),
     "DROP INDEX pending_by_event",
+)
+
+#: Schema step 5 -> 6. Schema 5 was written in two shapes: commit 2ed45e3 counted
+#: copies in a column ``events.copies`` (rewriting an event's row whenever the count
+#: changed size), 03c70ad in ``event_copies``; this step brings either to the second
+#: (a leftover ``events.copies`` column defaults to 0 and is never read). The counts are
+#: taken again from ``pending`` (right whatever the file held), and an event no copy
+#: refers to, which nothing could read or release, goes.
+COPIES_AGAIN_MIGRATION: tuple[str, ...] = (
+    ("CREATE TABLE IF NOT EXISTS event_copies (event_id INTEGER PRIMARY KEY,"
+     " copies INTEGER NOT NULL)"),
+    "DROP INDEX IF EXISTS pending_by_event",
+    "DELETE FROM events WHERE id NOT IN (SELECT event_id FROM pending)",
+    "DELETE FROM event_copies WHERE event_id NOT IN (SELECT id FROM events)",
+    ("INSERT OR REPLACE INTO event_copies (event_id, copies) SELECT event_id, count(*)"
+     " FROM pending GROUP BY event_id HAVING count(*) > 1"),
 )
 
 _INSTALL = (

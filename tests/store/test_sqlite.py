@@ -338,6 +338,38 @@ class TestNamesAndSizes:
             store.add_events([(b"y", ["caf\u00e9"])])
             assert store.consumers() == ["caf\u00e9"]
 
+    def test_a_schema_5_store_of_the_column_shape_opens_and_writes(self, path: Path) -> None:
+        """Schema 5 was written in two shapes (review 64): 2ed45e3 counted copies in a
+        column ``events.copies`` and had no ``event_copies``. Step 5 -> 6 brings such a
+        file to the table: releases, writes and drops work, the counts come from
+        ``pending``, and an event no copy refers to goes."""
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        for step in MIGRATIONS[:4]:
+            for statement in step:
+                conn.execute(statement)
+        for statement in ("ALTER TABLE events ADD COLUMN copies INTEGER NOT NULL DEFAULT 0",
+                          "DROP INDEX pending_by_event"):  # 2ed45e3's step 4 -> 5
+            conn.execute(statement)
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', 5)")
+        conn.execute("UPDATE meta SET value = 4 WHERE key = 'next_event_id'")
+        conn.execute("INSERT INTO events (id, data, copies) VALUES (1, x'61', 2), (2, x'62', 1),"
+                     " (3, x'63', 0)")  # 3: no copy refers to it
+        conn.execute("INSERT INTO pending (consumer, event_id) VALUES ('a', 1), ('b', 1),"
+                     " ('a', 2)")
+        conn.close()
+        with SQLiteStore(path) as store:
+            assert event_rows(path) == [1, 2]
+            store.release("a", [1])
+            assert [e.data for e in store.pending("b")] == [b"a"]
+            new = store.add_events([(b"d", ["a", "b"])], releases={"a": [2]})
+            store.drop_consumer("b")
+            assert [(e.id, e.data) for e in store.pending("a")] == [(new[0], b"d")]
+        assert event_rows(path) == [new[0]]
+        with connect(path) as conn:
+            assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'"
+                                ).fetchone()[0] == len(MIGRATIONS)
+
     def test_releasing_a_copy_of_a_shared_event_does_not_rewrite_the_event(
             self, path: Path) -> None:
         """Releases before the last one change a count, never the event's row: a 1 MiB
