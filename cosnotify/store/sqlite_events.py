@@ -43,7 +43,8 @@ from typing import Any
 from cosnotify.store.interface import StoredEvent
 from cosnotify.store.sqlite_rows import blob
 
-__all__ = ["COPIES_AGAIN_MIGRATION", "COPIES_MIGRATION", "PENDING_SQL", "WRITE", "EventLogTable", "EventRows", "install"]
+__all__ = ["COPIES_AGAIN_MIGRATION", "COPIES_MIGRATION", "PENDING_SQL", "WRITE", "EventLogTable",
+           "EventRows", "install"]
 
 # Page through one consumer's events on the primary key of pending: CROSS JOIN
 # keeps pending the outer loop, so the plan is two index searches, never a scan.
@@ -81,8 +82,9 @@ COPIES_AGAIN_MIGRATION: tuple[str, ...] = (
 _INSTALL = (
     # A released copy (a row trigger, run once per copy: cheaper than IN over a list
     # built for each write), if the copy is there: the event's count goes down (an event
-    # of one copy has none), the event goes once no copy is left, then the copy, then a
-    # count at 0. Searches of primary keys only; the event's own row is never rewritten.
+    # written for one consumer has none), the event goes once no copy is left, then the
+    # copy, then a count at 0. Searches of primary keys only; the event's own row is
+    # never rewritten.
     ("CREATE TEMP VIEW IF NOT EXISTS event_releases (consumer, event_id) AS"
      " SELECT NULL, NULL WHERE 0"),
     ("CREATE TEMP TRIGGER IF NOT EXISTS event_releases_insert INSTEAD OF INSERT"

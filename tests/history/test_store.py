@@ -155,15 +155,11 @@ def test_sqlite_ids_are_never_reused(tmp_path: Path) -> None:
 
 
 def test_a_store_of_the_previous_schema_gains_the_table(tmp_path: Path) -> None:
-    from cosnotify.store.sqlite import APPLICATION_ID, MIGRATIONS, SQLiteStore
+    from cosnotify.store.sqlite import MIGRATIONS, SQLiteStore
+    from tests.store.test_sqlite import older_store
 
     path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    for statement in MIGRATIONS[0]:
-        conn.execute(statement)
-    conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', 1)")
-    conn.close()
+    older_store(path, 1).close()
     made = SQLiteStore(path)
     try:
         made.add_history("ch/0", [row(1)])
@@ -182,15 +178,11 @@ def test_a_store_of_schema_2_ends_with_the_whole_source_index(tmp_path: Path) ->
     """Schema steps 2 -> 3 -> 4: the source index made partial, then whole again (the
     second pass of a scan by source reads the rows without a source through it, by
     id); rows kept before the steps are found by it."""
-    from cosnotify.store.sqlite import APPLICATION_ID, MIGRATIONS, SQLiteStore
+    from cosnotify.store.sqlite import SQLiteStore
+    from tests.store.test_sqlite import older_store
 
     path = tmp_path / "two.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    for step in MIGRATIONS[:2]:
-        for statement in step:
-            conn.execute(statement)
-    conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', 2)")
+    conn = older_store(path, 2)
     conn.execute("INSERT INTO history (channel, arrival, session, type, source, expires, size,"
                  " data) VALUES ('ch/0', 1, 0, x'6100', 7, NULL, 1, x'78')")
     conn.close()

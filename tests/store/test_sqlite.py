@@ -163,6 +163,18 @@ def event_rows(path: Path) -> list[int]:
         return [row[0] for row in conn.execute("SELECT id FROM events ORDER BY id")]
 
 
+def older_store(path: Path, version: int) -> sqlite3.Connection:
+    """A new store file at schema ``version``, as the code of that version made it (its
+    first ``version`` migrations); an autocommit connection to it, to be closed."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    for step in MIGRATIONS[:version]:
+        for statement in step:
+            conn.execute(statement)
+    conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (version,))
+    return conn
+
+
 class TestGroupCommit:
     def test_callers_queued_together_share_one_commit(self, path: Path) -> None:
         """N callers released by a barrier while commits are held take one commit."""
@@ -343,15 +355,11 @@ class TestNamesAndSizes:
         column ``events.copies`` and had no ``event_copies``. Step 5 -> 6 brings such a
         file to the table: releases, writes and drops work, the counts come from
         ``pending``, and an event no copy refers to goes."""
-        conn = sqlite3.connect(path, isolation_level=None)
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        for step in MIGRATIONS[:4]:
-            for statement in step:
-                conn.execute(statement)
+        conn = older_store(path, 4)
         for statement in ("ALTER TABLE events ADD COLUMN copies INTEGER NOT NULL DEFAULT 0",
                           "DROP INDEX pending_by_event"):  # 2ed45e3's step 4 -> 5
             conn.execute(statement)
-        conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', 5)")
+        conn.execute("UPDATE meta SET value = 5 WHERE key = 'schema_version'")
         conn.execute("UPDATE meta SET value = 4 WHERE key = 'next_event_id'")
         conn.execute("INSERT INTO events (id, data, copies) VALUES (1, x'61', 2), (2, x'62', 1),"
                      " (3, x'63', 0)")  # 3: no copy refers to it
@@ -502,12 +510,7 @@ class TestSchema:
         """Schema 4 -> 5: events written before ``event_copies`` get their count from
         ``pending``; each goes once its last copy is released, not before, and a copy
         released twice counts once."""
-        conn = sqlite3.connect(path, isolation_level=None)
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        for step in MIGRATIONS[:4]:
-            for statement in step:
-                conn.execute(statement)
-        conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', 4)")
+        conn = older_store(path, 4)
         conn.execute("UPDATE meta SET value = 3 WHERE key = 'next_event_id'")
         conn.execute("INSERT INTO events (id, data) VALUES (1, x'61'), (2, x'62')")
         conn.execute("INSERT INTO pending (consumer, event_id) VALUES ('a', 1), ('b', 1),"
