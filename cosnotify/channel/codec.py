@@ -38,6 +38,7 @@ __all__ = [
     "decode_any",
     "decode_event",
     "decode_properties",
+    "decode_value",
     "dumps",
     "encode_any",
     "encode_event",
@@ -61,6 +62,7 @@ _STRUCTURED = 1
 _TYPED = 2  # version 2: the event is a typed call (channel.event.typed_sequence)
 _pack = _HEADER.pack
 _marshal = _omnipy.cdrMarshal  # (descriptor, value, endian): what omniORB.cdrMarshal calls
+_unmarshal = _omnipy.cdrUnmarshal  # (descriptor, bytes, endian): omniORB.cdrUnmarshal's
 _D_STRUCTURED = _TC_STRUCTURED._d
 _D_ANY = CORBA.TC_any._d
 _NAN = math.nan
@@ -157,6 +159,21 @@ def decode_event(data: bytes) -> tuple[Any, dict[str, Any]]:
                    "priority_source": priority_source, "lifetime": _none(lifetime),
                    "lifetime_source": lifetime_source, "stop_time": _none(stop),
                    "start": _none(start)}
+
+
+def decode_value(data: bytes) -> Any:
+    """The StructuredEvent or Any of a record, without the attributes
+    :func:`decode_event` also gives (a history query reads these from its rows)."""
+    if omniORB.orb is None:
+        ensure_orb()
+    version, flags = data[0], data[1]
+    if version == 1:
+        body = data[_HEADER_1.size:]
+    elif version == _VERSION:
+        body = data[_HEADER.size:]
+    else:
+        raise ValueError(f"event record version {version} is not {_VERSION}")
+    return _unmarshal(_D_STRUCTURED if flags & _STRUCTURED else _D_ANY, body, -1)
 
 
 def _none(value: float) -> float | None:

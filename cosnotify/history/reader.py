@@ -171,7 +171,7 @@ def _cursor(channel: Any, store: Any, after: EventId, by_source: bool
 
 
 def _retained(row: Any, server: int) -> Retained:
-    value, _ = codec.decode_event(row.data)
+    value = codec.decode_value(row.data)
     structured = value if not isinstance(value, CORBA.Any) else _structured_of(value)
     # The row's type path and source timestamp are the event's, as the writer took them
     # from it (channel/retention.py): read back, not worked out again (a tenth of a query).

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 import attrs
 
-__all__ = ["HistoryCursor", "HistoryRow", "HistoryScan", "StoredHistory", "prefix_range",
-           "type_key"]
+__all__ = ["HistoryCursor", "HistoryRow", "HistoryScan", "StoredHistory", "key_path",
+           "prefix_range", "type_key"]
 
 
 @attrs.define
@@ -88,9 +88,23 @@ def type_key(path: Sequence[str]) -> bytes:
     return key
 
 
-#: Keys of the type paths seen lately (a channel has few types; each retained event
-#: needs its key).
+def key_path(key: bytes) -> tuple[str, ...]:
+    """The type path of a key (:func:`type_key`'s inverse); every row read back needs
+    its own, so the paths of the keys seen lately are kept."""
+    found = _PATHS.get(key)
+    if found is not None:
+        return found
+    path = tuple(part.decode("utf-8", "surrogatepass") for part in key.split(b"\0")[:-1])
+    if len(_PATHS) >= _MAX_KEYS:
+        _PATHS.clear()
+    _PATHS[key] = path
+    return path
+
+
+#: Keys of the type paths seen lately, and the paths of keys read lately (a channel has
+#: few types; each retained event needs its key, each row read its path).
 _KEYS: dict[tuple[str, ...], bytes] = {}
+_PATHS: dict[bytes, tuple[str, ...]] = {}
 _MAX_KEYS = 4096
 
 

@@ -24,6 +24,7 @@ from cosnotify.store.history import (
     HistoryRow,
     HistoryScan,
     StoredHistory,
+    key_path,
     prefix_range,
     type_key,
 )
@@ -106,7 +107,7 @@ class HistoryTable:
             return []
         sql, args = built
         rows = self._read(lambda conn: conn.execute(sql, args).fetchall(), "read_history")
-        return [StoredHistory(row[0], row[1], row[2], _path(row[3]), row[4], row[5])
+        return [StoredHistory(row[0], row[1], row[2], key_path(row[3]), row[4], row[5])
                 for row in rows]
 
     def expire_history(self, channel: str, now: float,
@@ -226,6 +227,3 @@ def scan_sql(channel: str, scan: HistoryScan, after: HistoryCursor | None,
     sql = f"SELECT {_COLUMNS} FROM history WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?"
     return sql, args
 
-
-def _path(key: bytes) -> tuple[str, ...]:
-    return tuple(part.decode("utf-8", "surrogatepass") for part in key.split(b"\0")[:-1])

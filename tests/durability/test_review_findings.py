@@ -660,6 +660,23 @@ def test_an_event_record_of_the_previous_format_is_not_read_as_such(omniorb: Any
     value, fields = codec.decode_event(old + bytes(body))  # version 1 is still read
     assert number(value) == 7 and fields["priority"] == 3, f"misread: {fields}"
     assert fields["stop_time"] is None and fields["start"] is None
+    assert number(codec.decode_value(old + bytes(body))) == 7  # the value alone, too
+
+
+def test_the_value_alone_reads_as_the_whole_record_does(omniorb: Any) -> None:
+    """codec.decode_value (a history query's read) gives decode_event's value for a
+    record of each kind: a Structured Event, an Any, and an unknown version refused."""
+    from omniORB import CORBA
+
+    from cosnotify.channel import codec
+    from cosnotify.channel.event import from_any, from_structured
+
+    record = codec.encode_event(from_structured(structured(fields={"n": 5}), 1.0))
+    assert number(codec.decode_value(record)) == number(codec.decode_event(record)[0]) == 5
+    record = codec.encode_event(from_any(CORBA.Any(CORBA.TC_long, 9), 1.0))
+    assert codec.decode_value(record).value() == codec.decode_event(record)[0].value() == 9
+    with pytest.raises(ValueError, match="version 3"):
+        codec.decode_value(b"\x03" + record[1:])
 
 
 # 8 ---------------------------------------------------------------------------------------

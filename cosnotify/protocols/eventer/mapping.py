@@ -241,7 +241,10 @@ def payload_of_any(body: Any) -> Payload | None:
     form of the value (``cosnotify tail --format json``'s)."""
     if not isinstance(body, CORBA.Any):
         return None
-    d = D.resolve(body.typecode()._d)
+    d = body.typecode()._d
+    if d == D.NULL:  # the usual remainder of an event without a payload
+        return None
+    d = D.resolve(d)
     if D.kind(d) == D.ALIAS and D.repo_id(d) == _JSON_ID:
         return Payload(PayloadKind.JSON, str(body.value()))
     base = D.unalias(d)
@@ -268,13 +271,19 @@ def _format_id(event_id: EventId) -> str:
 
 
 def _parse_id(value: Any) -> EventId | None:
+    """An ``EventerId`` header's id, if it is this front end's form (:func:`_format_id`:
+    three ASCII decimal numbers); None for any other text a supplier put there (a
+    superscript digit passes ``str.isdigit`` but not ``int``)."""
     text = value.value() if isinstance(value, CORBA.Any) else None
-    if not isinstance(text, str):
+    if type(text) is not str or not text.isascii():
         return None
     parts = text.split(":")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+    if len(parts) != 3:
         return None
-    return EventId(int(parts[0]), int(parts[1]), int(parts[2]))
+    server, session, instance = parts
+    if not (server.isdigit() and session.isdigit() and instance.isdigit()):
+        return None
+    return EventId(int(server), int(session), int(instance))
 
 
 def to_structured(event: RegisterEvent, event_id: EventId, timestamp: Timestamp) -> Any:

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import hat.event.common as hc
+import pytest
 from hat.event.eventer import client as hat_client
 from omniORB import CORBA
 
@@ -17,7 +18,7 @@ import CosNotifyFilter
 import TimeBase
 
 from cosnotify.channel.clock import seconds_to_timet
-from cosnotify.protocols.eventer.mapping import OCTETS_TC, Sessions
+from cosnotify.protocols.eventer.mapping import EVENTER_ID, OCTETS_TC, Sessions
 from tests.protocols.eventer.conftest import SERVER_ID, Recorder, Served, raw, run
 from tests.protocols.eventer.test_codec import hat_frame
 from tests.protocols.eventer.test_frontend import read_frame
@@ -61,6 +62,32 @@ class TestFromCorba:
         assert [e.event_type for e in found] == [("corba", "alarm", "major")]
         assert found[0].payload == event.payload
         assert found[0].event_id.server == SERVER_ID
+
+
+    @pytest.mark.parametrize("text", ["1:\u00b2:3", "1:2", "a:b:c", "1:2:3:4", "-1:2:3"])
+    def test_a_foreign_eventer_id_header_is_not_taken_for_an_id(self, served: Served,
+                                                                 text: str) -> None:
+        """A CORBA supplier's event may carry any ``EventerId`` text. Only this front
+        end's own form (three ASCII decimal numbers) is read back as the event's id;
+        anything else (a superscript digit passes str.isdigit, not int) leaves the
+        event the store's id, and the query answers."""
+        proxy, _ = served.channel._get_default_supplier_admin() \
+            .obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_supplier(None)
+        made = corba_event()
+        made.header.variable_header.append(N.Property(EVENTER_ID, CORBA.Any(CORBA.TC_string,
+                                                                           text)))
+        proxy.push_structured_event(made)
+
+        async def go() -> list[Any]:
+            client = await hat_client.connect(served.address)
+            found: list[Any] = await client.query(hc.QueryData(event_types=[("corba", "*")]))
+            await client.async_close()
+            return found
+
+        [event] = run(go)
+        assert event.event_type == ("corba", "alarm", "major")
+        assert event.event_id.server == SERVER_ID  # the store's id, not the header's
 
 
 class TestToCorba:
