@@ -467,8 +467,9 @@ class _Top:
 
     def _plain(self) -> int:
         width = PLAIN_WIDTH
-        if os.environ.get("COLUMNS", "").isdigit():
-            width = max(40, int(os.environ["COLUMNS"]))
+        columns = os.environ.get("COLUMNS", "")
+        if columns.isascii() and columns.isdigit():
+            width = max(40, int(columns))
         console = Console(highlight=False, width=width, force_terminal=False, no_color=True)
 
         def show(frame: Frame) -> None:

@@ -183,7 +183,7 @@ def _idl_error(stderr: str) -> IDLError:
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
     for line in lines:
         parts = line.split(":", 2)
-        if len(parts) == 3 and parts[1].strip().isdigit():
+        if len(parts) == 3 and parts[1].strip().isascii() and parts[1].strip().isdigit():
             return IDLError(parts[2].strip(), parts[0], int(parts[1]))
     return IDLError(" ".join(lines) or "omniidl failed")
 

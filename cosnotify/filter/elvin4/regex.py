@@ -115,6 +115,11 @@ class CharSet:
         return hit != self.negated
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` also passes superscripts, which ``int`` refuses."""
+    return text.isascii() and text.isdigit()
+
+
 def parse_bracket(pattern: str, i: int, negators: str,
                   escapes: bool = False) -> tuple[CharSet, int]:
     """The bracket expression starting after ``[`` at ``i``: (set, index after ``]``).
@@ -242,7 +247,7 @@ class _Builder:
         end = self.p.find("}", j)
         body = self.p[j:end] if end >= 0 else ""
         low_text, comma, high_text = body.partition(",")
-        if end < 0 or not low_text.isdigit() or (high_text and not high_text.isdigit()):
+        if end < 0 or not _digits(low_text) or (high_text and not _digits(high_text)):
             if self.p[j:j + 1].isdigit():
                 raise PatternError("INVALID_REGEXP", "malformed {m,n} bound", self.i)
             return None  # a '{' that starts no bound is an ordinary character

@@ -290,6 +290,21 @@ class TestStreams:
         assert reply.tuples is not None and len(reply.tuples) == 2
         assert _streams(front_end) == []
 
+    def test_a_stream_id_that_is_no_number_deregisters_nothing(
+            self, connect: Connect, front_end: EventHeapFrontEnd) -> None:
+        """A StreamID of superscript digits (str.isdigit passes them, int does not)
+        names no stream: the registration stays and the session answers on."""
+        sub = connect("sub")
+        sub.send("registerForAll")
+        sub.call("getAll")
+        assert len(_streams(front_end)) == 1
+        dereg = Tuple(0, (Field("EventType", "string", Value(ACTUAL, "EHS_DeregisterEvent"),
+                                Value(ACTUAL, "EHS_DeregisterEvent")),
+                          Field("StreamID", "string", Value(ACTUAL, "\u00b2"), Value(FORMAL))))
+        sub.send("deregister", [dereg], tag=None)
+        assert sub.call("getAll").tuples is not None
+        assert len(_streams(front_end)) == 1
+
     def test_deregister_by_return_tag(self, connect: Connect,
                                       front_end: EventHeapFrontEnd) -> None:
         """Notification Streams: deregister "with a Return Tag that is the same as the one
