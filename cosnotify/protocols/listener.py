@@ -400,6 +400,6 @@ def parse_address(text: str, default_port: int) -> tuple[str, int]:
     host = host or "127.0.0.1"
     if not port:
         return host, default_port
-    if not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
+    if not (port.isascii() and port.isdigit() and len(port) <= 5) or int(port) > 65535:
         raise ValueError(f"not a port: {port!r} in {text!r}")
     return host, int(port)

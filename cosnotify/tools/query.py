@@ -130,15 +130,15 @@ def parse_time(text: str, now: Callable[[], float] = time.time) -> float:
 
 def _event_id(text: str) -> tuple[int, int, int]:
     parts = text.split(":")
-    if len(parts) != 3 or not all(p.isascii() and p.isdigit() and int(p) < 2**64
-                                  for p in parts):
+    if len(parts) != 3 or not all(p.isascii() and p.isdigit() and len(p) <= 20
+                                  and int(p) < 2**64 for p in parts):
         raise argparse.ArgumentTypeError(f"{text!r} is not SERVER:SESSION:INSTANCE (each "
                                          "a whole number below 2**64)")
     return (int(parts[0]), int(parts[1]), int(parts[2]))
 
 
 def _natural(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or int(text) >= 2**32:
+    if not (text.isascii() and text.isdigit() and len(text) <= 10) or int(text) >= 2**32:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 to "
                                          "4294967295")
     return int(text)

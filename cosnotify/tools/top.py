@@ -468,7 +468,7 @@ class _Top:
     def _plain(self) -> int:
         width = PLAIN_WIDTH
         columns = os.environ.get("COLUMNS", "")
-        if columns.isascii() and columns.isdigit():
+        if columns.isascii() and columns.isdigit() and len(columns) <= 5:
             width = max(40, int(columns))
         console = Console(highlight=False, width=width, force_terminal=False, no_color=True)
 

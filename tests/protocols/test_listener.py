@@ -332,7 +332,8 @@ class TestParseAddress:
         taken for a port); a missing port is the default."""
         assert parse_address(text, 99) == expected
 
-    @pytest.mark.parametrize("text", ["host:port", "host:70000", "host:-1", "host:\u00b2"])
+    @pytest.mark.parametrize("text", ["host:port", "host:70000", "host:-1", "host:\u00b2",
+                                      "host:" + "1" * 5000])
     def test_bad_ports(self, text: str) -> None:
         """A port that is not a number from 0 to 65535 is a ValueError naming it."""
         with pytest.raises(ValueError, match="not a port"):

@@ -251,8 +251,13 @@ class _Builder:
             if self.p[j:j + 1].isdigit():
                 raise PatternError("INVALID_REGEXP", "malformed {m,n} bound", self.i)
             return None  # a '{' that starts no bound is an ordinary character
-        low = int(low_text)
-        high = (int(high_text) if high_text else None) if comma else low
+        # A bound of more digits than DUP_MAX's is above it: refused before int(), which
+        # refuses more than 4,300 digits itself (a ValueError, not §6.3's error).
+        if max(len(low_text.lstrip("0")), len(high_text.lstrip("0"))) > len(str(DUP_MAX)):
+            raise PatternError("REGEXP_TOO_COMPLEX", f"bound above {DUP_MAX} (RE_DUP_MAX)",
+                               self.i)
+        low = int(low_text.lstrip("0") or "0")
+        high = (int(high_text.lstrip("0") or "0") if high_text else None) if comma else low
         if low > DUP_MAX or (high is not None and high > DUP_MAX):
             raise PatternError("REGEXP_TOO_COMPLEX", f"bound above {DUP_MAX} (RE_DUP_MAX)",
                                self.i)

@@ -272,10 +272,11 @@ def _format_id(event_id: EventId) -> str:
 
 def _parse_id(value: Any) -> EventId | None:
     """An ``EventerId`` header's id, if it is this front end's form (:func:`_format_id`:
-    three ASCII decimal numbers); None for any other text a supplier put there (a
-    superscript digit passes ``str.isdigit`` but not ``int``)."""
+    three ASCII decimal numbers, each an SBS Integer: below 2**63); None for any other
+    text a supplier put there (a superscript digit passes ``str.isdigit`` but not
+    ``int``; 4,300 digits pass neither ``int`` nor, far fewer, the SBS encoder)."""
     text = value.value() if isinstance(value, CORBA.Any) else None
-    if type(text) is not str or not text.isascii():
+    if type(text) is not str or not text.isascii() or len(text) > _MAX_ID_TEXT:
         return None
     parts = text.split(":")
     if len(parts) != 3:
@@ -283,7 +284,14 @@ def _parse_id(value: Any) -> EventId | None:
     server, session, instance = parts
     if not (server.isdigit() and session.isdigit() and instance.isdigit()):
         return None
-    return EventId(int(server), int(session), int(instance))
+    made = EventId(int(server), int(session), int(instance))
+    if max(made.server, made.session, made.instance) >= 2**63:
+        return None
+    return made
+
+
+#: The longest EventerId text read: three numbers below 2**63 (19 digits) and two colons.
+_MAX_ID_TEXT = 3 * 19 + 2
 
 
 def to_structured(event: RegisterEvent, event_id: EventId, timestamp: Timestamp) -> Any:

@@ -352,7 +352,11 @@ class EventerSession:
                 connection.send(self.codec.register_res(msg, made))
         elif key == ("HatEventer", "MsgQueryReq"):
             found = await service.loop.call(service.query, msg.value)
-            connection.send(self.codec.query_res(msg, found))
+            try:
+                reply = self.codec.query_res(msg, found)
+            except (OverflowError, ValueError, TypeError):
+                reply = self.codec.query_res(msg, _encodable(found))
+            connection.send(reply)
         elif key == ("HatEventer", "MsgSubscribe"):
             self.patterns = tuple(msg.value)
             self.subscription = Subscription(self.patterns)
@@ -411,11 +415,41 @@ class EventerSession:
                 instance += 1
                 event = _with_id(event, EventId(server, foreign, instance))
             if group and group[-1].id.session != event.id.session:
-                connection.send(self.codec.notify(group))
+                self._notify(connection, group)
                 group = []
             group.append(event)
         if group:
-            connection.send(self.codec.notify(group))
+            self._notify(connection, group)
+
+    def _notify(self, connection: Connection, group: list[Event]) -> None:
+        try:
+            message = self.codec.notify(group)
+        except (OverflowError, ValueError, TypeError):
+            group = _encodable(group)
+            if not group:
+                return
+            message = self.codec.notify(group)
+        connection.send(message)
+
+
+def _encodable(events: list[Event]) -> list[Event]:
+    """The events of a message that failed to encode that SBS can carry, each alone;
+    the others are logged and left out, so one event a supplier made that the protocol
+    cannot hold (none is known: ids and times are bounded where they are read) costs
+    the client that event, not the message and not the connection."""
+    from cosnotify.protocols.eventer.codec import event_to_sbs
+    from cosnotify.protocols.eventer.schema import REPOSITORY
+
+    kept = []
+    for event in events:
+        try:
+            REPOSITORY.encode("HatEventer", "Event", event_to_sbs(event))
+        except (OverflowError, ValueError, TypeError) as exc:
+            log.warning("eventer: event %s left out of a message: SBS cannot carry it: %s",
+                        event.id, exc)
+            continue
+        kept.append(event)
+    return kept
 
 
 def _within(events: list[Event], max_bytes: int) -> tuple[list[Event], bool]:

@@ -477,7 +477,9 @@ class EventHeapSession:
             named = tup.field("StreamID")
             if named is not None and named.post.is_actual and named.post.value is not None:
                 text = str(named.post.value).strip()
-                if text.isascii() and text.isdigit() and int(text) in self.streams:
+                # ASCII digits, and few: int() refuses superscripts and 4,300+ digits.
+                if text.isascii() and text.isdigit() and len(text) <= 19 \
+                        and int(text) in self.streams:
                     ids.append(int(text))
         if not ids and bundle.return_tag is not None:
             ids = [s for s, tag in self.streams.items() if tag == bundle.return_tag]

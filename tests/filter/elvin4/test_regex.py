@@ -54,6 +54,9 @@ class TestRegex:
         ("a{1,", "INVALID_REGEXP"), (f"a{{{DUP_MAX + 1}}}", "REGEXP_TOO_COMPLEX"),
         # superscript digits pass str.isdigit, not int (a ValueError once, not §6.3's)
         ("a{\u00b2}", "INVALID_REGEXP"), ("a{1,\u00b3}", "INVALID_REGEXP"),
+        # more digits than int() reads (4,300): too complex, not a ValueError (review 65)
+        ("a{" + "1" * 5000 + "}", "REGEXP_TOO_COMPLEX"), ("a{1," + "9" * 5000 + "}",
+                                                          "REGEXP_TOO_COMPLEX"),
         ("(((a{100}){100}){100})", "REGEXP_TOO_COMPLEX"), ("(" * 150 + ")" * 150,
                                                           "REGEXP_TOO_COMPLEX"),
     ])
@@ -65,6 +68,12 @@ class TestRegex:
         with pytest.raises(SubscriptionError) as error:
             compile_program(f"regex(x, {quote(pattern)})")
         assert error.value.name == name
+
+    def test_a_bound_with_leading_zeros_is_its_number(self) -> None:
+        """However many zeros lead a bound, it is the number after them (a{0002} is
+        a{2}); 5,000 of them once made int() refuse the text (review 65)."""
+        regex = Regex("^a{" + "0" * 5000 + "2}$")
+        assert regex.search("aa") and not regex.search("a") and not regex.search("aaa")
 
     def test_state_bound(self) -> None:
         """At most MAX_STATES NFA states."""

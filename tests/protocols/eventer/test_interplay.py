@@ -64,30 +64,38 @@ class TestFromCorba:
         assert found[0].event_id.server == SERVER_ID
 
 
-    @pytest.mark.parametrize("text", ["1:\u00b2:3", "1:2", "a:b:c", "1:2:3:4", "-1:2:3"])
+    @pytest.mark.parametrize("text", ["1:\u00b2:3", "1:2", "a:b:c", "1:2:3:4", "-1:2:3",
+                                      "1:2:" + "9" * 20, "1:2:" + "1" * 5000])
     def test_a_foreign_eventer_id_header_is_not_taken_for_an_id(self, served: Served,
                                                                  text: str) -> None:
         """A CORBA supplier's event may carry any ``EventerId`` text. Only this front
-        end's own form (three ASCII decimal numbers) is read back as the event's id;
-        anything else (a superscript digit passes str.isdigit, not int) leaves the
-        event the store's id, and the query answers."""
+        end's own form (three ASCII decimal numbers below 2**63) is read back as the
+        event's id; anything else (a superscript digit passes str.isdigit, not int; 20
+        digits pass int, not the SBS encoder; review 65) leaves the event an id of this
+        server's: a subscriber gets it and the event after it, and the query answers."""
         proxy, _ = served.channel._get_default_supplier_admin() \
             .obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
         proxy.connect_structured_push_supplier(None)
         made = corba_event()
         made.header.variable_header.append(N.Property(EVENTER_ID, CORBA.Any(CORBA.TC_string,
                                                                            text)))
-        proxy.push_structured_event(made)
 
-        async def go() -> list[Any]:
-            client = await hat_client.connect(served.address)
-            found: list[Any] = await client.query(hc.QueryData(event_types=[("corba", "*")]))
-            await client.async_close()
-            return found
+        async def go() -> tuple[list[Any], list[Any]]:
+            listener = await hat_client.connect(served.address, [("corba", "*")])
+            await listener.query(hc.QueryData(max_results=0))  # the subscription is in
+            proxy.push_structured_event(made)
+            proxy.push_structured_event(corba_event())
+            got: list[Any] = []
+            while len(got) < 2:
+                got += await listener.receive()
+            found: list[Any] = await listener.query(hc.QueryData(
+                event_types=[("corba", "*")]))
+            await listener.async_close()
+            return got, found
 
-        [event] = run(go)
-        assert event.event_type == ("corba", "alarm", "major")
-        assert event.event_id.server == SERVER_ID  # the store's id, not the header's
+        got, found = run(go)
+        assert [e.event_type for e in got] == [("corba", "alarm", "major")] * 2
+        assert [e.event_id.server for e in got + found] == [SERVER_ID] * 4
 
 
 class TestToCorba:

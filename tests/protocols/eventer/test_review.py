@@ -126,6 +126,20 @@ class TestRegisterOrder:
         assert not service.inline(1)
 
 
+class TestUnencodable:
+    def test_an_event_sbs_cannot_carry_is_left_out_of_its_message_alone(self) -> None:
+        """Should an event ever reach a message that SBS cannot encode (an id past 2**63:
+        the reading of ids is bounded, so none is known), the message goes with the
+        others (session._encodable), not the connection (review 65)."""
+        good = codec.Event(codec.EventId(7, 1, 1), ("a", "b"), codec.Timestamp(1, 0),
+                           None, None)
+        bad = codec.Event(codec.EventId(7, 1, 2**64), ("a", "b"), codec.Timestamp(1, 0),
+                          None, None)
+        with pytest.raises(OverflowError):
+            codec.ChatterConnection().notify([good, bad])
+        assert session._encodable([good, bad, good]) == [good, good]
+
+
 class TestForeignIds:
     def test_a_corba_events_queried_id_is_no_eventer_clients_id(self, served: Served) -> None:
         """Event ids are unique (issue 22): a CORBA supplier's event, queried, has the
