@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 __all__ = [
+    "MAX_WAIT",
     "TIMET_EPOCH_OFFSET",
     "Clock",
     "ManualClock",
@@ -30,6 +31,9 @@ __all__ = [
 
 #: Seconds between 1582-10-15T00:00Z (the TimeBase epoch) and 1970-01-01T00:00Z.
 TIMET_EPOCH_OFFSET = 12219292800
+#: The longest the timer thread waits at once (it looks again after): far less than
+#: threading.TIMEOUT_MAX, past which a wait raises OverflowError.
+MAX_WAIT = 3600.0
 
 
 def seconds_to_timet(seconds: float) -> int:
@@ -158,7 +162,11 @@ class SystemClock:
                     if when is not None and when <= now:
                         due = self._timers.pop_due(now)
                         break
-                    self._cond.wait(None if when is None else when - now)
+                    # A timer centuries away (a StartTime, a PacingInterval of TimeT's
+                    # whole range) is waited for an hour at a time: a longer wait than
+                    # threading.TIMEOUT_MAX raises OverflowError, and this thread is
+                    # every channel's timers (review 66).
+                    self._cond.wait(None if when is None else min(when - now, MAX_WAIT))
             for timer in due:
                 _fire(timer)
 

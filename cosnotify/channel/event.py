@@ -289,6 +289,10 @@ def _apply_header_field(event: Event, name: str, value: Any, proxy_qos: dict[str
             raise _bad_qos(f"header Priority {python_value} is outside -32767..32767")
         event.priority, event.priority_source = python_value, 2
     elif name == "Timeout":
+        # TimeBase::TimeT: an Any made in process (or by a front end) is not marshalled,
+        # so nothing else bounds it; past the range no remote consumer could be sent it.
+        if not 0 <= python_value <= 2**64 - 1:
+            raise _bad_qos(f"header Timeout {python_value} is outside TimeBase::TimeT")
         # Table 2-4: zero means "no timeout", and the header overrides the proxy.
         event.lifetime = python_value / 1e7 if python_value else None
         event.lifetime_source = 2

@@ -240,6 +240,18 @@ class TestHeaderQoS:
         with pytest.raises(CORBA.BAD_QOS):
             supplier.push_structured_event(wrapped)
 
+    @pytest.mark.parametrize("value", [2**64, -1])
+    def test_a_header_timeout_outside_timet_is_refused(self, channel: Any, value: int) -> None:
+        """An in-process supplier's Any is not marshalled, so the channel bounds a header
+        Timeout to TimeBase::TimeT itself: past it, no remote consumer could ever be sent
+        the event (review 66: an Event Heap TimeToLive made one). BAD_QOS, as for
+        Priority."""
+        supplier = entry(channel)
+        with pytest.raises(CORBA.BAD_QOS):
+            supplier.push_structured_event(structured(
+                fields={"n": 0}, header=[N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT,
+                                                                         value))]))
+
     def test_header_timeout_zero_overrides_the_proxy(self, manual_channel: Any,
                                                      clock: Any) -> None:
         """Header Timeout 0 means no timeout and overrides the proxy consumer's Timeout."""

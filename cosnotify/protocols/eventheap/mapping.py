@@ -72,6 +72,8 @@ DOMAIN: Final = "EventHeap"
 #: The prefix of the alias TypeCode id that carries a platform type's name.
 PLATFORM_ID: Final = "IDL:cosnotify/EventHeap/"
 _INT_MAX: Final = 2**31 - 1
+#: The longest TimeToLive: its Timeout (100 ns units) must fit a TimeBase::TimeT.
+_MAX_TTL_MS: Final = (2**64 - 1) // TIMET_PER_MS
 _OCTETS: Final = tcInternal.createSequenceTC(0, CORBA.TC_octet)
 _KIND_TYPES: Final = {kind: ftype for ftype, kinds in KINDS.items() for kind in kinds}
 _NULL: Final = CORBA.Any(CORBA.TC_null, None)
@@ -171,6 +173,10 @@ def event_of(tup: Tuple) -> Any:
             if post.value <= 0:
                 raise MappingError("InvalidEvent", f"TimeToLive {post.value} ms: the "
                                    "event would never be retrievable (Table 1)", f.name)
+            if post.value > _MAX_TTL_MS:
+                raise MappingError("InvalidEvent", f"TimeToLive {post.value} ms is past "
+                                   f"the longest Timeout a notification event can carry "
+                                   f"({_MAX_TTL_MS} ms: TimeBase::TimeT)", f.name)
             timeout.append(N.Property(TIMEOUT, CORBA.Any(
                 TimeBase._tc_TimeT, post.value * TIMET_PER_MS)))
             continue

@@ -71,9 +71,12 @@ class TestPut:
         Tuple(0, ()),
         _tuple(Field("x", "int", Value(FORMAL), Value(FORMAL))),
         _tuple(Field("TimeToLive", "int", Value(ACTUAL, 0), Value(FORMAL))),
+        # review 66: 2**62 ms is a Timeout past TimeBase::TimeT (2**64 - 1 in 100 ns)
+        _tuple(Field("TimeToLive", "long", Value(ACTUAL, 2**62), Value(FORMAL))),
         _tuple(Field("s", "string", Value(ACTUAL, "a\0b"), Value(FORMAL))),
         _tuple(Field("\u20ac", "int", Value(ACTUAL, 1), Value(FORMAL))),
-    ], ids=["no EventType", "formal post", "TimeToLive 0", "NUL in string", "name not Latin-1"])
+    ], ids=["no EventType", "formal post", "TimeToLive 0", "TimeToLive past TimeT",
+            "NUL in string", "name not Latin-1"])
     def test_refused(self, bad: Tuple) -> None:
         """Events the space cannot keep as they are are MappingError InvalidEvent."""
         with pytest.raises(MappingError) as info:
