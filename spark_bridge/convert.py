@@ -103,12 +103,30 @@ PropertyCell = tuple[str, str, tuple[bytes, bytes]]  # (name, TypeCode text, (va
 
 def encode_event(event: Any, references: References | None = None
                  ) -> tuple[str, str, str, list[PropertyCell], list[PropertyCell], Cell]:
-    """The first six columns of a row, with variants as (value, metadata) byte pairs."""
+    """The first six columns of a row, with variants as (value, metadata) byte pairs.
+    ConversionError if a name is no text UTF-8 can hold (a lone surrogate: an event
+    made in process is not marshalled), so the event is set aside, not its batch."""
     fixed = event.header.fixed_header
-    return (fixed.event_type.domain_name, fixed.event_type.type_name, fixed.event_name,
+    return (_name(fixed.event_type.domain_name, "domain_name"),
+            _name(fixed.event_type.type_name, "type_name"),
+            _name(fixed.event_name, "event_name"),
             _properties(event.header.variable_header, references),
             _properties(event.filterable_data, references),
             _pair(encode_any(event.remainder_of_body, references)))
+
+
+def _name(value: Any, what: str) -> str:
+    if type(value) is str and (value.isascii() or _utf8(value)):
+        return value
+    raise ConversionError(f"{what} {value!r:.80} is not text UTF-8 can hold")
+
+
+def _utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _properties(props: list[Any], references: References | None) -> list[PropertyCell]:
@@ -116,7 +134,7 @@ def _properties(props: list[Any], references: References | None) -> list[Propert
     append = out.append
     for prop in props:
         text, data, metadata = encode_any(prop.value, references)
-        append((prop.name, text, (data, metadata)))
+        append((_name(prop.name, "a property name"), text, (data, metadata)))
     return out
 
 

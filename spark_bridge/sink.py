@@ -399,8 +399,13 @@ class SparkSinkProxy:
                 return
 
     def _write_batch(self, batch: list[tuple[Any, float]], batch_id: int) -> bool:
-        table, rejected = events_to_arrow(batch, self._references, self.default_priority,
-                                          self.default_timeout)
+        try:
+            table, rejected = events_to_arrow(batch, self._references, self.default_priority,
+                                              self.default_timeout)
+        except Exception as exc:  # noqa: BLE001 - no known event does this (each bad one
+            # is set aside); if one did, the sink fails as on a write error, never its thread
+            self._fail(SinkWriteError(batch_id, len(batch), 1, exc))
+            return False
         for item in rejected:
             log.warning("%s", item)
         attempt = 0

@@ -310,7 +310,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         mapping = self._priority_filter or getattr(self._admin, "_priority_filter", None)
         if mapping is not None:
             matched, value = _map(mapping, event, self._channel._oes_limits)
-            if value is not None and (matched or source == 0):
+            if value is not None and (matched or source == 0) \
+                    and _mapped(self, mapping, value, _SHORT, "priority"):
                 priority = value
         lifetime, source = event.lifetime, event.lifetime_source
         if source == 0 and "Timeout" in explicit and qos["Timeout"]:
@@ -318,7 +319,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         mapping = self._lifetime_filter or getattr(self._admin, "_lifetime_filter", None)
         if mapping is not None:
             matched, value = _map(mapping, event, self._channel._oes_limits)
-            if value is not None and (matched or source == 0):
+            if value is not None and (matched or source == 0) \
+                    and _mapped(self, mapping, value, _TIMET, "lifetime"):
                 lifetime = value / 1e7 if value else None
         deadline = event.stop_time
         if lifetime:
@@ -384,6 +386,26 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         topology = self._service.topology
         if durable is not None and event_log is not None and not topology.closing:
             event_log.dropped(durable.path)  # destroyed: what it still held goes
+
+
+#: The values a priority and a lifetime mapping filter give (section 2.3.1: "of type
+#: short", "of type TimeBase::TimeT").
+_SHORT = (-2**15, 2**15 - 1)
+_TIMET = (0, 2**64 - 1)
+
+
+def _mapped(proxy: Any, mapping: Any, value: Any, bounds: tuple[int, int], what: str) -> bool:
+    """Is ``value`` one a ``what`` mapping filter may give? Section 2.3.1 types the
+    values (short, TimeT) but a MappingFilter's value type is its default value's, so
+    one of another type (a string, a NaN double) is ignored, as if the filter gave
+    none, and logged once per proxy: ordering and expiry never see it."""
+    if type(value) is int and bounds[0] <= value <= bounds[1]:
+        return True
+    if not getattr(proxy, "_mapping_warned", False):
+        proxy._mapping_warned = True
+        log.warning("%r: its %s mapping filter %r gave %r, not a %s: ignored", proxy, what,
+                    mapping, value, "short" if bounds is _SHORT else "TimeBase::TimeT")
+    return False
 
 
 def _map(mapping: Any, event: Any, limits: Any) -> tuple[bool, Any]:

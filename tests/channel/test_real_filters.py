@@ -125,6 +125,29 @@ class TestMappingFilters:
             fields={"n": 2}, header=[N.Property("Priority", short(10))]))
         assert drain(proxy) == [1, 2, 0]
 
+    def test_mapped_values_of_other_types_are_ignored(self, channel: Any) -> None:
+        """Section 2.3.1: a priority mapping filter's values are shorts, a lifetime one's
+        TimeTs. A filter made with a string or a NaN double default gives other values;
+        they are ignored (the header priority stands), and neither this consumer nor
+        another loses an event or its order (review 67: a string stopped every push,
+        a NaN scrambled PriorityOrder)."""
+        odd = pull(channel)
+        odd.set_qos([N.Property("OrderPolicy", short(N.PriorityOrder))])
+        odd._set_priority_filter(mapping(channel, CORBA.Any(CORBA.TC_double, float("nan"))))
+        odd._set_lifetime_filter(mapping(channel, CORBA.Any(CORBA.TC_string, "long")))
+        worded = pull(channel)
+        worded.set_qos([N.Property("OrderPolicy", short(N.FifoOrder))])
+        worded._set_priority_filter(mapping(channel, CORBA.Any(CORBA.TC_string, "high")))
+        other = pull(channel)
+        other.set_qos([N.Property("OrderPolicy", short(N.FifoOrder))])
+        supplier = entry(channel)
+        for n in (3, 1, 4, 0, 2):
+            supplier.push_structured_event(structured(
+                fields={"n": n}, header=[N.Property("Priority", short(n))]))
+        assert drain(odd) == [4, 3, 2, 1, 0]
+        assert drain(worded) == [3, 1, 4, 0, 2]
+        assert drain(other) == [3, 1, 4, 0, 2]
+
     def test_consumer_admin_mapping_filter_applies_to_its_proxies(self, channel: Any) -> None:
         """A ConsumerAdmin's priority_filter is shared by its proxy suppliers (2.3.1)."""
         admin, _ = channel.new_for_consumers(CA.AND_OP)

@@ -169,6 +169,19 @@ class TestArrowBatch:
         assert table.column("arrival_time")[0].value == int((ARRIVAL + 0.5) * 1_000_000)
         assert table.column("priority").type == pa.int16()
 
+    def test_a_name_utf8_cannot_hold_rejects_its_event_alone(self) -> None:
+        """An event made in process is not marshalled: a lone surrogate in its name, its
+        types or a property name rejects that event, and the batch goes on (review 67:
+        the whole batch failed, and the sink's writer thread with it)."""
+        odd = [alarm(2), alarm(3), alarm(4), alarm(5)]
+        odd[0].header.fixed_header.event_name = "\ud800"
+        odd[1].header.fixed_header.event_type.domain_name = "T\udfff"
+        odd[2].filterable_data[0].name = "sev\ud801"
+        odd[3].header.variable_header.append(N.Property("\udc00", CORBA.Any(CORBA.TC_long, 1)))
+        table, rejected = events_to_arrow([(alarm(1), ARRIVAL)] + [(e, ARRIVAL) for e in odd])
+        assert table.num_rows == 1 and table.column("event_name")[0].as_py() == "alarm-1"
+        assert [r.event for r in rejected] == odd
+
     def test_priority_outside_short_is_rejected(self) -> None:
         """A header Priority that does not fit a short rejects the event."""
         event = alarm(1, [N.Property("Priority", CORBA.Any(CORBA.TC_long, 40000))])

@@ -249,8 +249,11 @@ class _Generator:
 
 
 def _store(target: str) -> list[str]:
-    # the fast path only when ``_v`` already has the Elvin type's Python type (values)
-    return ["a = p.value", f"{target} = b if type(b := a._v) is P.get(a._t) else S(a)"]
+    # the fast path only when ``_v`` already has the Elvin type's Python type (values),
+    # an int within int32's range (an Any made in process may hold any int: values.py)
+    return ["a = p.value",
+            (f"{target} = b if (t := P.get(a._t)) is type(b := a._v) and (t is not int or"
+             f" {values.INT32_MIN} <= b <= {values.INT32_MAX}) else S(a)")]
 
 
 def _prologue_structured(gen: _Generator, names: list[str]) -> list[str]:

@@ -47,6 +47,8 @@ __all__ = ["MISSING", "PLAIN_TYPECODES", "Int64", "any_attributes", "elvin_type"
 
 INT64_MIN: Final = -(2**63)
 INT64_MAX: Final = 2**63 - 1
+INT32_MIN: Final = -(2**31)
+INT32_MAX: Final = 2**31 - 1
 
 
 class Int64(int):
@@ -96,7 +98,11 @@ def elvin_value(value: Any, d: Any) -> Any:
     value, _, base = found
     if type(base) is int:
         if base in _INT32_KINDS:  # bool and other int subclasses become a plain int
-            return int(value) if isinstance(value, int) else None
+            # An Any made in process is not marshalled: its value may be past its kind's
+            # range, and past int32 no Elvin int32 can carry it (review 67).
+            if isinstance(value, int) and INT32_MIN <= value <= INT32_MAX:
+                return int(value)
+            return None
         if base in _REAL_KINDS:
             return float(value) if isinstance(value, (float, int)) else None
         if base == D.BOOLEAN:
@@ -124,8 +130,10 @@ def from_any(value: Any) -> Any:
     """The Elvin value held by a ``CORBA.Any`` (None for unmapped types or a non-Any)."""
     if type(value) is not CORBA.Any:
         return None
-    if type(value._v) is PLAIN_TYPECODES.get(value._t):
-        return value._v
+    plain = value._v
+    if type(plain) is PLAIN_TYPECODES.get(value._t) and (
+            type(plain) is not int or INT32_MIN <= plain <= INT32_MAX):
+        return plain
     try:
         return elvin_value(value._v, value._t._d)
     except Exception:  # noqa: BLE001 - a bad descriptor is an unmapped value, never an error
