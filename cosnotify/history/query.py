@@ -155,9 +155,6 @@ class Query:
                                 f"{MAX_RESULTS_LIMIT}")
         if self.event_ids is not None and len(self.event_ids) > MAX_IDS:
             raise bad_query(f"{len(self.event_ids)} ids: at most {MAX_IDS}")
-        if self.after is not None and self.unique_type:
-            raise bad_query("after cannot continue a uniqueType query (the types the "
-                            "pages before returned are not known)")
         for pattern in self.event_types or ():
             try:
                 check_pattern(pattern)

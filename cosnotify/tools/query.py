@@ -230,13 +230,19 @@ def _query(args: argparse.Namespace) -> int:
 
 def _all_pages(history: Any, fields: dict[str, Any]) -> list[Any]:
     """The query's events, asked in as many replies as the service needs (a reply
-    holds about 1 MiB; ``more`` says to go on ``after`` its ``resume``)."""
+    holds about 1 MiB; ``more`` says to go on ``after`` its ``resume``). Under
+    ``uniqueType`` a page after the first gives the first event of each type after
+    its cursor: the types earlier pages gave are dropped (docs/history.md)."""
     wanted = fields.get("maxResults", DEFAULT_MAX_RESULTS)
     found: list[Any] = []
+    seen: set[tuple[str, ...]] = set()
     asked = dict(fields)
     while True:
         asked["maxResults"] = wanted - len(found)
         page, more, resume = history.query(properties_of(asked))
+        if fields.get("uniqueType"):
+            page = [value for value in page if tuple(value.type) not in seen]
+            seen.update(tuple(value.type) for value in page)
         found.extend(page)
         if not more or len(found) >= wanted:
             return found

@@ -61,6 +61,12 @@ def _properties(operation: Operation, arguments: Sequence[Any]) -> list[Any]:
             raise CORBA.BAD_PARAM(exc.minor, CORBA.COMPLETED_NO,
                                   f"{operation.scoped}: {parameter.name}: "
                                   f"{' '.join(map(str, getattr(exc, '_info', None) or [exc]))}") from None
+        except (CORBA.SystemException, ValueError, SystemError) as exc:
+            # A str omniORB cannot encode (a lone surrogate) comes out of cdrMarshal as a
+            # SystemError or UNKNOWN, not BAD_PARAM (review 68): the caller's value still.
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
+                                  f"{operation.scoped}: {parameter.name}: a value its type "
+                                  f"cannot hold ({type(exc).__name__})") from None
     return [N.Property(OPERATION, CORBA.Any(CORBA.TC_string, operation.scoped)),
             *(N.Property(p.name, CORBA.Any(p.typecode, value))
               for p, value in zip(operation.parameters, arguments, strict=True))]

@@ -59,6 +59,12 @@ class TestTypedToUntyped:
         with pytest.raises(CORBA.BAD_PARAM):
             to_structured(coffee.operations["drinking_coffee"], ["Jane"])
 
+    def test_a_string_omniorb_cannot_encode_is_bad_param(self, coffee: TypedInterface) -> None:
+        """A call in process is not marshalled: a lone surrogate in a string argument is
+        the caller's bad value, BAD_PARAM naming the parameter (review 68: SystemError)."""
+        with pytest.raises(CORBA.BAD_PARAM, match="name"):
+            to_structured(coffee.operations["drinking_coffee"], ["\ud800", 5])
+
 
 class TestUntypedToTyped:
     def test_round_trips(self, coffee: TypedInterface) -> None:
