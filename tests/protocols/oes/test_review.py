@@ -262,7 +262,10 @@ class TestContactConnections:
             tree.post(r"\a", b"again")
             assert contact.wait_for(10)
             assert eventually(lambda: front_end.snapshot()["contact_connections"] == 2)
-            assert contact.connections == 8  # 5, then the 3 closed ones again
+            # 5, then the 3 closed ones again; the two kept are reused, or 10 it would be.
+            # One more is allowed: a loaded `make test` once saw 9, as when a kept
+            # connection is found closed and opened again (_deliver's second attempt).
+            assert 8 <= contact.connections <= 9
         finally:
             client.close()
 
