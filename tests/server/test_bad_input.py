@@ -185,13 +185,19 @@ def test_bad_qos_is_refused_with_nothing_lost(factory: Any) -> None:
 def test_a_deeply_nested_any_does_not_crash_the_server(omniorb: Any, tmp_path: Any) -> None:
     """An Any holding an Any ... 300,000 deep (a few MB, within the 16 MiB
     message limit): the server answers, or refuses it, and serves on (review 68)."""
+    survives_a_push(omniorb, tmp_path, DEEP_CLIENT, "300000")
+
+
+def survives_a_push(omniorb: Any, tmp_path: Any, client: str, *args: str) -> None:
+    """A ``cosnotify serve`` child, a channel, and ``client`` (a Python script given the
+    push consumer's IOR and ``args``) pushing to it: the server must serve on."""
     served = ServeProcess(tmp_path, "--call-timeout", "2")
     try:
         factory = omniorb.string_to_object(served.ior)._narrow(CA.EventChannelFactory)
         channel, _ = factory.create_channel([], [])
         entry = push_entry(channel)
-        subprocess.run([sys.executable, "-c", DEEP_CLIENT, omniorb.object_to_string(entry),
-                        "300000"], capture_output=True, text=True, timeout=120, check=False)
+        subprocess.run([sys.executable, "-c", client, omniorb.object_to_string(entry), *args],
+                       capture_output=True, text=True, timeout=120, check=False)
         assert served.process.poll() is None, f"the server died: {served.process.returncode}"
         still_serving(factory)
     finally:
@@ -249,14 +255,4 @@ orb.destroy()
 def test_a_reference_of_an_unknown_interface_does_not_crash_the_server(
         omniorb: Any, tmp_path: Any) -> None:
     """An Any holding a reference declared as an interface the server has no stubs for."""
-    served = ServeProcess(tmp_path, "--call-timeout", "2")
-    try:
-        factory = omniorb.string_to_object(served.ior)._narrow(CA.EventChannelFactory)
-        channel, _ = factory.create_channel([], [])
-        entry = push_entry(channel)
-        subprocess.run([sys.executable, "-c", REFERENCE_CLIENT, omniorb.object_to_string(entry)],
-                       capture_output=True, text=True, timeout=120, check=False)
-        assert served.process.poll() is None, f"the server died: {served.process.returncode}"
-        still_serving(factory)
-    finally:
-        served.stop()
+    survives_a_push(omniorb, tmp_path, REFERENCE_CLIENT)
