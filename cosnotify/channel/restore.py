@@ -118,8 +118,8 @@ class _Rebuild:
         self.filters[path] = flt
 
     def channel(self, path: str, data: dict[str, Any]) -> None:
-        qos = qos_values(data["qos"])
-        admin = qos_values(data["admin"])
+        qos = qos_values(data["qos"], path)
+        admin = qos_values(data["admin"], path)
         cls = self.factory.typed_channel_class if data.get("typed") else EventChannel
         channel: Any = cls(self.factory, data["id"], qos, set(qos), admin)
         channel._stored = True
@@ -136,7 +136,7 @@ class _Rebuild:
         admin._stored = True
         admin._name = data.get("name")
         channel._names.adopt(parts[2], admin._name)
-        _apply_qos(admin, data["qos"])
+        _apply_qos(admin, data["qos"], path)
         with channel._lock:
             table[admin._id] = admin
             channel._rebuild_routes()
@@ -164,7 +164,7 @@ class _Rebuild:
             proxy: Any = cls(admin, data["id"], *extra)
             proxy._stored = True
             proxy._name = data.get("name")
-            _apply_qos(proxy, data["qos"])
+            _apply_qos(proxy, data["qos"], path)
             channel._names.adopt(admin.proxy_scope, proxy._name)  # last: a skipped record
             # keeps no name
         except BaseException:
@@ -286,8 +286,8 @@ class _Rebuild:
             obj._filter_added(filter_id, flt)
 
 
-def _apply_qos(obj: Any, data: bytes) -> None:
-    values = qos_values(data)
+def _apply_qos(obj: Any, data: bytes, path: str) -> None:
+    values = qos_values(data, path)
     if values:
         with obj._qos_lock:
             obj._qos.update(values)

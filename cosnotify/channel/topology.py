@@ -41,7 +41,7 @@ import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel import codec
 from cosnotify.channel.clients import stub_class
-from cosnotify.qos.negotiation import from_any, to_property_seq
+from cosnotify.qos.negotiation import from_any, legal, to_property_seq
 from cosnotify.qos.properties import ADMIN_PROPERTIES, PERSISTENT, QOS_PROPERTIES
 from cosnotify.store.interface import Reason, Record, Store, StoreError
 
@@ -197,16 +197,26 @@ def _qos_record(obj: Any) -> bytes:
     return codec.encode_properties(to_property_seq(values, QOS_PROPERTIES))
 
 
-def qos_values(data: bytes) -> dict[str, Any]:
-    """The QoS values of a stored PropertySeq (names the table does not know are skipped)."""
+def qos_values(data: bytes, where: str = "") -> dict[str, Any]:
+    """The QoS or admin values of a stored PropertySeq, as ``set_qos`` would take them:
+    a name the tables do not know, a value of another type and one outside the
+    property's range or choices are skipped and logged (``where``: whose record), so
+    a record edited or written by other code restores what it can, and nothing that
+    set_qos refuses (review 69: a stored OrderPolicy 99 made every obtain_* of its
+    channel raise KeyError, a MaximumBatchSize 0 stalled its proxies)."""
     values = {}
     for prop in codec.decode_properties(data):
         definition = QOS_PROPERTIES.get(prop.name) or ADMIN_PROPERTIES.get(prop.name)
         if definition is None:
+            log.warning("%s: stored property %r is not known here: skipped", where,
+                        prop.name)
             continue
         ok, value = from_any(definition, prop.value)
-        if ok:
-            values[prop.name] = value
+        if not ok or not legal(definition, value):
+            log.warning("%s: stored property %s = %r is not a value it takes: skipped",
+                        where, prop.name, value if ok else prop.value)
+            continue
+        values[prop.name] = value
     return values
 
 

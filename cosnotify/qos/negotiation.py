@@ -43,6 +43,7 @@ __all__ = [
     "check_admin",
     "check_qos",
     "from_any",
+    "legal",
     "to_any",
     "to_property_seq",
 ]
@@ -168,6 +169,11 @@ _NO_RANGE = CosNotification.PropertyRange(CORBA.Any(CORBA.TC_null, None),
 
 def _error(code: Any, name: str, available: Any = _NO_RANGE) -> Any:
     return CosNotification.PropertyError(code, name, available)
+
+
+def legal(definition: PropertyDef, value: Any) -> bool:
+    """Is ``value`` (from :func:`from_any`) in the property's range or choices?"""
+    return _legal(definition, value)
 
 
 def _legal(definition: PropertyDef, value: Any) -> bool:

@@ -354,6 +354,49 @@ class TestFailures:
             store.full = False
             channel.new_for_consumers(CA.AND_OP)
 
+    def test_stored_values_set_qos_would_refuse_are_skipped(
+            self, caplog: pytest.LogCaptureFixture) -> None:
+        """A record another program wrote (or edited) may hold a QoS or admin value of
+        the right type but out of range, or of another type: each is skipped and logged,
+        as set_qos would refuse it, and the rest comes back usable (review 69: OrderPolicy
+        99 made every obtain_* of the channel raise KeyError; MaximumBatchSize 0 stalled
+        a proxy; a MaxQueueLength of another type vanished without a word)."""
+        from cosnotify.channel import codec
+
+        store = MemoryStore()
+        with EventChannelFactory(store=store) as factory:
+            channel, channel_id = persistent_channel(factory)
+            proxy, proxy_id = channel._get_default_consumer_admin() \
+                .obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)
+        edits = {"channel": ("qos", [N.Property("OrderPolicy", CORBA.Any(CORBA.TC_short, 99)),
+                                     *PERSISTENT_QOS]),
+                 "proxy_supplier": ("qos", [N.Property("MaximumBatchSize",
+                                                       CORBA.Any(CORBA.TC_long, 0))])}
+        for record in store.records():
+            if record.kind in edits:
+                data = codec.loads(record.data)
+                field, properties = edits[record.kind]
+                data[field] = codec.encode_properties(properties)
+                if record.kind == "channel":
+                    data["admin"] = codec.encode_properties([N.Property(
+                        "MaxQueueLength", CORBA.Any(CORBA.TC_ulonglong, 100))])
+                store.put(Record(record.path, record.kind, codec.dumps(data)))
+        with caplog.at_level("WARNING"), EventChannelFactory(store=store) as factory:
+            channel = factory.get_event_channel(channel_id)
+            qos = {p.name: p.value.value() for p in channel.get_qos()}
+            assert qos["OrderPolicy"] != 99 and qos["ConnectionReliability"] == N.Persistent
+            channel._get_default_consumer_admin().obtain_notification_push_supplier(
+                CA.STRUCTURED_EVENT)  # obtain_* works
+            proxy = channel._get_default_consumer_admin().get_proxy_supplier(proxy_id)
+            proxy.connect_sequence_pull_consumer(None)
+            supplier_of(channel).push_structured_event(structured(fields={"n": 7}))
+            events, has_events = proxy.try_pull_structured_events(10)
+            assert has_events and [number(e) for e in events] == [7]
+        skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+        assert any("OrderPolicy = 99" in m for m in skipped), skipped
+        assert any("MaximumBatchSize = 0" in m for m in skipped), skipped
+        assert any("MaxQueueLength" in m for m in skipped), skipped
+
     def test_an_unreadable_record_is_skipped_and_the_rest_comes_back(self) -> None:
         store = MemoryStore()
         with EventChannelFactory(store=store) as factory:
