@@ -277,7 +277,7 @@ def apply_qos(event: Event, proxy_qos: dict[str, Any], explicit: set[str] | froz
 def _apply_header_field(event: Event, name: str, value: Any, proxy_qos: dict[str, Any],
                         persistent_supported: bool) -> None:
     from cosnotify.channel.clock import utc_to_seconds
-    from cosnotify.qos.negotiation import from_any
+    from cosnotify.qos.negotiation import from_any, legal
     from cosnotify.qos.properties import QOS_PROPERTIES
 
     definition = QOS_PROPERTIES[name]
@@ -291,7 +291,7 @@ def _apply_header_field(event: Event, name: str, value: Any, proxy_qos: dict[str
     elif name == "Timeout":
         # TimeBase::TimeT: an Any made in process (or by a front end) is not marshalled,
         # so nothing else bounds it; past the range no remote consumer could be sent it.
-        if not 0 <= python_value <= 2**64 - 1:
+        if not legal(definition, python_value):
             raise _bad_qos(f"header Timeout {python_value} is outside TimeBase::TimeT")
         # Table 2-4: zero means "no timeout", and the header overrides the proxy.
         event.lifetime = python_value / 1e7 if python_value else None

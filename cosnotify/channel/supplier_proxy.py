@@ -58,6 +58,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         self._n_failed = 0
         self._last_failure: tuple[float, str] | None = None
         self._priority_filter: Any = None
+        #: A mapping filter's value of the wrong type was logged (once per proxy: _mapped).
+        self._mapping_warned = False
         self._lifetime_filter: Any = None
         self._init_subscriptions()
         #: Whether the consumer has called subscription_change on this proxy. Until
@@ -311,7 +313,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         if mapping is not None:
             matched, value = _map(mapping, event, self._channel._oes_limits)
             if value is not None and (matched or source == 0) \
-                    and _mapped(self, mapping, value, _SHORT, "priority"):
+                    and _mapped(self, mapping, value, "priority"):
                 priority = value
         lifetime, source = event.lifetime, event.lifetime_source
         if source == 0 and "Timeout" in explicit and qos["Timeout"]:
@@ -320,7 +322,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         if mapping is not None:
             matched, value = _map(mapping, event, self._channel._oes_limits)
             if value is not None and (matched or source == 0) \
-                    and _mapped(self, mapping, value, _TIMET, "lifetime"):
+                    and _mapped(self, mapping, value, "lifetime"):
                 lifetime = value / 1e7 if value else None
         deadline = event.stop_time
         if lifetime:
@@ -388,23 +390,24 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             event_log.dropped(durable.path)  # destroyed: what it still held goes
 
 
-#: The values a priority and a lifetime mapping filter give (section 2.3.1: "of type
-#: short", "of type TimeBase::TimeT").
-_SHORT = (-2**15, 2**15 - 1)
-_TIMET = (0, 2**64 - 1)
+#: The values a priority and a lifetime mapping filter give, and their type's name
+#: (section 2.3.1: "of type short", "of type TimeBase::TimeT").
+_MAPPED = {"priority": (-2**15, 2**15 - 1, "short"),
+           "lifetime": (0, 2**64 - 1, "TimeBase::TimeT")}
 
 
-def _mapped(proxy: Any, mapping: Any, value: Any, bounds: tuple[int, int], what: str) -> bool:
+def _mapped(proxy: Any, mapping: Any, value: Any, what: str) -> bool:
     """Is ``value`` one a ``what`` mapping filter may give? Section 2.3.1 types the
     values (short, TimeT) but a MappingFilter's value type is its default value's, so
     one of another type (a string, a NaN double) is ignored, as if the filter gave
     none, and logged once per proxy: ordering and expiry never see it."""
-    if type(value) is int and bounds[0] <= value <= bounds[1]:
+    low, high, type_name = _MAPPED[what]
+    if type(value) is int and low <= value <= high:
         return True
-    if not getattr(proxy, "_mapping_warned", False):
+    if not proxy._mapping_warned:
         proxy._mapping_warned = True
         log.warning("%r: its %s mapping filter %r gave %r, not a %s: ignored", proxy, what,
-                    mapping, value, "short" if bounds is _SHORT else "TimeBase::TimeT")
+                    mapping, value, type_name)
     return False
 
 

@@ -173,10 +173,6 @@ def _error(code: Any, name: str, available: Any = _NO_RANGE) -> Any:
 
 def legal(definition: PropertyDef, value: Any) -> bool:
     """Is ``value`` (from :func:`from_any`) in the property's range or choices?"""
-    return _legal(definition, value)
-
-
-def _legal(definition: PropertyDef, value: Any) -> bool:
     if value is _INVALID:
         return False
     if definition.choices is not None:
@@ -226,7 +222,7 @@ def check_qos(request: Sequence[Any], target: Target, current: Mapping[str, Any]
         if not ok:
             errors.append(_error(CosNotification.BAD_TYPE, prop.name))
             continue
-        if definition.type is not ValueType.UTCT and not _legal(definition, value):
+        if definition.type is not ValueType.UTCT and not legal(definition, value):
             errors.append(_error(CosNotification.BAD_VALUE, prop.name,
                                  _range(definition, definition.low, definition.high)))
             continue
@@ -355,7 +351,7 @@ def check_admin(request: Sequence[Any]) -> tuple[dict[str, Any], list[Any]]:
         if not ok:
             errors.append(_error(CosNotification.BAD_TYPE, prop.name))
             continue
-        if not _legal(definition, value):
+        if not legal(definition, value):
             errors.append(_error(CosNotification.BAD_VALUE, prop.name,
                                  _range(definition, definition.low, definition.high)))
             continue
