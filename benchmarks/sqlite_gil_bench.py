@@ -1,11 +1,15 @@
-"""Benchmark: a SQLite writer beside a busy Python thread, a row a statement or many.
+"""Benchmark: a SQLite writer beside a busy Python thread: a row a statement, many, or all.
 
 Run: ``.venv/bin/python benchmarks/sqlite_gil_bench.py [--rows 10000]`` (about 15 s).
 
 Strategy (docs/performance.md, "History"): Python's ``sqlite3`` lets go of the
-GIL around every statement it steps. ``executemany`` steps one statement a
-row; the history's writes (``cosnotify/store/sqlite_rows.py``) step one for up
-to 1,024 rows. Each way writes ``--rows`` rows of the history table's shape
+GIL around every statement it steps, and takes it back when the busy thread
+lets go of it (up to the switch interval, 5 ms). Three ways: ``executemany``
+steps one statement a row; ``many_a_statement`` one for up to 1,024 rows
+(``VALUES (...), (...)``: how the history wrote until it became one
+statement); ``one_statement`` is the store's write (one ``INSERT ... SELECT``
+over ``json_each``, ``cosnotify/store/sqlite_history.py``, in autocommit).
+Each way writes ``--rows`` rows of the history table's shape
 (its four indexes, 120-byte data, commits of 2,000 rows, WAL,
 ``synchronous=NORMAL``) into a fresh file, first alone, then while another
 thread runs a Python loop (a supplier's thread, reduced to its interpreter
@@ -25,16 +29,19 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from machine import cpu_model  # benchmarks/machine.py, beside this script
 
-from cosnotify.store.sqlite_history import HISTORY_MIGRATION
-from cosnotify.store.sqlite_rows import statement, statement_sizes
+from cosnotify.store.history import HistoryRow
+from cosnotify.store.sqlite_history import HISTORY_MIGRATION, INSERT, history_parts
 
 COMMIT_EVERY = 2000
+#: Rows a statement of ``many_a_statement`` took at most.
+MANY = 1024
 HEAD = ("INSERT INTO history (channel, arrival, session, type, source, expires, size, data)"
         " VALUES ")
 ROW = "(?, ?, ?, ?, ?, ?, ?, ?)"
@@ -57,16 +64,23 @@ def one_a_row(conn: sqlite3.Connection, rows: Sequence[Sequence[object]]) -> Non
 
 
 def many_a_statement(conn: sqlite3.Connection, rows: Sequence[Sequence[object]]) -> None:
-    """As the history writes (store/sqlite_history.py): the sizes of statement_sizes."""
+    """Statements of up to MANY rows, in a transaction a commit."""
     for at in range(0, len(rows), COMMIT_EVERY):
         conn.execute("BEGIN")
         chunk = rows[at:at + COMMIT_EVERY]
-        done = 0
-        for size in statement_sizes(len(chunk), ROW.count("?")):
-            params = [field for values in chunk[done:done + size] for field in values]
-            conn.execute(statement(HEAD, ROW, size), params)
-            done += size
+        for done in range(0, len(chunk), MANY):
+            part = chunk[done:done + MANY]
+            params = [field for values in part for field in values]
+            conn.execute(HEAD + ", ".join([ROW] * len(part)), params)
         conn.execute("COMMIT")
+
+
+def one_statement(conn: sqlite3.Connection, rows: Sequence[Any]) -> None:
+    """The store's write of ``HistoryRow`` values: one statement a commit, in
+    autocommit."""
+    for at in range(0, len(rows), COMMIT_EVERY):
+        for data, text in history_parts(rows[at:at + COMMIT_EVERY]):
+            conn.execute(INSERT, ("ch/1", data, text))
 
 
 def spin_rate(stop: threading.Event, counted: list[int]) -> None:
@@ -76,8 +90,8 @@ def spin_rate(stop: threading.Event, counted: list[int]) -> None:
     counted.append(n)
 
 
-def measure(write: Callable[[sqlite3.Connection, Sequence[Sequence[object]]], None],
-            rows: Sequence[Sequence[object]], busy: bool, solo: float,
+def measure(write: Callable[[sqlite3.Connection, Sequence[Any]], None],
+            rows: Sequence[Any], busy: bool, solo: float,
             scratch: pathlib.Path) -> tuple[float, float]:
     """(us a row, the busy thread's share of its solo rate, or 0 without one)."""
     conn = open_table(scratch / f"{write.__name__}-{busy}.db")
@@ -104,8 +118,11 @@ def main() -> int:
           f"SQLite {sqlite3.sqlite_version}, switch interval {sys.getswitchinterval()} s, "
           f"load {os.getloadavg()[0]:.1f}")
     now = time.time()
-    rows: list[Sequence[object]] = [("ch/1", now + n / 1000, 1, b"D3\0T7\0", None, None, 120, os.urandom(120))
-            for n in range(args.rows)]
+    data = [os.urandom(120) for _ in range(args.rows)]
+    rows: list[Sequence[object]] = [("ch/1", now + n / 1000, 1, b"D3\0T7\0", None, None, 120,
+                                     data[n]) for n in range(args.rows)]
+    history = [HistoryRow(now + n / 1000, 1, ("D3", "T7"), None, None, data[n])
+               for n in range(args.rows)]
     stop, counted = threading.Event(), list[int]()
     spinner = threading.Thread(target=spin_rate, args=(stop, counted))
     spinner.start()
@@ -117,14 +134,16 @@ def main() -> int:
           "(the busy thread's share of its solo rate)")
     with tempfile.TemporaryDirectory() as scratch:
         results = {}
-        for write in (one_a_row, many_a_statement):
-            alone, _ = measure(write, rows, False, solo, pathlib.Path(scratch))
-            busy, share = measure(write, rows, True, solo, pathlib.Path(scratch))
+        for write, given in ((one_a_row, rows), (many_a_statement, rows),
+                             (one_statement, history)):
+            alone, _ = measure(write, given, False, solo, pathlib.Path(scratch))
+            busy, share = measure(write, given, True, solo, pathlib.Path(scratch))
             results[write.__name__] = (alone, busy)
             print(f"  {write.__name__:18} alone {alone:8.2f}   beside a busy thread "
                   f"{busy:9.2f} ({share:.0%})")
-    ratio = results["one_a_row"][1] / results["many_a_statement"][1]
-    print(f"  beside a busy thread, a row a statement costs {ratio:,.0f}x many a statement")
+    one, many = results["one_a_row"][1], results["many_a_statement"][1]
+    print(f"  beside a busy thread, a row a statement costs {one / many:,.0f}x many a"
+          f" statement; many a statement {many / results['one_statement'][1]:.1f}x one")
     return 0
 
 

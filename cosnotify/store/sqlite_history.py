@@ -7,7 +7,20 @@ restarts. Three indexes serve the scans: by arrival, by source timestamp
 (each with the id, for the cursor) and by type key (a prefix is one range).
 A scan is one ``SELECT`` a page long; its order key and id are the cursor.
 Writes go through the store's group commit without waiting for an fsync (a
-retained event is history, not a delivery promise). Trims cost what they
+retained event is history, not a delivery promise).
+
+A write is one ``INSERT ... SELECT`` over ``json_each`` (:func:`history_parts`),
+in autocommit when it is alone: its rows' bytes and type keys travel as one
+BLOB, each row as a JSON array of its numbers and its spans in that BLOB
+(``substr`` counts bytes from 1). Python's ``sqlite3`` lets go of the GIL
+around every statement it steps, and a writer that let go of it waits up to
+the switch interval (5 ms) to take it back while a supplier's thread runs
+Python; statements of 1,024 rows each (``VALUES (...), (...)``), with BEGIN
+and COMMIT, waited eight times for a write of 5,000 rows, one statement
+waits once (docs/performance.md, "History"). JSON carries a double as its
+shortest decimal (``repr``), which SQLite reads back to the same double
+(tested); an infinity goes as ``9e999``, which SQLite reads as one, and a
+NaN as null, as SQLite stores a NaN it is bound. Trims cost what they
 delete, not what is kept: expired rows are found by a partial index on
 ``expires``, old ones by the arrival index, and the oldest past a bound are
 read from the arrival index until enough are found.
@@ -15,6 +28,7 @@ read from the arrival index until enough are found.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -28,10 +42,10 @@ from cosnotify.store.history import (
     prefix_range,
     type_key,
 )
-from cosnotify.store.sqlite_rows import statement, statement_sizes
+from cosnotify.store.sqlite_rows import blob
 
 __all__ = ["HISTORY_MIGRATION", "HISTORY_SOURCE_INDEX_BACK", "HISTORY_SOURCE_MIGRATION",
-           "HistoryTable"]
+           "INSERT", "PART_BYTES", "HistoryTable", "history_parts"]
 
 #: The schema step that adds the table (cosnotify/store/sqlite.py ``MIGRATIONS``).
 HISTORY_MIGRATION: tuple[str, ...] = (
@@ -62,9 +76,68 @@ HISTORY_SOURCE_INDEX_BACK: tuple[str, ...] = (
 
 _COLUMNS = "id, arrival, session, type, source, data"
 
-#: One row of the history's INSERT (cosnotify/store/sqlite_rows.py: many a statement).
-_INSERT = (("INSERT INTO history (channel, arrival, session, type, source, expires,"
-            " size, data) VALUES "), "(?, ?, ?, ?, ?, ?, ?, ?)")
+#: A write's INSERT (module docstring): ``?1`` the channel, ``?2`` the BLOB of the type
+#: keys and the data, ``?3`` the rows, each ``[arrival, session, source, expires,
+#: type start, type length, data start, data length]``.
+INSERT = ("INSERT INTO history (channel, arrival, session, type, source, expires, size, data)"
+          " SELECT ?1, value ->> 0, value ->> 1,"
+          " coalesce(substr(?2, value ->> 4, value ->> 5), x''), value ->> 2, value ->> 3,"
+          " value ->> 7, coalesce(substr(?2, value ->> 6, value ->> 7), x'')"
+          " FROM json_each(?3)")
+
+#: A write's rows go in parts of at most this many bytes of data (one BLOB each: SQLite
+#: refuses a value longer than SQLITE_LIMIT_LENGTH, 10^9 by default).
+PART_BYTES = 64 * 2**20
+
+#: The rows' JSON: compact, and a float as its shortest decimal; non-finite floats come
+#: out as JavaScript's names, which :func:`history_parts` replaces (module docstring).
+_encode_json = json.JSONEncoder(separators=(",", ":")).encode
+_NON_FINITE = (("-Infinity", "-9e999"), ("Infinity", "9e999"), ("NaN", "null"))
+
+
+def history_parts(rows: Sequence[HistoryRow]) -> list[tuple[bytes, str]]:
+    """``rows`` as the ``(BLOB, JSON)`` parameters of :data:`INSERT`, one pair a part
+    (one part unless the data passes :data:`PART_BYTES`); a type key is in a part's
+    BLOB once. Raises TypeError for data that is not bytes, OverflowError for a
+    session past SQLite's integers."""
+    parts: list[tuple[bytes, str]] = []
+    chunks: list[bytes] = []
+    spec: list[tuple[Any, ...]] = []
+    keys: dict[bytes, tuple[int, int]] = {}
+    start = 1
+    session = None
+    for at, row in enumerate(rows):
+        data = row.data
+        if type(data) is not bytes:
+            data = blob(data, f"rows[{at}]")
+        if spec and start - 1 + len(data) > PART_BYTES:
+            parts.append(_part(chunks, spec))
+            chunks, spec, keys, start = [], [], {}, 1
+        if row.session is not session:
+            session = row.session
+            if not -2**63 <= session < 2**63:
+                raise OverflowError(f"rows[{at}]: session {session} is past SQLite's integers")
+        key = type_key(row.type)
+        span = keys.get(key)
+        if span is None:
+            span = keys[key] = (start, len(key))
+            chunks.append(key)
+            start += len(key)
+        spec.append((row.arrival, session, row.source, row.expires, span[0], span[1], start,
+                     len(data)))
+        chunks.append(data)
+        start += len(data)
+    if spec:
+        parts.append(_part(chunks, spec))
+    return parts
+
+
+def _part(chunks: list[bytes], spec: list[tuple[Any, ...]]) -> tuple[bytes, str]:
+    text = _encode_json(spec)
+    if "Infinity" in text or "NaN" in text:  # the rows hold numbers and nulls only
+        for name, literal in _NON_FINITE:
+            text = text.replace(name, literal)
+    return b"".join(chunks), text
 
 
 class HistoryTable:
@@ -77,24 +150,18 @@ class HistoryTable:
     def add_history(self, channel: str, rows: Sequence[HistoryRow]) -> list[int]:
         if not rows:
             return []
-        statements = []
-        at = 0
-        for size in statement_sizes(len(rows), 8):
-            params: list[Any] = []
-            for row in rows[at:at + size]:
-                params += (channel, row.arrival, row.session, type_key(row.type), row.source,
-                           row.expires, len(row.data), row.data)
-            statements.append((statement(*_INSERT, size), params))
-            at += size
+        parts = history_parts(rows)
+        count = len(rows)
 
         def add(conn: sqlite3.Connection, txn: Any) -> list[int]:
             last = 0
-            for sql, params in statements:
-                last = conn.execute(sql, params).lastrowid or 0
+            for data, text in parts:
+                last = conn.execute(INSERT, (channel, data, text)).lastrowid or 0
             # AUTOINCREMENT in one transaction of one connection: consecutive ids.
-            return list(range(last - len(rows) + 1, last + 1))
+            return list(range(last - count + 1, last + 1))
 
-        result: list[int] = self._submit(add, sync=False, doing="add_history")
+        result: list[int] = self._submit(add, sync=False, doing="add_history",
+                                         single=len(parts) == 1)
         return result
 
     def read_history(self, channel: str, scan: HistoryScan,

@@ -8,11 +8,17 @@ table when it is opened.
 
 from __future__ import annotations
 
+import math
+import random
 import sqlite3
+import struct
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cosnotify.store import Store
+import pytest
+
+from cosnotify.store import Store, StoreError
 from cosnotify.store.history import HistoryRow, HistoryScan, type_key
 from cosnotify.store.sqlite_history import scan_sql
 
@@ -43,35 +49,85 @@ def test_rows_come_back_as_they_were(store: Store) -> None:
     assert store.read_history("ch/1", HistoryScan()) == []  # per channel
 
 
-def test_a_write_longer_than_one_statement(store: Store) -> None:
-    """SQLite inserts up to max_rows(8) rows a statement: a write of more is several
-    statements in one transaction, with every row's id, in order, each row its own."""
-    from cosnotify.store.sqlite_rows import max_rows
+def test_a_write_longer_than_one_part(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write whose data passes PART_BYTES is several statements in one transaction
+    (a BLOB each, SQLite refusing one past 10^9 bytes): every row's id, in order, each
+    row its own data and type, also where a type key is in an earlier part's BLOB."""
+    from cosnotify.store import sqlite_history
 
-    count = 2 * max_rows(8) + 7
-    ids = store.add_history("ch/0", [row(n, data=n.to_bytes(2, "big")) for n in range(count)])
-    assert len(ids) == count and ids == sorted(ids) and len(set(ids)) == count
+    monkeypatch.setattr(sqlite_history, "PART_BYTES", 25)
+    count = 40
+    rows = [row(n, (f"d{n % 3}", "t"), data=n.to_bytes(2, "big") * (1 + n % 7))
+            for n in range(count)]
+    assert len(sqlite_history.history_parts(rows)) > 5
+    ids = store.add_history("ch/0", rows)
+    assert len(ids) == count and ids == list(range(ids[0], ids[0] + count))
     back = store.read_history("ch/0", HistoryScan(ascending=True), limit=count + 1)
-    assert [(r.id, r.arrival, r.data) for r in back] == [
-        (ids[n], n, n.to_bytes(2, "big")) for n in range(count)]
+    assert [(r.id, r.arrival, r.type, r.data) for r in back] == [
+        (ids[n], n, rows[n].type, rows[n].data) for n in range(count)]
     assert store.add_history("ch/0", []) == []
 
 
-def test_a_write_prepares_few_statement_sizes() -> None:
-    """Each statement takes max_rows rows or a power of two: whatever the lengths
-    written, a connection prepares a dozen statements, not one per length (each of a
-    thousand rows is most of a MiB)."""
-    from cosnotify.store.sqlite_rows import max_rows, statement_sizes
+def test_times_come_back_to_the_bit(store: Store) -> None:
+    """A write carries its times as JSON text (store/sqlite_history.py): every double
+    comes back as the same double -- random bit patterns, subnormals, extremes -- and
+    ints as they were. (Not zeros: SQLite keeps a whole REAL as an integer, bound or
+    not, so -0.0 comes back as 0.0.)"""
+    rng = random.Random(21)
+    values = [struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+              for _ in range(3000)]
+    values = [v for v in values if math.isfinite(v) and v]
+    values += [time.time() + rng.random() for _ in range(1000)]
+    values += [5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
+               -1.7976931348623157e308, 0.1, 1 / 3, 2**53 + 1.0]
+    ids = store.add_history("ch/0", [row(v, source=-v, expires=v * 0.5) for v in values])
+    back = {r.id: r for r in store.read_history("ch/0", HistoryScan(), limit=len(values))}
+    got = [back[i] for i in ids]
+    assert [struct.pack("<d", r.arrival) for r in got] == [struct.pack("<d", v) for v in values]
+    assert [struct.pack("<d", r.source) for r in got] == [  # type: ignore[arg-type]
+        struct.pack("<d", -v) for v in values]
+    [ints] = [store.add_history("ch/1", [HistoryRow(7, 2**63 - 1, ("a",), -3, None, b"i")])]
+    [again] = store.read_history("ch/1", HistoryScan())
+    assert (again.id, again.arrival, again.session, again.source) == (ints[0], 7, 2**63 - 1, -3)
 
-    for width in (1, 2, 8):
-        most = max_rows(width)
-        seen = set()
-        for count in range(3 * most):
-            sizes = statement_sizes(count, width)
-            assert sum(sizes) == count
-            assert all(size == most or size & (size - 1) == 0 for size in sizes)
-            seen.update(sizes)
-        assert len(seen) <= most.bit_length() + 1
+
+def test_sqlite_keeps_infinities_and_a_nan_as_bound(tmp_path: Path) -> None:
+    """An infinite time is kept as one (JSON has no name for it: the write sends
+    ``9e999``); a NaN source is kept as NULL, as SQLite stores a NaN it is bound; a
+    NaN arrival is refused (the column is NOT NULL) and nothing of the write lands."""
+    from cosnotify.store.sqlite import SQLiteStore
+
+    made = SQLiteStore(tmp_path / "store.db")
+    try:
+        made.add_history("ch/0", [row(1, source=math.inf, expires=math.inf),
+                                  row(2, source=-math.inf), row(3, source=math.nan)])
+        got = made.read_history("ch/0", HistoryScan(ascending=True))
+        assert [(r.arrival, r.source) for r in got] == [(1, math.inf), (2, -math.inf), (3, None)]
+        assert made.expire_history("ch/0", 1e300) == (0, 0)  # never expires
+        with pytest.raises(StoreError):
+            made.add_history("ch/0", [row(4), row(math.nan)])
+        assert len(made.read_history("ch/0", HistoryScan())) == 3
+    finally:
+        made.close()
+
+
+def test_empty_data_comes_back_empty(store: Store) -> None:
+    [empty] = store.add_history("ch/0", [row(3, data=b"")])
+    assert [(r.id, r.data) for r in store.read_history("ch/0", HistoryScan())] == [(empty, b"")]
+
+
+def test_sqlite_refuses_a_bad_row_by_name_before_writing_any(tmp_path: Path) -> None:
+    from cosnotify.store.sqlite import SQLiteStore
+
+    made = SQLiteStore(tmp_path / "store.db")
+    try:
+        with pytest.raises(TypeError, match=r"rows\[1\]"):
+            made.add_history("ch/0", [row(1), row(2, data="text")])  # type: ignore[arg-type]
+        with pytest.raises(OverflowError, match=r"rows\[1\]"):
+            made.add_history("ch/0", [row(1), HistoryRow(2, 2**63, ("a",), None, None, b"")])
+        assert made.read_history("ch/0", HistoryScan()) == []
+    finally:
+        made.close()
 
 
 def test_ranges_order_and_pages(store: Store) -> None:
