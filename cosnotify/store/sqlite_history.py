@@ -19,8 +19,11 @@ Python; statements of 1,024 rows each (``VALUES (...), (...)``), with BEGIN
 and COMMIT, waited eight times for a write of 5,000 rows, one statement
 waits once (docs/performance.md, "History"). JSON carries a double as its
 shortest decimal (``repr``), which SQLite reads back to the same double
-(tested); an infinity goes as ``9e999``, which SQLite reads as one, and a
-NaN as null, as SQLite stores a NaN it is bound. Trims cost what they
+(SQLite's text-to-double conversion depends on its build and platform:
+tests/history/test_store.py checks the SQLite it runs on); an infinity goes
+as ``9e999``, which SQLite reads as one, and a NaN as null, as SQLite
+stores a NaN it is bound. ``json_extract``, not ``->>``: the JSON functions
+of SQLite before 3.38 have no ``->>``. Trims cost what they
 delete, not what is kept: expired rows are found by a partial index on
 ``expires``, old ones by the arrival index, and the oldest past a bound are
 read from the arrival index until enough are found.
@@ -45,7 +48,8 @@ from cosnotify.store.history import (
 from cosnotify.store.sqlite_rows import blob
 
 __all__ = ["HISTORY_MIGRATION", "HISTORY_SOURCE_INDEX_BACK", "HISTORY_SOURCE_MIGRATION",
-           "INSERT", "PART_BYTES", "HistoryTable", "history_parts"]
+           "INSERT", "PART_BYTES", "PART_ROWS", "HistoryTable",
+           "history_parts"]
 
 #: The schema step that adds the table (cosnotify/store/sqlite.py ``MIGRATIONS``).
 HISTORY_MIGRATION: tuple[str, ...] = (
@@ -80,14 +84,17 @@ _COLUMNS = "id, arrival, session, type, source, data"
 #: keys and the data, ``?3`` the rows, each ``[arrival, session, source, expires,
 #: type start, type length, data start, data length]``.
 INSERT = ("INSERT INTO history (channel, arrival, session, type, source, expires, size, data)"
-          " SELECT ?1, value ->> 0, value ->> 1,"
-          " coalesce(substr(?2, value ->> 4, value ->> 5), x''), value ->> 2, value ->> 3,"
-          " value ->> 7, coalesce(substr(?2, value ->> 6, value ->> 7), x'')"
+          " SELECT ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
+          " coalesce(substr(?2, json_extract(value, '$[4]'), json_extract(value, '$[5]')), x''),"
+          " json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[7]'),"
+          " coalesce(substr(?2, json_extract(value, '$[6]'), json_extract(value, '$[7]')), x'')"
           " FROM json_each(?3)")
 
-#: A write's rows go in parts of at most this many bytes of data (one BLOB each: SQLite
-#: refuses a value longer than SQLITE_LIMIT_LENGTH, 10^9 by default).
+#: A write's rows go in parts of at most this many bytes of data, and this many rows (a
+#: BLOB and a JSON text each, of at most 80 bytes a row: SQLite refuses a value longer
+#: than SQLITE_LIMIT_LENGTH, 10^9 by default).
 PART_BYTES = 64 * 2**20
+PART_ROWS = 1_000_000
 
 #: The rows' JSON: compact, and a float as its shortest decimal; non-finite floats come
 #: out as JavaScript's names, which :func:`history_parts` replaces (module docstring).
@@ -97,9 +104,9 @@ _NON_FINITE = (("-Infinity", "-9e999"), ("Infinity", "9e999"), ("NaN", "null"))
 
 def history_parts(rows: Sequence[HistoryRow]) -> list[tuple[bytes, str]]:
     """``rows`` as the ``(BLOB, JSON)`` parameters of :data:`INSERT`, one pair a part
-    (one part unless the data passes :data:`PART_BYTES`); a type key is in a part's
-    BLOB once. Raises TypeError for data that is not bytes, OverflowError for a
-    session past SQLite's integers."""
+    (one part unless the data passes :data:`PART_BYTES` or the rows :data:`PART_ROWS`);
+    a type key is in a part's BLOB once. Raises TypeError for data that is not bytes,
+    OverflowError for a session past SQLite's integers."""
     parts: list[tuple[bytes, str]] = []
     chunks: list[bytes] = []
     spec: list[tuple[Any, ...]] = []
@@ -110,7 +117,7 @@ def history_parts(rows: Sequence[HistoryRow]) -> list[tuple[bytes, str]]:
         data = row.data
         if type(data) is not bytes:
             data = blob(data, f"rows[{at}]")
-        if spec and start - 1 + len(data) > PART_BYTES:
+        if spec and (start - 1 + len(data) > PART_BYTES or len(spec) >= PART_ROWS):
             parts.append(_part(chunks, spec))
             chunks, spec, keys, start = [], [], {}, 1
         if row.session is not session:

@@ -49,13 +49,16 @@ def test_rows_come_back_as_they_were(store: Store) -> None:
     assert store.read_history("ch/1", HistoryScan()) == []  # per channel
 
 
-def test_a_write_longer_than_one_part(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A write whose data passes PART_BYTES is several statements in one transaction
-    (a BLOB each, SQLite refusing one past 10^9 bytes): every row's id, in order, each
-    row its own data and type, also where a type key is in an earlier part's BLOB."""
+@pytest.mark.parametrize("bound", [("PART_BYTES", 25), ("PART_ROWS", 3)])
+def test_a_write_longer_than_one_part(store: Store, monkeypatch: pytest.MonkeyPatch,
+                                      bound: tuple[str, int]) -> None:
+    """A write whose data passes PART_BYTES, or whose rows PART_ROWS, is several
+    statements in one transaction (a BLOB and a JSON text each, SQLite refusing one past
+    10^9 bytes): every row's id, in order, each row its own data and type, also where a
+    type key is in an earlier part's BLOB."""
     from cosnotify.store import sqlite_history
 
-    monkeypatch.setattr(sqlite_history, "PART_BYTES", 25)
+    monkeypatch.setattr(sqlite_history, *bound)
     count = 40
     rows = [row(n, (f"d{n % 3}", "t"), data=n.to_bytes(2, "big") * (1 + n % 7))
             for n in range(count)]
