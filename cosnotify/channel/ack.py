@@ -263,6 +263,7 @@ class _Ack:
                 for number, at in self._given_at.items():
                     if at <= limit:
                         self._given_at[number] = now
+            expired = self._expire_unacked(due, now)
             if due:
                 self._unanswered += 1
             durable = self._queue.durable is not None
@@ -273,15 +274,44 @@ class _Ack:
                     self._given_at[number] = now
                 self._redeliver(due)
             self._arm_ack_timer()
+        self._channel._released(expired)
         if give_up:
             log.warning("%r: %d event(s) unacknowledged after %d resends; disconnecting",
                         self, len(due), retries)
             self._teardown(notify_client=True,  # type: ignore[attr-defined]
                            why=f"{len(due)} event(s) unacknowledged after {retries} resends")
 
+    def _expire_unacked(self, due: list[int], now: float) -> list[Entry]:
+        """Take from ``due`` (in place) and from the unacknowledged the entries whose
+        deadline has passed, counted as expired: an event is delivered within its
+        expiry limits (section 2.5.5.1), so one past them is never given again, and
+        its copy leaves the store (returned, to release after the lock). A sequence
+        number whose entries all expired is forgotten (lock held)."""
+        gone: list[Entry] = []
+        for number in list(due):
+            entries = self._unacked[number]
+            live = [e for e in entries if e.deadline is None or e.deadline > now]
+            if len(live) == len(entries):
+                continue
+            gone.extend(e for e in entries if e.deadline is not None and e.deadline <= now)
+            if live:
+                self._unacked[number] = live  # the resend gives what is left, as numbered
+            else:
+                del self._unacked[number]
+                del self._given_at[number]
+                due.remove(number)
+        self._queue.expired += len(gone)
+        return gone
+
     def _redeliver(self, numbers: list[int]) -> None:
         """Give these numbers again (lock held)."""
         raise NotImplementedError
+
+    def _ack_off(self) -> list[Entry]:
+        """DeliveryReliability left Acknowledgment: what was given and not acknowledged
+        counts as delivered (3.7.8.1: None applies no reliable delivery), so it is
+        not given again; returned, to release after the lock (lock held)."""
+        return self._forget_unacked()
 
     def _forget_unacked(self) -> list[Entry]:
         """Teardown: everything unacknowledged goes (lock held)."""
@@ -310,8 +340,9 @@ class _PushAck(_Ack, pss._PushSupplier):
         # else recorded by _send as each push returned
 
     def _redeliver(self, numbers: list[int]) -> None:
-        waiting = {n for n, _ in self._resends}
-        self._resends.extend((n, self._unacked[n]) for n in numbers if n not in waiting)
+        again = set(numbers)  # a resend still waiting gives the number's entries as now
+        self._resends = [(n, e) for n, e in self._resends if n not in again]
+        self._resends.extend((n, self._unacked[n]) for n in numbers)
         if not self._scheduled and not self._suspended and self._connected:
             self._scheduled = True
             self._service.submit(self._deliver, self._delivery_lane())
@@ -354,6 +385,14 @@ class _PushAck(_Ack, pss._PushSupplier):
             self._resends = []
         self._channel._released(gone)
         super()._on_teardown()
+
+    def _qos_changed(self, changes: Any) -> None:
+        super()._qos_changed(changes)
+        if "DeliveryReliability" in changes and not self._acking():
+            with self._lock:
+                gone = self._ack_off()
+                self._resends = []
+            self._channel._released(gone)
 
 
 class StructuredProxyPushSupplierAck(_PushAck, pss.StructuredProxyPushSupplier):
@@ -424,8 +463,9 @@ class _PullAck(_Ack, pls._PullSupplier):
     def _redeliver(self, numbers: list[int]) -> None:
         if isinstance(self, pls.SequenceProxyPullSupplier):
             # A batch is pulled again as it was, under its number (_repulled).
-            waiting = {n for n, _ in self._repull}
-            self._repull.extend((n, self._unacked[n]) for n in numbers if n not in waiting)
+            again = set(numbers)  # one still waiting is pulled with its entries as now
+            self._repull = [(n, e) for n, e in self._repull if n not in again]
+            self._repull.extend((n, self._unacked[n]) for n in numbers)
         else:
             for number in [n for n, e in self._requeued.items() if not e.alive]:
                 del self._requeued[number]  # expired or discarded since it went back
@@ -484,6 +524,14 @@ class _PullAck(_Ack, pls._PullSupplier):
             self._repull = []
         self._channel._released(gone)
         super()._on_teardown()
+
+    def _qos_changed(self, changes: Any) -> None:
+        super()._qos_changed(changes)
+        if "DeliveryReliability" in changes and not self._acking():
+            with self._lock:
+                gone = self._ack_off()
+                self._repull = []
+            self._channel._released(gone)
 
 
 class StructuredProxyPullSupplierAck(_PullAck, pls.StructuredProxyPullSupplier):
