@@ -52,6 +52,9 @@ _PAGE = 512
 #: Seconds a delivery's release may wait for an event's commit to share before it is
 #: written on its own; and how many may wait at most.
 RELEASE_DELAY = 0.02
+#: Seconds before a release the store refused is written again (if no event stored
+#: meanwhile carried it).
+RETRY_RELEASE = 1.0
 _DEFER_LIMIT = 1024
 _READ_BACK = 1 << 62  # seq of an event read back: its store id, below live events
 _MAX_PAGES = 64  # pages one refill reads looking for copies not already in memory
@@ -304,10 +307,23 @@ class EventLog:
             return False
 
     def release_ids(self, path: str, ids: list[int]) -> None:
+        """Write a release; one the store refuses waits to be written again (with the
+        next event stored, or RETRY_RELEASE later), and until then no refill reads
+        those copies back: delivered, they are not given again in this process (at
+        worst after a restart, if it never gets written)."""
         try:
             self._store.release(path, ids)
-        except StoreError as exc:  # delivered anyway: at worst given again after a restart
-            log.error("the store could not release %d event(s) of %s: %s", len(ids), path, exc)
+        except StoreError as exc:
+            log.error("the store could not release %d event(s) of %s (tried again in %g s):"
+                      " %s", len(ids), path, RETRY_RELEASE, exc)
+            with self._release_lock:  # before the caller's _settled: never unregistered
+                self._deferred.setdefault(path, []).extend(ids)
+                self._deferred_count += len(ids)
+                timer = not self._flush_due
+                if timer:
+                    self._flush_due = True
+            if timer:
+                self._channel._service.clock.call_later(RETRY_RELEASE, self._flush_timer)
 
     def dropped(self, path: str) -> None:
         """The proxy at ``path`` was destroyed: everything it held goes."""

@@ -773,3 +773,48 @@ def test_a_copy_queued_in_a_batch_goes_before_the_later_ones_left_on_disk() -> N
         assert consumer.wait_for(3)
         with consumer.cond:
             assert [number(event) for event in consumer.received] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_release_the_store_refused_is_not_given_again(kind: str, tmp_path: Any) -> None:
+    """Review 72: a release the store refused was forgotten, so the next refill read the
+    delivered copies back from the store and gave them again, in the same process
+    (docs/persistence.md allows that only after a restart). Now the release waits to
+    be written again, and no refill reads those copies meanwhile."""
+    from cosnotify.store.interface import Reason, StoreError
+    from cosnotify.store.sqlite import SQLiteStore
+
+    store: Any = MemoryStore() if kind == "memory" else SQLiteStore(tmp_path / "s.db")
+    clock = ManualClock()
+    try:
+        with EventChannelFactory(clock=clock, store=store) as factory:
+            channel, _ = factory.create_channel(DURABLE_QOS, [])
+            channel._event_log.window = 2  # two copies in memory, the rest on disk
+            proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+                CA.STRUCTURED_EVENT)
+            proxy.connect_structured_pull_consumer(None)
+            supplier = supplier_of(channel)
+            for n in range(4):
+                supplier.push_structured_event(structured(fields={"n": n}))
+            real, refused = store.release, []
+
+            def release(consumer: str, ids: Any) -> None:
+                if not refused:
+                    refused.append(list(ids))
+                    raise StoreError(Reason.IO, "injected: database is locked")
+                real(consumer, ids)
+
+            store.release = release
+            pulled = []
+            while True:
+                event, ok = proxy.try_pull_structured_event()
+                if not ok:
+                    break
+                pulled.append(number(event))
+            assert refused and pulled == [0, 1, 2, 3]
+            clock.advance(5.0)  # the refused release is written again
+            assert factory.service.dispatcher.wait_idle()
+            assert store.pending_count(proxy._durable_path()) == 0
+    finally:
+        if kind == "sqlite":
+            store.close()
