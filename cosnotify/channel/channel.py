@@ -531,10 +531,13 @@ class EventChannel(QoSAdminMixin):
         if space is not None:
             space.accepted([event])
 
-    def _forward_all(self, events: list[Any], counted: Any = None) -> None:
+    def _forward_all(self, events: list[Any], counted: Any = None,
+                     taken: list[int] | None = None) -> None:
         """Admit a supplier's batch: its persistent events are stored in one commit.
-        ``counted`` (an itertools.count, or None) is advanced once per event taken."""
-        taken = [0]
+        ``counted`` (an itertools.count, or None) is advanced once per event taken;
+        ``taken[0]``, if given, says how many were (also when one is refused)."""
+        if taken is None:
+            taken = [0]
         try:
             self._admit_all(events, counted, taken)
         finally:
@@ -557,18 +560,22 @@ class EventChannel(QoSAdminMixin):
                     next(counted)
             return
         items: list[Any] = []
+        waiting = 0  # persistent events since the last admit: taken once it commits
         try:
             for event in events:
                 if event_log.wants(event):
                     staged = self._staged(event)
                     if staged:
                         items.append((event, staged))
+                    waiting += 1
                 else:
+                    done, waiting = waiting, 0
                     if items:  # keep the batch's order: what came before goes first
-                        event_log.admit(items)
-                        items = []
+                        admitted, items = items, []
+                        event_log.admit(admitted)
+                    taken[0] += done
                     self._route(event)
-                taken[0] += 1
+                    taken[0] += 1
                 if counted is not None:
                     next(counted)
         except BaseException:
@@ -576,9 +583,11 @@ class EventChannel(QoSAdminMixin):
             # they are on a best-effort channel; then the supplier is told.
             if items:
                 event_log.admit(items)
+            taken[0] += waiting
             raise
         if items:
             event_log.admit(items)
+        taken[0] += waiting
 
     def _staged(self, event: Any) -> list[Any]:
         """Route ``event`` with durable proxies staging their copies (durable.py)."""

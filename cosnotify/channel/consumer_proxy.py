@@ -208,7 +208,7 @@ class StructuredProxyPushConsumer(_NumberedPushConsumer):
             self._require_connected()
         if self._supplier_ack:
             now = self._service.clock.now()
-            self._numbered_push(notification, lambda mark: self._inject_marked(
+            self._numbered_push(notification, lambda mark, skip, handled: self._inject_marked(
                 from_structured(notification, now), mark))
             return
         self._inject(from_structured(notification, self._service.clock.now()))
@@ -230,23 +230,38 @@ class SequenceProxyPushConsumer(_NumberedPushConsumer):
     def push_structured_events(self, notifications: list[Any]) -> None:
         self._require_connected()
         if self._supplier_ack and notifications:
-            self._numbered_push(notifications[0], lambda mark: self._inject_batch(
-                notifications, mark))
+            self._numbered_push(notifications[0], lambda mark, skip, handled: self._inject_batch(
+                notifications[skip:], mark, handled))
             return
         self._inject_batch(notifications, None)
 
-    def _inject_batch(self, notifications: list[Any], mark: Any) -> Any:
+    def _inject_batch(self, notifications: list[Any], mark: Any,
+                      handled: list[int] | None = None) -> Any:
         """The batch: filtered one by one, forwarded together (its persistent events
-        in one commit, durable.py), with its number's mark on its last event."""
+        in one commit, durable.py), with its number's mark on its last event. With
+        ``handled``: when one is refused, ``handled[0]`` is how many notifications
+        before it were taken (or filtered out), so a numbered resend goes on from it."""
         now = self._service.clock.now()
         batch: list[Any] = []
+        origin: list[int] = []  # (numbered batches) the notification of each batch event
         event = None
-        for notification in notifications:
+        for at, notification in enumerate(notifications):
             event = from_structured(notification, now)
             self._inject(event, batch)
+            if handled is not None and len(batch) > len(origin):
+                origin.append(at)
         if event is not None:
             event.mark = mark
-        self._channel._forward_all(batch, self._channel_in if self._counting else None)
+        if handled is None:
+            self._channel._forward_all(batch, self._channel_in if self._counting else None)
+            return event
+        taken = [0]
+        try:
+            self._channel._forward_all(batch, self._channel_in if self._counting else None,
+                                       taken)
+        except BaseException:
+            handled[0] = origin[taken[0]] if taken[0] < len(origin) else len(notifications)
+            raise
         return event
 
     def disconnect_sequence_push_consumer(self) -> None:

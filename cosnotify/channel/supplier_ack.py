@@ -82,6 +82,9 @@ class SupplierAck:
         self._ack_epoch = 0
         self._ack_lock = threading.Lock()
         self._ack_client: Any = _UNKNOWN
+        #: (number, notifications taken) of a numbered batch refused part-way: its resend
+        #: goes on from the refused one (None: none).
+        self._partial: tuple[int, int] | None = None
 
     def _new_connection(self) -> None:
         """A supplier connected (again): its numbers start from scratch."""
@@ -89,6 +92,7 @@ class SupplierAck:
             self._ack_epoch += 1
             self._expected = None
             self._ack_client = _UNKNOWN
+            self._partial = None
 
     def _update_supplier_ack(self) -> None:
         self._supplier_ack = self._qos.get("DeliveryReliability", 0) == 1
@@ -103,12 +107,15 @@ class SupplierAck:
         return None if path is None else f"ack/{path}/{self._ack_epoch}"
 
     def _numbered_push(self, structured: Any, inject: Any) -> None:
-        """Inject ``structured`` (via ``inject(mark)``) unless its number was seen; ack it.
+        """Inject ``structured`` (via ``inject(mark, skip, handled)``) unless its number
+        was seen; ack it.
 
         The number counts as seen only once the inject returned: a push that
         failed (the store full, a bad header) is taken when the supplier sends
         it again. One numbered push at a time per proxy, so a number and the
-        event it names are accepted together.
+        event it names are accepted together. A batch refused part-way (its
+        first events taken, as on any channel) sets ``handled[0]`` to how many
+        were: its resend skips those (``skip``), so they are not taken twice.
         """
         number = sequence_number(structured)
         if number is None:
@@ -123,7 +130,16 @@ class SupplierAck:
             at = number if expected is None else _unwrapped(number, expected)
             if expected is None or at >= expected:
                 mark = (counter, at + 1) if counter is not None else None
-                event = inject(mark)
+                partial = self._partial
+                skip = partial[1] if partial is not None and partial[0] == at else 0
+                handled = [0]
+                try:
+                    event = inject(mark, skip, handled)
+                except BaseException:
+                    if handled[0]:
+                        self._partial = (at, skip + handled[0])
+                    raise
+                self._partial = None
                 if mark is not None and (event is None or event.mark is not None):
                     # Not stored with an event (no durable consumer took it): alone.
                     self._service.topology.store.raise_value(*mark)

@@ -818,3 +818,75 @@ def test_a_release_the_store_refused_is_not_given_again(kind: str, tmp_path: Any
     finally:
         if kind == "sqlite":
             store.close()
+
+
+def _pull_all(proxy: Any) -> list[int]:
+    got = []
+    while True:
+        event, ok = proxy.try_pull_structured_event()
+        if not ok:
+            return got
+        got.append(number(event))
+
+
+def _numbered_sequence_proxy(channel: Any) -> Any:
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.SEQUENCE_EVENT)
+    proxy.set_qos(ACK_QOS[:1])
+    proxy.connect_sequence_push_supplier(None)
+    return proxy
+
+
+SEQ_0 = [N.Property("SequenceNumber", CORBA.Any(CORBA.TC_long, 0))]
+
+
+def test_a_numbered_batch_refused_part_way_is_resumed_not_retaken() -> None:
+    """Review 72: a numbered batch refused at its third event (MaxQueueLength with
+    RejectNewEvents: IMP_LIMIT) kept its first two, but not its number, so the
+    supplier's resend was taken whole and the consumer got those two twice
+    (docs/persistence.md: a numbered resend under Acknowledgment is not)."""
+    with EventChannelFactory(clock=ManualClock(), store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        channel.set_admin([N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 3)),
+                           N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))])
+        out, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 99}))
+        proxy = _numbered_sequence_proxy(channel)
+        batch = [structured(fields={"n": 0}, header=SEQ_0), structured(fields={"n": 1}),
+                 structured(fields={"n": 2})]
+        with pytest.raises(CORBA.IMP_LIMIT):
+            proxy.push_structured_events(batch)
+        got = _pull_all(out)
+        assert got == [99, 0, 1]
+        proxy.push_structured_events(batch)  # the resend (section 3.7.5.2)
+        assert got + _pull_all(out) == [99, 0, 1, 2]
+        proxy.push_structured_events(batch)  # once more: a duplicate now, dropped
+        assert _pull_all(out) == []
+
+
+def test_a_numbered_batch_the_store_refused_at_its_end_is_resumed_there() -> None:
+    """The same with the store full at the batch's last persistent event, after a
+    best-effort one: what came before it is kept, the refused one is not (nor kept
+    in the channel's history as if it were), and the resend takes only it."""
+    store = MemoryStore(max_events=2)
+    with EventChannelFactory(clock=ManualClock(), store=store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [
+            N.Property("RetainCount", CORBA.Any(CORBA.TC_long, 100))])
+        out, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 99}))
+        proxy = _numbered_sequence_proxy(channel)
+        best = [N.Property("EventReliability", CORBA.Any(CORBA.TC_short, N.BestEffort))]
+        batch = [structured(fields={"n": 0}, header=SEQ_0),
+                 structured(fields={"n": 1}, header=best), structured(fields={"n": 2})]
+        with pytest.raises(CORBA.NO_RESOURCES):
+            proxy.push_structured_events(batch)
+        channel._retention.flush()
+        kept = [number(e.event) for e in channel.query(None) or []]
+        got = _pull_all(out)
+        assert got == [99, 0, 1] and sorted(kept) == [0, 1, 99]
+        proxy.push_structured_events(batch)
+        assert got + _pull_all(out) == [99, 0, 1, 2]
