@@ -307,14 +307,10 @@ class _Ack:
         """Give these numbers again (lock held)."""
         raise NotImplementedError
 
-    def _ack_off(self) -> list[Entry]:
-        """DeliveryReliability left Acknowledgment: what was given and not acknowledged
-        counts as delivered (3.7.8.1: None applies no reliable delivery), so it is
-        not given again; returned, to release after the lock (lock held)."""
-        return self._forget_unacked()
-
     def _forget_unacked(self) -> list[Entry]:
-        """Teardown: everything unacknowledged goes (lock held)."""
+        """Teardown, or DeliveryReliability back to None (section 3.7.8.1: "Any reliable
+        delivery mechanism is not applied"; what was given counts as delivered):
+        everything unacknowledged goes, returned to release after the lock (lock held)."""
         if self._ack_timer is not None:
             self._ack_timer.cancel()
             self._ack_timer = None
@@ -390,7 +386,7 @@ class _PushAck(_Ack, pss._PushSupplier):
         super()._qos_changed(changes)
         if "DeliveryReliability" in changes and not self._acking():
             with self._lock:
-                gone = self._ack_off()
+                gone = self._forget_unacked()
                 self._resends = []
             self._channel._released(gone)
 
@@ -529,7 +525,7 @@ class _PullAck(_Ack, pls._PullSupplier):
         super()._qos_changed(changes)
         if "DeliveryReliability" in changes and not self._acking():
             with self._lock:
-                gone = self._ack_off()
+                gone = self._forget_unacked()
                 self._repull = []
             self._channel._released(gone)
 
