@@ -101,6 +101,9 @@ class _Ack:
         self._late: dict[int, float] = {}
         #: Store ids released by a late acknowledge after a restart: not looked for again.
         self._released_before: set[int] = set()
+        #: Numbers whose push call has not returned: neither expired nor settled under it
+        #: (a call that fails puts its entries back on the retry path).
+        self._in_flight: set[int] = set()
 
     def _acking(self) -> bool:
         return bool(self._qos.get("DeliveryReliability", 0) == 1)
@@ -159,8 +162,21 @@ class _Ack:
     def _not_given(self, number: int) -> None:
         """The call giving ``number`` failed: it goes back to the queue's retry path."""
         with self._lock:
+            self._in_flight.discard(number)
             self._unacked.pop(number, None)
             self._given_at.pop(number, None)
+
+    def _returned(self, number: int) -> None:
+        """The call giving ``number`` returned: if acknowledgment was switched off
+        meanwhile, what it gave counts as delivered (see :meth:`_qos_changed`)."""
+        with self._lock:
+            self._in_flight.discard(number)
+            if self._acking():
+                return
+            entries = self._unacked.pop(number, None)
+            self._given_at.pop(number, None)
+        if entries:
+            self._channel._released(entries)
 
     def _arm_ack_timer(self) -> None:
         """Wake when the oldest unacknowledged number is due again (lock held)."""
@@ -283,34 +299,68 @@ class _Ack:
 
     def _expire_unacked(self, due: list[int], now: float) -> list[Entry]:
         """Take from ``due`` (in place) and from the unacknowledged the entries whose
-        deadline has passed, counted as expired: an event is delivered within its
-        expiry limits (section 2.5.5.1), so one past them is never given again, and
-        its copy leaves the store (returned, to release after the lock). A sequence
-        number whose entries all expired is forgotten (lock held)."""
+        deadline has passed (:meth:`_expire_number`); returned, to release after the
+        lock (lock held)."""
         gone: list[Entry] = []
         for number in list(due):
-            entries = self._unacked[number]
-            live = [e for e in entries if e.deadline is None or e.deadline > now]
-            if len(live) == len(entries):
-                continue
-            gone.extend(e for e in entries if e.deadline is not None and e.deadline <= now)
-            if live:
-                self._unacked[number] = live  # the resend gives what is left, as numbered
-            else:
-                del self._unacked[number]
-                del self._given_at[number]
+            if not self._expire_number(number, now, gone):
                 due.remove(number)
-        self._queue.expired += len(gone)
         return gone
+
+    def _expire_number(self, number: int, now: float, gone: list[Entry]) -> bool:
+        """Drop from ``number``'s entries those past their deadline, onto ``gone``,
+        counted as expired: an event is delivered within its expiry limits (section
+        2.5.5.1), so one past them is never given again, and its copy leaves the store.
+        What is left is given again under the number; a number with nothing left is
+        forgotten (False). A number whose call is in flight is left alone (lock held)."""
+        entries = self._unacked[number]
+        if number in self._in_flight:
+            return True
+        live = [e for e in entries if e.deadline is None or e.deadline > now]
+        if len(live) == len(entries):
+            return True
+        expired = [e for e in entries if e.deadline is not None and e.deadline <= now]
+        gone.extend(expired)
+        self._queue.expired += len(expired)
+        if self._counting:
+            self._n_delivered -= len(expired)  # expired, not delivered (queued = ...)
+        if live:
+            self._unacked[number] = live
+            return True
+        del self._unacked[number]
+        del self._given_at[number]
+        return False
 
     def _redeliver(self, numbers: list[int]) -> None:
         """Give these numbers again (lock held)."""
         raise NotImplementedError
 
+    def _settle_unacked(self) -> list[Entry]:
+        """DeliveryReliability back to None (section 3.7.8.1: "Any reliable delivery
+        mechanism is not applied"): what was given and not acknowledged counts as
+        delivered, never given again; returned, to release after the lock. A number
+        whose call is in flight is settled when it returns (:meth:`_returned`); an
+        entry put back for a pull again leaves the queue (lock held)."""
+        if self._ack_timer is not None:
+            self._ack_timer.cancel()
+            self._ack_timer = None
+        gone: list[Entry] = []
+        for number in [n for n in self._unacked if n not in self._in_flight]:
+            gone.extend(self._unacked.pop(number))
+            self._given_at.pop(number, None)
+        for entry in self._requeued.values():
+            if self._queue.remove(entry):
+                self._queue.removed -= 1  # delivered, not removed (as acknowledge does)
+                gone.append(entry)
+                if self._counting:
+                    self._n_delivered += 1
+        self._requeued.clear()
+        self._late.clear()
+        return gone
+
     def _forget_unacked(self) -> list[Entry]:
-        """Teardown, or DeliveryReliability back to None (section 3.7.8.1: "Any reliable
-        delivery mechanism is not applied"; what was given counts as delivered):
-        everything unacknowledged goes, returned to release after the lock (lock held)."""
+        """Teardown: everything unacknowledged goes, returned to release after the lock
+        (lock held)."""
         if self._ack_timer is not None:
             self._ack_timer.cancel()
             self._ack_timer = None
@@ -351,12 +401,24 @@ class _PushAck(_Ack, pss._PushSupplier):
             resends, self._resends = self._resends, []
             consumer = self._client
         for at, (number, entries) in enumerate(resends):
+            gone: list[Entry] = []
             with self._lock:
                 if self._unacked.get(number) is not entries:
                     continue  # acknowledged meanwhile
+                if not self._expire_number(number, self._service.clock.now(), gone):
+                    entries = []  # expired while it waited
+                else:
+                    entries = self._unacked[number]
+                    self._in_flight.add(number)
+            self._channel._released(gone)
+            if not entries:
+                continue
             try:
                 self._push_numbered(consumer, number, entries)
+                self._returned(number)
             except Exception as exc:  # noqa: BLE001 - the next resend is the retry
+                with self._lock:
+                    self._in_flight.discard(number)
                 log.info("%r: resend of %d failed (%s)", self, number, exc)
                 self._n_failed += 1  # a failed push call, counted as _failed counts them
                 self._last_failure = (self._service.clock.now(), failure_reason(exc))
@@ -386,7 +448,7 @@ class _PushAck(_Ack, pss._PushSupplier):
         super()._qos_changed(changes)
         if "DeliveryReliability" in changes and not self._acking():
             with self._lock:
-                gone = self._forget_unacked()
+                gone = self._settle_unacked()
                 self._resends = []
             self._channel._released(gone)
 
@@ -405,6 +467,7 @@ class StructuredProxyPushSupplierAck(_PushAck, pss.StructuredProxyPushSupplier):
                     raise pss._Stopped()
                 with self._lock:
                     number = self._number(entry)
+                    self._in_flight.add(number)
                 # Given before the call: the consumer may acknowledge before it returns.
                 self._given(number, [entry])
                 started = self._service.clock.now()
@@ -413,6 +476,7 @@ class StructuredProxyPushSupplierAck(_PushAck, pss.StructuredProxyPushSupplier):
                 except Exception:
                     self._not_given(number)
                     raise
+                self._returned(number)
                 sent += 1
                 pss.timed_push(self, started, sent < len(batch))
         except Exception as exc:
@@ -432,6 +496,7 @@ class SequenceProxyPushSupplierAck(_PushAck, pss.SequenceProxyPushSupplier):
         try:
             with self._lock:
                 number = self._count()  # a batch has a number of its own (module docstring)
+                self._in_flight.add(number)
         except Exception as exc:  # the store could not reserve numbers: retried as a push
             raise pss._Undelivered(0, exc) from exc
         self._given(number, batch)  # before the call: see StructuredProxyPushSupplierAck
@@ -440,6 +505,7 @@ class SequenceProxyPushSupplierAck(_PushAck, pss.SequenceProxyPushSupplier):
         except Exception as exc:
             self._not_given(number)
             raise pss._Undelivered(0, exc) from exc
+        self._returned(number)
 
     def _push_numbered(self, consumer: Any, number: int, entries: list[Entry]) -> None:
         events = [entry.event.as_structured() for entry in entries]
@@ -497,22 +563,29 @@ class _PullAck(_Ack, pls._PullSupplier):
             for at, (entry, number) in enumerate(zip(batch, numbers, strict=True)):
                 events[at] = stamped(events[at], number)
                 self._given(number, [entry])
+                self._returned(number)  # switched off meanwhile? then delivered
         elif batch:
             events[0] = stamped(events[0], numbers[0])
             self._given(numbers[0], batch)
+            self._returned(numbers[0])
         return events
 
     def _repulled(self) -> list[Any] | None:
         """A batch due to be pulled again, as it was (sequence proxies), else None."""
+        gone: list[Entry] = []
+        events = None
         with self._lock:
+            now = self._service.clock.now()
             while self._repull:
                 number, entries = self._repull.pop(0)
-                if self._unacked.get(number) is entries:
-                    self._given_at[number] = self._service.clock.now()
-                    events = [entry.event.as_structured() for entry in entries]
+                if self._unacked.get(number) is entries \
+                        and self._expire_number(number, now, gone):
+                    self._given_at[number] = now
+                    events = [entry.event.as_structured() for entry in self._unacked[number]]
                     events[0] = stamped(events[0], number)
-                    return events
-        return None
+                    break
+        self._channel._released(gone)
+        return events
 
     def _on_teardown(self) -> None:
         with self._lock:
@@ -525,7 +598,7 @@ class _PullAck(_Ack, pls._PullSupplier):
         super()._qos_changed(changes)
         if "DeliveryReliability" in changes and not self._acking():
             with self._lock:
-                gone = self._forget_unacked()
+                gone = self._settle_unacked()
                 self._repull = []
             self._channel._released(gone)
 

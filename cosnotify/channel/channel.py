@@ -539,8 +539,11 @@ class EventChannel(QoSAdminMixin):
         if taken is None:
             taken = [0]
         try:
-            self._admit_all(events, counted, taken)
+            self._admit_all(events, taken)
         finally:
+            if counted is not None:
+                for _ in range(taken[0]):
+                    next(counted)
             retention = self._retention
             if retention is not None and taken[0]:
                 retention.keep(events[:taken[0]])
@@ -548,7 +551,7 @@ class EventChannel(QoSAdminMixin):
             if space is not None and taken[0]:
                 space.accepted(events[:taken[0]])
 
-    def _admit_all(self, events: list[Any], counted: Any, taken: list[int]) -> None:
+    def _admit_all(self, events: list[Any], taken: list[int]) -> None:
         """The body of :meth:`_forward_all`; ``taken[0]``: how many events were taken
         (those before a refused one are, and stay counted when it raises)."""
         event_log = self._event_log
@@ -556,8 +559,6 @@ class EventChannel(QoSAdminMixin):
             for event in events:
                 self._route(event)
                 taken[0] += 1
-                if counted is not None:
-                    next(counted)
             return
         items: list[Any] = []
         waiting = 0  # persistent events since the last admit: taken once it commits
@@ -576,8 +577,6 @@ class EventChannel(QoSAdminMixin):
                     taken[0] += done
                     self._route(event)
                     taken[0] += 1
-                if counted is not None:
-                    next(counted)
         except BaseException:
             # One event refused (IMP_LIMIT...): those before it are accepted, as
             # they are on a best-effort channel; then the supplier is told.

@@ -208,8 +208,8 @@ class StructuredProxyPushConsumer(_NumberedPushConsumer):
             self._require_connected()
         if self._supplier_ack:
             now = self._service.clock.now()
-            self._numbered_push(notification, lambda mark, skip, handled: self._inject_marked(
-                from_structured(notification, now), mark))
+            self._numbered_push(notification, lambda mark, skip=0, handled=None: (
+                self._inject_marked(from_structured(notification, now), mark)))
             return
         self._inject(from_structured(notification, self._service.clock.now()))
 
@@ -230,8 +230,8 @@ class SequenceProxyPushConsumer(_NumberedPushConsumer):
     def push_structured_events(self, notifications: list[Any]) -> None:
         self._require_connected()
         if self._supplier_ack and notifications:
-            self._numbered_push(notifications[0], lambda mark, skip, handled: self._inject_batch(
-                notifications[skip:], mark, handled))
+            self._numbered_push(notifications[0], lambda mark, skip=0, handled=None: (
+                self._inject_batch(notifications[skip:], mark, handled)))
             return
         self._inject_batch(notifications, None)
 

@@ -317,8 +317,9 @@ class EventLog:
             log.error("the store could not release %d event(s) of %s (tried again in %g s):"
                       " %s", len(ids), path, RETRY_RELEASE, exc)
             with self._release_lock:  # before the caller's _settled: never unregistered
+                # Not counted towards _DEFER_LIMIT: while the store keeps refusing, each
+                # delivery would otherwise write them all again, and log it.
                 self._deferred.setdefault(path, []).extend(ids)
-                self._deferred_count += len(ids)
                 timer = not self._flush_due
                 if timer:
                     self._flush_due = True

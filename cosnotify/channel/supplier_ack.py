@@ -119,7 +119,7 @@ class SupplierAck:
         """
         number = sequence_number(structured)
         if number is None:
-            inject(None)
+            inject(None, 0, None)
             return
         with self._ack_lock:
             counter = self._counter()

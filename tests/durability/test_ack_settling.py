@@ -1,0 +1,251 @@
+"""Event Acknowledgment: what leaves the unacknowledged, and how it is counted.
+
+Review 73's findings, each a test that failed before its fix: an event past its
+deadline is not given again (section 2.5.5.1, "within expiry limits") -- also
+when a batch is pulled again later, or its push call was still in flight; a
+proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable delivery
+mechanism is not applied") settles what it gave, also an event put back for a
+pull again and a batch whose calls were under way; a push without a
+SequenceNumber on a supplier-side Acknowledgment proxy is taken; and the
+counters keep docs/operations.md's ``queued = delivered + discarded + expired
++ removed + depth`` and count in ``events_in`` only what the channel took.
+Time is a ManualClock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import TimeBase
+
+import cosnotify
+from cosnotify.channel.clock import ManualClock
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.store import MemoryStore
+from tests.channel.conftest import number, structured
+from tests.durability.conftest import (
+    ACK_QOS,
+    DURABLE_QOS,
+    StructuredConsumer,
+    reference,
+    sequence_number,
+    supplier_of,
+)
+
+OFF = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 0))]
+
+
+def timeout(seconds: float) -> list[Any]:
+    return [N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT, int(seconds * 1e7)))]
+
+
+def ack_admin(channel: Any) -> Any:
+    admin, _ = channel.new_for_consumers(CA.AND_OP)
+    admin.set_qos(ACK_QOS)
+    return admin
+
+
+def step(factory: EventChannelFactory, clock: ManualClock, seconds: int) -> None:
+    for _ in range(seconds):
+        clock.advance(1.0)
+        assert factory.service.dispatcher.wait_idle()
+
+
+def balanced(proxy: Any) -> bool:
+    queue = proxy._queue
+    return bool(queue.accepted == proxy._n_delivered + queue.discarded + queue.expired
+                + queue.removed + len(queue))
+
+
+def pull_all(proxy: Any) -> list[Any]:
+    got: list[Any] = []
+    while True:
+        event, ok = proxy.try_pull_structured_event()
+        if not ok:
+            return got
+        got.append(event)
+
+
+def test_an_expired_unacknowledged_event_counts_as_expired_not_delivered() -> None:
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1},
+                                                              header=timeout(0.5)))
+        assert proxy.try_pull_structured_event()[1]
+        step(factory, clock, 3)
+        assert proxy._queue.expired == 1 and proxy._n_delivered == 0 and balanced(proxy)
+
+
+@pytest.mark.parametrize("kind", ["structured", "sequence"])
+def test_what_is_pulled_again_leaves_out_what_expired_since_it_was_due(kind: str) -> None:
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        admin = ack_admin(channel)
+        if kind == "sequence":
+            proxy, _ = admin.obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)
+            proxy.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 10))])
+            proxy.connect_sequence_pull_consumer(None)
+
+            def pull() -> list[Any]:
+                return list(proxy.try_pull_structured_events(10)[0])
+        else:
+            proxy, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+            proxy.connect_structured_pull_consumer(None)
+
+            def pull() -> list[Any]:
+                return pull_all(proxy)
+        supplier = supplier_of(channel)
+        supplier.push_structured_event(structured(fields={"n": 1}, header=timeout(1.5)))
+        supplier.push_structured_event(structured(fields={"n": 2}))
+        assert [number(e) for e in pull()] == [1, 2]
+        clock.advance(1.0)  # RetryInterval: due again; n=1 lives until 1.5
+        assert factory.service.dispatcher.wait_idle()
+        clock.advance(0.7)  # 1.7: n=1 expired; only now the consumer pulls
+        assert factory.service.dispatcher.wait_idle()
+        assert [number(e) for e in pull()] == [2]
+
+
+def test_switching_off_settles_an_event_put_back_for_a_pull_again() -> None:
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
+        event, ok = proxy.try_pull_structured_event()
+        assert ok and sequence_number(event) is not None
+        step(factory, clock, 1)  # not acknowledged: back in the queue for a pull again
+        proxy.set_qos(OFF)
+        assert proxy.try_pull_structured_event()[1] is False
+        assert balanced(proxy)
+
+
+class SwitchingConsumer(StructuredConsumer):
+    """Switches its proxy's acknowledgment off while the first push is in its call."""
+
+    proxy: Any = None
+
+    def push_structured_event(self, event: Any) -> None:
+        super().push_structured_event(event)
+        if len(self.items) == 1:
+            self.proxy.set_qos(OFF)
+
+
+def test_switching_off_during_a_push_batch_gives_nothing_again(omniorb: Any) -> None:
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [
+            N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 100))])
+        proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        consumer = SwitchingConsumer()
+        consumer.proxy = proxy
+        proxy.connect_structured_push_consumer(reference(omniorb, consumer))
+        proxy.suspend_connection()
+        supplier = supplier_of(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        proxy.resume_connection()  # one batch of three
+        assert consumer.wait_for(3)
+        step(factory, clock, 5)
+        with consumer.cond:
+            assert [number(e) for e in consumer.items] == [0, 1, 2]
+        assert proxy._unacked == {} and channel._account.count == 0
+        store = factory.service.topology.store
+        assert store.pending_count(proxy._durable_path()) == 0
+
+
+class SlowFailing(StructuredConsumer):
+    """Its first call takes 2 s (RetryInterval 1 s, the event's Timeout 1.5 s), then fails."""
+
+    clock: Any = None
+
+    def push_structured_event(self, event: Any) -> None:
+        super().push_structured_event(event)
+        if len(self.items) == 1:
+            self.clock.advance(2.0)
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+
+
+def test_a_call_in_flight_past_its_deadline_is_expired_once(omniorb: Any) -> None:
+    """The entry expired under the call is counted and released by the retry path
+    only: the channel's MaxQueueLength account stays right (section 2.5.7)."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [
+            N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 10))])
+        other, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        other.connect_structured_pull_consumer(None)  # holds a copy of the same event
+        proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        consumer = SlowFailing()
+        consumer.clock = clock
+        proxy.connect_structured_push_consumer(reference(omniorb, consumer))
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1},
+                                                              header=timeout(1.5)))
+        assert consumer.wait_for(1)
+        step(factory, clock, 5)
+        assert proxy._queue.expired == 1 and balanced(proxy)
+        assert channel._account.count == len(other._queue) == 1
+
+
+@pytest.mark.parametrize("kind", ["structured", "sequence"])
+def test_a_push_without_a_number_on_an_acknowledging_proxy_is_taken(kind: str) -> None:
+    with EventChannelFactory(clock=ManualClock(), store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        out, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_pull_consumer(None)
+        admin = channel._get_default_supplier_admin()
+        if kind == "sequence":
+            proxy, _ = admin.obtain_notification_push_consumer(CA.SEQUENCE_EVENT)
+            proxy.set_qos(ACK_QOS[:1])
+            proxy.connect_sequence_push_supplier(None)
+            proxy.push_structured_events([structured(fields={"n": 1})])
+        else:
+            proxy, _ = admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+            proxy.set_qos(ACK_QOS[:1])
+            proxy.connect_structured_push_supplier(None)
+            proxy.push_structured_event(structured(fields={"n": 1}))
+        assert [number(e) for e in pull_all(out)] == [1]
+
+
+def events_in(factory: EventChannelFactory, channel: Any) -> int:
+    [found] = [c for c in cosnotify.stats(factory)["channels"] if c["id"] == channel._id]
+    return int(found["counters"]["events_in"])
+
+
+def test_events_in_counts_only_what_the_channel_took() -> None:
+    """A batch's event the store refused is not counted, nor counted twice when the
+    supplier's resend takes it (operations.md: counted "after the channel took the
+    event")."""
+    store = MemoryStore(max_events=2)
+    with EventChannelFactory(clock=ManualClock(), store=store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        out, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 99}))
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos(ACK_QOS[:1])
+        proxy.connect_sequence_push_supplier(None)
+        best = [N.Property("EventReliability", CORBA.Any(CORBA.TC_short, N.BestEffort))]
+        first = [N.Property("SequenceNumber", CORBA.Any(CORBA.TC_long, 0))]
+        batch = [structured(fields={"n": 0}, header=first),
+                 structured(fields={"n": 1}, header=best), structured(fields={"n": 2})]
+        with pytest.raises(CORBA.NO_RESOURCES):
+            proxy.push_structured_events(batch)
+        assert events_in(factory, channel) == 3  # 99, 0 and 1; not 2
+        got = pull_all(out)
+        proxy.push_structured_events(batch)  # the resend takes 2 only
+        got += pull_all(out)
+        assert [number(e) for e in got] == [99, 0, 1, 2] and events_in(factory, channel) == 4
