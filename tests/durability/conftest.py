@@ -84,6 +84,13 @@ def supplier_of(channel: Any) -> Any:
     return proxy
 
 
+def ack_admin(channel: Any) -> Any:
+    """A new consumer admin of ``channel`` whose proxies acknowledge (ACK_QOS)."""
+    admin, _ = channel.new_for_consumers(CA.AND_OP)
+    admin.set_qos(ACK_QOS)
+    return admin
+
+
 def reference(orb: Any, servant: Any) -> Any:
     """``servant`` activated in this process's RootPOA."""
     return orb.resolve_initial_references("RootPOA").servant_to_reference(servant)

@@ -16,7 +16,6 @@ from omniORB import CORBA
 
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
-import TimeBase
 
 from cosnotify.channel.ack import StructuredProxyPullSupplierAck, StructuredProxyPushSupplierAck
 from cosnotify.channel.clock import ManualClock
@@ -28,6 +27,7 @@ from tests.durability.conftest import (
     ACK_QOS,
     DURABLE_QOS,
     StructuredConsumer,
+    ack_admin,
     reference,
     sequence_number,
     supplier_of,
@@ -37,12 +37,6 @@ from tests.durability.conftest import (
 def numbered(consumer: StructuredConsumer) -> list[tuple[int | None, int]]:
     with consumer.cond:
         return [(sequence_number(e), number(e)) for e in consumer.items]
-
-
-def ack_admin(channel: Any) -> Any:
-    admin, _ = channel.new_for_consumers(CA.AND_OP)
-    admin.set_qos(ACK_QOS)
-    return admin
 
 
 def pull_proxy_holding(factory: EventChannelFactory, count: int) -> Any:
@@ -298,92 +292,6 @@ class TestDurable:
         monkeypatch.setattr(store, "pending", pending)
         assert not proxy.try_pull_structured_event()[1]
         assert acknowledged
-        assert store.pending_count(proxy._durable_path()) == 0
-
-
-#: An event's header Timeout of 2 s (TimeT: units of 100 ns).
-TIMEOUT_2S = [N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT, 20_000_000))]
-
-
-class TestExpiryAndSwitchingOff:
-    """Review 72's findings: an unacknowledged event is given again within its expiry
-    limits only (section 2.5.5.1, "within expiry limits"; docs/persistence.md: "An
-    event that expires ... is released for it too"), and a proxy switched to
-    DeliveryReliability None (3.7.8.1: "Any reliable delivery mechanism is not
-    applied") gives nothing again."""
-
-    @pytest.fixture
-    def durable_factory(self, store_opener: Callable[[], Store],
-                        clock: ManualClock) -> Iterator[EventChannelFactory]:
-        with EventChannelFactory(clock=clock, store=store_opener()) as made:
-            yield made
-
-    def step(self, factory: EventChannelFactory, clock: ManualClock, seconds: float) -> None:
-        for _ in range(int(seconds)):
-            clock.advance(1.0)
-            assert factory.service.dispatcher.wait_idle()
-
-    def test_an_unacknowledged_event_past_its_timeout_is_not_given_again(
-            self, durable_factory: EventChannelFactory, clock: ManualClock,
-            omniorb: Any) -> None:
-        channel, _ = durable_factory.create_channel(DURABLE_QOS, [])
-        proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-        consumer = StructuredConsumer()
-        proxy.connect_structured_push_consumer(reference(omniorb, consumer))
-        supplier_of(channel).push_structured_event(
-            structured(fields={"n": 7}, header=TIMEOUT_2S))
-        assert consumer.wait_for(1)
-        self.step(durable_factory, clock, 10)  # never acknowledged
-        given = numbered(consumer)  # given, given again at 1 s; expired at 2
-        assert given == [given[0]] * 2 and given[0][1] == 7
-        store = durable_factory.service.topology.store
-        assert store.pending_count(proxy._durable_path()) == 0
-        assert proxy._unacked == {}
-
-    def test_a_pulled_batch_comes_again_without_what_expired(
-            self, durable_factory: EventChannelFactory, clock: ManualClock) -> None:
-        channel, _ = durable_factory.create_channel(DURABLE_QOS, [])
-        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)
-        proxy.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 10))])
-        proxy.connect_sequence_pull_consumer(None)
-        supplier = supplier_of(channel)
-        supplier.push_structured_event(structured(fields={"n": 1}, header=TIMEOUT_2S))
-        supplier.push_structured_event(structured(fields={"n": 2}))
-        first, _ = proxy.try_pull_structured_events(10)
-        assert [number(e) for e in first] == [1, 2]
-        self.step(durable_factory, clock, 1)
-        again, _ = proxy.try_pull_structured_events(10)
-        assert [(sequence_number(e), number(e)) for e in again] == [
-            (sequence_number(first[0]), 1), (None, 2)]
-        self.step(durable_factory, clock, 1)  # the first's Timeout has passed
-        last, _ = proxy.try_pull_structured_events(10)
-        assert [(sequence_number(e), number(e)) for e in last] == [
-            (sequence_number(first[0]), 2)]  # the same number, what is left of it
-        store = durable_factory.service.topology.store
-        assert store.pending_count(proxy._durable_path()) == 1
-        proxy.acknowledge([sequence_number(first[0])])
-        self.step(durable_factory, clock, 1)
-        assert store.pending_count(proxy._durable_path()) == 0
-        assert proxy.try_pull_structured_events(10)[0] == []
-
-    def test_switching_acknowledgment_off_gives_nothing_again(
-            self, durable_factory: EventChannelFactory, clock: ManualClock,
-            omniorb: Any) -> None:
-        channel, _ = durable_factory.create_channel(DURABLE_QOS, [])
-        proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
-        consumer = StructuredConsumer()
-        proxy.connect_structured_push_consumer(reference(omniorb, consumer))
-        supplier = supplier_of(channel)
-        supplier.push_structured_event(structured(fields={"n": 1}))
-        assert consumer.wait_for(1)
-        proxy.set_qos([N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 0))])
-        supplier.push_structured_event(structured(fields={"n": 2}))
-        assert consumer.wait_for(2)
-        self.step(durable_factory, clock, 5)
-        given = numbered(consumer)
-        assert [n for _, n in given] == [1, 2] and given[0][0] is not None
-        assert given[1][0] is None
-        store = durable_factory.service.topology.store
         assert store.pending_count(proxy._durable_path()) == 0
 
 

@@ -1,6 +1,6 @@
 """Event Acknowledgment: what leaves the unacknowledged, and how it is counted.
 
-Review 73's findings, each a test that failed before its fix: an event past its
+Reviews 72 and 73's findings, each a test that failed before its fix: an event past its
 deadline is not given again (section 2.5.5.1, "within expiry limits") -- also
 when a batch is pulled again later, or its push call was still in flight; a
 proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable delivery
@@ -14,6 +14,7 @@ Time is a ManualClock.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -26,28 +27,24 @@ import TimeBase
 import cosnotify
 from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
-from cosnotify.store import MemoryStore
+from cosnotify.store import MemoryStore, Store
 from tests.channel.conftest import number, structured
 from tests.durability.conftest import (
     ACK_QOS,
     DURABLE_QOS,
     StructuredConsumer,
+    ack_admin,
     reference,
     sequence_number,
     supplier_of,
 )
+from tests.durability.test_ack import numbered
 
 OFF = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 0))]
 
 
 def timeout(seconds: float) -> list[Any]:
     return [N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT, int(seconds * 1e7)))]
-
-
-def ack_admin(channel: Any) -> Any:
-    admin, _ = channel.new_for_consumers(CA.AND_OP)
-    admin.set_qos(ACK_QOS)
-    return admin
 
 
 def step(factory: EventChannelFactory, clock: ManualClock, seconds: int) -> None:
@@ -249,3 +246,80 @@ def test_events_in_counts_only_what_the_channel_took() -> None:
         proxy.push_structured_events(batch)  # the resend takes 2 only
         got += pull_all(out)
         assert [number(e) for e in got] == [99, 0, 1, 2] and events_in(factory, channel) == 4
+
+
+@pytest.fixture
+def durable_factory(store_opener: Callable[[], Store],
+                    clock: ManualClock) -> Iterator[EventChannelFactory]:
+    """A factory over each kind of store (tests/durability/conftest.py), on ``clock``."""
+    with EventChannelFactory(clock=clock, store=store_opener()) as made:
+        yield made
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+def test_an_unacknowledged_event_past_its_timeout_is_not_given_again(
+        durable_factory: EventChannelFactory, clock: ManualClock,
+        omniorb: Any) -> None:
+    channel, _ = durable_factory.create_channel(DURABLE_QOS, [])
+    proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+    consumer = StructuredConsumer()
+    proxy.connect_structured_push_consumer(reference(omniorb, consumer))
+    supplier_of(channel).push_structured_event(
+        structured(fields={"n": 7}, header=timeout(2)))
+    assert consumer.wait_for(1)
+    step(durable_factory, clock, 10)  # never acknowledged
+    given = numbered(consumer)  # given, given again at 1 s; expired at 2
+    assert given == [given[0]] * 2 and given[0][1] == 7
+    store = durable_factory.service.topology.store
+    assert store.pending_count(proxy._durable_path()) == 0
+    assert proxy._unacked == {}
+
+def test_a_pulled_batch_comes_again_without_what_expired(
+        durable_factory: EventChannelFactory, clock: ManualClock) -> None:
+    channel, _ = durable_factory.create_channel(DURABLE_QOS, [])
+    proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)
+    proxy.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 10))])
+    proxy.connect_sequence_pull_consumer(None)
+    supplier = supplier_of(channel)
+    supplier.push_structured_event(structured(fields={"n": 1}, header=timeout(2)))
+    supplier.push_structured_event(structured(fields={"n": 2}))
+    first, _ = proxy.try_pull_structured_events(10)
+    assert [number(e) for e in first] == [1, 2]
+    step(durable_factory, clock, 1)
+    again, _ = proxy.try_pull_structured_events(10)
+    assert [(sequence_number(e), number(e)) for e in again] == [
+        (sequence_number(first[0]), 1), (None, 2)]
+    step(durable_factory, clock, 1)  # the first's Timeout has passed
+    last, _ = proxy.try_pull_structured_events(10)
+    assert [(sequence_number(e), number(e)) for e in last] == [
+        (sequence_number(first[0]), 2)]  # the same number, what is left of it
+    store = durable_factory.service.topology.store
+    assert store.pending_count(proxy._durable_path()) == 1
+    proxy.acknowledge([sequence_number(first[0])])
+    step(durable_factory, clock, 1)
+    assert store.pending_count(proxy._durable_path()) == 0
+    assert proxy.try_pull_structured_events(10)[0] == []
+
+def test_switching_acknowledgment_off_gives_nothing_again(
+        durable_factory: EventChannelFactory, clock: ManualClock,
+        omniorb: Any) -> None:
+    channel, _ = durable_factory.create_channel(DURABLE_QOS, [])
+    proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+    consumer = StructuredConsumer()
+    proxy.connect_structured_push_consumer(reference(omniorb, consumer))
+    supplier = supplier_of(channel)
+    supplier.push_structured_event(structured(fields={"n": 1}))
+    assert consumer.wait_for(1)
+    proxy.set_qos([N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 0))])
+    supplier.push_structured_event(structured(fields={"n": 2}))
+    assert consumer.wait_for(2)
+    step(durable_factory, clock, 5)
+    given = numbered(consumer)
+    assert [n for _, n in given] == [1, 2] and given[0][0] is not None
+    assert given[1][0] is None
+    store = durable_factory.service.topology.store
+    assert store.pending_count(proxy._durable_path()) == 0
