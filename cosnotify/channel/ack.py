@@ -104,6 +104,9 @@ class _Ack:
         #: Numbers whose push call has not returned: neither expired nor settled under it
         #: (a call that fails puts its entries back on the retry path).
         self._in_flight: set[int] = set()
+        #: Entries given, not acknowledged, then expired: counted delivered when given,
+        #: taken off ``delivered`` by the counters (counters.py).
+        self._n_given_expired = 0
 
     def _acking(self) -> bool:
         return bool(self._qos.get("DeliveryReliability", 0) == 1)
@@ -322,8 +325,9 @@ class _Ack:
         expired = [e for e in entries if e.deadline is not None and e.deadline <= now]
         gone.extend(expired)
         self._queue.expired += len(expired)
-        if self._counting:
-            self._n_delivered -= len(expired)  # expired, not delivered (queued = ...)
+        # Expired, not delivered (queued = delivered + ... + expired + ...): counted apart,
+        # a push proxy's delivery task being the only writer of _n_delivered.
+        self._n_given_expired += len(expired)
         if live:
             self._unacked[number] = live
             return True
@@ -379,11 +383,15 @@ class _PushAck(_Ack, pss._PushSupplier):
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
         self._init_ack()
+        #: How the batch being sent goes: numbered (DeliveryReliability Acknowledgment
+        #: when it started) or plain. Written by the delivery task, its only user.
+        self._batch_numbered = False
 
     def _sent(self, entries: list[Entry]) -> None:
-        if not self._acking():
+        if not self._batch_numbered:
             super()._sent(entries)
-        # else recorded by _send as each push returned
+        # else each entry went numbered: acknowledge, _returned (acknowledgment switched
+        # off meanwhile) or _settle_unacked releases it, once
 
     def _redeliver(self, numbers: list[int]) -> None:
         again = set(numbers)  # a resend still waiting gives the number's entries as now
@@ -457,7 +465,8 @@ class StructuredProxyPushSupplierAck(_PushAck, pss.StructuredProxyPushSupplier):
     """``CosNotifyChannelAdminAck::StructuredProxyPushSupplierAck``."""
 
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
-        if not self._acking():
+        self._batch_numbered = self._acking()
+        if not self._batch_numbered:
             super()._send(consumer, batch)
             return
         sent = 0
@@ -490,7 +499,8 @@ class SequenceProxyPushSupplierAck(_PushAck, pss.SequenceProxyPushSupplier):
     """``CosNotifyChannelAdminAck::SequenceProxyPushSupplierAck``."""
 
     def _send(self, consumer: Any, batch: list[Entry]) -> None:
-        if not self._acking():
+        self._batch_numbered = self._acking()
+        if not self._batch_numbered:
             super()._send(consumer, batch)
             return
         try:

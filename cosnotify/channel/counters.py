@@ -112,7 +112,9 @@ def supplier_counts(proxy: Any) -> tuple[dict[str, int], int, tuple[float, str] 
         accepted, discarded = queue.accepted, queue.discarded
         expired, removed = queue.expired, queue.removed
         limit = queue.max_events
-        delivered, failed = proxy._n_delivered, proxy._n_failed
+        # An Ack proxy's entries given, unacknowledged and then expired (ack.py).
+        delivered = proxy._n_delivered - getattr(proxy, "_n_given_expired", 0)
+        failed = proxy._n_failed
         last = proxy._last_failure
     # Copies in a push proxy's inbox are not yet in its queue: counted as queued too.
     counts = {"queued": accepted + inbox, "delivered": delivered, "discarded": discarded,

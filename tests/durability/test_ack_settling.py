@@ -26,6 +26,7 @@ import TimeBase
 
 import cosnotify
 from cosnotify.channel.clock import ManualClock
+from cosnotify.channel.counters import proxy_counts
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import MemoryStore, Store
 from tests.channel.conftest import number, structured
@@ -54,9 +55,10 @@ def step(factory: EventChannelFactory, clock: ManualClock, seconds: int) -> None
 
 
 def balanced(proxy: Any) -> bool:
-    queue = proxy._queue
-    return bool(queue.accepted == proxy._n_delivered + queue.discarded + queue.expired
-                + queue.removed + len(queue))
+    """docs/operations.md: queued = delivered + discarded + expired + removed + depth."""
+    c = proxy_counts(proxy)
+    return bool(c["queued"] == c["delivered"] + c["discarded"] + c["expired"] + c["removed"]
+                + c["depth"])
 
 
 def pull_all(proxy: Any) -> list[Any]:
@@ -78,7 +80,8 @@ def test_an_expired_unacknowledged_event_counts_as_expired_not_delivered() -> No
                                                               header=timeout(0.5)))
         assert proxy.try_pull_structured_event()[1]
         step(factory, clock, 3)
-        assert proxy._queue.expired == 1 and proxy._n_delivered == 0 and balanced(proxy)
+        counts = proxy_counts(proxy)
+        assert (counts["expired"], counts["delivered"]) == (1, 0) and balanced(proxy)
 
 
 @pytest.mark.parametrize("kind", ["structured", "sequence"])
@@ -126,35 +129,76 @@ def test_switching_off_settles_an_event_put_back_for_a_pull_again() -> None:
         assert balanced(proxy)
 
 
+ON = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1))]
+
+
 class SwitchingConsumer(StructuredConsumer):
-    """Switches its proxy's acknowledgment off while the first push is in its call."""
+    """Sets its proxy's QoS to ``switch`` while the first push is in its call."""
 
     proxy: Any = None
+    switch: Any = OFF
 
     def push_structured_event(self, event: Any) -> None:
         super().push_structured_event(event)
         if len(self.items) == 1:
-            self.proxy.set_qos(OFF)
+            self.proxy.set_qos(self.switch)
 
 
-def test_switching_off_during_a_push_batch_gives_nothing_again(omniorb: Any) -> None:
+def pushed_in_one_batch(factory: EventChannelFactory, channel: Any, proxy: Any,
+                        consumer: SwitchingConsumer, orb: Any) -> None:
+    """Three events pushed to ``consumer`` as one batch of ``proxy``'s."""
+    consumer.proxy = proxy
+    proxy.connect_structured_push_consumer(reference(orb, consumer))
+    proxy.suspend_connection()
+    supplier = supplier_of(channel)
+    for n in range(3):
+        supplier.push_structured_event(structured(fields={"n": n}))
+    proxy.resume_connection()
+    assert consumer.wait_for(3)
+
+
+def test_switching_off_during_a_push_batch_releases_it_once(omniorb: Any) -> None:
+    """Review 74: each event of the batch was released twice (by the switch or on
+    its call's return, then as the batch sent), so the MaxQueueLength account
+    (section 2.5.7) lost the copies another proxy still held."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [
+            N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 3)),
+            N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))])
+        other, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        other.connect_structured_pull_consumer(None)  # keeps a copy of each
+        proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        consumer = SwitchingConsumer()
+        pushed_in_one_batch(factory, channel, proxy, consumer, omniorb)
+        step(factory, clock, 5)
+        with consumer.cond:
+            assert [number(e) for e in consumer.items] == [0, 1, 2]
+        assert proxy._unacked == {} and balanced(proxy)
+        assert channel._account.count == len(other._queue) == 3
+        with pytest.raises(CORBA.IMP_LIMIT):  # the channel is full: the others hold 3
+            supplier_of(channel).push_structured_event(structured(fields={"n": 3}))
+        store = factory.service.topology.store
+        assert store.pending_count(proxy._durable_path()) == 0
+
+
+def test_switching_on_during_a_plain_push_batch_releases_it(omniorb: Any) -> None:
+    """Review 74: a batch that went unnumbered, acknowledgment switched on during it,
+    was never released: held in the account and the store for good."""
     clock = ManualClock()
     with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
         channel, _ = factory.create_channel(DURABLE_QOS, [
             N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 100))])
         proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        proxy.set_qos(OFF)
         consumer = SwitchingConsumer()
-        consumer.proxy = proxy
-        proxy.connect_structured_push_consumer(reference(omniorb, consumer))
-        proxy.suspend_connection()
-        supplier = supplier_of(channel)
-        for n in range(3):
-            supplier.push_structured_event(structured(fields={"n": n}))
-        proxy.resume_connection()  # one batch of three
-        assert consumer.wait_for(3)
+        consumer.switch = ON
+        pushed_in_one_batch(factory, channel, proxy, consumer, omniorb)
         step(factory, clock, 5)
         with consumer.cond:
-            assert [number(e) for e in consumer.items] == [0, 1, 2]
+            assert [(sequence_number(e), number(e)) for e in consumer.items] == [
+                (None, 0), (None, 1), (None, 2)]
         assert proxy._unacked == {} and channel._account.count == 0
         store = factory.service.topology.store
         assert store.pending_count(proxy._durable_path()) == 0
