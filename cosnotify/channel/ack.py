@@ -162,12 +162,15 @@ class _Ack:
         if late:
             self._channel._released(entries)
 
-    def _not_given(self, number: int) -> None:
-        """The call giving ``number`` failed: it goes back to the queue's retry path."""
+    def _not_given(self, number: int) -> bool:
+        """The call giving ``number`` failed: it goes back to the queue's retry path --
+        unless it was acknowledged, or settled by a teardown, during the call (False:
+        released already, so not the retry path's, nor to be released again)."""
         with self._lock:
             self._in_flight.discard(number)
-            self._unacked.pop(number, None)
+            mine = self._unacked.pop(number, None) is not None
             self._given_at.pop(number, None)
+        return mine
 
     def _returned(self, number: int) -> None:
         """The call giving ``number`` returned: if acknowledgment was switched off
@@ -175,6 +178,7 @@ class _Ack:
         with self._lock:
             self._in_flight.discard(number)
             if self._acking():
+                self._arm_ack_timer()  # switched off and on during the call: stopped
                 return
             entries = self._unacked.pop(number, None)
             self._given_at.pop(number, None)
@@ -427,6 +431,11 @@ class _PushAck(_Ack, pss._PushSupplier):
             except Exception as exc:  # noqa: BLE001 - the next resend is the retry
                 with self._lock:
                     self._in_flight.discard(number)
+                    plain = not self._acking() and self._unacked.get(number) is entries
+                    if plain:  # switched off during the call: given again plain, as
+                        del self._unacked[number]  # a failed first send is
+                        self._given_at.pop(number, None)
+                        self._retry = list(entries) + self._retry
                 log.info("%r: resend of %d failed (%s)", self, number, exc)
                 self._n_failed += 1  # a failed push call, counted as _failed counts them
                 self._last_failure = (self._service.clock.now(), failure_reason(exc))
@@ -439,6 +448,8 @@ class _PushAck(_Ack, pss._PushSupplier):
                 with self._lock:  # they stay unacknowledged; the ack timer retries
                     self._resends = resends[at + 1:] + self._resends
                     self._scheduled = False
+                if plain:
+                    self._kick()  # the retry path delivers it, plain
                 return False
         return True
 
@@ -483,7 +494,8 @@ class StructuredProxyPushSupplierAck(_PushAck, pss.StructuredProxyPushSupplier):
                 try:
                     consumer.push_structured_event(stamped(entry.event.as_structured(), number))
                 except Exception:
-                    self._not_given(number)
+                    if not self._not_given(number):
+                        sent += 1  # acknowledged or settled during the call: done with
                     raise
                 self._returned(number)
                 sent += 1
@@ -513,8 +525,8 @@ class SequenceProxyPushSupplierAck(_PushAck, pss.SequenceProxyPushSupplier):
         try:
             self._push_numbered(consumer, number, batch)
         except Exception as exc:
-            self._not_given(number)
-            raise pss._Undelivered(0, exc) from exc
+            # Acknowledged or settled during the call: done with, not the retry path's.
+            raise pss._Undelivered(0 if self._not_given(number) else len(batch), exc) from exc
         self._returned(number)
 
     def _push_numbered(self, consumer: Any, number: int, entries: list[Entry]) -> None:

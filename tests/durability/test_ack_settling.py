@@ -1,6 +1,6 @@
 """Event Acknowledgment: what leaves the unacknowledged, and how it is counted.
 
-Reviews 72 and 73's findings, each a test that failed before its fix: an event past its
+Reviews 72-75's findings, each a test that failed before its fix: an event past its
 deadline is not given again (section 2.5.5.1, "within expiry limits") -- also
 when a batch is pulled again later, or its push call was still in flight; a
 proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable delivery
@@ -8,8 +8,10 @@ mechanism is not applied") settles what it gave, also an event put back for a
 pull again and a batch whose calls were under way; a push without a
 SequenceNumber on a supplier-side Acknowledgment proxy is taken; and the
 counters keep docs/operations.md's ``queued = delivered + discarded + expired
-+ removed + depth`` and count in ``events_in`` only what the channel took.
-Time is a ManualClock.
++ removed + depth`` and count in ``events_in`` only what the channel took. And
+a push call during which the consumer acknowledges, disconnects or switches
+acknowledgment releases what it gave once, and gives again what is still
+unacknowledged. Time is a ManualClock.
 """
 
 from __future__ import annotations
@@ -367,3 +369,138 @@ def test_switching_acknowledgment_off_gives_nothing_again(
     assert given[1][0] is None
     store = durable_factory.service.topology.store
     assert store.pending_count(proxy._durable_path()) == 0
+
+
+# -- review 75: what a push call's consumer does during the call ---------------------------
+
+
+class Scripted(StructuredConsumer):
+    """Runs ``script(consumer, n, event)`` inside its n-th push call (from 1)."""
+
+    proxy: Any = None
+    script: Any = None
+
+    def push_structured_event(self, event: Any) -> None:
+        super().push_structured_event(event)
+        self.script(self, len(self.items), event)
+
+
+def limited(factory: EventChannelFactory) -> tuple[Any, Any]:
+    """A durable channel with MaxQueueLength 10 and RejectNewEvents, and a plain pull
+    proxy keeping a second copy of each event: a copy released twice shows in the
+    channel's account (section 2.5.7) against what that proxy holds."""
+    channel, _ = factory.create_channel(DURABLE_QOS, [
+        N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 10)),
+        N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))])
+    other, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+        CA.STRUCTURED_EVENT)
+    other.connect_structured_pull_consumer(None)
+    return channel, other
+
+
+def scripted_push(factory: EventChannelFactory, channel: Any, script: Any,
+                  orb: Any) -> tuple[Any, Scripted]:
+    proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+    consumer = Scripted()
+    consumer.proxy, consumer.script = proxy, script
+    proxy.connect_structured_push_consumer(reference(orb, consumer))
+    supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
+    assert consumer.wait_for(1)
+    return proxy, consumer
+
+
+def test_acknowledged_during_a_call_that_then_fails_is_done_with(omniorb: Any) -> None:
+    """It was released by the acknowledge; the failed call put it on the retry path
+    too, so it was given again and released twice ("Acknowledging a number twice ...
+    is ignored")."""
+    def script(consumer: Scripted, n: int, event: Any) -> None:
+        consumer.proxy.acknowledge([sequence_number(event)])
+        if n == 1:
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_MAYBE)
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, other = limited(factory)
+        _, consumer = scripted_push(factory, channel, script, omniorb)
+        step(factory, clock, 3)
+        assert len(consumer.items) == 1
+        assert channel._account.count == len(other._queue) == 1
+
+
+def test_torn_down_during_a_call_that_then_fails_is_released_once(omniorb: Any) -> None:
+    def script(consumer: Scripted, n: int, event: Any) -> None:
+        consumer.proxy.disconnect_structured_push_supplier()
+        raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO)
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, other = limited(factory)
+        scripted_push(factory, channel, script, omniorb)
+        step(factory, clock, 3)
+        assert channel._account.count == len(other._queue) == 1
+
+
+def test_switched_off_and_on_during_a_call_it_is_given_again(omniorb: Any) -> None:
+    """The switch off stopped the ack timer; back on, nothing armed it again, so the
+    unacknowledged event was never given again ("Redelivery")."""
+    def script(consumer: Scripted, n: int, event: Any) -> None:
+        if n == 1:
+            consumer.proxy.set_qos(OFF)
+            consumer.proxy.set_qos(ON)
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        _, consumer = scripted_push(factory, channel, script, omniorb)
+        step(factory, clock, 2)
+        with consumer.cond:
+            given = [(sequence_number(e), number(e)) for e in consumer.items]
+        assert len(given) >= 2 and given[1] == given[0]
+
+
+def test_a_resend_failing_after_switching_off_goes_plain_and_is_released(
+        omniorb: Any) -> None:
+    """The resend's failure left the number unacknowledged with nothing to settle or
+    give it again: held in the store and the account for good."""
+    def script(consumer: Scripted, n: int, event: Any) -> None:
+        if n == 2:  # the resend
+            consumer.proxy.set_qos(OFF)
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, other = limited(factory)
+        proxy, consumer = scripted_push(factory, channel, script, omniorb)
+        step(factory, clock, 3)
+        with consumer.cond:
+            assert [sequence_number(e) for e in consumer.items][2:] == [None]  # plain
+        assert other.try_pull_structured_event()[1]  # the other holder lets go
+        assert factory.service.dispatcher.wait_idle()
+        store = factory.service.topology.store
+        assert proxy._unacked == {} and store.pending_count(proxy._durable_path()) == 0
+        assert channel._account.count == len(other._queue) == 0
+
+
+@pytest.mark.parametrize("mode", ["acknowledged", "torn down"])
+def test_a_sequence_call_that_fails_after_it_was_settled(omniorb: Any, mode: str) -> None:
+    from tests.channel.conftest import SequencePushConsumer
+
+    class Consumer(SequencePushConsumer):
+        def push_structured_events(self, events: list[Any]) -> None:
+            super().push_structured_events(events)
+            if mode == "acknowledged":
+                proxy.acknowledge([sequence_number(events[0])])
+                if len(self.received) == 1:
+                    raise CORBA.TRANSIENT(0, CORBA.COMPLETED_MAYBE)
+            else:
+                proxy.disconnect_sequence_push_supplier()
+                raise CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO)
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, other = limited(factory)
+        proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.SEQUENCE_EVENT)
+        proxy.connect_sequence_push_consumer(Consumer())
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
+        step(factory, clock, 3)
+        assert channel._account.count == len(other._queue) == 1
