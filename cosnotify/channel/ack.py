@@ -147,10 +147,17 @@ class _Ack:
     def _interval(self) -> float:
         return float(self._qos.get("RetryInterval", 1_000_000)) / 1e7
 
-    def _given(self, number: int, entries: list[Entry]) -> None:
+    def _given(self, number: int, entries: list[Entry], push: bool = False) -> bool:
         """``entries`` went to the consumer as ``number``; they wait for its acknowledge
-        -- unless it came while they were being given again (acknowledge)."""
+        -- unless it came while they were being given again (acknowledge). With
+        ``push`` (before the call): False, nothing recorded, if the proxy was torn
+        down, disconnected or suspended since its delivery task looked."""
         with self._lock:
+            if push and (getattr(self, "_destroyed", False)
+                         or getattr(self, "_suspended", False)
+                         or not getattr(self, "_connected", False)):
+                self._in_flight.discard(number)
+                return False
             self._requeued.pop(number, None)  # pulled again: acknowledged as given now
             late = number in self._late
             if late:
@@ -161,6 +168,7 @@ class _Ack:
                 self._arm_ack_timer()
         if late:
             self._channel._released(entries)
+        return True
 
     def _not_given(self, number: int) -> bool:
         """The call giving ``number`` failed: it goes back to the queue's retry path --
@@ -436,6 +444,10 @@ class _PushAck(_Ack, pss._PushSupplier):
                         del self._unacked[number]  # a failed first send is
                         self._given_at.pop(number, None)
                         self._retry = list(entries) + self._retry
+                        if self._counting:  # counted delivered when first given
+                            self._n_delivered -= len(entries)
+                    else:
+                        self._arm_ack_timer()  # stopped if switched off and on meanwhile
                 log.info("%r: resend of %d failed (%s)", self, number, exc)
                 self._n_failed += 1  # a failed push call, counted as _failed counts them
                 self._last_failure = (self._service.clock.now(), failure_reason(exc))
@@ -489,7 +501,8 @@ class StructuredProxyPushSupplierAck(_PushAck, pss.StructuredProxyPushSupplier):
                     number = self._number(entry)
                     self._in_flight.add(number)
                 # Given before the call: the consumer may acknowledge before it returns.
-                self._given(number, [entry])
+                if not self._given(number, [entry], push=True):
+                    raise pss._Stopped()
                 started = self._service.clock.now()
                 try:
                     consumer.push_structured_event(stamped(entry.event.as_structured(), number))
@@ -521,7 +534,8 @@ class SequenceProxyPushSupplierAck(_PushAck, pss.SequenceProxyPushSupplier):
                 self._in_flight.add(number)
         except Exception as exc:  # the store could not reserve numbers: retried as a push
             raise pss._Undelivered(0, exc) from exc
-        self._given(number, batch)  # before the call: see StructuredProxyPushSupplierAck
+        if not self._given(number, batch, push=True):  # see StructuredProxyPushSupplierAck
+            raise pss._Undelivered(0, pss._Stopped())
         try:
             self._push_numbered(consumer, number, batch)
         except Exception as exc:

@@ -375,9 +375,15 @@ class _PushSupplier(Suspendable, ProxySupplier):
         log.info("%r: push failed (%s); retry %d of %d in %.2fs",
                  self, exc, self._failures, retries, delay)
         with self._lock:
-            self._retry = batch + self._retry
-            # Keep _scheduled True: only the timer may restart delivery.
-            self._retry_timer = self._service.clock.call_later(delay, self._retry_due)
+            gone = self._destroyed  # torn down during the call: its teardown is over,
+            if gone:  # so what the call held is released here, once
+                self._scheduled = False
+            else:
+                self._retry = batch + self._retry
+                # Keep _scheduled True: only the timer may restart delivery.
+                self._retry_timer = self._service.clock.call_later(delay, self._retry_due)
+        if gone:
+            self._channel._released(batch)
         return False
 
     def _retry_due(self) -> None:

@@ -1,6 +1,6 @@
 """Event Acknowledgment: what leaves the unacknowledged, and how it is counted.
 
-Reviews 72-75's findings, each a test that failed before its fix: an event past its
+Reviews 72-76's findings, each a test that failed before its fix: an event past its
 deadline is not given again (section 2.5.5.1, "within expiry limits") -- also
 when a batch is pulled again later, or its push call was still in flight; a
 proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable delivery
@@ -504,3 +504,131 @@ def test_a_sequence_call_that_fails_after_it_was_settled(omniorb: Any, mode: str
         supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
         step(factory, clock, 3)
         assert channel._account.count == len(other._queue) == 1
+
+
+# -- review 76: teardown during a call, a resend going plain, the timer after a resend ---
+
+
+def batch_of_two(factory: EventChannelFactory, channel: Any, admin: Any, script: Any,
+                 orb: Any) -> tuple[Any, Scripted]:
+    """A structured Ack push proxy of ``admin`` given n=1 and n=2 as one batch."""
+    proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+    consumer = Scripted()
+    consumer.proxy, consumer.script = proxy, script
+    proxy.connect_structured_push_consumer(reference(orb, consumer))
+    proxy.suspend_connection()
+    supplier = supplier_of(channel)
+    supplier.push_structured_event(structured(fields={"n": 1}))
+    supplier.push_structured_event(structured(fields={"n": 2}))
+    proxy.resume_connection()
+    assert consumer.wait_for(1)
+    assert factory.service.dispatcher.wait_idle()  # the script has run
+    return proxy, consumer
+
+
+def let_go(factory: EventChannelFactory, other: Any) -> None:
+    while other.try_pull_structured_event()[1]:
+        pass
+    assert factory.service.dispatcher.wait_idle()
+
+
+def test_torn_down_during_a_call_that_fails_the_batch_is_released(omniorb: Any) -> None:
+    """The call failed TRANSIENT after a disconnect: the rest of the batch went on the
+    retry path of a destroyed proxy and was never released (its copies held in the
+    MaxQueueLength account for good)."""
+    def script(consumer: Scripted, n: int, event: Any) -> None:
+        if n == 1:
+            consumer.proxy.disconnect_structured_push_supplier()
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, other = limited(factory)
+        batch_of_two(factory, channel, ack_admin(channel), script, omniorb)
+        step(factory, clock, 5)
+        let_go(factory, other)
+        assert channel._account.count == len(other._queue) == 0
+
+
+def test_giving_up_during_a_call_that_fails_the_batch_is_released(omniorb: Any) -> None:
+    """The same with the teardown being a best-effort Ack proxy giving up (Retries 1)
+    on an unacknowledged number while the call was under way."""
+    def script(consumer: Scripted, n: int, event: Any) -> None:
+        if n == 1:
+            clock.advance(1.0)  # RetryInterval: the first round of resends
+            clock.advance(1.0)  # the second: _ack_due gives up, tears the proxy down
+            assert consumer.proxy._destroyed
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel([], [
+            N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 10)),
+            N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))])
+        other, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        other.connect_structured_pull_consumer(None)
+        admin = ack_admin(channel)
+        admin.set_qos([N.Property("Retries", CORBA.Any(CORBA.TC_long, 1))])
+        batch_of_two(factory, channel, admin, script, omniorb)
+        step(factory, clock, 5)
+        let_go(factory, other)
+        assert channel._account.count == len(other._queue) == 0
+
+
+def test_a_resend_going_plain_is_counted_delivered_once(omniorb: Any) -> None:
+    def script(consumer: Scripted, n: int, event: Any) -> None:
+        if n == 2:  # the resend
+            consumer.proxy.set_qos(OFF)
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = limited(factory)
+        proxy, _ = scripted_push(factory, channel, script, omniorb)
+        step(factory, clock, 3)
+        assert balanced(proxy) and proxy_counts(proxy)["delivered"] == 1
+
+
+def test_a_resend_failing_after_switching_off_and_on_is_given_again(omniorb: Any) -> None:
+    def script(consumer: Scripted, n: int, event: Any) -> None:
+        if n == 2:  # the resend
+            consumer.proxy.set_qos(OFF)
+            consumer.proxy.set_qos(ON)
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        _, consumer = scripted_push(factory, channel, script, omniorb)
+        step(factory, clock, 10)
+        with consumer.cond:
+            given = [(sequence_number(e), number(e)) for e in consumer.items]
+        assert len(given) >= 3 and given[2] == given[0]
+
+
+def test_a_batch_is_not_numbered_for_a_consumer_that_just_disconnected() -> None:
+    """A disconnect (an ORB thread) between the delivery task's look and the batch's
+    numbering: the batch was recorded as unacknowledged on the destroyed proxy, and
+    pushed to the consumer that had gone."""
+    from tests.channel.conftest import SequencePushConsumer
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, other = limited(factory)
+        proxy, _ = ack_admin(channel).obtain_notification_push_supplier(CA.SEQUENCE_EVENT)
+        consumer = SequencePushConsumer()
+        proxy.connect_sequence_push_consumer(consumer)
+        given = proxy._given
+
+        def disconnect_first(number: int, entries: Any, push: bool = False) -> bool:
+            proxy.disconnect_sequence_push_supplier()  # lands in that window
+            return bool(given(number, entries, push=True) if push else given(number, entries))
+
+        proxy._given = disconnect_first
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
+        assert factory.service.dispatcher.wait_idle()
+        step(factory, clock, 3)
+        let_go(factory, other)
+        assert consumer.received == [] and proxy._unacked == {}
+        assert channel._account.count == len(other._queue) == 0
