@@ -153,22 +153,31 @@ class _Ack:
         ``push`` (before the call): False, nothing recorded, if the proxy was torn
         down, disconnected or suspended since its delivery task looked."""
         with self._lock:
-            if push and (getattr(self, "_destroyed", False)
-                         or getattr(self, "_suspended", False)
+            destroyed = getattr(self, "_destroyed", False)
+            if push and (destroyed or getattr(self, "_suspended", False)
                          or not getattr(self, "_connected", False)):
                 self._in_flight.discard(number)
                 return False
             self._requeued.pop(number, None)  # pulled again: acknowledged as given now
-            late = number in self._late
-            if late:
-                del self._late[number]
+            # Acknowledged while being pulled again, or a pull whose proxy was torn down
+            # after it took these (its teardown is over): delivered, held by nobody.
+            done = number in self._late or destroyed
+            if done:
+                self._late.pop(number, None)
             else:
                 self._unacked[number] = entries
                 self._given_at[number] = self._service.clock.now()
                 self._arm_ack_timer()
-        if late:
-            self._channel._released(entries)
+        if done:
+            self._release(entries)
         return True
+
+    def _release(self, entries: list[Entry]) -> None:
+        """Release ``entries`` (no lock held) and, if any, make room known: a waiting
+        pull wakes, a push proxy's delivery looks again (copies on disk may come)."""
+        if entries:
+            self._channel._released(entries)
+            self._kick()
 
     def _not_given(self, number: int) -> bool:
         """The call giving ``number`` failed: it goes back to the queue's retry path --
@@ -191,7 +200,7 @@ class _Ack:
             entries = self._unacked.pop(number, None)
             self._given_at.pop(number, None)
         if entries:
-            self._channel._released(entries)
+            self._release(entries)
 
     def _arm_ack_timer(self) -> None:
         """Wake when the oldest unacknowledged number is due again (lock held)."""
@@ -295,8 +304,9 @@ class _Ack:
                     if at <= limit:
                         self._given_at[number] = now
             expired = self._expire_unacked(due, now)
-            if due:
-                self._unanswered += 1
+            waiting = self._waiting()
+            if any(number not in waiting for number in due):
+                self._unanswered += 1  # a round of resends (not of ones still waiting)
             durable = self._queue.durable is not None
             retries = int(self._qos.get("Retries", 3))
             give_up = bool(due) and not durable and self._unanswered > retries
@@ -305,7 +315,7 @@ class _Ack:
                     self._given_at[number] = now
                 self._redeliver(due)
             self._arm_ack_timer()
-        self._channel._released(expired)
+        self._release(expired)
         if give_up:
             log.warning("%r: %d event(s) unacknowledged after %d resends; disconnecting",
                         self, len(due), retries)
@@ -350,6 +360,11 @@ class _Ack:
     def _redeliver(self, numbers: list[int]) -> None:
         """Give these numbers again (lock held)."""
         raise NotImplementedError
+
+    def _waiting(self) -> set[int]:
+        """Numbers due again and not yet given again (lock held): the consumer has not
+        had the chance to answer them, so they are no new round of resends."""
+        return set()
 
     def _settle_unacked(self) -> list[Entry]:
         """DeliveryReliability back to None (section 3.7.8.1: "Any reliable delivery
@@ -430,7 +445,7 @@ class _PushAck(_Ack, pss._PushSupplier):
                 else:
                     entries = self._unacked[number]
                     self._in_flight.add(number)
-            self._channel._released(gone)
+            self._release(gone)
             if not entries:
                 continue
             try:
@@ -468,6 +483,9 @@ class _PushAck(_Ack, pss._PushSupplier):
     def _push_numbered(self, consumer: Any, number: int, entries: list[Entry]) -> None:
         raise NotImplementedError
 
+    def _waiting(self) -> set[int]:
+        return {number for number, _ in self._resends}
+
     def _on_teardown(self) -> None:
         with self._lock:
             gone = self._forget_unacked()
@@ -481,7 +499,7 @@ class _PushAck(_Ack, pss._PushSupplier):
             with self._lock:
                 gone = self._settle_unacked()
                 self._resends = []
-            self._channel._released(gone)
+            self._release(gone)
 
 
 class StructuredProxyPushSupplierAck(_PushAck, pss.StructuredProxyPushSupplier):
@@ -576,6 +594,9 @@ class _PullAck(_Ack, pls._PullSupplier):
                 self._n_delivered -= len(back)  # counted again when pulled again
         self._cond.notify_all()
 
+    def _waiting(self) -> set[int]:
+        return {number for number, _ in self._repull}
+
     def _numbered(self, batch: list[Entry], per_event: bool) -> list[Any]:
         """The pulled ``batch`` as structured events, numbered, waiting for acknowledge."""
         if not self._acking():
@@ -589,9 +610,13 @@ class _PullAck(_Ack, pls._PullSupplier):
                     numbers = [self._count()] if batch else []
         except Exception:
             with self._lock:
-                self._queue.unget(batch)  # nothing was given: pulled again later
+                gone = getattr(self, "_destroyed", False)  # its teardown is over
+                if not gone:
+                    self._queue.unget(batch)  # nothing was given: pulled again later
                 if self._counting:
                     self._n_delivered -= len(batch)
+            if gone:
+                self._channel._released(batch)
             raise
         self._channel._delivered(len(batch))
         events = [entry.event.as_structured() for entry in batch]
@@ -620,7 +645,7 @@ class _PullAck(_Ack, pls._PullSupplier):
                     events = [entry.event.as_structured() for entry in self._unacked[number]]
                     events[0] = stamped(events[0], number)
                     break
-        self._channel._released(gone)
+        self._release(gone)
         return events
 
     def _on_teardown(self) -> None:
@@ -636,7 +661,7 @@ class _PullAck(_Ack, pls._PullSupplier):
             with self._lock:
                 gone = self._settle_unacked()
                 self._repull = []
-            self._channel._released(gone)
+            self._release(gone)
 
 
 class StructuredProxyPullSupplierAck(_PullAck, pls.StructuredProxyPullSupplier):

@@ -1,6 +1,6 @@
 """Event Acknowledgment: what leaves the unacknowledged, and how it is counted.
 
-Reviews 72-76's findings, each a test that failed before its fix: an event past its
+Reviews 72-77's findings, each a test that failed before its fix: an event past its
 deadline is not given again (section 2.5.5.1, "within expiry limits") -- also
 when a batch is pulled again later, or its push call was still in flight; a
 proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable delivery
@@ -632,3 +632,103 @@ def test_a_batch_is_not_numbered_for_a_consumer_that_just_disconnected() -> None
         let_go(factory, other)
         assert consumer.received == [] and proxy._unacked == {}
         assert channel._account.count == len(other._queue) == 0
+
+
+# -- review 77: pull proxies --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["structured", "sequence"])
+def test_a_pull_torn_down_before_its_numbering_releases_what_it_took(kind: str) -> None:
+    """A disconnect (another ORB thread) between a pull's take and its numbering: the
+    entries went into the unacknowledged of a destroyed proxy, held for good."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, other = limited(factory)
+        if kind == "structured":
+            proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+            proxy.connect_structured_pull_consumer(None)
+            disconnect, pull = proxy.disconnect_structured_pull_supplier, \
+                proxy.try_pull_structured_event
+        else:
+            proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)
+            proxy.connect_sequence_pull_consumer(None)
+            disconnect = proxy.disconnect_sequence_pull_supplier
+
+            def pull() -> Any:
+                return proxy.try_pull_structured_events(1)
+        given = proxy._given
+
+        def disconnect_first(number: int, entries: Any, push: bool = False) -> bool:
+            disconnect()  # lands between the take and the numbering
+            return bool(given(number, entries, push=True) if push else given(number, entries))
+
+        proxy._given = disconnect_first
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
+        pull()
+        step(factory, clock, 3)
+        let_go(factory, other)
+        assert channel._account.count == len(other._queue) == 0
+
+
+@pytest.mark.parametrize("kind", ["structured", "sequence"])
+def test_a_batch_waiting_to_be_pulled_again_is_no_unanswered_resend(kind: str) -> None:
+    """A best-effort Ack pull proxy (Retries 3) whose consumer does not pull for 5 s:
+    nothing was given again, so it does not give up ("after Retries rounds of
+    resends"); the sequence proxy did, losing what was queued."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock) as factory:
+        channel, _ = factory.create_channel([], [])
+        admin = ack_admin(channel)
+        if kind == "structured":
+            proxy, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+            proxy.connect_structured_pull_consumer(None)
+
+            def pull() -> list[Any]:
+                return [proxy.try_pull_structured_event()[0]]
+        else:
+            proxy, _ = admin.obtain_notification_pull_supplier(CA.SEQUENCE_EVENT)
+            proxy.connect_sequence_pull_consumer(None)
+
+            def pull() -> list[Any]:
+                return list(proxy.try_pull_structured_events(1)[0])
+        supplier = supplier_of(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        first = pull()
+        step(factory, clock, 5)
+        assert not proxy.destroyed
+        again = pull()
+        assert (sequence_number(again[0]), number(again[0])) == (sequence_number(first[0]), 0)
+
+
+def test_an_unacknowledged_event_expiring_wakes_what_waits_for_room() -> None:
+    """The ack timer released an expired entry after it had woken the pull proxy, so a
+    pull blocked on a full memory window (copies waiting on disk) could stay asleep
+    with room free. Now a release there is followed by a wake (``_kick``)."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        channel._event_log.window = 1
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        supplier.push_structured_event(structured(fields={"n": 0}, header=timeout(1)))
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        assert number(proxy.try_pull_structured_event()[0]) == 0
+        calls: list[str] = []
+        released, kick = channel._released, proxy._kick
+
+        def recording_released(entries: Any, delivered: bool = False) -> None:
+            calls.append(f"released {len(entries)}")
+            released(entries, delivered)
+
+        def recording_kick() -> None:
+            calls.append("kick")
+            kick()
+
+        channel._released, proxy._kick = recording_released, recording_kick
+        clock.advance(1.0)  # e0 due again, and expired
+        assert "released 1" in calls
+        assert "kick" in calls[calls.index("released 1"):]
+        event, ok = proxy.try_pull_structured_event()
+        assert ok and number(event) == 1
