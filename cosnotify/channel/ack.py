@@ -96,6 +96,8 @@ class _Ack:
         #: SequenceNumber -> the entry given again to a structured pull consumer, back in
         #: the queue until pulled again: an acknowledge of it takes it from there.
         self._requeued: dict[int, Entry] = {}
+        #: ... and when it went back (only what went back long ago is forgotten).
+        self._requeued_at: dict[int, float] = {}
         #: Numbers acknowledged while being pulled again (-> when): released once given.
         #: An entry that expired or was discarded meanwhile is never given: purged.
         self._late: dict[int, float] = {}
@@ -159,6 +161,7 @@ class _Ack:
                 self._in_flight.discard(number)
                 return False
             self._requeued.pop(number, None)  # pulled again: acknowledged as given now
+            self._requeued_at.pop(number, None)
             # Acknowledged while being pulled again, or a pull whose proxy was torn down
             # after it took these (its teardown is over): delivered, held by nobody.
             done = number in self._late or destroyed
@@ -229,6 +232,7 @@ class _Ack:
                     done.extend(entries)
                     continue
                 entry = self._requeued.pop(number, None)
+                self._requeued_at.pop(number, None)
                 if entry is None:
                     unknown.append(number)
                 elif self._queue.remove(entry):
@@ -280,6 +284,12 @@ class _Ack:
             self._queue.remove(entry)
             self._queue.removed -= 1  # delivered before the restart, not removed
             wanted.discard(entry.stored)
+        # In memory and not queued: taken by a pull that has not given it yet. It is
+        # released once given (the late path), not from the store under the pull.
+        now = self._service.clock.now()
+        for stored in [i for i in wanted if i in durable.resident]:
+            wanted.discard(stored)
+            self._late[stored] = now
         if self._counting:
             self._n_delivered += len(found)
         # On disk: only if every id from before the restart is below 2^30, so the number
@@ -386,6 +396,7 @@ class _Ack:
                 if self._counting:
                     self._n_delivered += 1
         self._requeued.clear()
+        self._requeued_at.clear()
         self._late.clear()
         return gone
 
@@ -399,6 +410,7 @@ class _Ack:
         self._unacked.clear()
         self._given_at.clear()
         self._requeued.clear()  # still queued: the queue's teardown releases them
+        self._requeued_at.clear()
         self._late.clear()
         return entries
 
@@ -583,12 +595,20 @@ class _PullAck(_Ack, pls._PullSupplier):
             self._repull = [(n, e) for n, e in self._repull if n not in again]
             self._repull.extend((n, self._unacked[n]) for n in numbers)
         else:
-            for number in [n for n, e in self._requeued.items() if not e.alive]:
-                del self._requeued[number]  # expired or discarded since it went back
+            # Forget one put back long ago and no longer queued: expired or discarded
+            # since. One taken by a pull that has not given it yet is not alive either,
+            # but is given within moments: an acknowledge meanwhile must still find it.
+            now = self._service.clock.now()
+            stale = now - 2 * self._interval()
+            for number in [n for n, e in self._requeued.items()
+                           if not e.alive and self._requeued_at.get(n, now) < stale]:
+                del self._requeued[number]
+                self._requeued_at.pop(number, None)
             back = [e for n in numbers for e in self._unacked.pop(n)]
             for number, entry in zip(numbers, back, strict=True):  # one entry each
                 del self._given_at[number]
                 self._requeued[number] = entry
+                self._requeued_at[number] = now
             self._queue.unget(back)  # at the head; pulled again with the same numbers
             if self._counting:
                 self._n_delivered -= len(back)  # counted again when pulled again

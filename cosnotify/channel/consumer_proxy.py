@@ -250,6 +250,13 @@ class SequenceProxyPushConsumer(_NumberedPushConsumer):
             self._inject(event, batch)
             if handled is not None and len(batch) > len(origin):
                 origin.append(at)
+        if mark is not None:
+            # On the last event the event log will keep, so the number is written in
+            # the commit of the batch's persistent events (supplier_ack.py); after it
+            # come only events nothing keeps across a crash. None: written alone.
+            log_ = self._channel._event_log
+            event = next((e for e in reversed(batch) if log_ is not None and log_.wants(e)),
+                         event)
         if event is not None:
             event.mark = mark
         if handled is None:

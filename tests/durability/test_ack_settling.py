@@ -1,6 +1,6 @@
 """Event Acknowledgment: what leaves the unacknowledged, and how it is counted.
 
-Reviews 72-77's findings, each a test that failed before its fix: an event past its
+Reviews 72-78's findings, each a test that failed before its fix: an event past its
 deadline is not given again (section 2.5.5.1, "within expiry limits") -- also
 when a batch is pulled again later, or its push call was still in flight; a
 proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable delivery
@@ -732,3 +732,79 @@ def test_an_unacknowledged_event_expiring_wakes_what_waits_for_room() -> None:
         assert "kick" in calls[calls.index("released 1"):]
         event, ok = proxy.try_pull_structured_event()
         assert ok and number(event) == 1
+
+
+# -- review 78: an acknowledge meeting a pull that took the event -------------------------
+
+
+@pytest.mark.parametrize("durable", [False, True], ids=["best effort", "durable"])
+def test_an_acknowledge_meeting_a_pull_again_is_honoured(durable: bool) -> None:
+    """n0 is put back for a pull again; a pull takes it; before it gives it, n1 falls
+    due (which forgot n0 as "expired or discarded": it was only taken) and the consumer
+    acknowledges n0. "It is given once more, as a resend, and released then" -- it was
+    never released and given again every RetryInterval instead."""
+    clock = ManualClock()
+    store = {"store": MemoryStore()} if durable else {}
+    with EventChannelFactory(clock=clock, **store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS if durable else [], [])
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        n0 = sequence_number(proxy.try_pull_structured_event()[0])
+        clock.advance(0.5)
+        n1 = sequence_number(proxy.try_pull_structured_event()[0])
+        clock.advance(0.5)  # n0 due: back at the head of the queue
+        given = proxy._given
+
+        def meeting(number: int, entries: Any, push: bool = False) -> bool:
+            if number == n0:
+                proxy._given = given
+                clock.advance(0.5)  # n1 falls due
+                proxy.acknowledge([n0])
+            return bool(given(number, entries))
+
+        proxy._given = meeting
+        assert sequence_number(proxy.try_pull_structured_event()[0]) == n0
+        proxy.acknowledge([n1])
+        step(factory, clock, 4)
+        assert [number(e) for e in pull_all(proxy)] == [] and proxy._unacked == {}
+
+
+def test_an_acknowledge_after_a_restart_meeting_a_pull_releases_once(
+        store_opener: Callable[[], Store]) -> None:
+    """After a restart the consumer acknowledges n0 while a pull has read it back and
+    taken it: it was released from the store under the pull, then recorded as
+    unacknowledged, given again every RetryInterval and released a second time."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=store_opener()) as factory:
+        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        admin = ack_admin(channel)
+        admin_id = admin._get_MyID()
+        proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 0}))
+        n0 = sequence_number(proxy.try_pull_structured_event()[0])
+    with EventChannelFactory(clock=clock, store=store_opener()) as factory:
+        channel = factory.get_event_channel(channel_id)
+        proxy = channel.get_consumeradmin(admin_id).get_proxy_supplier(proxy_id)
+        releases: list[int] = []
+        released, given = channel._released, proxy._given
+
+        def recording(entries: Any, delivered: bool = False) -> None:
+            releases.extend(e.stored for e in entries)
+            released(entries, delivered)
+
+        def meeting(number: int, entries: Any, push: bool = False) -> bool:
+            if number == n0:
+                proxy._given = given
+                proxy.acknowledge([n0])  # lands between the pull's take and its give
+            return bool(given(number, entries))
+
+        channel._released, proxy._given = recording, meeting
+        assert sequence_number(proxy.try_pull_structured_event()[0]) == n0
+        step(factory, clock, 3)
+        assert pull_all(proxy) == [] and releases.count(n0) == 1
+        store = factory.service.topology.store
+        assert store.pending_count(proxy._durable_path()) == 0

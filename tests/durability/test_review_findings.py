@@ -890,3 +890,55 @@ def test_a_numbered_batch_the_store_refused_at_its_end_is_resumed_there() -> Non
         assert got == [99, 0, 1] and sorted(kept) == [0, 1, 99]
         proxy.push_structured_events(batch)
         assert got + _pull_all(out) == [99, 0, 1, 2]
+
+
+class _Crash(BaseException):
+    """The process dies here."""
+
+
+@pytest.mark.parametrize("last", ["best-effort", "filtered out", "persistent"])
+def test_a_numbered_batch_writes_its_number_in_the_commit_of_its_events(last: str) -> None:
+    """Review 78: a numbered batch whose last notification is not kept by the event log
+    (best effort, or filtered out by the proxy) had its mark written after the commit
+    of its persistent events, on its own; a crash in between, and the supplier's resend
+    after the restart was taken again (docs/persistence.md: "The next number expected
+    is stored in the same commit as the event")."""
+    import CosNotifyFilter as F
+
+    clock, store = ManualClock(), MemoryStore()
+    factory = EventChannelFactory(clock=clock, store=store)
+    channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+    out, out_id = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+        CA.STRUCTURED_EVENT)
+    out.connect_structured_pull_consumer(None)
+    proxy = _numbered_sequence_proxy(channel)
+    proxy_id = proxy._id
+    if last == "filtered out":
+        only = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        only.add_constraints([F.ConstraintExp([], "$n != 9")])
+        proxy.add_filter(only)
+    best = [N.Property("EventReliability", CORBA.Any(CORBA.TC_short, N.BestEffort))]
+    tail = {"best-effort": structured(fields={"n": 9}, header=best),
+            "filtered out": structured(fields={"n": 9}),
+            "persistent": structured(fields={"n": 2})}[last]
+    batch = [structured(fields={"n": 0}, header=SEQ_0), structured(fields={"n": 1}), tail]
+    raise_value = store.raise_value
+
+    def dying(name: str, at_least: int) -> None:
+        if name.startswith("ack/") and name.count("/") >= 3:
+            raise _Crash(name)  # a number written alone: the process dies first
+        raise_value(name, at_least)
+
+    store.raise_value = dying  # type: ignore[method-assign]
+    try:
+        proxy.push_structured_events(batch)
+    except _Crash:
+        pass
+    store.raise_value = raise_value  # type: ignore[method-assign]
+    factory.close()
+    with EventChannelFactory(clock=clock, store=store) as factory:  # the restart
+        channel = factory.get_event_channel(channel_id)
+        channel._get_default_supplier_admin().get_proxy_consumer(proxy_id) \
+            .push_structured_events(batch)  # the supplier's resend: it got no answer
+        got = _pull_all(channel._get_default_consumer_admin().get_proxy_supplier(out_id))
+        assert got.count(0) == 1 and got.count(1) == 1
