@@ -250,14 +250,11 @@ class SequenceProxyPushConsumer(_NumberedPushConsumer):
             self._inject(event, batch)
             if handled is not None and len(batch) > len(origin):
                 origin.append(at)
-        if mark is not None:
-            # On the last event the event log will keep, so the number is written in
-            # the commit of the batch's persistent events (supplier_ack.py); after it
-            # come only events nothing keeps across a crash. None: written alone.
-            log_ = self._channel._event_log
-            event = next((e for e in reversed(batch) if log_ is not None and log_.wants(e)),
-                         event)
         if event is not None:
+            # On the batch's last event: written in its commit if the event log keeps it,
+            # else alone once the batch was taken whole (supplier_ack.py). Not on an
+            # earlier one: a refusal of what follows it would leave the number stored
+            # as seen, and a resend after a restart would lose the rest (review 79).
             event.mark = mark
         if handled is None:
             self._channel._forward_all(batch, self._channel_in if self._counting else None)

@@ -896,29 +896,50 @@ class _Crash(BaseException):
     """The process dies here."""
 
 
-@pytest.mark.parametrize("last", ["best-effort", "filtered out", "persistent"])
-def test_a_numbered_batch_writes_its_number_in_the_commit_of_its_events(last: str) -> None:
-    """Review 78: a numbered batch whose last notification is not kept by the event log
-    (best effort, or filtered out by the proxy) had its mark written after the commit
-    of its persistent events, on its own; a crash in between, and the supplier's resend
-    after the restart was taken again (docs/persistence.md: "The next number expected
-    is stored in the same commit as the event")."""
-    import CosNotifyFilter as F
+BEST_EFFORT = [N.Property("EventReliability", CORBA.Any(CORBA.TC_short, N.BestEffort))]
 
-    clock, store = ManualClock(), MemoryStore()
+
+def _numbered_channel(store: MemoryStore, clock: ManualClock,
+                      admin: list[Any] | None = None) -> tuple[Any, Any, Any, Any]:
+    """A durable channel with a pull consumer and a numbered sequence supplier proxy:
+    (factory, channel id, consumer proxy id, supplier proxy)."""
     factory = EventChannelFactory(clock=clock, store=store)
-    channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+    channel, channel_id = factory.create_channel(DURABLE_QOS, admin or [])
     out, out_id = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
         CA.STRUCTURED_EVENT)
     out.connect_structured_pull_consumer(None)
-    proxy = _numbered_sequence_proxy(channel)
-    proxy_id = proxy._id
+    return factory, channel_id, out_id, _numbered_sequence_proxy(channel)
+
+
+def _resent_after_restart(store: MemoryStore, clock: ManualClock, channel_id: int,
+                          out_id: int, proxy_id: int, batch: list[Any]) -> list[int]:
+    """Restart on ``store``, push ``batch`` again on the supplier proxy, and what the
+    consumer then pulls."""
+    with EventChannelFactory(clock=clock, store=store) as factory:
+        channel = factory.get_event_channel(channel_id)
+        channel._get_default_supplier_admin().get_proxy_consumer(proxy_id) \
+            .push_structured_events(batch)
+        return _pull_all(channel._get_default_consumer_admin().get_proxy_supplier(out_id))
+
+
+@pytest.mark.parametrize("last", ["best-effort", "filtered out", "persistent"])
+def test_a_crash_before_a_batch_number_is_written_gives_a_duplicate_not_a_loss(
+        last: str) -> None:
+    """The number of a batch ending with an event the event log does not keep (best
+    effort, or filtered out by the proxy) is written alone after the batch's commit
+    (docs/persistence.md, the supplier's side): a crash in between, and the resend
+    after the restart is taken whole -- its kept events twice, none lost. A batch
+    ending with a kept event has its number in that commit: nothing twice."""
+    import CosNotifyFilter as F
+
+    clock, store = ManualClock(), MemoryStore()
+    factory, channel_id, out_id, proxy = _numbered_channel(store, clock)
     if last == "filtered out":
-        only = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        only = factory.get_event_channel(channel_id)._get_default_filter_factory() \
+            .create_filter("EXTENDED_TCL")
         only.add_constraints([F.ConstraintExp([], "$n != 9")])
         proxy.add_filter(only)
-    best = [N.Property("EventReliability", CORBA.Any(CORBA.TC_short, N.BestEffort))]
-    tail = {"best-effort": structured(fields={"n": 9}, header=best),
+    tail = {"best-effort": structured(fields={"n": 9}, header=BEST_EFFORT),
             "filtered out": structured(fields={"n": 9}),
             "persistent": structured(fields={"n": 2})}[last]
     batch = [structured(fields={"n": 0}, header=SEQ_0), structured(fields={"n": 1}), tail]
@@ -926,7 +947,7 @@ def test_a_numbered_batch_writes_its_number_in_the_commit_of_its_events(last: st
 
     def dying(name: str, at_least: int) -> None:
         if name.startswith("ack/") and name.count("/") >= 3:
-            raise _Crash(name)  # a number written alone: the process dies first
+            raise _Crash(name)  # the number written alone: the process dies first
         raise_value(name, at_least)
 
     store.raise_value = dying  # type: ignore[method-assign]
@@ -935,10 +956,32 @@ def test_a_numbered_batch_writes_its_number_in_the_commit_of_its_events(last: st
     except _Crash:
         pass
     store.raise_value = raise_value  # type: ignore[method-assign]
+    proxy_id = proxy._id
     factory.close()
-    with EventChannelFactory(clock=clock, store=store) as factory:  # the restart
+    got = _resent_after_restart(store, clock, channel_id, out_id, proxy_id, batch)
+    assert got.count(0) == got.count(1) == (1 if last == "persistent" else 2)
+
+
+def test_a_refused_best_effort_tail_is_taken_after_a_restart() -> None:
+    """Review 79: with the number on the batch's last kept event (review 78's change,
+    undone), a batch refused at its best-effort tail had its number stored as seen; the
+    supplier's resend after a restart was dropped and the tail lost. Now the resend is
+    taken whole (its kept part twice: duplicate case 3), the tail delivered."""
+    clock, store = ManualClock(), MemoryStore()
+    factory, channel_id, out_id, proxy = _numbered_channel(store, clock, [
+        N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 2)),
+        N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))])
+    batch = [structured(fields={"n": 0}, header=SEQ_0), structured(fields={"n": 1}),
+             structured(fields={"n": 2}, header=BEST_EFFORT)]
+    with pytest.raises(CORBA.IMP_LIMIT):
+        proxy.push_structured_events(batch)
+    channel = factory.get_event_channel(channel_id)
+    first = _pull_all(channel._get_default_consumer_admin().get_proxy_supplier(out_id))
+    assert first == [0, 1]
+    proxy_id = proxy._id
+    factory.close()
+    with EventChannelFactory(clock=clock, store=store) as factory:
         channel = factory.get_event_channel(channel_id)
-        channel._get_default_supplier_admin().get_proxy_consumer(proxy_id) \
-            .push_structured_events(batch)  # the supplier's resend: it got no answer
-        got = _pull_all(channel._get_default_consumer_admin().get_proxy_supplier(out_id))
-        assert got.count(0) == 1 and got.count(1) == 1
+        channel.set_admin([N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 10))])
+    got = _resent_after_restart(store, clock, channel_id, out_id, proxy_id, batch)
+    assert 2 in got
