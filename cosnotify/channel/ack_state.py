@@ -305,7 +305,8 @@ class _Ack:
                     self._given_at[number] = now
                 self._redeliver(due)
             self._arm_ack_timer()
-        self._release(expired)
+        if expired:  # a store write: on a worker, not the clock's thread (it must not wait)
+            self._service.call_soon(self._release, expired)
         if give_up:
             log.warning("%r: %d event(s) unacknowledged after %d resends; disconnecting",
                         self, len(due), retries)

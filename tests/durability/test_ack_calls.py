@@ -343,7 +343,8 @@ def test_an_unacknowledged_event_expiring_wakes_what_waits_for_room() -> None:
             kick()
 
         channel._released, proxy._kick = recording_released, recording_kick
-        clock.advance(1.0)  # e0 due again, and expired
+        clock.advance(1.0)  # e0 due again, and expired (released by a worker)
+        assert factory.service.dispatcher.wait_idle()
         assert "released 1" in calls
         assert "kick" in calls[calls.index("released 1"):]
         event, ok = proxy.try_pull_structured_event()

@@ -1,6 +1,6 @@
 """Event Acknowledgment: what leaves the unacknowledged, and how it is counted.
 
-Reviews 72-74's findings, each a test that failed before its fix: an event past its
+Reviews 72-74's and 80's findings, each a test that failed before its fix: an event past its
 deadline is not given again (section 2.5.5.1, "within expiry limits") -- also
 when a batch is pulled again later, or its push call was still in flight; a
 proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable delivery
@@ -344,3 +344,30 @@ def test_switching_acknowledgment_off_gives_nothing_again(
     assert store.pending_count(proxy._durable_path()) == 0
 
 
+
+
+def test_an_expiry_at_the_ack_timer_is_written_by_a_worker(clock: ManualClock) -> None:
+    """Review 80: the ack timer wrote the expired event's store release itself, on the
+    clock's thread, which every channel's timers share and which must not wait (a
+    ManualClock runs its callbacks on the thread that advances it: here, this one)."""
+    import threading
+
+    store = MemoryStore()
+    writers: list[threading.Thread] = []
+    release = store.release
+
+    def recording(consumer: str, ids: Any) -> None:
+        writers.append(threading.current_thread())
+        release(consumer, ids)
+
+    store.release = recording  # type: ignore[method-assign]
+    with EventChannelFactory(clock=clock, store=store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1},
+                                                              header=timeout(0.5)))
+        assert proxy.try_pull_structured_event()[1]
+        step(factory, clock, 3)  # due at 1 s, expired since 0.5 s: released
+        assert store.pending_count(proxy._durable_path()) == 0
+    assert writers and threading.current_thread() not in writers
