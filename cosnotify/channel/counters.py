@@ -112,7 +112,7 @@ def supplier_counts(proxy: Any) -> tuple[dict[str, int], int, tuple[float, str] 
         accepted, discarded = queue.accepted, queue.discarded
         expired, removed = queue.expired, queue.removed
         limit = queue.max_events
-        # An Ack proxy's entries given, unacknowledged and then expired (ack.py).
+        # An Ack proxy's entries given, unacknowledged and then expired (ack_state.py).
         delivered = proxy._n_delivered - getattr(proxy, "_n_given_expired", 0)
         failed = proxy._n_failed
         last = proxy._last_failure

@@ -69,12 +69,12 @@ class DurableQueue:
     def __init__(self, path: str, spilled: bool = False, restored: bool = False) -> None:
         self.path = path
         #: Made by a restart for a proxy that held stored copies: what it gave before
-        #: the restart has store ids below :attr:`first_live` (ack.py).
+        #: the restart has store ids below :attr:`first_live` (ack_state.py).
         self.restored = restored
         #: The lowest store id admitted since this process started (None: none yet).
         self.first_live: int | None = None
         #: Whether every id it held at the first late acknowledge was below 2^30
-        #: (None: not looked at yet; ack.py).
+        #: (None: not looked at yet; ack_state.py).
         self.small_ids: bool | None = None
         #: Counts releases of copies on disk only (begin_release): a refill that read
         #: a page while one began reads it again.
