@@ -305,8 +305,10 @@ class _Ack:
                     self._given_at[number] = now
                 self._redeliver(due)
             self._arm_ack_timer()
-        if expired:  # a store write: on a worker, not the clock's thread (it must not wait)
-            self._service.call_soon(self._release, expired)
+        # A store write: on a worker, not the clock's thread (it must not wait) -- unless
+        # the workers are closed (the service is stopping): then here, or it is lost.
+        if expired and not self._service.call_soon(self._release, expired):
+            self._release(expired)
         if give_up:
             log.warning("%r: %d event(s) unacknowledged after %d resends; disconnecting",
                         self, len(due), retries)

@@ -93,15 +93,16 @@ class Dispatcher:
                 found = self._lanes[key] = Lane(key, self.lane_limit)
             return found
 
-    def submit(self, task: Task, lane: Lane | None = None) -> None:
-        """Queue ``task``; it runs on a worker, and again while it returns True.
+    def submit(self, task: Task, lane: Lane | None = None) -> bool:
+        """Queue ``task``; it runs on a worker, and again while it returns True. False:
+        not queued, the dispatcher is closed.
 
         In a ``lane``, it waits (parked, holding no worker) while the lane's
         limit of tasks is running.
         """
         with self._cond:
             if self._closed:
-                return
+                return False
             self._queue.append((task, lane))
             if self._idle > len(self._queue) - 1:
                 self._cond.notify()
@@ -109,6 +110,7 @@ class Dispatcher:
                 self._spawn()
             else:
                 self._cond.notify()
+        return True
 
     def _spawn(self) -> None:
         self._serial += 1

@@ -183,8 +183,9 @@ class Service:
             return None
         return None if key is None else self.dispatcher.lane(key)
 
-    def call_soon(self, fn: Any, *args: Any, lane: Lane | None = None) -> None:
-        """Run ``fn(*args)`` once on a worker, logging (never raising) failures."""
+    def call_soon(self, fn: Any, *args: Any, lane: Lane | None = None) -> bool:
+        """Run ``fn(*args)`` once on a worker, logging (never raising) failures; False if
+        the workers are closed (the service is stopping): not run."""
 
         def task() -> bool:
             try:
@@ -193,7 +194,7 @@ class Service:
                 log.exception("background call %s failed", getattr(fn, "__qualname__", fn))
             return False
 
-        self.dispatcher.submit(task, lane)
+        return self.dispatcher.submit(task, lane)
 
     def close(self, wait: bool = True) -> None:
         with self._lock:

@@ -1,16 +1,15 @@
 """Event Acknowledgment: what leaves the unacknowledged, and how it is counted.
 
-Reviews 72-74's and 80's findings, each a test that failed before its fix: an event past its
-deadline is not given again (section 2.5.5.1, "within expiry limits") -- also
-when a batch is pulled again later, or its push call was still in flight; a
-proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable delivery
-mechanism is not applied") settles what it gave, also an event put back for a
-pull again and a batch whose calls were under way; a push without a
-SequenceNumber on a supplier-side Acknowledgment proxy is taken; and the
-counters keep docs/operations.md's ``queued = delivered + discarded + expired
-+ removed + depth`` and count in ``events_in`` only what the channel took.
-test_ack_calls.py has what a call meets while it is under way. Time is a
-ManualClock.
+Reviews 72-74's, 80's and 81's findings, each a test that failed before its fix:
+an event past its deadline is not given again (section 2.5.5.1, "within expiry
+limits") -- also when a batch is pulled again later, or its push call was still in
+flight; a proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable
+delivery mechanism is not applied") settles what it gave, also an event put back
+for a pull again and a batch whose calls were under way; a push without a
+SequenceNumber on a supplier-side Acknowledgment proxy is taken; and the counters
+keep docs/operations.md's ``queued = delivered + discarded + expired + removed +
+depth`` and count in ``events_in`` only what the channel took. test_ack_calls.py
+has what a call meets while it is under way. Time is a ManualClock.
 """
 
 from __future__ import annotations
@@ -371,3 +370,21 @@ def test_an_expiry_at_the_ack_timer_is_written_by_a_worker(clock: ManualClock) -
         step(factory, clock, 3)  # due at 1 s, expired since 0.5 s: released
         assert store.pending_count(proxy._durable_path()) == 0
     assert writers and threading.current_thread() not in writers
+
+
+def test_an_expiry_at_the_ack_timer_while_stopping_is_still_written(clock: ManualClock) -> None:
+    """Review 81: the factory closes its workers before its clock, and a durable Ack
+    proxy's ack timer stays armed: an expiry in between was handed to the closed
+    workers and dropped. It is written on the timer's thread then. (A ManualClock is
+    not the service's own, so advancing it after close plays that window.)"""
+    store = MemoryStore()
+    factory = EventChannelFactory(clock=clock, store=store)
+    channel, _ = factory.create_channel(DURABLE_QOS, [])
+    proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+    proxy.connect_structured_pull_consumer(None)
+    supplier_of(channel).push_structured_event(structured(fields={"n": 1},
+                                                          header=timeout(0.5)))
+    assert proxy.try_pull_structured_event()[1]  # given, not acknowledged
+    factory.close()
+    clock.advance(1.0)  # due at 1 s, expired since 0.5 s
+    assert store.pending_count(proxy._durable_path()) == 0
