@@ -260,6 +260,9 @@ class _PullAck(_Ack, pls._PullSupplier):
         if not self._acking():
             self._taken(batch)
             return [entry.event.as_structured() for entry in batch]
+        # Given for the first time (one pulled again has its number): the channel's
+        # delivered counts an event once, as for push proxies' resends.
+        first = sum(1 for entry in batch if entry.number < 0)
         try:
             with self._lock:  # numbers first: the store may fail to reserve them
                 if per_event:
@@ -276,7 +279,7 @@ class _PullAck(_Ack, pls._PullSupplier):
             if gone:
                 self._channel._released(batch)
             raise
-        self._channel._delivered(len(batch))
+        self._channel._delivered(first)
         events = [entry.event.as_structured() for entry in batch]
         if per_event:
             for at, (entry, number) in enumerate(zip(batch, numbers, strict=True)):

@@ -312,8 +312,11 @@ class _Ack:
         if give_up:
             log.warning("%r: %d event(s) unacknowledged after %d resends; disconnecting",
                         self, len(due), retries)
-            self._teardown(notify_client=True,  # type: ignore[attr-defined]
-                           why=f"{len(due)} event(s) unacknowledged after {retries} resends")
+            why = f"{len(due)} event(s) unacknowledged after {retries} resends"
+            # A teardown writes to the store: on a worker too, as the release above.
+            teardown = self._teardown  # type: ignore[attr-defined]
+            if not self._service.call_soon(teardown, True, why):
+                teardown(True, why)
 
     def _expire_unacked(self, due: list[int], now: float) -> list[Entry]:
         """Take from ``due`` (in place) and from the unacknowledged the entries whose
@@ -342,7 +345,8 @@ class _Ack:
         self._queue.expired += len(expired)
         # Expired, not delivered (queued = delivered + ... + expired + ...): counted apart,
         # a push proxy's delivery task being the only writer of _n_delivered.
-        self._n_given_expired += len(expired)
+        if self._counting:
+            self._n_given_expired += len(expired)
         if live:
             self._unacked[number] = live
             return True

@@ -67,7 +67,14 @@ class _PullSupplier(ProxySupplier):
                 self._idle_timer = self._service.clock.call_later(timeout, self._idle_check)
 
     def _idle_check(self) -> None:
-        """Timer: destroy the proxy if its consumer has stopped pulling (module docstring)."""
+        """Timer: look on a worker, since a teardown writes to the store and the clock's
+        thread (every channel's timers) must not wait; here only while the workers are
+        closed (the service is stopping)."""
+        if not self._service.call_soon(self._idle_check_now):
+            self._idle_check_now()
+
+    def _idle_check_now(self) -> None:
+        """Destroy the proxy if its consumer has stopped pulling (module docstring)."""
         timeout = self._service.config.idle_pull_consumer_timeout
         clock = self._service.clock
         with self._lock:

@@ -32,6 +32,12 @@ def idle_factory(clock: ManualClock) -> Iterator[EventChannelFactory]:
     f.close()
 
 
+def advance(factory: EventChannelFactory, clock: ManualClock, seconds: float) -> None:
+    """Time passes; the idle check it may start (on a worker) is done on return."""
+    clock.advance(seconds)
+    assert factory.service.dispatcher.wait_idle()
+
+
 def pull_proxy(channel: Any, consumer: Any) -> Any:
     proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
         CA.STRUCTURED_EVENT)
@@ -55,12 +61,12 @@ class TestIdlePullConsumers:
         consumer = PullConsumer()
         proxy = pull_proxy(channel, consumer)
         push(channel, 1, 2, 3)
-        clock.advance(TIMEOUT - 1)
+        advance(idle_factory, clock, TIMEOUT - 1)
         event, has_event = proxy.try_pull_structured_event()  # activity: the clock restarts
         assert has_event and number(event) == 1
-        clock.advance(TIMEOUT - 1)
+        advance(idle_factory, clock, TIMEOUT - 1)
         assert not proxy.destroyed
-        clock.advance(1.0)  # TIMEOUT since the last pull
+        advance(idle_factory, clock, 1.0)  # TIMEOUT since the last pull
         assert proxy.destroyed
         assert consumer.disconnected.wait(WAIT)  # told, as when any proxy is destroyed
         assert proxy._queue.ready() == 0  # the two unpulled events were released
@@ -84,12 +90,12 @@ class TestIdlePullConsumers:
         puller = threading.Thread(target=lambda: pulled.append(proxy.pull_structured_event()))
         puller.start()
         assert waiting.wait(WAIT)
-        clock.advance(TIMEOUT * 3)  # the consumer has been blocked in pull all along
+        advance(idle_factory, clock, TIMEOUT * 3)  # the consumer has been blocked in pull all along
         assert not proxy.destroyed
         push(channel, 7)
         puller.join(WAIT)
         assert [number(e) for e in pulled] == [7]
-        clock.advance(TIMEOUT)
+        advance(idle_factory, clock, TIMEOUT)
         assert proxy.destroyed
 
     def test_off_by_default(self, manual_channel: Any, clock: ManualClock) -> None:
@@ -113,3 +119,22 @@ class TestIdlePullConsumers:
             main(["serve", "--idle-pull-timeout", "-3"])
         assert exited.value.code == 2
         assert "--idle-pull-timeout" in capsys.readouterr().err
+
+
+def test_the_idle_check_and_its_teardown_run_on_a_worker(
+        idle_factory: EventChannelFactory, clock: ManualClock) -> None:
+    """A teardown writes to the store (a persistent channel's topology, its copies):
+    not on the clock's thread, which every channel's timers share (a ManualClock runs
+    its timers on the thread advancing it: this one)."""
+    channel, _ = idle_factory.create_channel([], [])
+    proxy = pull_proxy(channel, PullConsumer())
+    ran_on: list[threading.Thread] = []
+    teardown = proxy._teardown
+
+    def recording(*args: Any, **kwargs: Any) -> None:
+        ran_on.append(threading.current_thread())
+        teardown(*args, **kwargs)
+
+    proxy._teardown = recording
+    advance(idle_factory, clock, TIMEOUT)
+    assert proxy.destroyed and ran_on and threading.current_thread() not in ran_on

@@ -13,6 +13,7 @@ channel's MaxQueueLength account. Time is a ManualClock.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +27,7 @@ from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.counters import proxy_counts
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import MemoryStore, Store
-from tests.channel.conftest import number, structured
+from tests.channel.conftest import WAIT, number, structured
 from tests.durability.conftest import (
     DURABLE_QOS,
     OFF,
@@ -169,13 +170,23 @@ def test_torn_down_during_a_call_that_fails_the_batch_is_released(omniorb: Any) 
 
 
 def test_giving_up_during_a_call_that_fails_the_batch_is_released(omniorb: Any) -> None:
-    """The same with the teardown being a best-effort Ack proxy giving up (Retries 1)
-    on an unacknowledged number while the call was under way."""
+    """The same with the teardown being a best-effort Ack proxy giving up (Retries 0)
+    on an unacknowledged number while the call was under way (on a worker: the clock's
+    thread does not tear down). The batch is released once."""
+    torn = threading.Event()
+
     def script(consumer: Scripted, n: int, event: Any) -> None:
         if n == 1:
-            clock.advance(1.0)  # RetryInterval: the first round of resends
-            clock.advance(1.0)  # the second: _ack_due gives up, tears the proxy down
-            assert consumer.proxy._destroyed
+            proxy = consumer.proxy
+            teardown = proxy._teardown
+
+            def announced(*args: Any, **kwargs: Any) -> None:
+                teardown(*args, **kwargs)
+                torn.set()
+
+            proxy._teardown = announced
+            clock.advance(1.0)  # RetryInterval: unanswered, Retries 0: it gives up
+            torn.wait(WAIT)  # the teardown (on a worker) before this call fails
             raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
 
     clock = ManualClock()
@@ -187,8 +198,9 @@ def test_giving_up_during_a_call_that_fails_the_batch_is_released(omniorb: Any) 
             CA.STRUCTURED_EVENT)
         other.connect_structured_pull_consumer(None)
         admin = ack_admin(channel)
-        admin.set_qos([N.Property("Retries", CORBA.Any(CORBA.TC_long, 1))])
+        admin.set_qos([N.Property("Retries", CORBA.Any(CORBA.TC_long, 0))])
         batch_of_two(factory, channel, admin, script, omniorb)
+        assert torn.is_set()  # torn down while the call was under way
         step(factory, clock, 5)
         let_go(factory, other)
         assert channel._account.count == len(other._queue) == 0

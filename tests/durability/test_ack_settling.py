@@ -1,6 +1,6 @@
 """Event Acknowledgment: what leaves the unacknowledged, and how it is counted.
 
-Reviews 72-74's, 80's and 81's findings, each a test that failed before its fix:
+Reviews 72-74's and 80-82's findings, each a test that failed before its fix:
 an event past its deadline is not given again (section 2.5.5.1, "within expiry
 limits") -- also when a batch is pulled again later, or its push call was still in
 flight; a proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable
@@ -388,3 +388,38 @@ def test_an_expiry_at_the_ack_timer_while_stopping_is_still_written(clock: Manua
     factory.close()
     clock.advance(1.0)  # due at 1 s, expired since 0.5 s
     assert store.pending_count(proxy._durable_path()) == 0
+
+
+def test_without_counts_an_expiry_leaves_delivered_at_0(clock: ManualClock) -> None:
+    """Review 82: with ``ServiceConfig(counters=False)`` ``delivered`` is not counted,
+    yet an unacknowledged event's expiry was taken off it: -1 (and a Prometheus
+    counter going down)."""
+    from cosnotify.channel.service import ServiceConfig
+
+    with EventChannelFactory(ServiceConfig(counters=False), clock=clock,
+                             store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1},
+                                                              header=timeout(0.5)))
+        assert proxy.try_pull_structured_event()[1]
+        step(factory, clock, 3)
+        counts = proxy_counts(proxy)
+        assert (counts["delivered"], counts["expired"]) == (0, 1)
+
+
+def test_an_event_pulled_again_is_delivered_once_for_the_channel(clock: ManualClock) -> None:
+    """Review 82: the channel's ``delivered`` counted a put-back event at each pull,
+    where a push proxy's resends count once; now it agrees with the proxy's."""
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
+        first = sequence_number(proxy.try_pull_structured_event()[0])
+        step(factory, clock, 2)  # RetryInterval: put back for the next pull
+        assert sequence_number(proxy.try_pull_structured_event()[0]) == first
+        proxy.acknowledge([first])
+        [found] = cosnotify.stats(factory)["channels"]
+        assert proxy_counts(proxy)["delivered"] == found["counters"]["delivered"] == 1
