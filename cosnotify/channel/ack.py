@@ -257,12 +257,13 @@ class _PullAck(_Ack, pls._PullSupplier):
 
     def _numbered(self, batch: list[Entry], per_event: bool) -> list[Any]:
         """The pulled ``batch`` as structured events, numbered, waiting for acknowledge."""
-        if not self._acking():
-            self._taken(batch)
-            return [entry.event.as_structured() for entry in batch]
         # Given for the first time (one pulled again has its number): the channel's
         # delivered counts an event once, as for push proxies' resends.
         first = sum(1 for entry in batch if entry.number < 0)
+        if not self._acking():
+            self._channel._released(batch)
+            self._channel._delivered(first)
+            return [entry.event.as_structured() for entry in batch]
         try:
             with self._lock:  # numbers first: the store may fail to reserve them
                 if per_event:

@@ -304,7 +304,9 @@ class _Ack:
                 for number in due:
                     self._given_at[number] = now
                 self._redeliver(due)
-            self._arm_ack_timer()
+                self._arm_ack_timer()
+            # Giving up: no timer again (its numbers are past due, so it would fire at
+            # once, over and over, until the worker's teardown cancels it).
         # A store write: on a worker, not the clock's thread (it must not wait) -- unless
         # the workers are closed (the service is stopping): then here, or it is lost.
         if expired and not self._service.call_soon(self._release, expired):

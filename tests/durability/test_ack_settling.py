@@ -1,6 +1,6 @@
 """Event Acknowledgment: what leaves the unacknowledged, and how it is counted.
 
-Reviews 72-74's and 80-82's findings, each a test that failed before its fix:
+Reviews 72-74's and 80-83's findings, each a test that failed before its fix:
 an event past its deadline is not given again (section 2.5.5.1, "within expiry
 limits") -- also when a batch is pulled again later, or its push call was still in
 flight; a proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable
@@ -421,5 +421,63 @@ def test_an_event_pulled_again_is_delivered_once_for_the_channel(clock: ManualCl
         step(factory, clock, 2)  # RetryInterval: put back for the next pull
         assert sequence_number(proxy.try_pull_structured_event()[0]) == first
         proxy.acknowledge([first])
+        [found] = cosnotify.stats(factory)["channels"]
+        assert proxy_counts(proxy)["delivered"] == found["counters"]["delivered"] == 1
+
+
+def test_giving_up_is_one_round_of_the_ack_timer(clock: ManualClock) -> None:
+    """Review 83: the give-up's teardown runs on a worker; the timer, re-armed for
+    numbers already past due, fired again at once, over and over, until a worker
+    tore the proxy down (a busy loop on the clock's thread). Here every worker is busy
+    (a bounded wait: released after 50 rounds, or the loop would never end)."""
+    import threading
+
+    with EventChannelFactory(clock=clock) as factory:
+        channel, _ = factory.create_channel([], [])  # best effort: it may give up
+        admin = ack_admin(channel)
+        admin.set_qos([N.Property("Retries", CORBA.Any(CORBA.TC_long, 0))])
+        proxy, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        rounds: list[float] = []
+        busy = threading.Event()
+        due = proxy._ack_due
+
+        def counted() -> None:
+            rounds.append(clock.now())
+            if len(rounds) >= 50:
+                busy.set()
+            due()
+
+        proxy._ack_due = counted
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
+        assert proxy.try_pull_structured_event()[1]  # given, never acknowledged
+        assert factory.service.dispatcher.wait_idle()
+        for _ in range(factory.service.config.max_workers):
+            factory.service.call_soon(busy.wait, 10.0)
+        clock.advance(1.0)  # RetryInterval: unanswered, Retries 0: it gives up
+        busy.set()
+        assert factory.service.dispatcher.wait_idle()
+        assert proxy._destroyed and len(rounds) == 1
+
+
+def test_pulled_again_while_switched_off_it_is_delivered_once(clock: ManualClock) -> None:
+    """Review 83: the same count when acknowledgment is switched off while a pull holds
+    the put-back event (the plain path counted it for the channel again)."""
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
+        assert sequence_number(proxy.try_pull_structured_event()[0]) is not None
+        step(factory, clock, 2)  # RetryInterval: put back for the next pull
+        take = proxy._take
+
+        def switched_off_meanwhile(*args: Any, **kwargs: Any) -> Any:
+            batch = take(*args, **kwargs)
+            proxy.set_qos(OFF)  # while this pull holds the entry
+            return batch
+
+        proxy._take = switched_off_meanwhile
+        assert proxy.try_pull_structured_event()[1]
         [found] = cosnotify.stats(factory)["channels"]
         assert proxy_counts(proxy)["delivered"] == found["counters"]["delivered"] == 1

@@ -169,6 +169,7 @@ def test_a_suspended_ack_proxy_is_destroyed() -> None:
         proxy, _ = _given_once_then_suspended(factory, [])
         for _ in range(5):
             clock.advance(1.0)
+            assert factory.service.dispatcher.wait_idle()  # a teardown runs on a worker
         assert not proxy._destroyed, "suspended consumer's proxy destroyed"
 
 
