@@ -234,6 +234,8 @@ class EventChannel(QoSAdminMixin):
         #: The Event Heap tuple space (cosnotify/tuplespace: ``TupleSpace.of``), or None;
         #: it is handed every event the channel accepts, beside retention.
         self._tuplespace: Any = None
+        #: True once the service stops (:meth:`_shutdown`).
+        self.shutting_down = False
         self._apply_admin_props()
         #: Persistent events (channel/durable.py): with a store and ConnectionReliability
         #: Persistent, else None.
@@ -708,6 +710,9 @@ class EventChannel(QoSAdminMixin):
         rest (and its clients' connections) comes back at the next start."""
         from cosnotify.channel.topology import persistent
 
+        # What the stop destroys now is not its clients' doing: an OES contract told its
+        # best-effort proxy went does not end (oes/contracts.py).
+        self.shutting_down = True
         with self._lock:
             admins = (list(self._consumer_admins.values()) + list(self._supplier_admins.values())
                       + list(self._es_admins))

@@ -374,7 +374,12 @@ class ContractBook:
 
     def channel_side_gone(self, contract: _Contract) -> None:
         """Someone else destroyed the contract's consumer admin or a proxy: the contract
-        ends, on a worker."""
+        ends, on a worker -- unless the service is stopping: it destroys the contract's
+        best-effort proxy (not persistent), and the contract, persistent, comes back
+        with the channel (the proxy made again). Before, a worker that told the relay
+        early enough in the stop ended it, and deleted its record."""
+        if self._channel.shutting_down:
+            return
         self._service.call_soon(self._end_if_live, contract, "its consumer admin or proxy "
                                 "was destroyed")
 
