@@ -316,9 +316,20 @@ class _Ack:
                         self, len(due), retries)
             why = f"{len(due)} event(s) unacknowledged after {retries} resends"
             # A teardown writes to the store: on a worker too, as the release above.
-            teardown = self._teardown  # type: ignore[attr-defined]
-            if not self._service.call_soon(teardown, True, why):
-                teardown(True, why)
+            if not self._service.call_soon(self._give_up, why):
+                self._give_up(why)
+
+    def _give_up(self, why: str) -> None:
+        """The teardown a give-up decided (:meth:`_ack_due`), on a worker: not if the
+        consumer answered meanwhile (an acknowledge) or a new one connected
+        (``allow_reconnect``) -- then the ack timer runs again for what is left."""
+        with self._lock:
+            if getattr(self, "_destroyed", False):
+                return
+            if self._unanswered <= int(self._qos.get("Retries", 3)):
+                self._arm_ack_timer()
+                return
+        self._teardown(True, why)  # type: ignore[attr-defined]
 
     def _expire_unacked(self, due: list[int], now: float) -> list[Entry]:
         """Take from ``due`` (in place) and from the unacknowledged the entries whose

@@ -1,6 +1,6 @@
 """Event Acknowledgment: what leaves the unacknowledged, and how it is counted.
 
-Reviews 72-74's and 80-83's findings, each a test that failed before its fix:
+Reviews 72-74's and 80-84's findings, each a test that failed before its fix:
 an event past its deadline is not given again (section 2.5.5.1, "within expiry
 limits") -- also when a batch is pulled again later, or its push call was still in
 flight; a proxy switched to DeliveryReliability None (3.7.8.1: "Any reliable
@@ -481,3 +481,36 @@ def test_pulled_again_while_switched_off_it_is_delivered_once(clock: ManualClock
         assert proxy.try_pull_structured_event()[1]
         [found] = cosnotify.stats(factory)["channels"]
         assert proxy_counts(proxy)["delivered"] == found["counters"]["delivered"] == 1
+
+
+@pytest.mark.parametrize("meanwhile", ["acknowledged", "reconnected"])
+def test_a_give_up_looks_again_before_it_tears_down(clock: ManualClock,
+                                                    meanwhile: str) -> None:
+    """Review 84: the give-up's teardown runs on a worker; a consumer that acknowledged
+    everything, or a new one that connected (allow_reconnect; docs/persistence.md,
+    "Reconnecting clients"), while it waited was torn down all the same."""
+    import threading
+
+    from cosnotify.channel.service import ServiceConfig
+
+    config = ServiceConfig(allow_reconnect=meanwhile == "reconnected", max_workers=2)
+    with EventChannelFactory(config, clock=clock) as factory:
+        channel, _ = factory.create_channel([], [])  # best effort: it may give up
+        admin = ack_admin(channel)
+        admin.set_qos([N.Property("Retries", CORBA.Any(CORBA.TC_long, 0))])
+        proxy, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier_of(channel).push_structured_event(structured(fields={"n": 1}))
+        given = sequence_number(proxy.try_pull_structured_event()[0])
+        assert factory.service.dispatcher.wait_idle()
+        busy = threading.Event()  # every worker busy until released below
+        for _ in range(factory.service.config.max_workers):
+            factory.service.call_soon(busy.wait, 10.0)
+        clock.advance(1.0)  # unanswered, Retries 0: it gives up; the teardown waits
+        if meanwhile == "acknowledged":
+            proxy.acknowledge([given])
+        else:
+            proxy.connect_structured_pull_consumer(None)  # the consumer, restarted
+        busy.set()
+        assert factory.service.dispatcher.wait_idle()
+        assert not proxy._destroyed
