@@ -47,15 +47,22 @@ from tests.durability.conftest import (
 from tests.durability.test_ack import numbered
 
 
+def pulled_unacknowledged(factory: EventChannelFactory) -> Any:
+    """A structured pull Ack proxy of a durable channel that was given one event with a
+    Timeout of 0.5 s and did not acknowledge it."""
+    channel, _ = factory.create_channel(DURABLE_QOS, [])
+    proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+    proxy.connect_structured_pull_consumer(None)
+    supplier_of(channel).push_structured_event(structured(fields={"n": 1},
+                                                          header=timeout(0.5)))
+    assert proxy.try_pull_structured_event()[1]
+    return proxy
+
+
 def test_an_expired_unacknowledged_event_counts_as_expired_not_delivered() -> None:
     clock = ManualClock()
     with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
-        channel, _ = factory.create_channel(DURABLE_QOS, [])
-        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
-        proxy.connect_structured_pull_consumer(None)
-        supplier_of(channel).push_structured_event(structured(fields={"n": 1},
-                                                              header=timeout(0.5)))
-        assert proxy.try_pull_structured_event()[1]
+        proxy = pulled_unacknowledged(factory)
         step(factory, clock, 3)
         counts = proxy_counts(proxy)
         assert (counts["expired"], counts["delivered"]) == (1, 0) and balanced(proxy)
@@ -361,12 +368,7 @@ def test_an_expiry_at_the_ack_timer_is_written_by_a_worker(clock: ManualClock) -
 
     store.release = recording  # type: ignore[method-assign]
     with EventChannelFactory(clock=clock, store=store) as factory:
-        channel, _ = factory.create_channel(DURABLE_QOS, [])
-        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
-        proxy.connect_structured_pull_consumer(None)
-        supplier_of(channel).push_structured_event(structured(fields={"n": 1},
-                                                              header=timeout(0.5)))
-        assert proxy.try_pull_structured_event()[1]
+        proxy = pulled_unacknowledged(factory)
         step(factory, clock, 3)  # due at 1 s, expired since 0.5 s: released
         assert store.pending_count(proxy._durable_path()) == 0
     assert writers and threading.current_thread() not in writers
@@ -379,12 +381,7 @@ def test_an_expiry_at_the_ack_timer_while_stopping_is_still_written(clock: Manua
     not the service's own, so advancing it after close plays that window.)"""
     store = MemoryStore()
     factory = EventChannelFactory(clock=clock, store=store)
-    channel, _ = factory.create_channel(DURABLE_QOS, [])
-    proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
-    proxy.connect_structured_pull_consumer(None)
-    supplier_of(channel).push_structured_event(structured(fields={"n": 1},
-                                                          header=timeout(0.5)))
-    assert proxy.try_pull_structured_event()[1]  # given, not acknowledged
+    proxy = pulled_unacknowledged(factory)
     factory.close()
     clock.advance(1.0)  # due at 1 s, expired since 0.5 s
     assert store.pending_count(proxy._durable_path()) == 0
@@ -398,12 +395,7 @@ def test_without_counts_an_expiry_leaves_delivered_at_0(clock: ManualClock) -> N
 
     with EventChannelFactory(ServiceConfig(counters=False), clock=clock,
                              store=MemoryStore()) as factory:
-        channel, _ = factory.create_channel(DURABLE_QOS, [])
-        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
-        proxy.connect_structured_pull_consumer(None)
-        supplier_of(channel).push_structured_event(structured(fields={"n": 1},
-                                                              header=timeout(0.5)))
-        assert proxy.try_pull_structured_event()[1]
+        proxy = pulled_unacknowledged(factory)
         step(factory, clock, 3)
         counts = proxy_counts(proxy)
         assert (counts["delivered"], counts["expired"]) == (0, 1)
