@@ -36,7 +36,10 @@ import CosNotifyComm__POA
 import cosnotify.corba  # noqa: F401 - makes the CosNotify*Ack stubs importable
 
 T = TypeVar("T")
-_DOWN = (CORBA.TRANSIENT, CORBA.COMM_FAILURE)
+#: What a call meets while the server is down or starting again (docs/persistence.md,
+#: "Reconnecting clients"): OBJ_ADAPTER in the moment its POA is active and its servant
+#: manager not yet set (omniORB needs that order: docs/orb.md).
+_DOWN = (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.OBJ_ADAPTER)
 _PAUSE = 0.05
 
 
