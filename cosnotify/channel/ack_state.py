@@ -307,17 +307,13 @@ class _Ack:
                 self._arm_ack_timer()
             # Giving up: no timer again (its numbers are past due, so it would fire at
             # once, over and over, until the worker's teardown cancels it).
-        # A store write: on a worker, not the clock's thread (it must not wait) -- unless
-        # the workers are closed (the service is stopping): then here, or it is lost.
-        if expired and not self._service.call_soon(self._release, expired):
-            self._release(expired)
+        if expired:  # a store write: not on the clock's thread
+            self._service.off_clock(self._release, expired)
         if give_up:
             log.warning("%r: %d event(s) unacknowledged after %d resends; disconnecting",
                         self, len(due), retries)
             why = f"{len(due)} event(s) unacknowledged after {retries} resends"
-            # A teardown writes to the store: on a worker too, as the release above.
-            if not self._service.call_soon(self._give_up, why):
-                self._give_up(why)
+            self._service.off_clock(self._give_up, why)  # a teardown: a store write too
 
     def _give_up(self, why: str) -> None:
         """The teardown a give-up decided (:meth:`_ack_due`), on a worker: not if the

@@ -67,11 +67,8 @@ class _PullSupplier(ProxySupplier):
                 self._idle_timer = self._service.clock.call_later(timeout, self._idle_check)
 
     def _idle_check(self) -> None:
-        """Timer: look on a worker, since a teardown writes to the store and the clock's
-        thread (every channel's timers) must not wait; here only while the workers are
-        closed (the service is stopping)."""
-        if not self._service.call_soon(self._idle_check_now):
-            self._idle_check_now()
+        """Timer: look off the clock's thread (a teardown writes to the store)."""
+        self._service.off_clock(self._idle_check_now)
 
     def _idle_check_now(self) -> None:
         """Destroy the proxy if its consumer has stopped pulling (module docstring)."""

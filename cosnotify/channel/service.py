@@ -196,6 +196,18 @@ class Service:
 
         return self.dispatcher.submit(task, lane)
 
+    def off_clock(self, fn: Any, *args: Any) -> None:
+        """For a timer's callback: run ``fn(*args)`` -- a store write, a teardown -- on a
+        worker, since the clock's thread (every channel's timers) must not wait; here
+        only once the workers are closed (the service is stopping), or it would be lost.
+        Failures are logged, never raised."""
+        if self.call_soon(fn, *args):
+            return
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("background call %s failed", getattr(fn, "__qualname__", fn))
+
     def close(self, wait: bool = True) -> None:
         with self._lock:
             if self._closed:

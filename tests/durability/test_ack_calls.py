@@ -45,6 +45,7 @@ from tests.durability.conftest import (
     supplier_of,
     timeout,
 )
+from tests.durability.test_ack import numbered
 
 # -- review 75: what a push call's consumer does during the call ---------------------------
 
@@ -93,8 +94,7 @@ def test_switched_off_and_on_during_a_call_it_is_given_again(omniorb: Any) -> No
         channel, _ = factory.create_channel(DURABLE_QOS, [])
         _, consumer = scripted_push(factory, channel, script, omniorb)
         step(factory, clock, 2)
-        with consumer.cond:
-            given = [(sequence_number(e), number(e)) for e in consumer.items]
+        given = numbered(consumer)
         assert len(given) >= 2 and given[1] == given[0]
 
 
@@ -218,8 +218,7 @@ def test_a_resend_failing_after_switching_off_and_on_is_given_again(omniorb: Any
         channel, _ = factory.create_channel(DURABLE_QOS, [])
         _, consumer = scripted_push(factory, channel, script, omniorb)
         step(factory, clock, 10)
-        with consumer.cond:
-            given = [(sequence_number(e), number(e)) for e in consumer.items]
+        given = numbered(consumer)
         assert len(given) >= 3 and given[2] == given[0]
 
 

@@ -303,6 +303,7 @@ def test_an_unacknowledged_event_past_its_timeout_is_not_given_again(
     assert store.pending_count(proxy._durable_path()) == 0
     assert proxy._unacked == {}
 
+
 def test_a_pulled_batch_comes_again_without_what_expired(
         durable_factory: EventChannelFactory, clock: ManualClock) -> None:
     channel, _ = durable_factory.create_channel(DURABLE_QOS, [])
@@ -328,6 +329,7 @@ def test_a_pulled_batch_comes_again_without_what_expired(
     step(durable_factory, clock, 1)
     assert store.pending_count(proxy._durable_path()) == 0
     assert proxy.try_pull_structured_events(10)[0] == []
+
 
 def test_switching_acknowledgment_off_gives_nothing_again(
         durable_factory: EventChannelFactory, clock: ManualClock,
