@@ -256,27 +256,24 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
         self._init_subscriptions()
 
     # -- routing ------------------------------------------------------------------------------
-    def route(self, event: Any, now: float, holders: list[Any] | None) -> int:
-        """Offer ``event`` to every connected proxy supplier; returns how many queued it
-        (the scanning router; ``cosnotify.routing`` is the indexed one)."""
+    def route(self, event: Any, now: float, holders: list[Any] | None) -> None:
+        """Offer ``event`` to every connected proxy supplier, adding the entries queued
+        to ``holders`` when given (the scanning router; ``cosnotify.routing`` is the
+        indexed one)."""
         if self._routes_stale:
             self._list_routes()
         routes = self._routes
         if not routes:
-            return 0
+            return
         passed = self._filters_match(event) if self._filters else None
         and_op = self._and_op
         if and_op and passed is False:
-            return 0
-        queued = 0
+            return
         tao = self._channel._or_empty_passes
         for proxy in routes:
             entry = proxy.offer(event, passed, and_op, tao, now)
-            if entry is not None:
-                queued += 1
-                if holders is not None:
-                    holders.append(entry)
-        return queued
+            if entry is not None and holders is not None:
+                holders.append(entry)
 
     def _connection_changed(self, proxy: Any) -> None:
         self._routes_stale = True

@@ -126,7 +126,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
         #: Entries offered but not yet in the queue. Suppliers append without the
         #: lock (deque.append is atomic); the worker folds them in under the lock,
         #: so a supplier never waits for a worker that holds the lock mid-batch.
-        self._inbox: collections.deque[Entry] = collections.deque()
+        self._inbox: collections.deque[Entry | Event] = collections.deque()
         self._retry: list[Entry] = []
         #: Unacknowledged batches due to be sent again, with their SequenceNumber (ack.py).
         self._resends: list[tuple[int, list[Entry]]] = []
@@ -158,7 +158,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
         self._kick()
 
     # -- scheduling -------------------------------------------------------------------
-    def _enqueue(self, entry: Entry, now: float, held: bool = False) -> Entry | None:
+    def _enqueue(self, entry: Entry | Event, now: float, held: bool = False) -> Entry | None:
         if self._channel._account.limit:
             # MaxQueueLength tracks queue entries exactly
             return super()._enqueue(entry, now, held)
@@ -173,7 +173,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
                 self._channel._released(dropped)
         if not self._scheduled:
             self._kick()
-        return entry
+        return entry if type(entry) is Entry else None
 
     def _fold_inbox(self, now: float) -> list[Entry]:
         """Move inbox entries into the queue (lock held); returns discarded entries."""

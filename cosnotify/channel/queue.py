@@ -19,6 +19,15 @@ the run (another key, or an older seq) spills the run into the order heap,
 which is then used until it empties. At any time at most one of the two
 holds entries.
 
+A *plain* copy (a proxy supplier without priority or lifetime mapping of its
+own, nothing to stage or count per copy: ``ProxySupplier._admit_copy``) is
+queued as the shared :class:`Event` itself, since its Entry would only repeat
+the event's priority, deadline and seq: a run may hold events as well as
+entries, and an event's Entry is made when it leaves the run (``get``), or
+when anything needs entries of the run (a spill, a discard, expiry, a policy
+change, inspection: ``_own_run``). A backlog of plain copies then costs one
+slot of a deque per copy, and nothing the garbage collector walks.
+
 Expired events (Timeout / StopTime) are dropped when they reach the front;
 events whose StartTime lies ahead wait in a *held* heap until released.
 The queue is not thread-safe: its owner (the proxy supplier) locks.
@@ -77,15 +86,15 @@ class Entry:
         return f"<Entry {self.event!r} priority={self.priority} deadline={self.deadline}>"
 
 
-def _fifo_key(entry: Entry) -> float:
+def _fifo_key(entry: Entry | Event) -> float:
     return 0.0
 
 
-def _priority_key(entry: Entry) -> float:
+def _priority_key(entry: Entry | Event) -> float:
     return -entry.priority
 
 
-def _deadline_key(entry: Entry) -> float:
+def _deadline_key(entry: Entry | Event) -> float:
     return entry.deadline if entry.deadline is not None else _INF
 
 
@@ -113,7 +122,7 @@ class EventQueue:
                  max_events: int = 0) -> None:
         self._order: list[tuple[float, int, Entry]] = []
         #: Entries with one order key (``_run_key``), in seq order (module docstring).
-        self._run: collections.deque[Entry] = collections.deque()
+        self._run: collections.deque[Entry | Event] = collections.deque()
         self._run_key = 0.0
         self._discard: list[tuple[float, int, Entry]] | None = None
         self._held: list[tuple[float, int, Entry]] = []
@@ -141,7 +150,7 @@ class EventQueue:
     def set_policies(self, order_policy: int, discard_policy: int, max_events: int) -> list[Entry]:
         """Change policies, reordering what is queued; returns entries discarded
         because the new limit is lower than the current length."""
-        ready = [t[2] for t in self._order if t[2].alive] + [e for e in self._run if e.alive]
+        ready = [t[2] for t in self._order if t[2].alive] + [e for e in self._own_run() if e.alive]
         self.order_policy, self.discard_policy, self.max_events = (
             order_policy, discard_policy, max_events)
         self._order_key = _ORDER_KEYS[order_policy]
@@ -153,12 +162,24 @@ class EventQueue:
         return self._enforce_limit()
 
     # -- adding -------------------------------------------------------------------
-    def put(self, entry: Entry, now: float) -> list[Entry]:
-        """Queue ``entry``; returns the entries discarded to respect MaxEventsPerConsumer
-        (possibly ``entry`` itself, under LifoOrder)."""
-        entry.owner = self
+    def put(self, entry: Entry | Event, now: float) -> list[Entry]:
+        """Queue ``entry`` (or a plain copy: the event itself, see the module
+        docstring); returns the entries discarded to respect MaxEventsPerConsumer
+        (possibly the one just queued, under LifoOrder)."""
         if self.counting:
             self.accepted += 1
+        if not isinstance(entry, Entry):
+            event = entry
+            start = event.start
+            if (self._discard is None and (start is None or start <= now)
+                    and self._extends_run(event)):
+                self._run.append(event)
+                self._size += 1
+                if self._size > self.max_events > 0:
+                    return self._enforce_limit()
+                return _NOTHING
+            entry = Entry(event, event.priority, event.deadline)
+        entry.owner = self
         event = entry.event
         start = event.start
         if start is not None and start > now:
@@ -174,26 +195,46 @@ class EventQueue:
             return self._enforce_limit()
         return _NOTHING
 
+    def _extends_run(self, item: Entry | Event) -> bool:
+        """True when ``item`` may go on the run (which it starts when empty): the
+        order heap is empty and it has the run's key and a later seq."""
+        if self._order:
+            return False
+        run = self._run
+        key = self._order_key(item)
+        if not run:
+            self._run_key = key
+            return True
+        return key == self._run_key and item.seq > run[-1].seq
+
     def _push_ready(self, entry: Entry) -> None:
         """Put ``entry`` in the delivery order: on the run if it extends it, else the heap."""
-        key = self._order_key(entry)
-        run = self._run
-        if not self._order:
-            if not run:
-                self._run_key = key
-                run.append(entry)
-                return
-            if key == self._run_key and entry.seq > run[-1].seq:
-                run.append(entry)
-                return
+        if self._extends_run(entry):
+            self._run.append(entry)
+            return
+        if self._run:
             self._spill()
-        heapq.heappush(self._order, (key, entry.seq, entry))
+        heapq.heappush(self._order, (self._order_key(entry), entry.seq, entry))
 
     def _spill(self) -> None:
         """Move the run into the (empty) order heap; in (key, seq) order it is a heap."""
         key = self._run_key
-        self._order = [(key, e.seq, e) for e in self._run]
+        self._order = [(key, e.seq, e) for e in self._own_run()]
         self._run.clear()
+
+    def _own_run(self) -> collections.deque[Entry]:
+        """The run, its plain copies replaced by their entries (module docstring)."""
+        run = self._run
+        if not all(isinstance(item, Entry) for item in run):
+            run = self._run = collections.deque(
+                item if isinstance(item, Entry) else self._entry_of(item) for item in run)
+        return run  # type: ignore[return-value]
+
+    def _entry_of(self, event: Event) -> Entry:
+        """The entry of a plain copy of ``event`` in this queue."""
+        entry = Entry(event, event.priority, event.deadline)
+        entry.owner = self
+        return entry
 
     def release_held(self, now: float) -> int:
         """Move events whose StartTime has come into the delivery order."""
@@ -221,7 +262,9 @@ class EventQueue:
         order = self._order
         while run or order:
             entry = run.popleft() if run else heapq.heappop(order)[2]
-            if not entry.alive:
+            if not isinstance(entry, Entry):
+                entry = self._entry_of(entry)  # a plain copy
+            elif not entry.alive:
                 self._dead_in_order -= 1
                 continue
             entry.alive = False
@@ -326,7 +369,7 @@ class EventQueue:
 
     def _live_entries(self) -> Iterator[Entry]:
         seen: set[int] = set()
-        for entry in self._run:
+        for entry in self._own_run():
             if entry.alive:
                 seen.add(id(entry))
                 yield entry
@@ -344,7 +387,7 @@ class EventQueue:
         if self._dead_in_order > 64 and self._dead_in_order > self._size:
             self._order = [t for t in self._order if t[2].alive]
             heapq.heapify(self._order)
-            self._run = collections.deque(e for e in self._run if e.alive)
+            self._run = collections.deque(e for e in self._own_run() if e.alive)
             self._dead_in_order = 0
         discard = self._discard
         if discard is not None:
@@ -357,4 +400,4 @@ class EventQueue:
     def snapshot(self) -> list[Any]:
         """The live entries in delivery order (for inspection and tests)."""
         live = [t for t in self._order if t[2].alive]
-        return [t[2] for t in sorted(live)] + [e for e in self._run if e.alive]
+        return [t[2] for t in sorted(live)] + [e for e in self._own_run() if e.alive]

@@ -25,6 +25,7 @@ from typing import Any
 from cosnotify.channel.admin_mixins import groups_pass
 from cosnotify.channel.clients import narrowed
 from cosnotify.channel.durable import DurableQueue
+from cosnotify.channel.event import Event
 from cosnotify.channel.proxy import ProxyBase
 from cosnotify.channel.queue import Entry, EventQueue
 from cosnotify.channel.subscriptions import Relay, SubscriptionContributor
@@ -144,6 +145,11 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
 
     def _admit_copy(self, event: Any, now: float) -> Entry | None:
         if self._fast:
+            if event.stage is None and not self._channel._account.limit:
+                # A plain copy: the queue keeps the event itself (queue.py) and
+                # nothing needs its entry (no stage, no channel-wide count).
+                self._enqueue(event, now)
+                return None
             entry = Entry(event, event.priority, event.deadline)
         else:
             entry = Entry(event, *self._resolve(event))
@@ -265,12 +271,13 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         durable = self._queue.durable
         return durable is not None and durable.spilled
 
-    def _enqueue(self, entry: Entry, now: float, held: bool = False) -> Entry | None:
+    def _enqueue(self, entry: Entry | Event, now: float, held: bool = False) -> Entry | None:
         """Put ``entry`` in the queue (subclasses may defer the put, see push_supplier).
 
         Returns None when the entry was not queued (the proxy is not connected,
-        or MaxEventsPerConsumer discarded the entry itself). ``held``: the
-        MaxQueueLength count already holds it (a staged copy).
+        or MaxEventsPerConsumer discarded the entry itself), or was a plain copy
+        (an Event: queue.py). ``held``: the MaxQueueLength count already holds it
+        (a staged copy).
         """
         account = self._channel._account
         with self._lock:
@@ -278,13 +285,13 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 if held:
                     account.release([entry])
                 return None
-            if account.limit and not held:
-                account.hold(entry.event)  # before a worker can see (and release) it
+            if account.limit and not held:  # before a worker can see (and release) it
+                account.hold(entry.event if isinstance(entry, Entry) else entry)
             dropped = self._queue.put(entry, now)
             self._enqueued()
         if dropped:
             self._channel._released(dropped)
-        return entry if entry.alive else None
+        return entry if type(entry) is Entry and entry.alive else None
 
     @property
     def pending(self) -> int:
