@@ -55,11 +55,14 @@ _OPEN, _FILTERED, _UNFILTERED = "open", "filtered", "unfiltered"
 class FilterRecord:
     """One filter attached somewhere in the channel, with who holds it."""
 
-    __slots__ = ("filter", "owners")
+    __slots__ = ("fan", "filter", "owners")
 
     def __init__(self, flt: Any) -> None:
         self.filter = flt
         self.owners: dict[Any, int] = {}  # admin or proxy -> times attached
+        #: Who receives an event this filter matches, as of one ``Router._version``
+        #: (``Router._fan_of``); None until an event first matches it.
+        self.fan: _Fan | None = None
 
     def match_whole(self, event: Any, form: Form) -> bool:
         """The filter's own answer (§3.2.1.7-8); a failure is no match."""
@@ -72,6 +75,22 @@ class FilterRecord:
         except Exception as exc:  # noqa: BLE001 - as admin_mixins.match_any
             log.warning("filter %r failed on %r: %s", self.filter, event, exc)
             return False
+
+
+class _Fan:
+    """Where a match of one filter leads (``Router._fan_of``): ``direct`` proxies
+    receive the event; ``gated`` ones too when their AND admin's filters also
+    matched; each of ``admins`` passes its proxies as ``receivers`` says."""
+
+    __slots__ = ("admins", "direct", "gated", "version")
+
+    def __init__(self, version: int, direct: tuple[Any, ...],
+                 gated: tuple[tuple[Any, Any], ...],
+                 admins: tuple[tuple[Any, _AdminRoutes], ...]) -> None:
+        self.version = version
+        self.direct = direct
+        self.gated = gated  # (proxy, its admin)
+        self.admins = admins  # (admin, its routes)
 
 
 class _AdminRoutes:
@@ -100,6 +119,9 @@ class Router:
         self._shape: dict[Any, str] = {}  # connected proxy -> its shape
         #: The channel's FilterGroupSemantics is TAO's (docs/filters.md, "Filter groups").
         self.or_empty_passes = False
+        #: Raised (under the lock) by every change of owners, shapes or admins' routes:
+        #: a record's ``fan`` of an older version is worked out again.
+        self._version = 0
 
     # -- what the channel tells us ----------------------------------------------------------
     def attach(self, owner: Any, flt: Any) -> None:
@@ -119,6 +141,7 @@ class Router:
                     record = self._opaque[id(flt)] = FilterRecord(flt)
                     self._opaque_snapshot = tuple(self._opaque.values())
                 record.owners[owner] = record.owners.get(owner, 0) + 1
+                self._version += 1
             return
         with flt._lock:
             with self._lock:
@@ -127,6 +150,7 @@ class Router:
                 if found is None:
                     self._records[id(flt)] = record
                 record.owners[owner] = record.owners.get(owner, 0) + 1
+                self._version += 1
             if found is None:
                 flt._watch(self, record)  # posts its constraints
 
@@ -149,12 +173,13 @@ class Router:
                 del self._records[id(flt)]
             flt._unwatch(self, record)  # withdraws its constraints
 
-    @staticmethod
-    def _drop_owner(record: FilterRecord, owner: Any) -> bool:
+    def _drop_owner(self, record: FilterRecord, owner: Any) -> bool:
         """One hold of ``owner`` less; True when the record has no holder left."""
         count = record.owners.get(owner)
         if count is None:
             return False
+        self._version += 1
+        record.fan = None  # it may hold a proxy on its way out
         if count > 1:
             record.owners[owner] = count - 1
             return False
@@ -192,6 +217,7 @@ class Router:
             if admin._destroyed:
                 return  # its proxies go one by one; admin_gone drops its routes
             self._routes_of(admin).has_filters = bool(admin._filters)
+            self._version += 1
             for proxy in proxies:
                 self._place(proxy)
 
@@ -199,6 +225,7 @@ class Router:
         """The channel's FilterGroupSemantics changed: re-place every proxy supplier."""
         with self._lock:
             self.or_empty_passes = value
+            self._version += 1
             if self.enabled:
                 for proxy in proxies:
                     self._place(proxy)
@@ -206,6 +233,7 @@ class Router:
     def admin_gone(self, admin: Any) -> None:
         with self._lock:
             self._admins.pop(admin, None)
+            self._version += 1
 
     def _routes_of(self, admin: Any) -> _AdminRoutes:
         routes = self._admins.get(admin)
@@ -215,6 +243,7 @@ class Router:
         return routes
 
     def _place(self, proxy: Any) -> None:
+        self._version += 1
         admin = proxy._admin
         old = self._shape.pop(proxy, None)
         if old == _OPEN:
@@ -272,29 +301,51 @@ class Router:
             if not matched:
                 return list(self._open)
             found = dict.fromkeys(self._open) if self._open else {}
-            admins = self._admins
-            shape = self._shape
+            version = self._version
             hit: dict[Any, _AdminRoutes] = {}
-            proxies = []
+            gated: list[tuple[Any, Any]] = []
             for record in matched:
-                for owner in record.owners:
-                    routes = admins.get(owner)
-                    if routes is not None:
-                        hit[owner] = routes
-                    elif shape.get(owner) == _FILTERED:
-                        proxies.append(owner)
+                fan = record.fan
+                if fan is None or fan.version != version:
+                    fan = self._fan_of(record)
+                for proxy in fan.direct:
+                    found[proxy] = None
+                if fan.gated:
+                    gated.extend(fan.gated)
+                for admin, routes in fan.admins:
+                    hit[admin] = routes
             for routes in hit.values():
                 found.update(routes.unfiltered)  # empty under TAO's OR reading
                 if not routes.and_op:
                     found.update(routes.filtered)
-            for proxy in proxies:
-                admin = proxy._admin
+            for proxy, admin in gated:
+                if admin in hit:
+                    found[proxy] = None
+            return list(found)
+
+    def _fan_of(self, record: FilterRecord) -> _Fan:
+        """Work out (lock held) where a match of ``record``'s filter leads: its admins,
+        and the filtered proxies holding it, whose admin lets the event through unless
+        it is an AND admin with filters of its own (then only when those matched)."""
+        admins, shape = self._admins, self._shape
+        direct: list[Any] = []
+        gated: list[tuple[Any, Any]] = []
+        owned: list[tuple[Any, _AdminRoutes]] = []
+        for owner in record.owners:
+            routes = admins.get(owner)
+            if routes is not None:
+                owned.append((owner, routes))
+            elif shape.get(owner) == _FILTERED:
+                admin = owner._admin
                 routes = admins.get(admin)
                 if routes is None:  # the admin is being destroyed
                     continue
-                if not routes.and_op or not routes.has_filters or admin in hit:
-                    found[proxy] = None
-            return list(found)
+                if not routes.and_op or not routes.has_filters:
+                    direct.append(owner)
+                else:
+                    gated.append((owner, admin))
+        fan = record.fan = _Fan(self._version, tuple(direct), tuple(gated), tuple(owned))
+        return fan
 
     @property
     def connected(self) -> int:
