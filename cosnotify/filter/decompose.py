@@ -5,7 +5,9 @@ when its body evaluates to TRUE without error (an error ends the whole
 constraint with FALSE, §2.4.3), so:
 
 - ``component == literal`` (either way round) needs the component to equal
-  the literal: an ``EQ`` term; ``<``, ``<=``, ``>``, ``>=`` give range terms;
+  the literal: an ``EQ`` term; ``<``, ``<=``, ``>``, ``>=`` give range terms
+  (when such a comparison is the whole constraint, its term is marked
+  ``exact``: ``Term.exact``);
   ``literal in component`` an ``IN`` term;
 - ``a or b`` needs a term of ``a`` or one of ``b``: the union of both;
 - ``a and b`` needs both, so either one's terms will do: the cheapest is
@@ -43,7 +45,7 @@ def decompose(tree: ast.Expression) -> Access | None:
 
     Raises ValueError when the access would need more than ``MAX_KEYS`` keys.
     """
-    found = _necessary(tree)
+    found = _comparison(tree, whole=True) if isinstance(tree, ast.BinaryOp) else _necessary(tree)
     if found is not None and sum(len(term.keys) for term in found) > MAX_KEYS:
         raise ValueError(f"the constraint needs more than {MAX_KEYS} index keys "
                          "(docs/routing.md, Limits); split it into several constraints")
@@ -60,7 +62,9 @@ def _component(node: ast.Expression) -> ast.Component | None:
     return node
 
 
-def _comparison(node: ast.BinaryOp) -> Access | None:
+def _comparison(node: ast.BinaryOp, whole: bool = False) -> Access | None:
+    """The term of ``component OP literal`` (either way round); ``whole``: the
+    comparison is the whole constraint, so the term is its exact test too."""
     operator = node.operator
     if operator not in _KIND:
         return None
@@ -73,7 +77,8 @@ def _comparison(node: ast.BinaryOp) -> Access | None:
     keys = keys_of(literal.value)
     if not keys:
         return None
-    return (Term(_KIND[operator], component, keys),)
+    exact = (operator.value, literal.value) if whole else None
+    return (Term(_KIND[operator], component, keys, exact),)
 
 
 #: What a range term costs against one equality key: a range lookup returns every

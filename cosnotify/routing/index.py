@@ -12,18 +12,22 @@ instead (exact types hashed, wildcards tested once per type and cached).
 
 What comes out are *candidates*: every constraint that can be TRUE for the
 event, and some that are not. Each candidate is then evaluated with its own
-compiled function, against the snapshot of its filter that the lookup saw,
-so results are exactly those of matching every filter (see ``match``).
+compiled function, or, when the constraint is nothing but one comparison of
+the component with a literal (``Term.exact``), by comparing the value the
+slot read with that literal, where Python's comparison is the grammar's; so
+results are exactly those of matching every filter (see ``match``).
 
 Cost per event: one read per slot (components in use, not constraints),
 one hash lookup per key, one bisection per range domain, and one evaluation
-per candidate. The index is not thread-safe: the router serialises it.
+(or comparison) per candidate. The index is not thread-safe: the router
+serialises it.
 """
 
 from __future__ import annotations
 
 import bisect
 import logging
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
@@ -39,16 +43,49 @@ log = logging.getLogger("cosnotify.routing")
 
 _CACHE_LIMIT: Final = 4096
 _PLAIN: Final = frozenset({str, int, float, bool})
+_NO_VALUE: Final = object()  # postings found without reading a value (``in``, types)
+
+#: Integers a double holds exactly: within them, comparing an int with a number as
+#: Python does (exactly) and as EXTENDED_TCL does (as doubles, §2.4.3) agree.
+_EXACT_INT: Final = 2 ** 53
+_COMPARE: Final = {"==": operator.eq, "<": operator.lt, "<=": operator.le,
+                   ">": operator.gt, ">=": operator.ge}
+
+
+def _domain(value: Any) -> str | None:
+    """"n" for a number that compares exactly (a float, or an int, not a bool,
+    within ``_EXACT_INT``), "s" for a string, else None."""
+    kind = type(value)
+    if kind is float or (kind is int and -_EXACT_INT <= value <= _EXACT_INT):
+        return "n"
+    return "s" if kind is str else None
+
+
+def _exact_test(entry: Entry) -> tuple[Callable[[Any, Any], bool], Any, str] | None:
+    """(compare, literal, domain) when ``entry`` is one comparison with a literal
+    that Python compares as the grammar does, for values of the same domain:
+    numbers with every operator, strings with ``==`` (EXTENDED_TCL orders
+    one-character strings as characters, so only equality is left to Python)."""
+    access = entry.access
+    if access is None or len(access) != 1 or access[0].exact is None:
+        return None
+    op, literal = access[0].exact
+    domain = _domain(literal)
+    if domain is None or (domain == "s" and op != "=="):
+        return None
+    return _COMPARE[op], literal, domain
 
 
 class Posting:
     """One constraint (``entry``) of one indexed filter (``record``)."""
 
-    __slots__ = ("entry", "record")
+    __slots__ = ("entry", "exact", "record")
 
     def __init__(self, record: Any, entry: Entry) -> None:
         self.record = record
         self.entry = entry
+        #: The constraint's test without its compiled function (``_exact_test``), or None.
+        self.exact = _exact_test(entry)
 
 
 class _Sorted:
@@ -187,7 +224,8 @@ class _Slot:
         return found
 
     def lookup(self, event: Any, form: Form, out: list[Any]) -> None:
-        """Append to ``out`` the lists of postings ``event`` may satisfy here."""
+        """Append to ``out`` the postings ``event`` may satisfy here: (postings, the
+        value read) pairs, the value ``_NO_VALUE`` for ``in`` postings."""
         if self.eq or self.lower or self.upper or self.windows:
             try:
                 value = self.reader(form)(event)
@@ -197,17 +235,17 @@ class _Slot:
                 for key in keys_of(value):
                     found = self.eq.get(key)
                     if found:
-                        out.append(found)
+                        out.append((found, value))
                     if self.lower:
                         ranges = self.lower.get(key[0])
                         if ranges is not None:
-                            out.extend(ranges.at_most(key[1]))
+                            out.extend((group, value) for group in ranges.at_most(key[1]))
                     if self.upper:
                         ranges = self.upper.get(key[0])
                         if ranges is not None:
-                            out.extend(ranges.at_least(key[1]))
+                            out.extend((group, value) for group in ranges.at_least(key[1]))
                     if self.windows and key[0] == "n":
-                        out.append(self.windows.around(key[1]))
+                        out.append((self.windows.around(key[1]), value))
         if self.has:
             try:
                 seq, content, _ = self.sequence(form)(event)
@@ -223,7 +261,7 @@ class _Slot:
                 for key in keys_of(item):
                     found = has.get(key)
                     if found:
-                        out.append(found)
+                        out.append((found, _NO_VALUE))
 
 
 class _ByType:
@@ -360,12 +398,13 @@ class PredicateIndex:
 
     # -- lookup ---------------------------------------------------------------------------
     def candidates(self, event: Any, form: Form, key: TypePair | None) -> list[Any]:
-        """Lists of postings that together hold every posting ``event`` (of ``form``,
-        of type ``key``) may satisfy, and more; a posting may be in several."""
+        """(postings, value) pairs whose postings together hold every posting ``event``
+        (of ``form``, of type ``key``) may satisfy, and more; a posting may be in
+        several. ``value`` is what the postings' slot read (``_Slot.lookup``)."""
         lists: list[Any] = []
         by_type = self._by_type.lookup(key)
         if by_type:
-            lists.append(by_type)
+            lists.append((by_type, _NO_VALUE))
         for slot in self._slots.values():
             slot.lookup(event, form, lists)
         return lists
@@ -375,41 +414,39 @@ class PredicateIndex:
         filter's own ``match`` were called (§2.3: a filter matches when one of
         its constraints that applies to the event's type is TRUE).
 
-        Each record's constraints are read from one snapshot of its filter, taken
-        at its first candidate (§3.2.1.2: changes are atomic); a candidate that is
-        not in that snapshot (the filter changed since it was posted) has the
-        filter asked as a whole. The caller holds the lock that changes to the
-        index take, and filters post new constraints before publishing them, so
-        every constraint of a snapshot read here was posted before the lookup.
+        Changes are atomic (§3.2.1.2): a filter's answer is that of one version
+        of its constraints. The caller holds the lock that changes to the index
+        take, and a filter posts new constraints before it publishes them and
+        withdraws old ones after (``Filter._switch``, one change at a time), so
+        what is posted is the union of the version published before the change
+        under way, if any, and the one after it. A constraint of the union that
+        is TRUE makes the version holding it match; when none is, neither
+        version matches: the union's answer is always one version's.
         """
         attribute = form.value
         matched: dict[Any, None] = {}
-        snapshots: dict[Any, Any] = {}
-        stale: dict[Any, None] = {}
         answers: dict[Any, bool] = {}  # by signature: equal constraints, one evaluation
-        for postings in self.candidates(event, form, key):
+        for postings, value in self.candidates(event, form, key):
+            domain = _domain(value)
             for posting in postings:
                 record = posting.record
                 if record in matched:
                     continue
-                by_id = snapshots.get(record)
-                if by_id is None:
-                    by_id = snapshots[record] = record.filter._state.by_id
                 entry = posting.entry
-                if by_id.get(entry.constraint_id) is not entry:
-                    stale[record] = None
+                applies = entry.applies
+                exact = posting.exact
+                if exact is not None and exact[2] == domain:
+                    if exact[0](value, exact[1]) and (
+                            applies is None or (key is not None and applies(*key))):
+                        matched[record] = None
                     continue
                 signature = entry.signature
                 answer = answers.get(signature) if signature is not None else None
                 if answer is None:
-                    applies = entry.applies
                     answer = bool((applies is None or (key is not None and applies(*key)))
                                   and getattr(entry.compiled, attribute)(event))
                     if signature is not None:
                         answers[signature] = answer
                 if answer:
                     matched[record] = None
-        for record in stale:
-            if record not in matched and record.match_whole(event, form):
-                matched[record] = None
         return list(matched)

@@ -51,11 +51,21 @@ class Kind(enum.Enum):
 
 @attrs.frozen
 class Term:
-    """One necessary condition: ``component`` relates to one of ``keys`` as ``kind`` says."""
+    """One necessary condition: ``component`` relates to one of ``keys`` as ``kind`` says.
+
+    ``exact`` is set when the term is the whole constraint as well, and sufficient
+    too: the constraint is ``component OP literal`` and nothing else, OP one of
+    ``==``, ``<``, ``<=``, ``>``, ``>=`` (oriented with the component on the left).
+    Then ``(OP, literal)``: the index may compare the value it read with the literal
+    instead of evaluating the constraint, where that comparison is the grammar's
+    (``cosnotify.routing.index``: numbers within a double's exact integers, and
+    strings for ``==``).
+    """
 
     kind: Kind
     component: Any  # hashable; the grammar's own (EXTENDED_TCL: ast.Component)
     keys: tuple[Key, ...]
+    exact: tuple[str, Any] | None = None
 
 
 #: A constraint's access: one of these terms holds for every event it is TRUE

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from omniORB import CORBA
@@ -41,7 +42,9 @@ def _str(value: str) -> Key:
 
 
 def _access(text: str) -> Any:
-    return decompose(parse_constraint(text))
+    """The terms of ``text``, without their ``exact`` tests (test_a_lone_comparison...)."""
+    found = decompose(parse_constraint(text))
+    return found if found is None else tuple(attrs.evolve(term, exact=None) for term in found)
 
 
 def _enum(ordinal: int) -> R.EnumVal:
@@ -172,6 +175,18 @@ class TestDecompose:
     def test_comparisons_with_a_literal(self, text: str, access: Any) -> None:
         """A component compared with a literal gives one term of the operator's kind."""
         assert _access(text) == access
+
+    @pytest.mark.parametrize(("text", "exact"), [
+        ("$a == 5", ("==", 5)), ("5 == $a", ("==", 5)), ("$n > 5", (">", 5)),
+        ("5 < $n", (">", 5)), ("5 >= $n", ("<=", 5)), ("$s == 'xy'", ("==", "xy")),
+        ("$a == 2.5", ("==", 2.5)), ("$a == TRUE", ("==", True)),
+        ("$n > 5 and $n != 3", None), ("$a == 1 or $a == 2", None),
+        ("'x' in $tags", None), ("$n >= 1 and $n < 5", None)])
+    def test_a_lone_comparison_is_its_own_exact_test(self, text: str, exact: Any) -> None:
+        """Only a comparison that is the whole constraint is marked exact, oriented
+        with the component on the left (the index decides it by comparing)."""
+        found = decompose(parse_constraint(text))
+        assert [term.exact for term in found] == [exact] * len(found)
 
     def test_or_is_the_union(self) -> None:
         """``a or b`` needs a term of either: all of both operands' terms."""
