@@ -118,6 +118,12 @@ def _discard_key(policy: int, entry: Entry) -> float:
 class EventQueue:
     """Events waiting for one consumer."""
 
+    # Slots: a routed copy touches a queue nobody touched for a while (one of
+    # thousands), and slots keep its fields in the object, not a dict beside it.
+    __slots__ = ("_dead_in_order", "_discard", "_held", "_order", "_order_key", "_run",
+                 "_run_key", "_size", "accepted", "counting", "discard_policy", "discarded",
+                 "durable", "expired", "lock", "max_events", "order_policy", "removed")
+
     def __init__(self, order_policy: int = ANY_ORDER, discard_policy: int = ANY_ORDER,
                  max_events: int = 0) -> None:
         self._order: list[tuple[float, int, Entry]] = []
@@ -169,16 +175,16 @@ class EventQueue:
         if self.counting:
             self.accepted += 1
         if not isinstance(entry, Entry):
-            event = entry
-            start = event.start
-            if (self._discard is None and (start is None or start <= now)
-                    and self._extends_run(event)):
-                self._run.append(event)
-                self._size += 1
-                if self._size > self.max_events > 0:
-                    return self._enforce_limit()
-                return _NOTHING
-            entry = Entry(event, event.priority, event.deadline)
+            start = entry.start
+            if self._discard is None and not self._order and (start is None or start <= now):
+                run = self._run
+                key = self._order_key(entry)
+                if not run or (key == self._run_key and entry.seq > run[-1].seq):
+                    self._run_key = key
+                    run.append(entry)
+                    self._size += 1
+                    return self._enforce_limit() if self._size > self.max_events > 0 else _NOTHING
+            entry = self._entry_of(entry)  # held, or not in the run's order: an entry
         entry.owner = self
         event = entry.event
         start = event.start
@@ -195,26 +201,18 @@ class EventQueue:
             return self._enforce_limit()
         return _NOTHING
 
-    def _extends_run(self, item: Entry | Event) -> bool:
-        """True when ``item`` may go on the run (which it starts when empty): the
-        order heap is empty and it has the run's key and a later seq."""
-        if self._order:
-            return False
-        run = self._run
-        key = self._order_key(item)
-        if not run:
-            self._run_key = key
-            return True
-        return key == self._run_key and item.seq > run[-1].seq
-
     def _push_ready(self, entry: Entry) -> None:
-        """Put ``entry`` in the delivery order: on the run if it extends it, else the heap."""
-        if self._extends_run(entry):
-            self._run.append(entry)
-            return
-        if self._run:
+        """Put ``entry`` in the delivery order: on the run if it extends it (or starts
+        it), else the heap."""
+        key = self._order_key(entry)
+        if not self._order:
+            run = self._run
+            if not run or (key == self._run_key and entry.seq > run[-1].seq):
+                self._run_key = key
+                run.append(entry)
+                return
             self._spill()
-        heapq.heappush(self._order, (self._order_key(entry), entry.seq, entry))
+        heapq.heappush(self._order, (key, entry.seq, entry))
 
     def _spill(self) -> None:
         """Move the run into the (empty) order heap; in (key, seq) order it is a heap."""
