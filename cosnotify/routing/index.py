@@ -79,13 +79,21 @@ def _exact_test(entry: Entry) -> tuple[Callable[[Any, Any], bool], Any, str] | N
 class Posting:
     """One constraint (``entry``) of one indexed filter (``record``)."""
 
-    __slots__ = ("entry", "exact", "record")
+    # The fields ``match`` reads are in the posting itself: at scale the
+    # constraint's entry is cold in the caches, and a lone comparison is decided
+    # from the posting alone.
+    __slots__ = ("applies", "compare", "domain", "entry", "literal", "record")
 
     def __init__(self, record: Any, entry: Entry) -> None:
         self.record = record
         self.entry = entry
-        #: The constraint's test without its compiled function (``_exact_test``), or None.
-        self.exact = _exact_test(entry)
+        self.applies = entry.applies
+        #: The constraint's test without its compiled function (``_exact_test``):
+        #: ``compare(value, literal)`` for values of ``domain``; else domain None.
+        exact = _exact_test(entry)
+        self.compare: Callable[[Any, Any], bool] | None = exact[0] if exact else None
+        self.literal: Any = exact[1] if exact else None
+        self.domain: str | None = exact[2] if exact else None
 
 
 class _Sorted:
@@ -421,7 +429,9 @@ class PredicateIndex:
         what is posted is the union of the version published before the change
         under way, if any, and the one after it. A constraint of the union that
         is TRUE makes the version holding it match; when none is, neither
-        version matches: the union's answer is always one version's.
+        version matches: the union's answer is always one version's. (This
+        takes a change's posting to succeed whole: ``_Slot.post`` has no way
+        to fail but memory.)
         """
         attribute = form.value
         matched: dict[Any, None] = {}
@@ -432,14 +442,13 @@ class PredicateIndex:
                 record = posting.record
                 if record in matched:
                     continue
-                entry = posting.entry
-                applies = entry.applies
-                exact = posting.exact
-                if exact is not None and exact[2] == domain:
-                    if exact[0](value, exact[1]) and (
+                applies = posting.applies
+                if domain is not None and posting.domain == domain:
+                    if posting.compare(value, posting.literal) and (
                             applies is None or (key is not None and applies(*key))):
                         matched[record] = None
                     continue
+                entry = posting.entry
                 signature = entry.signature
                 answer = answers.get(signature) if signature is not None else None
                 if answer is None:

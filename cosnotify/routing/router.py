@@ -55,14 +55,20 @@ _OPEN, _FILTERED, _UNFILTERED = "open", "filtered", "unfiltered"
 class FilterRecord:
     """One filter attached somewhere in the channel, with who holds it."""
 
-    __slots__ = ("fan", "filter", "owners")
+    __slots__ = ("admins", "direct", "filter", "gated", "owners", "version")
 
     def __init__(self, flt: Any) -> None:
         self.filter = flt
         self.owners: dict[Any, int] = {}  # admin or proxy -> times attached
-        #: Who receives an event this filter matches, as of one ``Router._version``
-        #: (``Router._fan_of``); None until an event first matches it.
-        self.fan: _Fan | None = None
+        #: Where an event this filter matches leads, as of ``Router._version`` ==
+        #: ``version`` (``Router._fan_out``; -1: not worked out): ``direct`` proxies
+        #: receive it; ``gated`` ones, (proxy, its admin), when their AND admin's
+        #: filters also matched; each of ``admins``, (admin, its routes), passes
+        #: its proxies as ``Router.receivers`` says.
+        self.version = -1
+        self.direct: tuple[Any, ...] = ()
+        self.gated: tuple[tuple[Any, Any], ...] = ()
+        self.admins: tuple[tuple[Any, _AdminRoutes], ...] = ()
 
     def match_whole(self, event: Any, form: Form) -> bool:
         """The filter's own answer (§3.2.1.7-8); a failure is no match."""
@@ -75,22 +81,6 @@ class FilterRecord:
         except Exception as exc:  # noqa: BLE001 - as admin_mixins.match_any
             log.warning("filter %r failed on %r: %s", self.filter, event, exc)
             return False
-
-
-class _Fan:
-    """Where a match of one filter leads (``Router._fan_of``): ``direct`` proxies
-    receive the event; ``gated`` ones too when their AND admin's filters also
-    matched; each of ``admins`` passes its proxies as ``receivers`` says."""
-
-    __slots__ = ("admins", "direct", "gated", "version")
-
-    def __init__(self, version: int, direct: tuple[Any, ...],
-                 gated: tuple[tuple[Any, Any], ...],
-                 admins: tuple[tuple[Any, _AdminRoutes], ...]) -> None:
-        self.version = version
-        self.direct = direct
-        self.gated = gated  # (proxy, its admin)
-        self.admins = admins  # (admin, its routes)
 
 
 class _AdminRoutes:
@@ -120,7 +110,7 @@ class Router:
         #: The channel's FilterGroupSemantics is TAO's (docs/filters.md, "Filter groups").
         self.or_empty_passes = False
         #: Raised (under the lock) by every change of owners, shapes or admins' routes:
-        #: a record's ``fan`` of an older version is worked out again.
+        #: a record's receivers of an older version are worked out again.
         self._version = 0
 
     # -- what the channel tells us ----------------------------------------------------------
@@ -179,7 +169,8 @@ class Router:
         if count is None:
             return False
         self._version += 1
-        record.fan = None  # it may hold a proxy on its way out
+        # Its receivers may hold the owner on its way out: worked out again when needed.
+        record.version, record.direct, record.gated, record.admins = -1, (), (), ()
         if count > 1:
             record.owners[owner] = count - 1
             return False
@@ -305,14 +296,13 @@ class Router:
             hit: dict[Any, _AdminRoutes] = {}
             gated: list[tuple[Any, Any]] = []
             for record in matched:
-                fan = record.fan
-                if fan is None or fan.version != version:
-                    fan = self._fan_of(record)
-                for proxy in fan.direct:
+                if record.version != version:
+                    self._fan_out(record)
+                for proxy in record.direct:
                     found[proxy] = None
-                if fan.gated:
-                    gated.extend(fan.gated)
-                for admin, routes in fan.admins:
+                if record.gated:
+                    gated.extend(record.gated)
+                for admin, routes in record.admins:
                     hit[admin] = routes
             for routes in hit.values():
                 found.update(routes.unfiltered)  # empty under TAO's OR reading
@@ -323,7 +313,7 @@ class Router:
                     found[proxy] = None
             return list(found)
 
-    def _fan_of(self, record: FilterRecord) -> _Fan:
+    def _fan_out(self, record: FilterRecord) -> None:
         """Work out (lock held) where a match of ``record``'s filter leads: its admins,
         and the filtered proxies holding it, whose admin lets the event through unless
         it is an AND admin with filters of its own (then only when those matched)."""
@@ -344,8 +334,8 @@ class Router:
                     direct.append(owner)
                 else:
                     gated.append((owner, admin))
-        fan = record.fan = _Fan(self._version, tuple(direct), tuple(gated), tuple(owned))
-        return fan
+        record.direct, record.gated, record.admins = tuple(direct), tuple(gated), tuple(owned)
+        record.version = self._version
 
     @property
     def connected(self) -> int:
