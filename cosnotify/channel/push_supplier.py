@@ -173,7 +173,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
                 self._channel._released(dropped)
         if not self._scheduled:
             self._kick()
-        return entry if type(entry) is Entry else None
+        return entry if isinstance(entry, Entry) else None
 
     def _fold_inbox(self, now: float) -> list[Entry]:
         """Move inbox entries into the queue (lock held); returns discarded entries."""

@@ -141,9 +141,6 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             return None
         if self._type_filter is not None and not self._type_subscribed(event):
             return None
-        if self._fast and event.stage is None and not self._channel._account.limit:
-            self._enqueue(event, now)  # a plain copy (_admit_copy)
-            return None
         return self._admit_copy(event, now)
 
     def _admit_copy(self, event: Any, now: float) -> Entry | None:
@@ -294,7 +291,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             self._enqueued()
         if dropped:
             self._channel._released(dropped)
-        return entry if type(entry) is Entry and entry.alive else None
+        return entry if isinstance(entry, Entry) and entry.alive else None
 
     @property
     def pending(self) -> int:

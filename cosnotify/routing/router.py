@@ -30,7 +30,6 @@ checked by each proxy as it takes the event.
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Any
 
@@ -46,8 +45,6 @@ from cosnotify.filter.paths import Form
 from cosnotify.routing.index import PredicateIndex
 
 __all__ = ["Router"]
-
-log = logging.getLogger("cosnotify.routing")
 
 _OPEN, _FILTERED, _UNFILTERED = "open", "filtered", "unfiltered"
 
@@ -69,18 +66,6 @@ class FilterRecord:
         self.direct: tuple[Any, ...] = ()
         self.gated: tuple[tuple[Any, Any], ...] = ()
         self.admins: tuple[tuple[Any, _AdminRoutes], ...] = ()
-
-    def match_whole(self, event: Any, form: Form) -> bool:
-        """The filter's own answer (§3.2.1.7-8); a failure is no match."""
-        try:
-            if form is Form.STRUCTURED:
-                return bool(self.filter.match_structured(event))
-            if form is Form.TYPED:
-                return bool(self.filter.match_typed(event))
-            return bool(self.filter.match(event))
-        except Exception as exc:  # noqa: BLE001 - as admin_mixins.match_any
-            log.warning("filter %r failed on %r: %s", self.filter, event, exc)
-            return False
 
 
 class _AdminRoutes:

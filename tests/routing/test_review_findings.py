@@ -110,8 +110,9 @@ class ForeignFilter(ClientFilter):
 def test_opaque_filter_is_asked_the_operation_the_scan_asks(world: World) -> None:
     """An Any holding an Any holding a StructuredEvent is not unwrapped by the channel
     (event.from_any unwraps one layer), so the scan calls ``match(any)`` on the proxy's
-    filters. The router asks an opaque filter ``match_structured(inner)`` instead
-    (router.py receivers: holds_structured_event, then FilterRecord.match_whole)."""
+    filters. The router once asked an opaque filter ``match_structured(inner)`` instead
+    (holds_structured_event, then the inner event matched); it now asks as the scan
+    does (router.py receivers: admin_mixins.match_any on the event)."""
     proxy = world.proxy()
     foreign = ForeignFilter()
     proxy.add_filter(foreign)
