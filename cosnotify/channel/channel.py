@@ -483,19 +483,25 @@ class EventChannel(QoSAdminMixin):
         return query_channel(self, query, fields)
 
     def _count_queued(self) -> None:
-        """Start MaxQueueLength accounting with the events already queued."""
+        """Start MaxQueueLength accounting with the events already queued, those in a
+        proxy's inbox (not yet in its queue) included."""
         holders: dict[int, list[Any]] = {}
         events: dict[int, Any] = {}
+        dropped: list[Any] = []
+        now = self._service.clock.now()
         for admin in self._scan_routes():
             for proxy in admin._all_proxies():
                 queue = getattr(proxy, "_queue", None)
                 if queue is None:
                     continue
                 with proxy._lock:
+                    dropped.extend(proxy._fold_inbox(now))
                     for entry in queue._live_entries():
                         events[id(entry.event)] = entry.event
                         holders.setdefault(id(entry.event), []).append(entry)
         self._account.adopt([(events[k], v) for k, v in holders.items()])
+        if dropped and self._event_log is not None:
+            self._event_log.released(dropped)  # discarded by MaxEventsPerConsumer: never counted
 
     def _reserve_proxy(self, name: str, force: bool = False) -> None:
         """Count one more consumer or supplier, or raise AdminLimitExceeded (section 2.5.7;

@@ -105,7 +105,10 @@ def supplier_counts(proxy: Any) -> tuple[dict[str, int], int, tuple[float, str] 
     counters, the queue's limit and the last failure ``(time, reason)`` or None."""
     with proxy._lock:
         queue = proxy._queue
-        inbox = len(getattr(proxy, "_inbox", ()))  # appended to without the lock
+        # Copies in the inbox (appended to without the lock) go into the queue first,
+        # so its counters and MaxEventsPerConsumer's discards are those of now.
+        dropped = proxy._fold_inbox(proxy._service.clock.now())
+        inbox = len(proxy._inbox)  # appended to since, without the lock
         # A typed pull supplier's calls kept for another operation's pull are held too.
         depth = (len(queue) + inbox + len(getattr(proxy, "_retry", ()))
                  + getattr(proxy, "kept_calls", 0))
@@ -116,7 +119,9 @@ def supplier_counts(proxy: Any) -> tuple[dict[str, int], int, tuple[float, str] 
         delivered = proxy._n_delivered - getattr(proxy, "_n_given_expired", 0)
         failed = proxy._n_failed
         last = proxy._last_failure
-    # Copies in a push proxy's inbox are not yet in its queue: counted as queued too.
+    if dropped:
+        proxy._channel._released(dropped)
+    # Copies appended to the inbox since the fold are not yet in the queue: queued too.
     counts = {"queued": accepted + inbox, "delivered": delivered, "discarded": discarded,
               "expired": expired, "removed": removed, "failed": failed, "depth": depth}
     for name in _TYPED_COUNTS:  # a typed proxy's (cosnotify/typed/proxies.py)

@@ -98,6 +98,13 @@ class _PullSupplier(ProxySupplier):
         if self._pulling:  # only pulls in progress wait on the condition (lock held)
             self._cond.notify_all()
 
+    def _inbox_grew(self) -> None:
+        # Read without the lock: a pull that is not yet counted folds the inbox in
+        # after counting itself (_wait_and_take), so it cannot miss this copy.
+        if self._pulling:
+            with self._cond:
+                self._cond.notify_all()
+
     def _qos_changed(self, changes: Any) -> None:
         super()._qos_changed(changes)
         with self._cond:
@@ -145,6 +152,8 @@ class _PullSupplier(ProxySupplier):
             if block and self._interrupted():
                 return []  # the caller has something else to give (ack.py)
             now = clock.now()
+            if self._inbox:
+                expired.extend(self._fold_inbox(now))  # discarded copies: released with these
             queue = self._queue
             queue.release_held(now)
             ready = queue.ready()

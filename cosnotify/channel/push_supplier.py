@@ -21,7 +21,6 @@ as it arrives; a PacingInterval of 0 never sends a short batch.
 
 from __future__ import annotations
 
-import collections
 import logging
 from typing import Any
 
@@ -49,7 +48,6 @@ log = logging.getLogger("cosnotify.channel")
 
 _GONE = (CosEventComm.Disconnected, CORBA.OBJECT_NOT_EXIST)
 _TAKE = 32  # entries taken from the queue per lock acquisition
-_INBOX_DRAIN = 1024  # a supplier folds the inbox into the queue itself beyond this
 
 
 class _Undelivered(Exception):
@@ -123,10 +121,6 @@ class _PushSupplier(Suspendable, ProxySupplier):
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
         self._scheduled = False
-        #: Entries offered but not yet in the queue. Suppliers append without the
-        #: lock (deque.append is atomic); the worker folds them in under the lock,
-        #: so a supplier never waits for a worker that holds the lock mid-batch.
-        self._inbox: collections.deque[Entry | Event] = collections.deque()
         self._retry: list[Entry] = []
         #: Unacknowledged batches due to be sent again, with their SequenceNumber (ack.py).
         self._resends: list[tuple[int, list[Entry]]] = []
@@ -162,31 +156,12 @@ class _PushSupplier(Suspendable, ProxySupplier):
         if self._channel._account.limit:
             # MaxQueueLength tracks queue entries exactly
             return super()._enqueue(entry, now, held)
-        inbox = self._inbox
-        inbox.append(entry)
-        if len(inbox) > _INBOX_DRAIN:
-            # The worker is not keeping up (or is stuck in a push): apply the queue's
-            # limits now, so memory stays bounded by MaxEventsPerConsumer / the cap.
-            with self._lock:
-                dropped = self._fold_inbox(now)
-            if dropped:
-                self._channel._released(dropped)
-        if not self._scheduled:
-            self._kick()
+        self._offer_inbox(entry, now)  # every copy: the worker folds them in
         return entry if isinstance(entry, Entry) else None
 
-    def _fold_inbox(self, now: float) -> list[Entry]:
-        """Move inbox entries into the queue (lock held); returns discarded entries."""
-        dropped: list[Entry] = []
-        inbox, queue = self._inbox, self._queue
-        while inbox:
-            entry = inbox.popleft()
-            if not self._connected:
-                continue
-            lost = queue.put(entry, now)
-            if lost:
-                dropped.extend(lost)
-        return dropped
+    def _inbox_grew(self) -> None:
+        if not self._scheduled:
+            self._kick()
 
     def _enqueued(self) -> None:
         if not self._scheduled and not self._suspended:
@@ -397,7 +372,6 @@ class _PushSupplier(Suspendable, ProxySupplier):
 
     def _on_teardown(self) -> None:
         with self._lock:
-            self._inbox.clear()
             retry, self._retry = self._retry, []
             if self._timer is not None:
                 self._timer.cancel()

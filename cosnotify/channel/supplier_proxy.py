@@ -18,6 +18,7 @@ header StopTime is an absolute limit on top.
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -39,6 +40,7 @@ __all__ = ["ProxySupplier"]
 log = logging.getLogger("cosnotify.channel")
 
 _NOTIFY_PUBLISH = "IDL:omg.org/CosNotifyComm/NotifyPublish:1.0"
+_INBOX_DRAIN = 1024  # a supplier folds the inbox into the queue itself beyond this
 
 
 class ProxySupplier(SubscriptionContributor, ProxyBase):
@@ -51,6 +53,12 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         config = self._service.config
         self._queue = EventQueue(*self._queue_policies(config.consumer_queue_cap))
         self._queue.lock = self._lock
+        #: Copies offered but not yet in the queue: plain copies (queue.py), and for
+        #: push proxies every copy while no MaxQueueLength is counted. Suppliers
+        #: append without the lock (deque.append is atomic); whoever takes from the
+        #: queue (a pull, the push worker) folds them in under the lock first, so a
+        #: supplier never waits for a consumer's thread holding the lock mid-batch.
+        self._inbox: collections.deque[Entry | Event] = collections.deque()
         #: Counters (cosnotify.stats): events delivered (pushed, or pulled), failed
         #: pushes and the last failure (time, reason). Push proxies bump them from
         #: their one delivery task, pull proxies under the lock: one writer at a time.
@@ -279,6 +287,9 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         (an Event: queue.py). ``held``: the MaxQueueLength count already holds it
         (a staged copy).
         """
+        if not isinstance(entry, Entry):
+            self._offer_inbox(entry, now)  # a plain copy: no count to keep (queue.py)
+            return None
         account = self._channel._account
         with self._lock:
             if not self._connected:
@@ -293,12 +304,40 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             self._channel._released(dropped)
         return entry if isinstance(entry, Entry) and entry.alive else None
 
+    def _offer_inbox(self, item: Entry | Event, now: float) -> None:
+        """Append ``item`` to the inbox without the lock; beyond ``_INBOX_DRAIN`` (the
+        consumer's side is not keeping up, or is stuck in a call) fold it in now, so
+        memory stays bounded by MaxEventsPerConsumer or the cap."""
+        inbox = self._inbox
+        inbox.append(item)
+        if len(inbox) > _INBOX_DRAIN:
+            with self._lock:
+                dropped = self._fold_inbox(now)
+            if dropped:
+                self._channel._released(dropped)
+        self._inbox_grew()
+
+    def _inbox_grew(self) -> None:
+        """Hook, called without the lock after an append to the inbox."""
+
+    def _fold_inbox(self, now: float) -> list[Entry]:
+        """Move inbox entries into the queue (lock held); returns discarded entries."""
+        dropped: list[Entry] = []
+        inbox, queue = self._inbox, self._queue
+        while inbox:
+            entry = inbox.popleft()
+            if not self._connected:
+                continue
+            lost = queue.put(entry, now)
+            if lost:
+                dropped.extend(lost)
+        return dropped
+
     @property
     def pending(self) -> int:
         """Events waiting for this proxy's consumer (for inspection and tools)."""
         with self._lock:
-            return len(self._queue) + len(getattr(self, "_inbox", ())) \
-                + len(getattr(self, "_retry", ()))
+            return len(self._queue) + len(self._inbox) + len(getattr(self, "_retry", ()))
 
     def _enqueued(self) -> None:
         """Hook, called with the lock held after an entry was queued."""
@@ -388,6 +427,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             self._filter_removed(filter_id, old)
         self._update_contribution()
         with self._lock:
+            self._inbox.clear()
             dropped = self._queue.clear()
             durable = self._queue.durable
         self._channel._released(dropped)
