@@ -501,7 +501,9 @@ class EventChannel(QoSAdminMixin):
                         holders.setdefault(id(entry.event), []).append(entry)
         self._account.adopt([(events[k], v) for k, v in holders.items()])
         if dropped and self._event_log is not None:
-            self._event_log.released(dropped)  # discarded by MaxEventsPerConsumer: never counted
+            # Discarded by MaxEventsPerConsumer, never counted; written with the next
+            # event stored, not in a commit under the channel's lock.
+            self._event_log.released(dropped, defer=True)
 
     def _reserve_proxy(self, name: str, force: bool = False) -> None:
         """Count one more consumer or supplier, or raise AdminLimitExceeded (section 2.5.7;

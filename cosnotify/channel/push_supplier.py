@@ -434,6 +434,7 @@ class SequenceProxyPushSupplier(_PushSupplier):
     # Batching decides when to wake the sender as events arrive (see _enqueued), so
     # sequence proxies queue under the lock instead of through the inbox.
     _enqueue = ProxySupplier._enqueue
+    _plain_to_inbox = False
 
     def connect_sequence_push_consumer(self, push_consumer: Any) -> None:
         self._connect_consumer(push_consumer)

@@ -47,6 +47,9 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
     """``CosNotifyChannelAdmin::ProxySupplier`` plus the queue every kind needs."""
 
     side = "supplier"
+    #: Plain copies go through the inbox (``_offer_inbox``); False: into the queue
+    #: under the lock, where ``_enqueued`` sees each (sequence push proxies' batching).
+    _plain_to_inbox = True
 
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
@@ -94,7 +97,10 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
     def _qos_changed(self, changes: Mapping[str, Any]) -> None:
         if {"OrderPolicy", "DiscardPolicy", "MaxEventsPerConsumer"} & set(changes):
             with self._lock:
-                dropped = self._queue.set_policies(
+                # Copies offered before the change are queued under the policies
+                # they came under, as if they had gone straight into the queue.
+                dropped = self._fold_inbox(self._service.clock.now())
+                dropped += self._queue.set_policies(
                     *self._queue_policies(self._service.config.consumer_queue_cap))
             self._channel._released(dropped)
         self._refresh_fast_path()
@@ -287,7 +293,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         (an Event: queue.py). ``held``: the MaxQueueLength count already holds it
         (a staged copy).
         """
-        if not isinstance(entry, Entry):
+        if not isinstance(entry, Entry) and self._plain_to_inbox:
             self._offer_inbox(entry, now)  # a plain copy: no count to keep (queue.py)
             return None
         account = self._channel._account

@@ -2,7 +2,9 @@
 
 The model keeps a list and sorts it on every question; the queue keeps a run
 (a deque, while every entry has one order key and seqs ascend) or a heap. Any
-sequence of operations must give the same answers from both.
+sequence of operations must give the same answers from both, whether a copy
+is put as an Entry or as a plain copy (the event itself, whose Entry the queue
+makes when it needs one: queue.py); entries are compared by what they hold.
 """
 
 from __future__ import annotations
@@ -28,11 +30,20 @@ DISCARDS = [*ORDERS, LIFO_ORDER]
 
 
 class FakeEvent:
-    """What the queue reads of an event: its arrival number and StartTime."""
+    """What the queue reads of an event: its arrival number and StartTime, and for a
+    plain copy its priority and deadline."""
 
-    def __init__(self, seq: int, start: float | None) -> None:
+    def __init__(self, seq: int, start: float | None, priority: int = 0,
+                 deadline: float | None = None) -> None:
         self.seq = seq
         self.start = start
+        self.priority = priority
+        self.deadline = deadline
+
+
+def held(entries: list[Entry]) -> list[tuple[int, int, float | None]]:
+    """What each entry holds: its event (by identity), priority and deadline."""
+    return [(id(e.event), e.priority, e.deadline) for e in entries]
 
 
 def order_key(policy: int, entry: Entry) -> float:
@@ -111,9 +122,10 @@ class Model:
 
 
 operations = st.lists(st.one_of(
-    # put: priority, deadline (None or a time), start (None or a time), out of seq order?
+    # put: priority, deadline (None or a time), start (None or a time), out of seq order?,
+    # a plain copy?
     st.tuples(st.just("put"), st.integers(-2, 2), st.none() | st.integers(0, 8),
-              st.none() | st.integers(0, 8), st.booleans()),
+              st.none() | st.integers(0, 8), st.booleans(), st.booleans()),
     st.tuples(st.just("get"), st.integers(1, 5)),
     st.tuples(st.just("unget")),
     st.tuples(st.just("remove"), st.integers(0, 50)),
@@ -125,13 +137,20 @@ operations = st.lists(st.one_of(
 
 class TestAgainstTheModel:
     @settings(max_examples=300, deadline=None)
-    @example(FIFO_ORDER, FIFO_ORDER, 0, [("put", 0, None, None, False),  # an older seq: spill
-                                         ("put", 0, None, None, True), ("get", 5)])
-    @example(ANY_ORDER, FIFO_ORDER, 0, [("put", 0, None, None, False),  # unget before a run
-                                        ("put", 0, None, None, False), ("get", 1), ("unget",),
-                                        ("get", 1)])
-    @example(ANY_ORDER, FIFO_ORDER, 0, [("put", 0, None, 1, False),  # released into a run
-                                        ("put", 0, None, None, False), ("tick",), ("tick",),
+    @example(FIFO_ORDER, FIFO_ORDER, 0, [("put", 0, None, None, False, False),  # older: spill
+                                         ("put", 0, None, None, True, False), ("get", 5)])
+    @example(ANY_ORDER, FIFO_ORDER, 0, [("put", 0, None, None, False, False),  # unget, run
+                                        ("put", 0, None, None, False, False), ("get", 1),
+                                        ("unget",), ("get", 1)])
+    @example(ANY_ORDER, FIFO_ORDER, 0, [("put", 0, None, 1, False, False),  # released, run
+                                        ("put", 0, None, None, False, False), ("tick",),
+                                        ("tick",), ("get", 5)])
+    @example(FIFO_ORDER, LIFO_ORDER, 2, [("put", 0, None, None, False, True),  # plain copies
+                                         ("put", 0, None, None, False, True),  # over the limit
+                                         ("put", 0, None, None, False, True), ("get", 5)])
+    @example(ANY_ORDER, FIFO_ORDER, 0, [("put", 0, None, None, False, True),  # a plain run
+                                        ("put", 1, None, None, False, False),  # spilled
+                                        ("policies", DEADLINE_ORDER, FIFO_ORDER, 1),
                                         ("get", 5)])
     @given(st.sampled_from(ORDERS), st.sampled_from(DISCARDS), st.integers(0, 6), operations)
     def test_same_answers_as_the_model(self, order: int, discard: int, limit: int,
@@ -141,42 +160,47 @@ class TestAgainstTheModel:
         now, seq = 0.0, 100
         entries: list[Entry] = []
         last_batch: list[Entry] = []
+        model_batch: list[Entry] = []
         for op in ops:
             if op[0] == "put":
-                _, priority, deadline, start, older = op
+                _, priority, deadline, start, older, plain = op
                 seq += 1
-                entry = Entry(FakeEvent(-seq if older else seq, start),  # type: ignore[arg-type]
-                              priority, deadline)
-                entries.append(entry)
-                assert queue.put(entry, now) == model.put(entry, now)
-                last_batch = []
+                event = FakeEvent(-seq if older else seq, start, priority, deadline)
+                entry = Entry(event, priority, deadline)  # type: ignore[arg-type]
+                if not plain:
+                    entries.append(entry)  # (the channel removes entries only: holders)
+                assert held(queue.put(event if plain else entry,  # type: ignore[arg-type]
+                                      now)) == held(model.put(entry, now))
+                last_batch = model_batch = []
             elif op[0] == "get":
                 queue.release_held(now)
                 model.release(now)
                 got_expired: list[Entry] = []
                 want_expired: list[Entry] = []
                 last_batch = queue.get_batch(op[1], now, got_expired)
-                assert last_batch == model.get_batch(op[1], now, want_expired)
-                assert got_expired == want_expired
+                want = model.get_batch(op[1], now, want_expired)
+                assert held(last_batch) == held(want)
+                assert held(got_expired) == held(want_expired)
+                model_batch = want
             elif op[0] == "unget":
                 queue.unget(last_batch)
-                model.ready.extend(last_batch)
-                last_batch = []
+                model.ready.extend(model_batch)
+                last_batch = model_batch = []
             elif op[0] == "remove" and entries:
                 entry = entries[op[1] % len(entries)]
                 assert queue.remove(entry) == model.remove(entry)
             elif op[0] == "tick":
                 now += 1.0
             elif op[0] == "policies":
-                assert queue.set_policies(*op[1:]) == model.set_policies(*op[1:])
-                last_batch = []
+                assert held(queue.set_policies(*op[1:])) == held(model.set_policies(*op[1:]))
+                last_batch = model_batch = []
             assert len(queue) == len(model.ready) + len(model.held)
         queue.release_held(now)
         model.release(now)
         assert queue.ready() == len(model.ready)
-        assert queue.snapshot() == model._sorted_ready()
+        assert held(queue.snapshot()) == held(model._sorted_ready())
         rest: list[Entry] = []
-        assert queue.get_batch(1000, now, rest) == model.get_batch(1000, now, [])
+        assert held(queue.get_batch(1000, now, rest)) == held(model.get_batch(1000, now, []))
 
 
 class TestRun:
