@@ -252,9 +252,14 @@ class _PullAck(_Ack, pls._PullSupplier):
                 del self._given_at[number]
                 self._requeued[number] = entry
                 self._requeued_at[number] = now
+            # Copies offered while these were out go in first, as if they had gone
+            # straight into the queue: MaxEventsPerConsumer weighed them without these.
+            dropped = self._fold_inbox(now)
             self._queue.unget(back)  # at the head; pulled again with the same numbers
             if self._counting:
                 self._n_delivered -= len(back)  # counted again when pulled again
+            if dropped:  # plain copies: nothing held for them, but released as always
+                self._service.off_clock(self._channel._released, dropped)
         self._cond.notify_all()
 
     def _waiting(self) -> set[int]:
@@ -281,14 +286,15 @@ class _PullAck(_Ack, pls._PullSupplier):
                 else:
                     numbers = [self._count()] if batch else []
         except Exception:
+            dropped: list[Entry] = []
             with self._lock:
                 gone = getattr(self, "_destroyed", False)  # its teardown is over
                 if not gone:
+                    dropped = self._fold_inbox(self._service.clock.now())  # as _redeliver
                     self._queue.unget(batch)  # nothing was given: pulled again later
                 if self._counting:
                     self._n_delivered -= len(batch)
-            if gone:
-                self._channel._released(batch)
+            self._channel._released(batch if gone else dropped)
             raise
         self._channel._delivered(first)
         events = [entry.event.as_structured() for entry in batch]

@@ -341,9 +341,14 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
 
     @property
     def pending(self) -> int:
-        """Events waiting for this proxy's consumer (for inspection and tools)."""
+        """Events waiting for this proxy's consumer (for inspection and tools); the
+        inbox is folded in first, as when counters are read."""
         with self._lock:
-            return len(self._queue) + len(self._inbox) + len(getattr(self, "_retry", ()))
+            dropped = self._fold_inbox(self._service.clock.now())
+            waiting = len(self._queue) + len(self._inbox) + len(getattr(self, "_retry", ()))
+        if dropped:
+            self._channel._released(dropped)
+        return waiting
 
     def _enqueued(self) -> None:
         """Hook, called with the lock held after an entry was queued."""

@@ -17,7 +17,10 @@ import CosNotification as N
 import CosNotifyChannelAdmin as CA
 
 import cosnotify
+from cosnotify.channel.clock import ManualClock
+from cosnotify.channel.factory import EventChannelFactory
 from tests.channel.conftest import SequencePushConsumer, number, structured
+from tests.durability.conftest import ack_admin, sequence_number, supplier_of
 from tests.ops.test_stats import proxies
 from tests.qos.test_channel_qos import drain, entry, pull_proxy
 
@@ -148,3 +151,30 @@ def test_a_sequence_push_proxy_wakes_its_sender_per_batch(channel: Any) -> None:
     assert consumer.wait_for(1)
     assert [number(e) for e in consumer.flat()] == list(range(10))
     assert len(tasks) <= 2
+
+
+def test_an_unacknowledged_event_put_back_keeps_its_place() -> None:
+    """An Ack pull proxy gives an unacknowledged event again after RetryInterval (§3.7.8)
+    by putting it back at the head of its queue (review 88). Copies offered meanwhile
+    go into the queue first, as if they had gone straight in: MaxEventsPerConsumer 2
+    weighed them without the event out for acknowledgment, which is pulled again."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock) as factory:
+        channel, _ = factory.create_channel([], [])
+        proxy, _ = ack_admin(channel).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.set_qos([_maximum(2)])
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        first, _ = proxy.try_pull_structured_event()  # not acknowledged
+        for n in (1, 2):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        clock.advance(1.0)  # RetryInterval: 0 is put back
+        channel._service.dispatcher.wait_idle()
+        got = []
+        while True:
+            event, has_event = proxy.try_pull_structured_event()
+            if not has_event:
+                break
+            got.append((sequence_number(event), number(event)))
+        assert got == [(sequence_number(first), 0), (1, 1), (2, 2)]
