@@ -201,6 +201,43 @@ class EventQueue:
             return self._enforce_limit()
         return _NOTHING
 
+    def put_many(self, items: list[Entry | Event], now: float) -> list[Entry]:
+        """Queue ``items`` in order, as ``put`` of each in turn would (the copies of a
+        proxy's inbox: supplier_proxy.py); the entries discarded. Plain copies that
+        extend the run while no limit can be reached go on it without a call each."""
+        at = 0
+        limit = self.max_events
+        if self._discard is None and not self._order and (
+                limit <= 0 or self._size + len(items) <= limit):
+            run = self._run
+            key_of = self._order_key
+            by_priority = key_of is _priority_key  # AnyOrder's, the default: inline
+            key = self._run_key
+            last = run[-1].seq if run else None
+            for item in items:
+                if isinstance(item, Entry):
+                    break
+                start = item.start
+                if start is not None and start > now:
+                    break
+                item_key = -item.priority if by_priority else key_of(item)
+                if last is None:
+                    key = item_key
+                elif item_key != key or item.seq <= last:
+                    break
+                run.append(item)
+                last = item.seq
+                at += 1
+            if at:
+                self._run_key = key
+                self._size += at
+                if self.counting:
+                    self.accepted += at
+        dropped: list[Entry] = []
+        for item in items[at:]:
+            dropped.extend(self.put(item, now))
+        return dropped
+
     def _push_ready(self, entry: Entry) -> None:
         """Put ``entry`` in the delivery order: on the run if it extends it (or starts
         it), else the heap."""

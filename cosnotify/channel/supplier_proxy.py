@@ -327,17 +327,15 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         """Hook, called without the lock after an append to the inbox."""
 
     def _fold_inbox(self, now: float) -> list[Entry]:
-        """Move inbox entries into the queue (lock held); returns discarded entries."""
-        dropped: list[Entry] = []
-        inbox, queue = self._inbox, self._queue
-        while inbox:
-            entry = inbox.popleft()
-            if not self._connected:
-                continue
-            lost = queue.put(entry, now)
-            if lost:
-                dropped.extend(lost)
-        return dropped
+        """Move inbox entries into the queue (lock held); returns discarded entries.
+        Those appended meanwhile (without the lock) wait for the next fold."""
+        inbox = self._inbox
+        if not inbox:
+            return []
+        items = [inbox.popleft() for _ in range(len(inbox))]
+        if not self._connected:
+            return []
+        return self._queue.put_many(items, now)
 
     @property
     def pending(self) -> int:

@@ -121,11 +121,14 @@ class Model:
         return self._enforce()
 
 
+#: A copy to put: priority, deadline (None or a time), start (None or a time), out of
+#: seq order?, a plain copy?
+copies = st.tuples(st.integers(-2, 2), st.none() | st.integers(0, 8),
+                   st.none() | st.integers(0, 8), st.booleans(), st.booleans())
+
 operations = st.lists(st.one_of(
-    # put: priority, deadline (None or a time), start (None or a time), out of seq order?,
-    # a plain copy?
-    st.tuples(st.just("put"), st.integers(-2, 2), st.none() | st.integers(0, 8),
-              st.none() | st.integers(0, 8), st.booleans(), st.booleans()),
+    st.tuples(st.just("put")).flatmap(lambda head: copies.map(lambda c: head + c)),
+    st.tuples(st.just("put_many"), st.lists(copies, max_size=6)),
     st.tuples(st.just("get"), st.integers(1, 5)),
     st.tuples(st.just("unget")),
     st.tuples(st.just("remove"), st.integers(0, 50)),
@@ -152,6 +155,13 @@ class TestAgainstTheModel:
                                         ("put", 1, None, None, False, False),  # spilled
                                         ("policies", DEADLINE_ORDER, FIFO_ORDER, 1),
                                         ("get", 5)])
+    @example(FIFO_ORDER, LIFO_ORDER, 3, [("put", 0, None, None, False, True),  # a fold past
+                                         ("put_many", [(0, None, None, False, True)] * 3),
+                                         ("get", 5)])                          # the limit
+    @example(ANY_ORDER, FIFO_ORDER, 0, [("put_many", [(0, None, None, False, True),  # a run,
+                                                      (0, None, None, True, True),   # older,
+                                                      (0, None, 3, False, True)]),   # held
+                                        ("tick",), ("tick",), ("tick",), ("get", 5)])
     @given(st.sampled_from(ORDERS), st.sampled_from(DISCARDS), st.integers(0, 6), operations)
     def test_same_answers_as_the_model(self, order: int, discard: int, limit: int,
                                        ops: list[tuple[Any, ...]]) -> None:
@@ -162,15 +172,22 @@ class TestAgainstTheModel:
         last_batch: list[Entry] = []
         model_batch: list[Entry] = []
         for op in ops:
-            if op[0] == "put":
-                _, priority, deadline, start, older, plain = op
-                seq += 1
-                event = FakeEvent(-seq if older else seq, start, priority, deadline)
-                entry = Entry(event, priority, deadline)  # type: ignore[arg-type]
-                if not plain:
-                    entries.append(entry)  # (the channel removes entries only: holders)
-                assert held(queue.put(event if plain else entry,  # type: ignore[arg-type]
-                                      now)) == held(model.put(entry, now))
+            if op[0] in ("put", "put_many"):
+                items, wanted = [], []
+                for priority, deadline, start, older, plain in (
+                        [op[1:]] if op[0] == "put" else op[1]):
+                    seq += 1
+                    event = FakeEvent(-seq if older else seq, start, priority, deadline)
+                    entry = Entry(event, priority, deadline)  # type: ignore[arg-type]
+                    if not plain:
+                        entries.append(entry)  # (the channel removes entries: holders)
+                    items.append(event if plain else entry)
+                    wanted.append(entry)
+                if op[0] == "put":
+                    got = queue.put(items[0], now)
+                else:  # an inbox folded in: as the puts one by one
+                    got = queue.put_many(items, now)
+                assert held(got) == held([lost for e in wanted for lost in model.put(e, now)])
                 last_batch = model_batch = []
             elif op[0] == "get":
                 queue.release_held(now)
