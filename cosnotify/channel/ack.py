@@ -258,7 +258,7 @@ class _PullAck(_Ack, pls._PullSupplier):
             self._queue.unget(back)  # at the head; pulled again with the same numbers
             if self._counting:
                 self._n_delivered -= len(back)  # counted again when pulled again
-            if dropped:  # plain copies: nothing held for them, but released as always
+            if dropped:  # discarded (any queued copy, stored ones too): off the clock
                 self._service.off_clock(self._channel._released, dropped)
         self._cond.notify_all()
 
