@@ -13,6 +13,7 @@ import argparse
 import importlib
 import logging
 import math
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -227,7 +228,24 @@ def serve_command(args: argparse.Namespace) -> int:
             metrics.shutdown()
         server.stop()
     log.warning("stopped")
-    return 0
+    _leave(0)
+    return 0  # (not reached)
+
+
+def _leave(status: int) -> None:
+    """End a server process whose stop is complete (the ORB destroyed, the store
+    closed, the log flushed) without the interpreter's finalization: there, daemon
+    threads (workers, the clock, the front ends' loop) and omniORB's own teardown
+    can still run, and a thread writing to stderr while finalization flushes it
+    aborts the process (SIGABRT, "could not acquire lock for <_io.BufferedWriter
+    name='<stderr>'> at interpreter shutdown"): a clean stop would exit -6."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

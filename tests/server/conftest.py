@@ -101,6 +101,7 @@ class ServeProcess:
         try:
             status = self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
+            self.log.append("[test harness: no exit 30 s after SIGTERM; SIGABRT sent]\n")
             self.process.send_signal(signal.SIGABRT)  # faulthandler: its threads, in the log
             try:
                 status = self.process.wait(timeout=10)

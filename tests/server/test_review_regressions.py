@@ -313,7 +313,7 @@ class TestPersistentReferences:
         ior = first.ior
         factory = omniorb.string_to_object(ior)._narrow(CA.EventChannelFactory)
         _, channel_id = factory.create_channel([], [])
-        assert first.stop() == 0
+        assert first.stop() == 0, "".join(first.log)
         second = ServeProcess(tmp_path, "--endpoint", f"127.0.0.1:{port}")
         try:
             assert second.ior == ior  # the same object key on the same endpoint
@@ -370,7 +370,7 @@ class TestReviewOfTheMigration:
         factory = omniorb.string_to_object(first.ior)._narrow(CA.EventChannelFactory)
         channel = factory.create_channel([], [])[0]._narrow(ECA.EventChannel)
         old_proxy = channel.for_suppliers().obtain_push_consumer()
-        assert first.stop() == 0
+        assert first.stop() == 0, "".join(first.log)
         second = ServeProcess(tmp_path, "--endpoint", f"127.0.0.1:{port}")
         try:
             try:
