@@ -136,11 +136,6 @@ class _PushAck(_Ack, pss._PushSupplier):
     def _waiting(self) -> set[int]:
         return {number for number, _ in self._resends}
 
-    def _on_connected(self) -> None:
-        with self._lock:
-            self._unanswered = 0  # a new consumer (allow_reconnect) left nothing unanswered
-        super()._on_connected()
-
     def _on_teardown(self) -> None:
         with self._lock:
             gone = self._forget_unacked()
@@ -264,11 +259,6 @@ class _PullAck(_Ack, pls._PullSupplier):
 
     def _waiting(self) -> set[int]:
         return {number for number, _ in self._repull}
-
-    def _on_connected(self) -> None:
-        with self._lock:
-            self._unanswered = 0  # a new consumer (allow_reconnect) left nothing unanswered
-        super()._on_connected()
 
     def _numbered(self, batch: list[Entry], per_event: bool) -> list[Any]:
         """The pulled ``batch`` as structured events, numbered, waiting for acknowledge."""

@@ -93,6 +93,11 @@ class _Ack:
     def _acking(self) -> bool:
         return bool(self._qos.get("DeliveryReliability", 0) == 1)
 
+    def _on_connected(self) -> None:
+        with self._lock:
+            self._unanswered = 0  # a new consumer (allow_reconnect) left nothing unanswered
+        super()._on_connected()  # type: ignore[misc]  # the proxy supplier's (a mixin)
+
     def _number(self, entry: Entry) -> int:
         """The SequenceNumber of ``entry`` (lock held): kept once given."""
         if entry.number < 0:
