@@ -643,7 +643,12 @@ class EventChannel(QoSAdminMixin):
             for admin in self._scan_routes() if self._routes_stale else self._routes:
                 admin.route(event, now, holders)
             return
-        for proxy in self._router.receivers(event):
+        receivers = self._router.receivers(event)
+        if holders is None and event.stage is None:  # no count holds a copy, none is staged
+            for proxy in receivers:
+                proxy.accept_plain(event, now)
+            return
+        for proxy in receivers:
             entry = proxy.accept(event, now)
             if entry is not None and holders is not None:
                 holders.append(entry)

@@ -112,6 +112,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                       and getattr(admin, "_priority_filter", None) is None
                       and getattr(admin, "_lifetime_filter", None) is None
                       and "Priority" not in explicit and "Timeout" not in explicit)
+        self._plain = self._fast and self._plain_to_inbox
 
     # -- mapping filters (section 2.3.1) -----------------------------------------------
     def _get_priority_filter(self) -> Any:
@@ -156,6 +157,19 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         if self._type_filter is not None and not self._type_subscribed(event):
             return None
         return self._admit_copy(event, now)
+
+    def accept_plain(self, event: Any, now: float) -> None:
+        """``accept`` for a copy no MaxQueueLength count holds and no store stages
+        (channel._offer checks that once an event): the per-copy path of routing,
+        kept to one call. A plain copy goes to the inbox (``_offer_inbox``, inline)."""
+        if self._plain and self._connected and self._type_filter is None:
+            inbox = self._inbox
+            inbox.append(event)
+            if len(inbox) > _INBOX_DRAIN:
+                self._drain_inbox(now)
+            self._inbox_grew()
+        else:
+            self.accept(event, now)
 
     def _admit_copy(self, event: Any, now: float) -> Entry | None:
         if self._fast:
@@ -317,11 +331,14 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         inbox = self._inbox
         inbox.append(item)
         if len(inbox) > _INBOX_DRAIN:
-            with self._lock:
-                dropped = self._fold_inbox(now)
-            if dropped:
-                self._channel._released(dropped)
+            self._drain_inbox(now)
         self._inbox_grew()
+
+    def _drain_inbox(self, now: float) -> None:
+        with self._lock:
+            dropped = self._fold_inbox(now)
+        if dropped:
+            self._channel._released(dropped)
 
     def _inbox_grew(self) -> None:
         """Hook, called without the lock after an append to the inbox."""

@@ -50,6 +50,11 @@ _NO_VALUE: Final = object()  # postings found without reading a value (``in``, t
 _EXACT_INT: Final = 2 ** 53
 _COMPARE: Final = {"==": operator.eq, "<": operator.lt, "<=": operator.le,
                    ">": operator.gt, ">=": operator.ge}
+#: Comparisons certainly TRUE for a value above (below) an exact posting's bound,
+#: which is its literal (``_Sorted.at_most``): a number's key is the number itself,
+#: within ``_EXACT_INT``, and only numbers compare exactly with ``<`` or ``>``.
+_SURE_ABOVE: Final = (operator.gt, operator.ge)
+_SURE_BELOW: Final = (operator.lt, operator.le)
 
 
 def _domain(value: Any) -> str | None:
@@ -121,15 +126,22 @@ class _Sorted:
             del self.groups[bound]
             del self.bounds[bisect.bisect_left(self.bounds, bound)]
 
-    def at_most(self, value: Any) -> list[dict[Posting, None]]:
-        """The groups of postings whose bound is <= value."""
-        groups = self.groups
-        return [groups[b] for b in self.bounds[:bisect.bisect_right(self.bounds, value)]]
+    def at_most(self, value: Any, out: list[Any], read: Any) -> None:
+        """Append to ``out`` the groups of postings whose bound is <= value, as
+        ``(group, read, sure)``: ``sure`` for those whose bound is below it."""
+        groups, bounds = self.groups, self.bounds
+        below = bisect.bisect_left(bounds, value)
+        out.extend((groups[b], read, _SURE_ABOVE) for b in bounds[:below])
+        if below < len(bounds) and bounds[below] == value:
+            out.append((groups[value], read, ()))
 
-    def at_least(self, value: Any) -> list[dict[Posting, None]]:
-        """The groups of postings whose bound is >= value."""
-        groups = self.groups
-        return [groups[b] for b in self.bounds[bisect.bisect_left(self.bounds, value):]]
+    def at_least(self, value: Any, out: list[Any], read: Any) -> None:
+        """As ``at_most``, for the groups whose bound is >= value."""
+        groups, bounds = self.groups, self.bounds
+        above = bisect.bisect_right(bounds, value)
+        if above and bounds[above - 1] == value:
+            out.append((groups[bounds[above - 1]], read, ()))
+        out.extend((groups[b], read, _SURE_BELOW) for b in bounds[above:])
 
 
 class _Windows:
@@ -233,7 +245,8 @@ class _Slot:
 
     def lookup(self, event: Any, form: Form, out: list[Any]) -> None:
         """Append to ``out`` the postings ``event`` may satisfy here: (postings, the
-        value read) pairs, the value ``_NO_VALUE`` for ``in`` postings."""
+        value read, sure) triples, the value ``_NO_VALUE`` for ``in`` postings;
+        ``sure``: the comparisons certainly TRUE for the value (``match``)."""
         if self.eq or self.lower or self.upper or self.windows:
             try:
                 value = self.reader(form)(event)
@@ -243,17 +256,17 @@ class _Slot:
                 for key in keys_of(value):
                     found = self.eq.get(key)
                     if found:
-                        out.append((found, value))
+                        out.append((found, value, ()))
                     if self.lower:
                         ranges = self.lower.get(key[0])
                         if ranges is not None:
-                            out.extend((group, value) for group in ranges.at_most(key[1]))
+                            ranges.at_most(key[1], out, value)
                     if self.upper:
                         ranges = self.upper.get(key[0])
                         if ranges is not None:
-                            out.extend((group, value) for group in ranges.at_least(key[1]))
+                            ranges.at_least(key[1], out, value)
                     if self.windows and key[0] == "n":
-                        out.append((self.windows.around(key[1]), value))
+                        out.append((self.windows.around(key[1]), value, ()))
         if self.has:
             try:
                 seq, content, _ = self.sequence(form)(event)
@@ -269,7 +282,7 @@ class _Slot:
                 for key in keys_of(item):
                     found = has.get(key)
                     if found:
-                        out.append((found, _NO_VALUE))
+                        out.append((found, _NO_VALUE, ()))
 
 
 class _ByType:
@@ -406,13 +419,14 @@ class PredicateIndex:
 
     # -- lookup ---------------------------------------------------------------------------
     def candidates(self, event: Any, form: Form, key: TypePair | None) -> list[Any]:
-        """(postings, value) pairs whose postings together hold every posting ``event``
-        (of ``form``, of type ``key``) may satisfy, and more; a posting may be in
-        several. ``value`` is what the postings' slot read (``_Slot.lookup``)."""
+        """(postings, value, sure) triples whose postings together hold every posting
+        ``event`` (of ``form``, of type ``key``) may satisfy, and more; a posting may
+        be in several. ``value`` is what the postings' slot read (``_Slot.lookup``);
+        ``sure``, the exact comparisons (``Posting.compare``) its postings pass."""
         lists: list[Any] = []
         by_type = self._by_type.lookup(key)
         if by_type:
-            lists.append((by_type, _NO_VALUE))
+            lists.append((by_type, _NO_VALUE, ()))
         for slot in self._slots.values():
             slot.lookup(event, form, lists)
         return lists
@@ -436,7 +450,7 @@ class PredicateIndex:
         attribute = form.value
         matched: dict[Any, None] = {}
         answers: dict[Any, bool] = {}  # by signature: equal constraints, one evaluation
-        for postings, value in self.candidates(event, form, key):
+        for postings, value, sure in self.candidates(event, form, key):
             domain = _domain(value)
             for posting in postings:
                 record = posting.record
@@ -444,7 +458,8 @@ class PredicateIndex:
                     continue
                 applies = posting.applies
                 if domain is not None and posting.domain == domain:
-                    if posting.compare(value, posting.literal) and (
+                    compare = posting.compare
+                    if (compare in sure or compare(value, posting.literal)) and (
                             applies is None or (key is not None and applies(*key))):
                         matched[record] = None
                     continue

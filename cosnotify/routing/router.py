@@ -52,7 +52,7 @@ _OPEN, _FILTERED, _UNFILTERED = "open", "filtered", "unfiltered"
 class FilterRecord:
     """One filter attached somewhere in the channel, with who holds it."""
 
-    __slots__ = ("admins", "direct", "filter", "gated", "owners", "version")
+    __slots__ = ("admins", "direct", "filter", "gated", "owners", "solo", "version")
 
     def __init__(self, flt: Any) -> None:
         self.filter = flt
@@ -61,8 +61,10 @@ class FilterRecord:
         #: ``version`` (``Router._fan_out``; -1: not worked out): ``direct`` proxies
         #: receive it; ``gated`` ones, (proxy, its admin), when their AND admin's
         #: filters also matched; each of ``admins``, (admin, its routes), passes
-        #: its proxies as ``Router.receivers`` says.
+        #: its proxies as ``Router.receivers`` says. ``solo``: the one direct proxy
+        #: when that is all (the common case, read without the tuple).
         self.version = -1
+        self.solo: Any = None
         self.direct: tuple[Any, ...] = ()
         self.gated: tuple[tuple[Any, Any], ...] = ()
         self.admins: tuple[tuple[Any, _AdminRoutes], ...] = ()
@@ -156,6 +158,7 @@ class Router:
         self._version += 1
         # Its receivers may hold the owner on its way out: worked out again when needed.
         record.version, record.direct, record.gated, record.admins = -1, (), (), ()
+        record.solo = None
         if count > 1:
             record.owners[owner] = count - 1
             return False
@@ -283,6 +286,10 @@ class Router:
             for record in matched:
                 if record.version != version:
                     self._fan_out(record)
+                solo = record.solo
+                if solo is not None:
+                    found[solo] = None
+                    continue
                 for proxy in record.direct:
                     found[proxy] = None
                 if record.gated:
@@ -320,6 +327,7 @@ class Router:
                 else:
                     gated.append((owner, admin))
         record.direct, record.gated, record.admins = tuple(direct), tuple(gated), tuple(owned)
+        record.solo = direct[0] if len(direct) == 1 and not gated and not owned else None
         record.version = self._version
 
     @property

@@ -11,6 +11,7 @@ ones, booleans, characters against numbers, strings ordered, event types.
 from __future__ import annotations
 
 import itertools
+import operator
 from typing import Any
 
 import pytest
@@ -49,7 +50,9 @@ class TestDecidedWithoutEvaluation:
     @pytest.mark.parametrize(("text", "value", "expected"), [
         ("$a > 9712", 9713, True), ("$a > 9712", 9712, False), ("$a >= 9712", 9712, True),
         ("$a < 2.5", 2, True), ("$a <= 2", 2, True), ("9712 < $a", 9800, True),
-        ("$a == 7", 7, True), ("$a == 7.0", 7, True), ("$a == 7", 8, False)])
+        ("$a == 7", 7, True), ("$a == 7.0", 7, True), ("$a == 7", 8, False),
+        ("$a < 2", 2, False), ("$a < 2", 3, False), ("$a <= 2", 3, False),
+        ("$a > 2", 1, False), ("$a >= 2", 1, False), ("2 > $a", 2, False)])
     def test_a_number_compared_with_a_literal(self, text: str, value: int,
                                               expected: bool) -> None:
         flt = FilterFactory().create_filter("EXTENDED_TCL")
@@ -95,6 +98,28 @@ class TestDecidedWithoutEvaluation:
                      else (CORBA.TC_boolean, True) if "TRUE" in text else (CORBA.TC_long, 2))
         assert not _index_match(router, _event(tc, value))  # the refusing evaluation said so
         assert evaluated == [text]
+
+
+    def test_many_bounds_on_one_component(self) -> None:
+        """Postings beyond the value's bound are TRUE by their order alone; the one at
+        the bound is compared: each filter is still asked exactly (§2.3)."""
+        orders = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+        router, filters, tests = Router(), {}, {}
+        for op, bound in itertools.product(orders, [-1.5, 0, 1, 2, 2.5, 7]):
+            flt = filters[f"$a {op} {bound}"] = FilterFactory().create_filter("EXTENDED_TCL")
+            flt.add_constraints([F.ConstraintExp([], f"$a {op} {bound}")])
+            router.attach(_Owner(), flt)
+            tests[flt] = (orders[op], bound)
+        evaluated = [text for flt in filters.values() for text in _refusing(flt)]
+        for tc, value in [(CORBA.TC_long, v) for v in (-2, 0, 1, 2, 3, 7, 8)] + [
+                (CORBA.TC_double, v) for v in (-1.5, -0.0, 0.5, 2.5, float("inf"))]:
+            event = _event(tc, value)
+            found = {record.filter for record in router.index.match(
+                event, Form.STRUCTURED, ("D", "T"))}
+            expected = {flt for flt, (order, bound) in tests.items() if order(value, bound)}
+            assert found == expected, (value, sorted(t for t, f in filters.items()
+                                                     if (f in found) != (f in expected)))
+        assert evaluated == []
 
 
 class TestSameAnswerAsTheFilter:

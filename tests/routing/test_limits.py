@@ -248,7 +248,7 @@ class TestWindows:
             proxy.connect_structured_pull_consumer(None)
             proxies.append(proxy)
         event = structured(fields={"x": 505})
-        found = [posting for postings, _ in channel._router.index.candidates(
+        found = [posting for postings, _, _ in channel._router.index.candidates(
             event, Form.STRUCTURED, ("Telecom", "CommunicationsAlarm")) for posting in postings]
         assert len(found) <= 2  # [500, 510) and, inclusively, nothing else
         structured_supplier(channel).push_structured_event(event)
