@@ -54,8 +54,13 @@ class _PullSupplier(ProxySupplier):
         # A pull consumer may be nil: it only loses disconnect callbacks (section 2.6.2).
         self._connect(consumer, required=None, interface=None, allow_nil=True)
 
-    _pulling = 0  # pulls in progress (under the lock)
     _idle_timer: Any = None
+
+    def __init__(self, admin: Any, proxy_id: int | None) -> None:
+        super().__init__(admin, proxy_id)
+        #: Pulls in progress (under the lock). The instance's own, not a class
+        #: default: ``_inbox_grew`` reads it for every copy routed here.
+        self._pulling = 0
 
     def _on_connected(self) -> None:
         self._update_contribution()
