@@ -39,6 +39,7 @@ from cosnotify.channel.admin_mixins import QoSAdminMixin, initial_qos
 from cosnotify.channel.names import NameTable
 from cosnotify.channel.queue import DEADLINE_ORDER, LIFO_ORDER, PRIORITY_ORDER
 from cosnotify.channel.subscriptions import SubscriptionHub
+from cosnotify.channel.supplier_proxy import offer_plain
 from cosnotify.filter.oes.limits import CURRENT_LIMITS, NodeLimits
 from cosnotify.qos.negotiation import Target, check_admin, to_property_seq
 from cosnotify.qos.properties import (
@@ -645,8 +646,7 @@ class EventChannel(QoSAdminMixin):
             return
         receivers = self._router.receivers(event)
         if holders is None and event.stage is None:  # no count holds a copy, none is staged
-            for proxy in receivers:
-                proxy.accept_plain(event, now)
+            offer_plain(receivers, event, now)
             return
         for proxy in receivers:
             entry = proxy.accept(event, now)

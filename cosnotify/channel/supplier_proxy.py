@@ -43,6 +43,22 @@ _NOTIFY_PUBLISH = "IDL:omg.org/CosNotifyComm/NotifyPublish:1.0"
 _INBOX_DRAIN = 1024  # a supplier folds the inbox into the queue itself beyond this
 
 
+def offer_plain(proxies: list[Any], event: Any, now: float) -> None:
+    """``accept`` of ``event`` by each of ``proxies``, for a copy that no
+    MaxQueueLength count holds and no store stages (channel._offer checks that
+    once an event): the per-copy path of routing, a loop with no call per copy
+    but the wake. A plain copy goes to the inbox (``_offer_inbox``, inline)."""
+    for proxy in proxies:
+        if proxy._plain and proxy._connected and proxy._type_filter is None:
+            inbox = proxy._inbox
+            inbox.append(event)
+            if len(inbox) > _INBOX_DRAIN:
+                proxy._drain_inbox(now)
+            proxy._inbox_grew()
+        else:
+            proxy.accept(event, now)
+
+
 class ProxySupplier(SubscriptionContributor, ProxyBase):
     """``CosNotifyChannelAdmin::ProxySupplier`` plus the queue every kind needs."""
 
@@ -157,19 +173,6 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         if self._type_filter is not None and not self._type_subscribed(event):
             return None
         return self._admit_copy(event, now)
-
-    def accept_plain(self, event: Any, now: float) -> None:
-        """``accept`` for a copy no MaxQueueLength count holds and no store stages
-        (channel._offer checks that once an event): the per-copy path of routing,
-        kept to one call. A plain copy goes to the inbox (``_offer_inbox``, inline)."""
-        if self._plain and self._connected and self._type_filter is None:
-            inbox = self._inbox
-            inbox.append(event)
-            if len(inbox) > _INBOX_DRAIN:
-                self._drain_inbox(now)
-            self._inbox_grew()
-        else:
-            self.accept(event, now)
 
     def _admit_copy(self, event: Any, now: float) -> Entry | None:
         if self._fast:
