@@ -35,6 +35,7 @@ cosnotify did). Scans of large N push fewer events so a run stays short.
 consumers in process (a worker thread per busy consumer: each event wakes one).
 
 Run: ``.venv/bin/python benchmarks/scale_bench.py [--quick] [--plot PATH]``
+(``--rounds K``: only the mixed goal's two configurations, K rounds in turn)
 (``--plot`` draws events/s against N, log-log, with matplotlib: ``pip install
 -e '.[bench]'``).
 """
@@ -47,6 +48,7 @@ import json
 import os
 import platform
 import random
+import statistics
 import subprocess
 import sys
 import threading
@@ -241,10 +243,15 @@ def main() -> None:
     parser.add_argument("--max-scan", type=int, default=100_000,
                         help="largest N measured with the scanning router")
     parser.add_argument("--plot", type=Path, help="write the log-log plot (PNG) here")
+    parser.add_argument("--rounds", type=int, metavar="K",
+                        help="only the mixed goal: K rounds of N = 1 and N = 10,000 in turn")
     args = parser.parse_args()
     if args.child:
         workload, routing, n, count = args.child
         print(json.dumps(child(workload, routing, int(n), int(count), args.push)))
+        return
+    if args.rounds:
+        _rounds(args.rounds, args.events)
         return
     sizes = QUICK_SIZES if args.quick else SIZES
     print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
@@ -295,6 +302,24 @@ def main() -> None:
                   f"{pushed:.2f}x")
     if args.plot:
         _plot(results, args.plot)
+
+
+def _rounds(rounds: int, events: int) -> None:
+    """The mixed goal's two configurations in turn, ``rounds`` times: the ratio of
+    each round (with the fold), and their median. One run of the table above moves
+    by about 10% from run to run on a VM; rounds in turn show by how much."""
+    print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"mixed, index: {rounds} rounds of N = 1 and N = 10,000 in turn, {events} events")
+    ratios = []
+    for round_ in range(1, rounds + 1):
+        one, many = (_run("mixed", "index", n, events) for n in (1, 10_000))
+        costs = [(r["elapsed_s"] + r["fold_s"]) / r["events"] * 1e6 for r in (one, many)]
+        ratios.append(costs[1] / costs[0])
+        print(f"  round {round_}: N=1 {costs[0]:.2f} us/event, N=10,000 {costs[1]:.1f} "
+              f"us/event (fold {many['fold_s'] / many['events'] * 1e6:.1f}): "
+              f"{ratios[-1]:.1f}x", flush=True)
+    print(f"median {statistics.median(ratios):.1f}x, range {min(ratios):.1f}-"
+          f"{max(ratios):.1f}x (goal <= {GOALS[('mixed', 10_000)]:g}x)")
 
 
 def _plot(results: list[dict[str, Any]], path: Path) -> None:
