@@ -113,9 +113,13 @@ class _QueueAccount:
         event.refs = 1
 
     def hold(self, event: Any) -> None:
-        """A queue is about to take a copy: count it before any worker can deliver it."""
+        """A queue is about to take a copy: count it before any worker can deliver it.
+        Only an event the count holds (``routing``, ``adopt``) counts its copies: one
+        whose routing began before MaxQueueLength was set stays uncounted, copies and
+        all, so releasing them cannot take the count below what is queued."""
         with self.lock:
-            event.refs += 1
+            if event.refs > 0:
+                event.refs += 1
 
     def admitted(self, event: Any) -> None:
         """Routing is over: drop the router's reference; the event counts while queued."""

@@ -13,8 +13,12 @@ from omniORB import CORBA
 
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
+import CosNotifyFilter as F
 import TimeBase
 
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.channel.service import ServiceConfig
+from cosnotify.filter.factory import FilterFactory
 from tests.channel.conftest import (
     WAIT,
     CountingFilter,
@@ -89,6 +93,49 @@ class TestQueueAccounting:
                 supplier.push_structured_event(structured(fields={"n": n}))
             assert all(sink.wait_for(min(first + 400, 3000)) for sink in sinks)
         settle(channel)
+        assert channel._account.count == 0
+
+    @pytest.mark.parametrize("mapped", [False, True], ids=["plain", "mapped"])
+    def test_limit_set_while_an_event_is_routed(self, mapped: bool) -> None:
+        """MaxQueueLength set by set_admin while an event was being routed: copies offered
+        after it counted an event the count never held, and releasing them took the
+        count to -1 for good (a copy with a mapping filter of its own is an entry,
+        read the limit per copy). Forced in order: the router's answer is worked out,
+        then the limit is set, then the copies are offered."""
+        with EventChannelFactory(ServiceConfig(routing="index")) as factory:
+            self._limit_set_while_routed(factory, mapped)
+
+    def _limit_set_while_routed(self, factory: Any, mapped: bool) -> None:
+        channel, _ = factory.create_channel([], [])
+        proxies = []
+        for _ in range(3):
+            proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+                CA.STRUCTURED_EVENT)
+            proxy.connect_structured_pull_consumer(None)
+            proxies.append(proxy)
+        if mapped:
+            mapping = FilterFactory().create_mapping_filter(
+                "EXTENDED_TCL", CORBA.Any(CORBA.TC_short, 0))
+            mapping.add_mapping_constraints([F.MappingConstraintPair(
+                F.ConstraintExp([], "TRUE"), CORBA.Any(CORBA.TC_short, 1))])
+            for proxy in proxies:
+                proxy._set_priority_filter(mapping)
+        router, limited = channel._router, []
+        receivers = router.receivers
+
+        def limit_meanwhile(event: Any) -> Any:
+            found = receivers(event)
+            if not limited:
+                limited.append(True)
+                channel.set_admin([prop("MaxQueueLength", 100, CORBA.TC_long)])
+            return found
+
+        router.receivers = limit_meanwhile
+        supplier = entry(channel)
+        for n in (1, 2):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        for proxy in proxies:
+            assert [number(proxy.pull_structured_event()) for _ in range(2)] == [1, 2]
         assert channel._account.count == 0
 
     def test_self_discard_does_not_occupy_the_channel(self, factory: Any) -> None:

@@ -67,7 +67,7 @@ class TestIndexed:
 
             def candidates(limits: NodeLimits | None) -> int:
                 with using(limits):
-                    return sum(len(p) for p, _ in index.candidates(event, Form.STRUCTURED,
+                    return sum(len(p) for p, _, _ in index.candidates(event, Form.STRUCTURED,
                                                                 ("OES", "post")))
             assert candidates(None) == 4
             assert candidates(NodeLimits([_limit(("a", "b", "c"), 1)])) == 2
