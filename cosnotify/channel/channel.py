@@ -111,14 +111,15 @@ class _QueueAccount:
     def routing(self, event: Any) -> None:
         """The router holds ``event`` while it is being routed (one reference)."""
         event.refs = 1
+        event.counted = True
 
     def hold(self, event: Any) -> None:
         """A queue is about to take a copy: count it before any worker can deliver it.
-        Only an event the count holds (``routing``, ``adopt``) counts its copies: one
-        whose routing began before MaxQueueLength was set stays uncounted, copies and
-        all, so releasing them cannot take the count below what is queued."""
-        with self.lock:
-            if event.refs > 0:
+        Only an event the count holds (``Event.counted``) counts its copies: one whose
+        routing began before MaxQueueLength was set stays uncounted, copies and all,
+        so releasing them cannot take the count below what is queued."""
+        if event.counted:
+            with self.lock:
                 event.refs += 1
 
     def admitted(self, event: Any) -> None:
@@ -157,6 +158,7 @@ class _QueueAccount:
             for event, entries in queued:
                 event.holders = entries
                 event.refs = len(entries)
+                event.counted = True
                 self.count += 1
                 heapq.heappush(self._victims, (self._key(event), event.seq, event))
 

@@ -245,7 +245,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 while at < len(entries):
                     entry = entries[at]
                     stored = entry.stored
-                    if account.limit and entry.event.refs <= 0:
+                    event = entry.event
+                    if account.limit and event.counted and event.refs <= 0:
                         refused.append(stored)  # MaxQueueLength discarded it meanwhile
                         at += 1
                         continue
@@ -338,6 +339,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         self._inbox_grew()
 
     def _drain_inbox(self, now: float) -> None:
+        """Fold the inbox in now (a supplier, past ``_INBOX_DRAIN``)."""
         with self._lock:
             dropped = self._fold_inbox(now)
         if dropped:
