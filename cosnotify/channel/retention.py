@@ -59,7 +59,9 @@ TRIM_EVERY = 1.0
 #: A write of fewer events than LINGER_EVENTS waits LINGER seconds for more to
 #: share its transaction (group commit's linger: one-event supply calls cost a
 #: transaction each otherwise, and each of its statements a wait for the GIL).
-LINGER = 0.002
+#: 20 ms: what a crash can lose of the history (docs/history.md); 2 ms made an
+#: Eventer client registering one event at a time pay a write per 7 events.
+LINGER = 0.02
 LINGER_EVENTS = 100
 
 
