@@ -104,22 +104,22 @@ class _QueueAccount:
         while self._victims:
             event = heapq.heappop(self._victims)[2]
             if event.refs > 0:
-                event.refs = 0
+                event.refs = -1  # discarded: a copy staged for the store is refused
                 return event
         return None
 
     def routing(self, event: Any) -> None:
         """The router holds ``event`` while it is being routed (one reference)."""
         event.refs = 1
-        event.counted = True
 
     def hold(self, event: Any) -> None:
         """A queue is about to take a copy: count it before any worker can deliver it.
-        Only an event the count holds (``Event.counted``) counts its copies: one whose
-        routing began before MaxQueueLength was set stays uncounted, copies and all,
-        so releasing them cannot take the count below what is queued."""
-        if event.counted:
-            with self.lock:
+        Only an event the count holds (``refs > 0``) counts its copies: one whose
+        routing began before MaxQueueLength was set (0), whose counted copies have all
+        gone (0), or that the limit discarded (-1) stays uncounted, copies and all, so
+        releasing them cannot take the count below what is queued."""
+        with self.lock:
+            if event.refs > 0:
                 event.refs += 1
 
     def admitted(self, event: Any) -> None:
@@ -158,7 +158,6 @@ class _QueueAccount:
             for event, entries in queued:
                 event.holders = entries
                 event.refs = len(entries)
-                event.counted = True
                 self.count += 1
                 heapq.heappush(self._victims, (self._key(event), event.seq, event))
 

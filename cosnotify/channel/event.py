@@ -69,7 +69,6 @@ class Event:
         "__weakref__",  # durable.py shares an event read back among its proxies
         "any",
         "arrival",
-        "counted",
         "deadline",
         "domain_name",
         "holders",
@@ -119,11 +118,10 @@ class Event:
         #: The resulting expiry (the earlier of StopTime and arrival + lifetime).
         self.deadline: float | None = None
         self.seq = next(_sequence)
-        #: How many queues hold this event (kept only when MaxQueueLength is set).
+        #: How many queues hold this event (kept only when MaxQueueLength is set); 0:
+        #: the count does not hold it; -1: MaxQueueLength discarded it
+        #: (channel._QueueAccount).
         self.refs = 0
-        #: MaxQueueLength's count holds it: its routing began under the limit, or it
-        #: was queued when the limit was set (channel._QueueAccount).
-        self.counted = False
         #: The queue entries holding it (kept only when the channel discards by policy).
         self.holders: list[Any] | None = None
         #: The header's EventReliability (0 or 1), or None: the channel's applies.

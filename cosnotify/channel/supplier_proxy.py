@@ -245,8 +245,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 while at < len(entries):
                     entry = entries[at]
                     stored = entry.stored
-                    event = entry.event
-                    if account.limit and event.counted and event.refs <= 0:
+                    if entry.event.refs < 0:
                         refused.append(stored)  # MaxQueueLength discarded it meanwhile
                         at += 1
                         continue
