@@ -58,6 +58,7 @@ def _pull_proxies(channel: Any, n: int, mapped: bool = True) -> list[Any]:
             proxy._set_priority_filter(mapping)
     return proxies
 
+
 def _drain(proxy: Any) -> list[int]:
     got = []
     while True:
@@ -65,6 +66,31 @@ def _drain(proxy: Any) -> list[int]:
         if not has:
             return got
         got.append(number(event))
+
+
+_DURABLE = [prop("ConnectionReliability", N.Persistent), prop("EventReliability", N.Persistent)]
+
+
+def _limit(n: int) -> list[Any]:
+    return [prop("MaxQueueLength", n, CORBA.TC_long)]
+
+
+def _on_first_commit(channel: Any, action: Any) -> list[bool]:
+    """Run ``action`` once, right after the store commits the channel's first events
+    (as a concurrent set_admin or consumer would while a supplier's call is stored)."""
+    store = channel._event_log._store
+    add_events, fired = store.add_events, []
+
+    def commit_then_act(*args: Any, **kwargs: Any) -> Any:
+        ids = add_events(*args, **kwargs)
+        if not fired:
+            fired.append(True)
+            action()
+        return ids
+
+    store.add_events = commit_then_act
+    return fired
+
 
 def settle(channel: Any) -> None:
     assert channel._service.dispatcher.wait_idle()
@@ -133,22 +159,8 @@ class TestQueueAccounting:
             self._limit_set_while_routed(made, kind)
 
     def _limit_set_while_routed(self, factory: Any, kind: str) -> None:
-        durable = [prop("ConnectionReliability", N.Persistent),
-                   prop("EventReliability", N.Persistent)]
-        channel, _ = factory.create_channel(durable if kind == "persistent" else [], [])
-        proxies = []
-        for _ in range(3):
-            proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
-                CA.STRUCTURED_EVENT)
-            proxy.connect_structured_pull_consumer(None)
-            proxies.append(proxy)
-        if kind == "mapped":
-            mapping = FilterFactory().create_mapping_filter(
-                "EXTENDED_TCL", CORBA.Any(CORBA.TC_short, 0))
-            mapping.add_mapping_constraints([F.MappingConstraintPair(
-                F.ConstraintExp([], "TRUE"), CORBA.Any(CORBA.TC_short, 1))])
-            for proxy in proxies:
-                proxy._set_priority_filter(mapping)
+        channel, _ = factory.create_channel(_DURABLE if kind == "persistent" else [], [])
+        proxies = _pull_proxies(channel, 3, mapped=kind == "mapped")
         router, limited = channel._router, []
         receivers = router.receivers
 
@@ -156,7 +168,7 @@ class TestQueueAccounting:
             found = receivers(event)
             if not limited:
                 limited.append(True)
-                channel.set_admin([prop("MaxQueueLength", 100, CORBA.TC_long)])
+                channel.set_admin(_limit(100))
             return found
 
         router.receivers = limit_meanwhile
@@ -219,7 +231,7 @@ class TestQueueAccountingWhileTheLimitChanges:
                     got = _o(event, now)
                     if not fired:
                         fired.append(_p)
-                        channel.set_admin([prop("MaxQueueLength", 100, CORBA.TC_long)])
+                        channel.set_admin(_limit(100))
                         assert channel._account.count == 1  # adopted
                         assert _drain(_p) == [1]  # its consumer pulls it meanwhile
                     return got
@@ -246,7 +258,7 @@ class TestQueueAccountingWhileTheLimitChanges:
                     got = _o(event, now)
                     if not fired:
                         fired.append(True)
-                        channel.set_admin([prop("MaxQueueLength", 1, CORBA.TC_long)])
+                        channel.set_admin(_limit(1))
                         supplier.push_structured_event(structured(fields={"n": 2}))
                     return got
 
@@ -256,60 +268,25 @@ class TestQueueAccountingWhileTheLimitChanges:
                 _drain(proxy)
             assert channel._account.count == 0
 
-    def test_persistent_copy_refused_after_adopted_copy_delivered(self) -> None:
-        """A persistent channel, proxy A persistent and B best effort. E is routed with
-        no limit: A's copy is staged, B's queued. While E is committed, the limit is
-        set (the count takes B's copy on) and B pulls E. A's stored copy must still
-        be queued: nothing discarded E (a first fix took "no copy counted" for
-        "discarded" and refused it)."""
-        durable = [prop("ConnectionReliability", N.Persistent),
-                   prop("EventReliability", N.Persistent)]
+    @pytest.mark.parametrize(("initial", "changes"), [(0, [100]), (100, [0, 100])],
+                             ids=["limit-set", "limit-off-and-on"])
+    def test_a_stored_copy_nothing_discarded_is_queued(self, initial: int,
+                                                       changes: list[int]) -> None:
+        """A persistent channel, proxy A persistent and B best effort. While E is
+        committed (A's copy staged, B's queued), the limit is set, or turned off and
+        on, and B pulls E. A's stored copy must still be queued: nothing discarded E
+        (a copy was once refused when no copy of its event was counted any more)."""
         with EventChannelFactory(ServiceConfig(routing="index"), store=MemoryStore()) as made:
-            channel, _ = made.create_channel(durable, [])
+            channel, _ = made.create_channel(_DURABLE, _limit(initial) if initial else [])
             a, b = _pull_proxies(channel, 2, mapped=False)
             b.set_qos([prop("ConnectionReliability", N.BestEffort)])
-            store = channel._event_log._store
-            original = store.add_events
-            fired: list[Any] = []
 
-            def add_events(*args: Any, **kwargs: Any) -> Any:
-                ids = original(*args, **kwargs)
-                if not fired:
-                    fired.append(True)
-                    channel.set_admin([prop("MaxQueueLength", 100, CORBA.TC_long)])
-                    assert _drain(b) == [1]
-                return ids
+            def meanwhile() -> None:
+                for limit in changes:
+                    channel.set_admin(_limit(limit))
+                assert _drain(b) == [1]
 
-            store.add_events = add_events
-            entry(channel).push_structured_event(structured(fields={"n": 1}))
-            assert fired
-            assert _drain(a) == [1]
-            assert channel._account.count == 0
-
-    def test_limit_off_then_on_while_staged_refuses_nothing_kept(self) -> None:
-        """Limit on: E routed, A's copy staged and held, B's queued. During the commit
-        the limit goes off and on again (the count takes B's queued copy on, not A's
-        staged one) and B pulls E. A's stored copy must still be queued."""
-        durable = [prop("ConnectionReliability", N.Persistent),
-                   prop("EventReliability", N.Persistent)]
-        with EventChannelFactory(ServiceConfig(routing="index"), store=MemoryStore()) as made:
-            channel, _ = made.create_channel(durable, [prop("MaxQueueLength", 100, CORBA.TC_long)])
-            a, b = _pull_proxies(channel, 2, mapped=False)
-            b.set_qos([prop("ConnectionReliability", N.BestEffort)])
-            store = channel._event_log._store
-            original = store.add_events
-            fired: list[Any] = []
-
-            def add_events(*args: Any, **kwargs: Any) -> Any:
-                ids = original(*args, **kwargs)
-                if not fired:
-                    fired.append(True)
-                    channel.set_admin([prop("MaxQueueLength", 0, CORBA.TC_long)])
-                    channel.set_admin([prop("MaxQueueLength", 100, CORBA.TC_long)])
-                    assert _drain(b) == [1]
-                return ids
-
-            store.add_events = add_events
+            fired = _on_first_commit(channel, meanwhile)
             entry(channel).push_structured_event(structured(fields={"n": 1}))
             assert fired
             assert _drain(a) == [1]
@@ -322,25 +299,17 @@ class TestQueueAccountingWhileTheLimitChanges:
         staged and held. During the commit the limit goes off (the count is reset,
         E's references are not) and on (E is in no queue: not taken on). A's
         delivery releases E and takes the count to -1."""
-        durable = [prop("ConnectionReliability", N.Persistent),
-                   prop("EventReliability", N.Persistent)]
         with EventChannelFactory(ServiceConfig(routing="index"), store=MemoryStore()) as made:
-            channel, _ = made.create_channel(durable, [prop("MaxQueueLength", 100, CORBA.TC_long)])
+            channel, _ = made.create_channel(_DURABLE, _limit(100))
             (a,) = _pull_proxies(channel, 1, mapped=False)
-            store = channel._event_log._store
-            original = store.add_events
-            fired: list[Any] = []
 
-            def add_events(*args: Any, **kwargs: Any) -> Any:
-                ids = original(*args, **kwargs)
-                if not fired:
-                    fired.append(True)
-                    channel.set_admin([prop("MaxQueueLength", 0, CORBA.TC_long)])
-                    channel.set_admin([prop("MaxQueueLength", 100, CORBA.TC_long)])
-                return ids
+            def meanwhile() -> None:
+                channel.set_admin(_limit(0))
+                channel.set_admin(_limit(100))
 
-            store.add_events = add_events
+            fired = _on_first_commit(channel, meanwhile)
             entry(channel).push_structured_event(structured(fields={"n": 1}))
+            assert fired
             assert _drain(a) == [1]
             assert channel._account.count == 0
 
@@ -351,7 +320,7 @@ class TestQueueAccountingWhileTheLimitChanges:
         _route's finally still calls admitted(E) (count -> -1 or a victim pushed after
         reset); the limit on again adds the queued events to -1, not 0."""
         with EventChannelFactory(ServiceConfig(routing="index")) as made:
-            channel, _ = made.create_channel([], [prop("MaxQueueLength", 100, CORBA.TC_long)])
+            channel, _ = made.create_channel([], _limit(100))
             proxies = _pull_proxies(channel, 1)
             original = proxies[0].accept
             fired: list[Any] = []
@@ -361,13 +330,13 @@ class TestQueueAccountingWhileTheLimitChanges:
                 if not fired:
                     fired.append(True)
                     assert _drain(proxies[0]) == [1]  # delivered: refs 2 -> 1
-                    channel.set_admin([prop("MaxQueueLength", 0, CORBA.TC_long)])
+                    channel.set_admin(_limit(0))
                 return got
 
             proxies[0].accept = accept
             supplier = entry(channel)
             supplier.push_structured_event(structured(fields={"n": 1}))
-            channel.set_admin([prop("MaxQueueLength", 100, CORBA.TC_long)])
+            channel.set_admin(_limit(100))
             supplier.push_structured_event(structured(fields={"n": 2}))
             assert channel._account.count == 1
             assert _drain(proxies[0]) == [2]
