@@ -17,10 +17,8 @@ by the channel's DiscardPolicy, from every queue that holds it.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import logging
-import math
 import threading
 from typing import Any, ClassVar
 
@@ -29,6 +27,7 @@ from omniORB import CORBA
 import CosNotification
 import CosNotifyChannelAdmin as CA
 
+from cosnotify.channel.account import QueueAccount
 from cosnotify.channel.admin import (
     ConsumerAdmin,
     EventServiceConsumerAdmin,
@@ -37,7 +36,6 @@ from cosnotify.channel.admin import (
 )
 from cosnotify.channel.admin_mixins import QoSAdminMixin, initial_qos
 from cosnotify.channel.names import NameTable
-from cosnotify.channel.queue import DEADLINE_ORDER, LIFO_ORDER, PRIORITY_ORDER
 from cosnotify.channel.subscriptions import SubscriptionHub
 from cosnotify.channel.supplier_proxy import offer_plain
 from cosnotify.filter.oes.limits import CURRENT_LIMITS, NodeLimits
@@ -58,113 +56,6 @@ from cosnotify.store.interface import StoreError
 __all__ = ["EventChannel"]
 
 log = logging.getLogger("cosnotify.channel")
-
-
-class _QueueAccount:
-    """Events queued in the channel, against MaxQueueLength (section 2.5.7)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.limit = 0
-        self.reject = False
-        self.discard_policy = 0
-        self.count = 0
-        self._victims: list[tuple[float, int, Any]] = []
-
-    def _key(self, event: Any) -> float:
-        policy = self.discard_policy
-        if policy == LIFO_ORDER:
-            return float(-event.seq)
-        if policy == PRIORITY_ORDER:
-            return float(event.priority)
-        if policy == DEADLINE_ORDER:
-            return event.deadline if event.deadline is not None else math.inf
-        return float(event.seq)
-
-    def reserve(self) -> list[Any]:
-        """Take a slot for a new event; returns events to discard to make room.
-
-        Raises IMP_LIMIT when full and RejectNewEvents is TRUE.
-        """
-        victims = []
-        with self.lock:
-            while self.count >= self.limit:
-                if self.reject:
-                    raise CORBA.IMP_LIMIT(0, CORBA.COMPLETED_NO,
-                                          f"channel holds MaxQueueLength={self.limit} events")
-                victim = self._pop_victim()
-                if victim is None:
-                    break
-                victims.append(victim)
-                self.count -= 1
-            self.count += 1
-        return victims
-
-    def _pop_victim(self) -> Any:
-        while self._victims:
-            event = heapq.heappop(self._victims)[2]
-            if event.refs > 0:
-                event.refs = -1  # discarded: a copy staged for the store is refused
-                return event
-        return None
-
-    def routing(self, event: Any) -> None:
-        """The router holds ``event`` while it is being routed (one reference)."""
-        event.refs = 1
-
-    def hold(self, event: Any) -> None:
-        """A queue is about to take a copy: count it before any worker can deliver it.
-        Only an event the count holds (``refs > 0``) counts its copies: one whose
-        routing began before MaxQueueLength was set (0), whose counted copies have all
-        gone (0), or that the limit discarded (-1) stays uncounted, copies and all, so
-        releasing them cannot take the count below what is queued."""
-        with self.lock:
-            if event.refs > 0:
-                event.refs += 1
-
-    def admitted(self, event: Any) -> None:
-        """Routing is over: drop the router's reference; the event counts while queued."""
-        with self.lock:
-            event.refs -= 1
-            if event.refs > 0:
-                heapq.heappush(self._victims, (self._key(event), event.seq, event))
-                if len(self._victims) > 4 * self.count + 64:
-                    self._victims = [t for t in self._victims if t[2].refs > 0]
-                    heapq.heapify(self._victims)
-            else:
-                self.count -= 1  # no copy queued, or every copy already delivered
-
-    def release(self, entries: list[Any]) -> None:
-        with self.lock:
-            for entry in entries:
-                event = entry.event
-                if event.refs > 0:
-                    event.refs -= 1
-                    if event.refs == 0:
-                        self.count -= 1
-
-    def full(self) -> bool:
-        return bool(self.limit) and self.count >= self.limit
-
-    def rerank(self) -> None:
-        """Re-key the victims after the DiscardPolicy changed."""
-        with self.lock:
-            self._victims = [(self._key(t[2]), t[1], t[2]) for t in self._victims if t[2].refs > 0]
-            heapq.heapify(self._victims)
-
-    def adopt(self, queued: list[tuple[Any, list[Any]]]) -> None:
-        """Count events that were queued before accounting started."""
-        with self.lock:
-            for event, entries in queued:
-                event.holders = entries
-                event.refs = len(entries)
-                self.count += 1
-                heapq.heappush(self._victims, (self._key(event), event.seq, event))
-
-    def reset(self) -> None:
-        with self.lock:
-            self.count = 0
-            self._victims = []
 
 
 def check_retention(changes: dict[str, Any], service: Any) -> None:
@@ -208,7 +99,7 @@ class EventChannel(QoSAdminMixin):
         self._admin_props.update(admin)
         self._lock = threading.RLock()
         self._hub = SubscriptionHub()
-        self._account = _QueueAccount()
+        self._account = QueueAccount()
         #: Receivers of each event (cosnotify.routing), unless config.routing is "scan";
         #: with "auto", only once more than config.scan_below proxy suppliers connect.
         config = self._service.config
@@ -432,8 +323,7 @@ class EventChannel(QoSAdminMixin):
     def _apply_admin_props(self) -> None:
         account = self._account
         with account.lock:
-            was_counting = bool(account.limit)
-            account.limit = self._admin_props["MaxQueueLength"]
+            starting = account.set_limit(self._admin_props["MaxQueueLength"])
             account.reject = bool(self._admin_props["RejectNewEvents"])
             account.discard_policy = self._qos.get("DiscardPolicy", 0)
         # A new table, never the old one changed in place: an event being filtered
@@ -449,10 +339,8 @@ class EventChannel(QoSAdminMixin):
             self._or_empty_passes = tao
             self._router.set_or_empty_passes(
                 tao, [p for a in self._scan_routes() for p in a._all_proxies()])
-        if account.limit and not was_counting:
+        if starting:
             self._count_queued()
-        elif not account.limit and was_counting:
-            account.reset()
         self._apply_retention()
 
     def _apply_retention(self) -> None:
@@ -620,15 +508,15 @@ class EventChannel(QoSAdminMixin):
         if not account.limit:
             self._deliver(event, now, None)
             return
-        for victim in account.reserve():
+        victims, epoch = account.reserve(event)
+        for victim in victims:
             self._discard(victim)
         holders: list[Any] = []
         event.holders = holders
-        account.routing(event)
         try:
             self._deliver(event, now, holders)
         finally:
-            account.admitted(event)
+            account.admitted(event, epoch)
 
     def _deliver(self, event: Any, now: float, holders: list[Any] | None) -> None:
         """Offer ``event`` to the proxy suppliers whose filters pass it (section 2.3),

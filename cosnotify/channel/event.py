@@ -69,6 +69,7 @@ class Event:
         "__weakref__",  # durable.py shares an event read back among its proxies
         "any",
         "arrival",
+        "counted",
         "deadline",
         "domain_name",
         "holders",
@@ -118,10 +119,11 @@ class Event:
         #: The resulting expiry (the earlier of StopTime and arrival + lifetime).
         self.deadline: float | None = None
         self.seq = next(_sequence)
-        #: How many queues hold this event (kept only when MaxQueueLength is set); 0:
-        #: the count does not hold it; -1: MaxQueueLength discarded it
-        #: (channel._QueueAccount).
+        #: What holds this event for MaxQueueLength's count (the router, queued copies);
+        #: -1: the limit discarded it. ``counted``: the count's epoch it counts in, 0
+        #: none (channel/account.py).
         self.refs = 0
+        self.counted = 0
         #: The queue entries holding it (kept only when the channel discards by policy).
         self.holders: list[Any] | None = None
         #: The header's EventReliability (0 or 1), or None: the channel's applies.

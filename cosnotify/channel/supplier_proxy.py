@@ -187,8 +187,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         stage = event.stage
         if stage is not None and persistent(self) and self._id is not None:
             account = self._channel._account
-            if account.limit:
-                account.hold(event)  # counted from now, as a queued copy is
+            if account.limit and not account.hold(event):  # counted from now, as queued
+                return None  # the limit discarded the event meanwhile
             stage.append((self, entry))  # queued once stored (channel/durable.py)
             return entry
         return self._enqueue(entry, now)
@@ -319,8 +319,9 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 if held:
                     account.release([entry])
                 return None
-            if account.limit and not held:  # before a worker can see (and release) it
-                account.hold(entry.event if isinstance(entry, Entry) else entry)
+            if account.limit and not held and not account.hold(  # before a worker can
+                    entry.event if isinstance(entry, Entry) else entry):  # release it
+                return None  # the limit discarded the event meanwhile
             dropped = self._queue.put(entry, now)
             self._enqueued()
         if dropped:

@@ -292,13 +292,11 @@ class TestQueueAccountingWhileTheLimitChanges:
             assert _drain(a) == [1]
             assert channel._account.count == 0
 
-    @pytest.mark.xfail(strict=True, reason="known: turning MaxQueueLength off resets the "
-                       "count but not the events' references; docs/qos.md")
     def test_limit_off_then_on_while_staged_only(self) -> None:
-        """Known, and older than these tests: limit on, E's only copy (A's, persistent)
-        staged and held. During the commit the limit goes off (the count is reset,
-        E's references are not) and on (E is in no queue: not taken on). A's
-        delivery releases E and takes the count to -1."""
+        """Limit on, E's only copy (A's, persistent) staged and held. During the commit
+        the limit goes off and on (E is in no queue: the new count does not take it
+        on). A's delivery must not release E from the new count (it once went to -1:
+        counting starts again in a new epoch, channel/account.py)."""
         with EventChannelFactory(ServiceConfig(routing="index"), store=MemoryStore()) as made:
             channel, _ = made.create_channel(_DURABLE, _limit(100))
             (a,) = _pull_proxies(channel, 1, mapped=False)
@@ -313,12 +311,10 @@ class TestQueueAccountingWhileTheLimitChanges:
             assert _drain(a) == [1]
             assert channel._account.count == 0
 
-    @pytest.mark.xfail(strict=True, reason="known: turning MaxQueueLength off resets the "
-                       "count but not the events' references; docs/qos.md")
     def test_limit_off_during_routing_then_on(self) -> None:
-        """Pre-existing: limit on, E routed; mid-routing the limit goes off (reset: count 0);
-        _route's finally still calls admitted(E) (count -> -1 or a victim pushed after
-        reset); the limit on again adds the queued events to -1, not 0."""
+        """Limit on, E routed; mid-routing the limit goes off. The end of E's routing
+        must not take the router's reference from the next count (it once went to -1,
+        and the limit on again counted the queued events from there)."""
         with EventChannelFactory(ServiceConfig(routing="index")) as made:
             channel, _ = made.create_channel([], _limit(100))
             proxies = _pull_proxies(channel, 1)
@@ -342,6 +338,80 @@ class TestQueueAccountingWhileTheLimitChanges:
             assert _drain(proxies[0]) == [2]
             assert channel._account.count == 0
 
+
+    def test_adopt_counts_event_already_counted_by_its_routing(self) -> None:
+        """set_admin sets the limit, then counts what is queued. An event pushed in
+            between is counted by its own routing: the scan must not count it again (the
+            count once stayed at 1 with nothing queued, and with RejectNewEvents and
+            MaxQueueLength 1 every later push was refused)."""
+        with EventChannelFactory(ServiceConfig(routing="index")) as made:
+            channel, _ = made.create_channel([], [])
+            (a,) = _pull_proxies(channel, 1)
+            supplier = entry(channel)
+            original = channel._count_queued
+
+            def count_queued() -> None:  # a concurrent supplier's push lands here
+                supplier.push_structured_event(structured(fields={"n": 1}))
+                original()
+
+            channel._count_queued = count_queued
+            channel.set_admin(_limit(1) + [prop("RejectNewEvents", True, CORBA.TC_boolean)])
+            del channel._count_queued
+            assert _drain(a) == [1]
+            assert channel._account.count == 0, "count leaked: nothing is queued"
+            supplier.push_structured_event(structured(fields={"n": 2}))  # IMP_LIMIT if leaked
+            assert _drain(a) == [2]
+
+    def test_discarded_event_gets_no_later_copies(self) -> None:
+        """The limit is set while E is routed (E's first copy counted); a new event
+            makes E the victim (MaxQueueLength 1). Routing's later copies of E must not
+            be queued: E was discarded from every queue."""
+        with EventChannelFactory(ServiceConfig(routing="index")) as made:
+            channel, _ = made.create_channel([], [])
+            proxies = _pull_proxies(channel, 3)
+            supplier = entry(channel)
+            fired: list[Any] = []
+            for proxy in proxies:
+                original = proxy.accept
+
+                def accept(event: Any, now: float, _p: Any = proxy, _o: Any = original) -> Any:
+                    got = _o(event, now)
+                    if not fired:
+                        fired.append(_p)
+                        channel.set_admin(_limit(1))
+                        supplier.push_structured_event(structured(fields={"n": 2}))
+                    return got
+
+                proxy.accept = accept
+            supplier.push_structured_event(structured(fields={"n": 1}))
+            got = {id(p): _drain(p) for p in proxies}
+            assert got[id(fired[0])] == [2]
+            assert all(v == [2] for v in got.values()), "discarded event 1 was delivered"
+
+    def test_off_on_mid_routing_refuses_persistent_copy(self) -> None:
+        """Limit on; E routed, A's persistent copy staged, B's queued. Mid-routing the
+            limit goes off and on, and B pulls E. A's stored copy must still be queued:
+            nothing discarded E (the end of E's routing once marked it so)."""
+        with EventChannelFactory(ServiceConfig(routing="index"), store=MemoryStore()) as made:
+            channel, _ = made.create_channel(_DURABLE, _limit(100))
+            a, b = _pull_proxies(channel, 2, mapped=False)
+            b.set_qos([prop("ConnectionReliability", N.BestEffort)])
+            accepted: list[Any] = []
+            for proxy in (a, b):
+                orig = proxy.accept
+
+                def accept(event: Any, now: float, _o: Any = orig) -> Any:
+                    got = _o(event, now)
+                    accepted.append(got)
+                    if len(accepted) == 2:
+                        channel.set_admin(_limit(0))
+                        channel.set_admin(_limit(100))
+                        assert _drain(b) == [1]
+                    return got
+
+                proxy.accept = accept
+            entry(channel).push_structured_event(structured(fields={"n": 1}))
+            assert _drain(a) == [1], "A's persistent copy was refused: nothing discarded it"
 
 class TestDelivery:
     def test_no_push_after_suspend_returns(self, channel: Any) -> None:

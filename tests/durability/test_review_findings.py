@@ -176,7 +176,7 @@ def test_a_suspended_ack_proxy_is_destroyed() -> None:
 # 6 -----------------------------------------------------------------------------------------
 def test_max_queue_length_is_not_enforced_for_persistent_events() -> None:
     """Staged (durable) copies are not held by the account during routing, so
-    _QueueAccount.admitted drops the count to 0 and the later hold() never counts:
+    QueueAccount.admitted drops the count to 0 and the later hold() never counts:
     MaxQueueLength/RejectNewEvents are ignored, and count goes negative on delivery."""
     admin_props = [N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 3)),
                    N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))]
