@@ -15,11 +15,17 @@ router's last reference. Turning the limit off and on while events are routed
 or stored therefore never takes the count below what it holds. It never counts
 an event twice, and never marks an event discarded that was not.
 
-What is not exact: an event adopted while it is still being routed counts
-without the router's reference. When its counted copies have all gone, copies
-offered after that are queued uncounted. A plain copy (routed before any limit)
-of an event the limit then discarded is still delivered. Both happen only while
-the limit is being set as events flow.
+``adopt`` counts only the copies still queued when it runs, so a copy taken
+during the scan never holds its event for good. It skips an event already
+counted in this epoch, and one the limit discarded. A copy offered after its
+event was discarded is not queued (``hold`` says False).
+
+What is not exact, and only while the limit is being set as events flow: an
+event adopted while it is still being routed counts without the router's
+reference, and when its counted copies have all gone, copies offered after that
+are queued uncounted. A plain copy (routed before any limit) of an event the
+limit then discarded is still delivered. The count can be low for a while,
+never high for good.
 """
 
 from __future__ import annotations
@@ -76,7 +82,7 @@ class QueueAccount:
         ``admitted``. Raises IMP_LIMIT when full and RejectNewEvents is TRUE."""
         victims = []
         with self.lock:
-            while self.count >= self.limit:
+            while self.limit and self.count >= self.limit:  # 0: turned off meanwhile
                 if self.reject:
                     raise CORBA.IMP_LIMIT(0, CORBA.COMPLETED_NO,
                                           f"channel holds MaxQueueLength={self.limit} events")
@@ -150,7 +156,12 @@ class QueueAccount:
         epoch already counts (routed since the limit was set)."""
         with self.lock:
             for event, entries in queued:
-                if event.counted == self.epoch:
+                if event.counted == self.epoch or event.refs < 0:
+                    continue  # counted already, or discarded (its copies are going)
+                # Only the copies still queued now: one taken since the scan was
+                # released while its event was not counted, and would hold it for good.
+                entries = [entry for entry in entries if entry.alive]
+                if not entries:
                     continue
                 event.holders = entries
                 event.refs = len(entries)

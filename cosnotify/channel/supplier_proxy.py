@@ -314,6 +314,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             self._offer_inbox(entry, now)  # a plain copy: no count to keep (queue.py)
             return None
         account = self._channel._account
+        refused = None
         with self._lock:
             if not self._connected:
                 if held:
@@ -321,12 +322,30 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 return None
             if account.limit and not held and not account.hold(  # before a worker can
                     entry.event if isinstance(entry, Entry) else entry):  # release it
-                return None  # the limit discarded the event meanwhile
-            dropped = self._queue.put(entry, now)
-            self._enqueued()
+                # The limit discarded the event meanwhile: the copy is not queued, and
+                # a stored one is refused as _admit_stored refuses it.
+                refused = self._refuse_stored(entry)
+                dropped = None
+            else:
+                dropped = self._queue.put(entry, now)
+                self._enqueued()
+        if dropped is None:
+            if refused is not None:
+                self._channel._event_log.release_ids(*refused)  # not under the lock
+            return None
         if dropped:
             self._channel._released(dropped)
         return entry if isinstance(entry, Entry) and entry.alive else None
+
+    def _refuse_stored(self, entry: Entry | Event) -> tuple[str, list[int]] | None:
+        """A stored copy not queued (lock held): out of the memory window; the
+        (path, ids) to release in the store, or None for a copy not stored."""
+        stored = entry.stored if isinstance(entry, Entry) else 0
+        durable = self._queue.durable
+        if not stored or durable is None:
+            return None
+        durable.resident.discard(stored)
+        return durable.path, [stored]
 
     def _offer_inbox(self, item: Entry | Event, now: float) -> None:
         """Append ``item`` to the inbox without the lock; beyond ``_INBOX_DRAIN`` (the

@@ -71,6 +71,10 @@ def _drain(proxy: Any) -> list[int]:
 _DURABLE = [prop("ConnectionReliability", N.Persistent), prop("EventReliability", N.Persistent)]
 
 
+_REJECT = [prop("RejectNewEvents", True, CORBA.TC_boolean)]
+_BEST_EFFORT_HDR = [N.Property("EventReliability", CORBA.Any(CORBA.TC_short, N.BestEffort))]
+
+
 def _limit(n: int) -> list[Any]:
     return [prop("MaxQueueLength", n, CORBA.TC_long)]
 
@@ -412,6 +416,130 @@ class TestQueueAccountingWhileTheLimitChanges:
                 proxy.accept = accept
             entry(channel).push_structured_event(structured(fields={"n": 1}))
             assert _drain(a) == [1], "A's persistent copy was refused: nothing discarded it"
+
+    def test_copy_delivered_between_scan_and_adopt_is_not_counted(self) -> None:
+        """Setting the limit scans every queue, then counts what it found. A copy the
+            consumer takes in between must not be counted: it once held its event for
+            good, and with RejectNewEvents and MaxQueueLength 1 every later push was
+            refused with nothing queued."""
+        with EventChannelFactory(ServiceConfig(routing="index")) as made:
+            channel, _ = made.create_channel([], [])
+            (a,) = _pull_proxies(channel, 1)
+            supplier = entry(channel)
+            supplier.push_structured_event(structured(fields={"n": 1}))
+            account = channel._account
+            original = account.adopt
+
+            def adopt(queued: Any) -> None:  # the consumer pulls after its proxy was scanned
+                assert _drain(a) == [1]
+                original(queued)
+
+            account.adopt = adopt
+            channel.set_admin(_limit(1) + _REJECT)
+            del account.adopt
+            assert _drain(a) == []
+            assert account.count == 0, f"count {account.count} with nothing queued"
+            supplier.push_structured_event(structured(fields={"n": 2}))  # IMP_LIMIT if leaked
+            assert _drain(a) == [2]
+
+    def test_copy_delivered_between_scan_and_adopt_many_proxies(self) -> None:
+        """The same on a channel with several proxies: one slot was stuck for each
+            event delivered during the scan."""
+        with EventChannelFactory(ServiceConfig(routing="index")) as made:
+            channel, _ = made.create_channel([], [])
+            a, b = _pull_proxies(channel, 2)
+            supplier = entry(channel)
+            for n in range(3):
+                supplier.push_structured_event(structured(fields={"n": n}))
+            account = channel._account
+            original = account.adopt
+
+            def adopt(queued: Any) -> None:
+                _drain(a)
+                _drain(b)
+                original(queued)
+
+            account.adopt = adopt
+            channel.set_admin(_limit(5))
+            del account.adopt
+            assert account.count == 0, f"count {account.count} with nothing queued"
+
+    def test_stored_copy_dropped_by_hold_is_released_from_the_store(self) -> None:
+        """A stored copy (A's) being queued with no limit; meanwhile the limit is set
+            (E counted through B's copy) and a new event makes E the victim. A's copy is
+            not queued, and must be released in the store and leave A's memory window,
+            as a refused copy is (it once stayed in both)."""
+        with EventChannelFactory(ServiceConfig(routing="index"), store=MemoryStore()) as made:
+            channel, _ = made.create_channel(_DURABLE, [])
+            a, b = _pull_proxies(channel, 2, mapped=False)
+            b.set_qos([prop("ConnectionReliability", N.BestEffort)])
+            supplier = entry(channel)
+            original = a._enqueue
+            fired: list[bool] = []
+
+            def enqueue(item: Any, now: float, held: bool = False) -> Any:
+                if not fired:
+                    fired.append(True)
+                    channel.set_admin(_limit(1))  # adopts E (B's copy)
+                    supplier.push_structured_event(  # E is the victim
+                        structured(fields={"n": 2}, header=_BEST_EFFORT_HDR))
+                return original(item, now, held)
+
+            a._enqueue = enqueue
+            supplier.push_structured_event(structured(fields={"n": 1}))
+            del a._enqueue
+            assert fired
+            assert (_drain(a), _drain(b)) == ([2], [2])  # E was discarded
+            durable = a._queue.durable
+            store = channel._event_log._store
+            pending = [s.id for s in store.pending(durable.path)]
+            assert not durable.resident, f"a copy neither queued nor released: {durable.resident}"
+            assert not pending, f"store still holds {pending} for A"
+
+    def test_victim_adopted_again_before_its_discard(self) -> None:
+        """The limit picks V as a victim; before V's copies are removed, the limit goes
+            off and on. The new count must not take V on again (V held a slot for good,
+            and with RejectNewEvents nothing freed it)."""
+        with EventChannelFactory(ServiceConfig(routing="index")) as made:
+            channel, _ = made.create_channel([], _limit(1))
+            (a,) = _pull_proxies(channel, 1)
+            supplier = entry(channel)
+            supplier.push_structured_event(structured(fields={"n": 1}))
+            original = channel._discard
+            fired: list[bool] = []
+
+            def discard(victim: Any) -> None:
+                if not fired:
+                    fired.append(True)
+                    channel.set_admin(_limit(0))
+                    channel.set_admin(_limit(1) + _REJECT)
+                original(victim)
+
+            channel._discard = discard
+            supplier.push_structured_event(structured(fields={"n": 2}))
+            del channel._discard
+            assert fired
+            assert _drain(a) == [2]
+            assert channel._account.count == 0, f"count {channel._account.count}, nothing queued"
+
+    def test_limit_turned_off_during_push_does_not_refuse(self) -> None:
+        """The limit is turned off while a push is being admitted under it: with
+            RejectNewEvents the push must not get IMP_LIMIT from a limit of 0."""
+        with EventChannelFactory(ServiceConfig(routing="index")) as made:
+            channel, _ = made.create_channel([], _limit(5) + _REJECT)
+            (a,) = _pull_proxies(channel, 1)
+            supplier = entry(channel)
+            account = channel._account
+            original = account.reserve
+
+            def reserve(event: Any) -> Any:
+                del account.reserve
+                channel.set_admin(_limit(0))
+                return original(event)
+
+            account.reserve = reserve
+            supplier.push_structured_event(structured(fields={"n": 1}))
+            assert _drain(a) == [1]
 
 class TestDelivery:
     def test_no_push_after_suspend_returns(self, channel: Any) -> None:
