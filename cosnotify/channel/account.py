@@ -15,6 +15,9 @@ router's last reference. Turning the limit off and on while events are routed
 or stored therefore never takes the count below what it holds. It never counts
 an event twice, and never marks an event discarded that was not.
 
+Each counted copy carries the epoch too (``Entry.counted``), and only a counted
+copy's release lets its event go: a copy taken before the count started, or
+while it scanned the queues, neither holds its event nor releases it.
 ``adopt`` counts only the copies still queued when it runs, so a copy taken
 during the scan never holds its event for good. It skips an event already
 counted in this epoch, and one the limit discarded. A copy offered after its
@@ -37,7 +40,7 @@ from typing import Any
 
 from omniORB import CORBA
 
-from cosnotify.channel.queue import DEADLINE_ORDER, LIFO_ORDER, PRIORITY_ORDER
+from cosnotify.channel.queue import DEADLINE_ORDER, LIFO_ORDER, PRIORITY_ORDER, Entry
 
 __all__ = ["QueueAccount"]
 
@@ -104,18 +107,22 @@ class QueueAccount:
                 return event
         return None
 
-    def hold(self, event: Any) -> bool:
-        """A queue is about to take a copy: count it before any worker can deliver it.
-        False: the limit discarded the event, and the copy must not be queued. An event
-        this epoch does not count, or whose counted copies have all gone, stays
-        uncounted with all its copies."""
+    def hold(self, copy: Any) -> bool:
+        """A queue is about to take ``copy`` (an Entry, or a plain copy: its Event):
+        count it before any worker can deliver it. False: the limit discarded the
+        event, and the copy must not be queued. An event this epoch does not count,
+        or whose counted copies have all gone, stays uncounted with all its copies,
+        and so does a plain copy."""
+        entry = copy if isinstance(copy, Entry) else None
+        event = copy if entry is None else entry.event
         with self.lock:
             if event.counted != self.epoch:
                 return True
             if event.refs < 0:
                 return False
-            if event.refs > 0:
+            if event.refs > 0 and entry is not None:
                 event.refs += 1
+                entry.counted = self.epoch
             return True
 
     def admitted(self, event: Any, epoch: int) -> None:
@@ -134,10 +141,13 @@ class QueueAccount:
                 self.count -= 1  # no copy queued, or every copy already delivered
 
     def release(self, entries: list[Any]) -> None:
+        """These copies left their queues: each the count holds lets its event go."""
         with self.lock:
+            epoch = self.epoch
             for entry in entries:
                 event = entry.event
-                if event.counted == self.epoch and event.refs > 0:
+                if entry.counted == epoch and event.counted == epoch and event.refs > 0:
+                    entry.counted = 0  # released once
                     event.refs -= 1
                     if event.refs == 0:
                         self.count -= 1
@@ -163,6 +173,8 @@ class QueueAccount:
                 entries = [entry for entry in entries if entry.alive]
                 if not entries:
                     continue
+                for entry in entries:
+                    entry.counted = self.epoch
                 event.holders = entries
                 event.refs = len(entries)
                 event.counted = self.epoch

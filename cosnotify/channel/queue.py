@@ -63,8 +63,8 @@ _INF = math.inf
 class Entry:
     """One proxy supplier's copy of an event, with its own priority and deadline."""
 
-    __slots__ = ("alive", "deadline", "event", "held", "number", "owner", "priority", "seq",
-                 "stored")
+    __slots__ = ("alive", "counted", "deadline", "event", "held", "number", "owner", "priority",
+                 "seq", "stored")
 
     def __init__(self, event: Event, priority: int, deadline: float | None) -> None:
         self.event = event
@@ -81,6 +81,8 @@ class Entry:
         self.stored = 0
         #: The SequenceNumber this copy was given under (ack.py); -1 before.
         self.number = -1
+        #: The MaxQueueLength epoch that counts this copy, 0 none (channel/account.py).
+        self.counted = 0
 
     def __repr__(self) -> str:
         return f"<Entry {self.event!r} priority={self.priority} deadline={self.deadline}>"

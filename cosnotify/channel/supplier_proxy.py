@@ -187,7 +187,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         stage = event.stage
         if stage is not None and persistent(self) and self._id is not None:
             account = self._channel._account
-            if account.limit and not account.hold(event):  # counted from now, as queued
+            if account.limit and not account.hold(entry):  # counted from now, as queued
                 return None  # the limit discarded the event meanwhile
             stage.append((self, entry))  # queued once stored (channel/durable.py)
             return entry
@@ -320,8 +320,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 if held:
                     account.release([entry])
                 return None
-            if account.limit and not held and not account.hold(  # before a worker can
-                    entry.event if isinstance(entry, Entry) else entry):  # release it
+            if account.limit and not held and not account.hold(entry):  # before a worker
+                # can release it
                 # The limit discarded the event meanwhile: the copy is not queued, and
                 # a stored one is refused as _admit_stored refuses it.
                 refused = self._refuse_stored(entry)
@@ -331,21 +331,24 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 self._enqueued()
         if dropped is None:
             if refused is not None:
-                self._channel._event_log.release_ids(*refused)  # not under the lock
+                self._channel._event_log.finish_release(*refused)  # not under the lock
             return None
         if dropped:
             self._channel._released(dropped)
         return entry if isinstance(entry, Entry) and entry.alive else None
 
     def _refuse_stored(self, entry: Entry | Event) -> tuple[str, list[int]] | None:
-        """A stored copy not queued (lock held): out of the memory window; the
-        (path, ids) to release in the store, or None for a copy not stored."""
+        """A stored copy not queued (lock held): out of the memory window, and from
+        now on no refill reads it back (``EventLog.begin_release``); the (path, ids)
+        to finish releasing, or None for a copy not stored."""
         stored = entry.stored if isinstance(entry, Entry) else 0
         durable = self._queue.durable
         if not stored or durable is None:
             return None
+        ids = [stored]
+        self._channel._event_log.begin_release(durable, ids)
         durable.resident.discard(stored)
-        return durable.path, [stored]
+        return durable.path, ids
 
     def _offer_inbox(self, item: Entry | Event, now: float) -> None:
         """Append ``item`` to the inbox without the lock; beyond ``_INBOX_DRAIN`` (the

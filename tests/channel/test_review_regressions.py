@@ -541,6 +541,66 @@ class TestQueueAccountingWhileTheLimitChanges:
             supplier.push_structured_event(structured(fields={"n": 1}))
             assert _drain(a) == [1]
 
+    @pytest.mark.parametrize("when", ["before-the-scan", "during-the-scan"])
+    def test_a_copy_in_flight_when_the_limit_is_set(self, when: str) -> None:
+        """A's copy of E is taken by a worker before the limit is set, or while its
+        start scans the queues, and delivered after; B's copy is still queued. The
+        count must still hold E for B's copy: A's copy was never counted, and its
+        release once took E off the count (the count 0 with E queued)."""
+        with EventChannelFactory(ServiceConfig(routing="index")) as made:
+            channel, _ = made.create_channel([], [])
+            a, b = _pull_proxies(channel, 2)
+            entry(channel).push_structured_event(structured(fields={"n": 1}))
+            account, taken = channel._account, []
+
+            def take() -> None:
+                with a._lock:
+                    taken.append(a._queue.get(0.0))
+
+            if when == "before-the-scan":
+                take()
+            else:
+                adopt = account.adopt
+                account.adopt = lambda queued: (take(), adopt(queued))
+            channel.set_admin(_limit(1) + _REJECT)
+            channel._released(taken, delivered=True)  # the push returns
+            assert len(b._queue) == 1
+            assert account.count == 1
+
+    def test_a_refused_stored_copy_is_not_read_back(self) -> None:
+        """The stored copy the limit's discard refuses (A's, being queued with no limit
+        when it was set) must not be read back by a refill before its release is
+        written: A was once given the discarded event."""
+        with EventChannelFactory(ServiceConfig(routing="index"), store=MemoryStore()) as made:
+            channel, _ = made.create_channel(_DURABLE, [])
+            a, b = _pull_proxies(channel, 2, mapped=False)
+            b.set_qos([prop("ConnectionReliability", N.BestEffort)])
+            log = channel._event_log
+            log.window = 1
+            supplier = entry(channel)
+            enqueue, release_ids = a._enqueue, log.release_ids
+            pulled: list[int] = []
+
+            def discard_meanwhile(item: Any, now: float, held: bool = False) -> Any:
+                del a._enqueue
+                channel.set_admin(_limit(1))  # counts E (B's copy)
+                supplier.push_structured_event(  # E is the victim
+                    structured(fields={"n": 2}, header=_BEST_EFFORT_HDR))
+                return enqueue(item, now, held)
+
+            def refill_meanwhile(path: str, ids: list[int]) -> None:
+                if path == a._queue.durable.path and not pulled:
+                    with a._lock:  # as a concurrent admit would: A's copies on disk
+                        a._queue.durable.spilled = True
+                    pulled.extend(_drain(a) or [-1])
+                release_ids(path, ids)
+
+            a._enqueue = discard_meanwhile
+            log.release_ids = refill_meanwhile
+            supplier.push_structured_event(structured(fields={"n": 1}))
+            assert pulled
+            assert 1 not in pulled + _drain(a)
+
 class TestDelivery:
     def test_no_push_after_suspend_returns(self, channel: Any) -> None:
         """A push proxy once kept pushing the rest of a taken batch after suspend_connection."""
