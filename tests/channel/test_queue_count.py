@@ -1,0 +1,152 @@
+"""MaxQueueLength's count with a limit set once (RejectNewEvents TRUE): a steady
+workload, fully delivered, leaves the count at 0 for every proxy kind, so a full
+channel never stays full with nothing queued (channel/account.py). From review 95
+of the count's epochs, which found no leak."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+import CosNotifyChannelAdmin as CA
+import CosNotifyFilter as F
+
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.channel.service import ServiceConfig
+from cosnotify.filter.factory import FilterFactory
+from cosnotify.store import MemoryStore
+from tests.channel.conftest import number, structured
+
+N_EVENTS = 81  # a multiple of the batch size: a sequence push waits for a full batch
+LIMIT = 4
+
+
+def prop(name: str, value: Any, tc: Any = CORBA.TC_short) -> Any:
+    return N.Property(name, CORBA.Any(tc, value))
+
+
+ADMIN = [prop("MaxQueueLength", LIMIT, CORBA.TC_long),
+         prop("RejectNewEvents", True, CORBA.TC_boolean)]
+DURABLE = [prop("ConnectionReliability", N.Persistent), prop("EventReliability", N.Persistent)]
+ACK = [prop("DeliveryReliability", 1)]
+
+
+def seqno(event: Any) -> int | None:
+    for p in event.header.variable_header:
+        if p.name == "SequenceNumber":
+            return p.value.value()
+    return None
+
+
+class Sink:
+    def __init__(self, proxy_ref: list[Any], ack: bool) -> None:
+        self.got: list[int] = []
+        self.ref, self.ack = proxy_ref, ack
+
+    def _one(self, e: Any) -> None:
+        self.got.append(number(e))
+        if self.ack:
+            self.ref[0].acknowledge([seqno(e)])
+
+    def push_structured_event(self, e: Any) -> None:
+        self._one(e)
+
+    def push_structured_events(self, es: list[Any]) -> None:
+        for e in es:
+            self._one(e)
+
+    def disconnect_structured_push_consumer(self) -> None: ...
+    def disconnect_sequence_push_consumer(self) -> None: ...
+
+
+KINDS = [(kind, flags) for kind in ("pull", "seqpull", "push", "seqpush")
+         for flags in ((), ("ack",), ("durable",), ("durable", "ack"), ("mapped",))]
+
+
+def mapping_filter() -> Any:
+    m = FilterFactory().create_mapping_filter("EXTENDED_TCL", CORBA.Any(CORBA.TC_short, 0))
+    m.add_mapping_constraints([F.MappingConstraintPair(
+        F.ConstraintExp([], "TRUE"), CORBA.Any(CORBA.TC_short, 1))])
+    return m
+
+
+@pytest.mark.parametrize("n_consumers", [1, 3])
+@pytest.mark.parametrize(("kind", "flags"), KINDS,
+                         ids=[f"{k}-{'+'.join(f) or 'plain'}" for k, f in KINDS])
+def test_count_back_to_zero(kind: str, flags: tuple[str, ...], n_consumers: int) -> None:
+    durable = "durable" in flags
+    kwargs = {"store": MemoryStore()} if durable else {}
+    with EventChannelFactory(ServiceConfig(routing="index"), **kwargs) as made:
+        channel, _ = made.create_channel(DURABLE if durable else [], ADMIN)
+        if durable:
+            channel._event_log.window = 1
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        if "ack" in flags:
+            admin.set_qos(ACK)
+        ctype = CA.SEQUENCE_EVENT if kind.startswith("seq") else CA.STRUCTURED_EVENT
+        proxies, sinks = [], []
+        for _ in range(n_consumers):
+            if kind.endswith("pull"):
+                proxy, _ = admin.obtain_notification_pull_supplier(ctype)
+                (proxy.connect_sequence_pull_consumer if ctype == CA.SEQUENCE_EVENT
+                 else proxy.connect_structured_pull_consumer)(None)
+                sinks.append([])
+            else:
+                proxy, _ = admin.obtain_notification_push_supplier(ctype)
+                sink = Sink([proxy], "ack" in flags)
+                (proxy.connect_sequence_push_consumer if ctype == CA.SEQUENCE_EVENT
+                 else proxy.connect_structured_push_consumer)(sink)
+                sinks.append(sink)
+            if ctype == CA.SEQUENCE_EVENT:
+                proxy.set_qos([prop("MaximumBatchSize", 3, CORBA.TC_long)])
+            if "mapped" in flags:
+                proxy._set_priority_filter(mapping_filter())
+            proxies.append(proxy)
+        sp, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        sp.connect_structured_push_supplier(None)
+
+        def drain() -> None:
+            for proxy, got in zip(proxies, sinks):
+                if not kind.endswith("pull"):
+                    continue
+                while True:
+                    if ctype == CA.SEQUENCE_EVENT:
+                        es = proxy.try_pull_structured_events(3)[0]
+                        if not es:
+                            break
+                    else:
+                        e, has = proxy.try_pull_structured_event()
+                        if not has:
+                            break
+                        es = [e]
+                    got.extend(number(e) for e in es)
+                    if "ack" in flags:
+                        proxy.acknowledge([s for s in (seqno(e) for e in es) if s is not None])
+
+        def received() -> list[list[int]]:
+            return [s if isinstance(s, list) else s.got for s in sinks]
+
+        settle = channel._service.dispatcher.wait_idle
+        rejected = 0
+        for n in range(N_EVENTS):
+            for _ in range(LIMIT + 2):  # a full channel: deliver, then push again
+                try:
+                    sp.push_structured_event(structured(fields={"n": n}))
+                    break
+                except CORBA.IMP_LIMIT:
+                    rejected += 1
+                    assert settle()
+                    drain()
+            else:
+                pytest.fail(f"stuck at event {n}: count={channel._account.count}, "
+                            f"received={[len(r) for r in received()]}")
+            if n % 3 == 0:
+                drain()
+        assert settle()
+        drain()
+        for r in received():
+            assert sorted(set(r)) == list(range(N_EVENTS))
+        assert channel._account.count == 0, (channel._account.count, rejected)
