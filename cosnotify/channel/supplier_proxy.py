@@ -320,8 +320,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 if held:
                     account.release([entry])
                 return None
-            if account.limit and not held and not account.hold(entry):  # before a worker
-                # can release it
+            # Counted (hold) before a worker can release it.
+            if account.limit and not held and not account.hold(entry):
                 # The limit discarded the event meanwhile: the copy is not queued, and
                 # a stored one is refused as _admit_stored refuses it.
                 refused = self._refuse_stored(entry)
