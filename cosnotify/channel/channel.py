@@ -1,4 +1,4 @@
-"""The notification channel (section 3.4.17) and its queue accounting.
+"""The notification channel (section 3.4.17).
 
 Strategy: the channel owns its admins, the subscription hub and the
 admin properties, and is the hub of the event path: ``_forward`` admits an
@@ -12,7 +12,8 @@ queued for three consumers is one event until the last copy leaves. When
 it is set, each event records its queue entries; when the channel is full,
 RejectNewEvents TRUE refuses new events (IMP_LIMIT to push suppliers, and
 pull-style proxy consumers pause), and FALSE discards a queued event chosen
-by the channel's DiscardPolicy, from every queue that holds it.
+by the channel's DiscardPolicy, from every queue that holds it. The count
+itself is channel/account.py.
 """
 
 from __future__ import annotations
