@@ -13,12 +13,10 @@ from omniORB import CORBA
 
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
-import CosNotifyFilter as F
 import TimeBase
 
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
-from cosnotify.filter.factory import FilterFactory
 from cosnotify.store import MemoryStore
 from tests.channel.conftest import (
     WAIT,
@@ -29,6 +27,8 @@ from tests.channel.conftest import (
     number,
     structured,
 )
+from tests.channel.test_queue_count import mapping_filter
+from tests.qos.test_channel_qos import drain, pull_proxy
 
 
 def prop(name: str, value: int, tc: Any = CORBA.TC_short) -> Any:
@@ -43,29 +43,12 @@ def entry(channel: Any) -> Any:
 
 
 def _pull_proxies(channel: Any, n: int, mapped: bool = True) -> list[Any]:
-    proxies = []
-    for _ in range(n):
-        proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
-            CA.STRUCTURED_EVENT)
-        proxy.connect_structured_pull_consumer(None)
-        proxies.append(proxy)
+    proxies = [pull_proxy(channel) for _ in range(n)]
     if mapped:  # each copy an Entry through _enqueue (hold), not a plain copy
-        mapping = FilterFactory().create_mapping_filter(
-            "EXTENDED_TCL", CORBA.Any(CORBA.TC_short, 0))
-        mapping.add_mapping_constraints([F.MappingConstraintPair(
-            F.ConstraintExp([], "TRUE"), CORBA.Any(CORBA.TC_short, 1))])
+        mapping = mapping_filter()
         for proxy in proxies:
             proxy._set_priority_filter(mapping)
     return proxies
-
-
-def _drain(proxy: Any) -> list[int]:
-    got = []
-    while True:
-        event, has = proxy.try_pull_structured_event()
-        if not has:
-            return got
-        got.append(number(event))
 
 
 _DURABLE = [prop("ConnectionReliability", N.Persistent), prop("EventReliability", N.Persistent)]
@@ -93,6 +76,27 @@ def _on_first_commit(channel: Any, action: Any) -> list[bool]:
         return ids
 
     store.add_events = commit_then_act
+    return fired
+
+
+def _after_copies(proxies: list[Any], copies: int, action: Any) -> list[Any]:
+    """Run ``action(proxy)`` once, right after ``proxies`` have taken ``copies``
+    copies between them (``proxy`` took the last): as a concurrent set_admin or
+    consumer would while an event is being routed. The list of proxies it ran for."""
+    taken: list[Any] = []
+    fired: list[Any] = []
+    for proxy in proxies:
+        accept = proxy.accept
+
+        def accept_then_act(event: Any, now: float, _p: Any = proxy, _a: Any = accept) -> Any:
+            got = _a(event, now)
+            taken.append(got)
+            if len(taken) == copies and not fired:
+                fired.append(_p)
+                action(_p)
+            return got
+
+        proxy.accept = accept_then_act
     return fired
 
 
@@ -227,49 +231,37 @@ class TestQueueAccountingWhileTheLimitChanges:
         with EventChannelFactory(ServiceConfig(routing="index")) as made:
             channel, _ = made.create_channel([], [])
             proxies = _pull_proxies(channel, 3)
-            fired: list[Any] = []
-            for proxy in proxies:
-                original = proxy.accept
 
-                def accept(event: Any, now: float, _p: Any = proxy, _o: Any = original) -> Any:
-                    got = _o(event, now)
-                    if not fired:
-                        fired.append(_p)
-                        channel.set_admin(_limit(100))
-                        assert channel._account.count == 1  # adopted
-                        assert _drain(_p) == [1]  # its consumer pulls it meanwhile
-                    return got
+            def meanwhile(first: Any) -> None:
+                channel.set_admin(_limit(100))
+                assert channel._account.count == 1  # adopted
+                assert drain(first) == [1]  # its consumer pulls it meanwhile
 
-                proxy.accept = accept
+            fired = _after_copies(proxies, 1, meanwhile)
             entry(channel).push_structured_event(structured(fields={"n": 1}))
+            assert fired
             for proxy in proxies:
-                _drain(proxy)
+                drain(proxy)
             assert channel._account.count == 0
 
     def test_adopted_event_discarded_mid_routing(self) -> None:
         """As above, but the counted event is the limit's victim (MaxQueueLength 1, a
-        new event arrives) before routing offers E's later copies: they must not
-        count it again (the count once ended at -1)."""
+        new event arrives) before routing offers E's later copies: they must not be
+        queued (E was discarded from every queue), nor count it again (the count once
+        ended at -1)."""
         with EventChannelFactory(ServiceConfig(routing="index")) as made:
             channel, _ = made.create_channel([], [])
             proxies = _pull_proxies(channel, 3)
             supplier = entry(channel)
-            fired: list[Any] = []
-            for proxy in proxies:
-                original = proxy.accept
 
-                def accept(event: Any, now: float, _o: Any = original) -> Any:
-                    got = _o(event, now)
-                    if not fired:
-                        fired.append(True)
-                        channel.set_admin(_limit(1))
-                        supplier.push_structured_event(structured(fields={"n": 2}))
-                    return got
+            def meanwhile(first: Any) -> None:
+                channel.set_admin(_limit(1))
+                supplier.push_structured_event(structured(fields={"n": 2}))
 
-                proxy.accept = accept
+            fired = _after_copies(proxies, 1, meanwhile)
             supplier.push_structured_event(structured(fields={"n": 1}))
-            for proxy in proxies:
-                _drain(proxy)
+            assert fired
+            assert [drain(proxy) for proxy in proxies] == [[2], [2], [2]]
             assert channel._account.count == 0
 
     @pytest.mark.parametrize(("initial", "changes"), [(0, [100]), (100, [0, 100])],
@@ -288,12 +280,12 @@ class TestQueueAccountingWhileTheLimitChanges:
             def meanwhile() -> None:
                 for limit in changes:
                     channel.set_admin(_limit(limit))
-                assert _drain(b) == [1]
+                assert drain(b) == [1]
 
             fired = _on_first_commit(channel, meanwhile)
             entry(channel).push_structured_event(structured(fields={"n": 1}))
             assert fired
-            assert _drain(a) == [1]
+            assert drain(a) == [1]
             assert channel._account.count == 0
 
     def test_limit_off_then_on_while_staged_only(self) -> None:
@@ -312,7 +304,7 @@ class TestQueueAccountingWhileTheLimitChanges:
             fired = _on_first_commit(channel, meanwhile)
             entry(channel).push_structured_event(structured(fields={"n": 1}))
             assert fired
-            assert _drain(a) == [1]
+            assert drain(a) == [1]
             assert channel._account.count == 0
 
     def test_limit_off_during_routing_then_on(self) -> None:
@@ -322,32 +314,26 @@ class TestQueueAccountingWhileTheLimitChanges:
         with EventChannelFactory(ServiceConfig(routing="index")) as made:
             channel, _ = made.create_channel([], _limit(100))
             proxies = _pull_proxies(channel, 1)
-            original = proxies[0].accept
-            fired: list[Any] = []
 
-            def accept(event: Any, now: float) -> Any:
-                got = original(event, now)
-                if not fired:
-                    fired.append(True)
-                    assert _drain(proxies[0]) == [1]  # delivered: refs 2 -> 1
-                    channel.set_admin(_limit(0))
-                return got
+            def meanwhile(first: Any) -> None:
+                assert drain(first) == [1]  # delivered: refs 2 -> 1
+                channel.set_admin(_limit(0))
 
-            proxies[0].accept = accept
+            fired = _after_copies(proxies, 1, meanwhile)
             supplier = entry(channel)
             supplier.push_structured_event(structured(fields={"n": 1}))
+            assert fired
             channel.set_admin(_limit(100))
             supplier.push_structured_event(structured(fields={"n": 2}))
             assert channel._account.count == 1
-            assert _drain(proxies[0]) == [2]
+            assert drain(proxies[0]) == [2]
             assert channel._account.count == 0
-
 
     def test_adopt_counts_event_already_counted_by_its_routing(self) -> None:
         """set_admin sets the limit, then counts what is queued. An event pushed in
-            between is counted by its own routing: the scan must not count it again (the
-            count once stayed at 1 with nothing queued, and with RejectNewEvents and
-            MaxQueueLength 1 every later push was refused)."""
+        between is counted by its own routing: the scan must not count it again (the
+        count once stayed at 1 with nothing queued, and with RejectNewEvents and
+        MaxQueueLength 1 every later push was refused)."""
         with EventChannelFactory(ServiceConfig(routing="index")) as made:
             channel, _ = made.create_channel([], [])
             (a,) = _pull_proxies(channel, 1)
@@ -359,69 +345,37 @@ class TestQueueAccountingWhileTheLimitChanges:
                 original()
 
             channel._count_queued = count_queued
-            channel.set_admin(_limit(1) + [prop("RejectNewEvents", True, CORBA.TC_boolean)])
+            channel.set_admin(_limit(1) + _REJECT)
             del channel._count_queued
-            assert _drain(a) == [1]
+            assert drain(a) == [1]
             assert channel._account.count == 0, "count leaked: nothing is queued"
             supplier.push_structured_event(structured(fields={"n": 2}))  # IMP_LIMIT if leaked
-            assert _drain(a) == [2]
-
-    def test_discarded_event_gets_no_later_copies(self) -> None:
-        """The limit is set while E is routed (E's first copy counted); a new event
-            makes E the victim (MaxQueueLength 1). Routing's later copies of E must not
-            be queued: E was discarded from every queue."""
-        with EventChannelFactory(ServiceConfig(routing="index")) as made:
-            channel, _ = made.create_channel([], [])
-            proxies = _pull_proxies(channel, 3)
-            supplier = entry(channel)
-            fired: list[Any] = []
-            for proxy in proxies:
-                original = proxy.accept
-
-                def accept(event: Any, now: float, _p: Any = proxy, _o: Any = original) -> Any:
-                    got = _o(event, now)
-                    if not fired:
-                        fired.append(_p)
-                        channel.set_admin(_limit(1))
-                        supplier.push_structured_event(structured(fields={"n": 2}))
-                    return got
-
-                proxy.accept = accept
-            supplier.push_structured_event(structured(fields={"n": 1}))
-            got = {id(p): _drain(p) for p in proxies}
-            assert got[id(fired[0])] == [2]
-            assert all(v == [2] for v in got.values()), "discarded event 1 was delivered"
+            assert drain(a) == [2]
 
     def test_off_on_mid_routing_refuses_persistent_copy(self) -> None:
         """Limit on; E routed, A's persistent copy staged, B's queued. Mid-routing the
-            limit goes off and on, and B pulls E. A's stored copy must still be queued:
-            nothing discarded E (the end of E's routing once marked it so)."""
+        limit goes off and on, and B pulls E. A's stored copy must still be queued:
+        nothing discarded E (the end of E's routing once marked it so)."""
         with EventChannelFactory(ServiceConfig(routing="index"), store=MemoryStore()) as made:
             channel, _ = made.create_channel(_DURABLE, _limit(100))
             a, b = _pull_proxies(channel, 2, mapped=False)
             b.set_qos([prop("ConnectionReliability", N.BestEffort)])
-            accepted: list[Any] = []
-            for proxy in (a, b):
-                orig = proxy.accept
 
-                def accept(event: Any, now: float, _o: Any = orig) -> Any:
-                    got = _o(event, now)
-                    accepted.append(got)
-                    if len(accepted) == 2:
-                        channel.set_admin(_limit(0))
-                        channel.set_admin(_limit(100))
-                        assert _drain(b) == [1]
-                    return got
+            def meanwhile(last: Any) -> None:
+                channel.set_admin(_limit(0))
+                channel.set_admin(_limit(100))
+                assert drain(b) == [1]
 
-                proxy.accept = accept
+            fired = _after_copies([a, b], 2, meanwhile)
             entry(channel).push_structured_event(structured(fields={"n": 1}))
-            assert _drain(a) == [1], "A's persistent copy was refused: nothing discarded it"
+            assert fired
+            assert drain(a) == [1], "A's persistent copy was refused: nothing discarded it"
 
     def test_copy_delivered_between_scan_and_adopt_is_not_counted(self) -> None:
         """Setting the limit scans every queue, then counts what it found. A copy the
-            consumer takes in between must not be counted: it once held its event for
-            good, and with RejectNewEvents and MaxQueueLength 1 every later push was
-            refused with nothing queued."""
+        consumer takes in between must not be counted: it once held its event for
+        good, and with RejectNewEvents and MaxQueueLength 1 every later push was
+        refused with nothing queued."""
         with EventChannelFactory(ServiceConfig(routing="index")) as made:
             channel, _ = made.create_channel([], [])
             (a,) = _pull_proxies(channel, 1)
@@ -431,20 +385,20 @@ class TestQueueAccountingWhileTheLimitChanges:
             original = account.adopt
 
             def adopt(queued: Any) -> None:  # the consumer pulls after its proxy was scanned
-                assert _drain(a) == [1]
+                assert drain(a) == [1]
                 original(queued)
 
             account.adopt = adopt
             channel.set_admin(_limit(1) + _REJECT)
             del account.adopt
-            assert _drain(a) == []
+            assert drain(a) == []
             assert account.count == 0, f"count {account.count} with nothing queued"
             supplier.push_structured_event(structured(fields={"n": 2}))  # IMP_LIMIT if leaked
-            assert _drain(a) == [2]
+            assert drain(a) == [2]
 
     def test_copy_delivered_between_scan_and_adopt_many_proxies(self) -> None:
         """The same on a channel with several proxies: one slot was stuck for each
-            event delivered during the scan."""
+        event delivered during the scan."""
         with EventChannelFactory(ServiceConfig(routing="index")) as made:
             channel, _ = made.create_channel([], [])
             a, b = _pull_proxies(channel, 2)
@@ -455,8 +409,8 @@ class TestQueueAccountingWhileTheLimitChanges:
             original = account.adopt
 
             def adopt(queued: Any) -> None:
-                _drain(a)
-                _drain(b)
+                drain(a)
+                drain(b)
                 original(queued)
 
             account.adopt = adopt
@@ -466,9 +420,9 @@ class TestQueueAccountingWhileTheLimitChanges:
 
     def test_stored_copy_dropped_by_hold_is_released_from_the_store(self) -> None:
         """A stored copy (A's) being queued with no limit; meanwhile the limit is set
-            (E counted through B's copy) and a new event makes E the victim. A's copy is
-            not queued, and must be released in the store and leave A's memory window,
-            as a refused copy is (it once stayed in both)."""
+        (E counted through B's copy) and a new event makes E the victim. A's copy is
+        not queued, and must be released in the store and leave A's memory window,
+        as a refused copy is (it once stayed in both)."""
         with EventChannelFactory(ServiceConfig(routing="index"), store=MemoryStore()) as made:
             channel, _ = made.create_channel(_DURABLE, [])
             a, b = _pull_proxies(channel, 2, mapped=False)
@@ -489,7 +443,7 @@ class TestQueueAccountingWhileTheLimitChanges:
             supplier.push_structured_event(structured(fields={"n": 1}))
             del a._enqueue
             assert fired
-            assert (_drain(a), _drain(b)) == ([2], [2])  # E was discarded
+            assert (drain(a), drain(b)) == ([2], [2])  # E was discarded
             durable = a._queue.durable
             store = channel._event_log._store
             pending = [s.id for s in store.pending(durable.path)]
@@ -498,8 +452,8 @@ class TestQueueAccountingWhileTheLimitChanges:
 
     def test_victim_adopted_again_before_its_discard(self) -> None:
         """The limit picks V as a victim; before V's copies are removed, the limit goes
-            off and on. The new count must not take V on again (V held a slot for good,
-            and with RejectNewEvents nothing freed it)."""
+        off and on. The new count must not take V on again (V held a slot for good,
+        and with RejectNewEvents nothing freed it)."""
         with EventChannelFactory(ServiceConfig(routing="index")) as made:
             channel, _ = made.create_channel([], _limit(1))
             (a,) = _pull_proxies(channel, 1)
@@ -519,12 +473,12 @@ class TestQueueAccountingWhileTheLimitChanges:
             supplier.push_structured_event(structured(fields={"n": 2}))
             del channel._discard
             assert fired
-            assert _drain(a) == [2]
+            assert drain(a) == [2]
             assert channel._account.count == 0, f"count {channel._account.count}, nothing queued"
 
     def test_limit_turned_off_during_push_does_not_refuse(self) -> None:
         """The limit is turned off while a push is being admitted under it: with
-            RejectNewEvents the push must not get IMP_LIMIT from a limit of 0."""
+        RejectNewEvents the push must not get IMP_LIMIT from a limit of 0."""
         with EventChannelFactory(ServiceConfig(routing="index")) as made:
             channel, _ = made.create_channel([], _limit(5) + _REJECT)
             (a,) = _pull_proxies(channel, 1)
@@ -539,7 +493,7 @@ class TestQueueAccountingWhileTheLimitChanges:
 
             account.reserve = reserve
             supplier.push_structured_event(structured(fields={"n": 1}))
-            assert _drain(a) == [1]
+            assert drain(a) == [1]
 
     @pytest.mark.parametrize("when", ["before-the-scan", "during-the-scan"])
     def test_a_copy_in_flight_when_the_limit_is_set(self, when: str) -> None:
@@ -592,14 +546,14 @@ class TestQueueAccountingWhileTheLimitChanges:
                 if path == a._queue.durable.path and not pulled:
                     with a._lock:  # as a concurrent admit would: A's copies on disk
                         a._queue.durable.spilled = True
-                    pulled.extend(_drain(a) or [-1])
+                    pulled.extend(drain(a) or [-1])
                 release_ids(path, ids)
 
             a._enqueue = discard_meanwhile
             log.release_ids = refill_meanwhile
             supplier.push_structured_event(structured(fields={"n": 1}))
             assert pulled
-            assert 1 not in pulled + _drain(a)
+            assert 1 not in pulled + drain(a)
 
 class TestDelivery:
     def test_no_push_after_suspend_returns(self, channel: Any) -> None:
