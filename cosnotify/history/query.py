@@ -86,18 +86,58 @@ class EventId:
     instance: int
 
 
-@attrs.frozen
+#: What a stored event's ``payload`` and ``event`` are before they are read.
+_UNREAD: Any = object()
+
+
+@attrs.frozen(eq=False)
 class Retained:
     """A retained event as a query sees it: ``timestamp`` is its arrival in the
     channel and ``source_timestamp`` its origin (Unix seconds, or None); ``payload``
-    its remainder of body (an Any, or None); ``event`` the Structured Event."""
+    its remainder of body (an Any, or None); ``event`` the Structured Event.
+
+    One read from a store (:meth:`stored`) decodes its record only when ``payload``
+    or ``event`` is first asked for: a query that selects by the store's columns
+    alone, and a caller that keeps an answer it already has (the Eventer front end's
+    encoded events), never decode it."""
 
     id: EventId
     type: TypePath
     timestamp: float
     source_timestamp: float | None
-    payload: Any
-    event: Any
+    _payload: Any = _UNREAD
+    _event: Any = _UNREAD
+    #: The stored record and what decodes it into ``(payload, event)``, until read.
+    _record: bytes | None = None
+    _decode: Callable[[bytes], tuple[Any, Any]] | None = None
+
+    @classmethod
+    def stored(cls, event_id: EventId, type_path: TypePath, timestamp: float,
+               source_timestamp: float | None, record: bytes,
+               decode: Callable[[bytes], tuple[Any, Any]]) -> Retained:
+        """A retained event read from a store: ``decode(record)`` gives its payload
+        and Structured Event when first asked for (a failure raises there, each time)."""
+        return cls(event_id, type_path, timestamp, source_timestamp, record=record,
+                   decode=decode)
+
+    @property
+    def payload(self) -> Any:
+        if self._payload is _UNREAD:
+            self._read()
+        return self._payload
+
+    @property
+    def event(self) -> Any:
+        if self._event is _UNREAD:
+            self._read()
+        return self._event
+
+    def _read(self) -> None:
+        assert self._decode is not None and self._record is not None
+        payload, event = self._decode(self._record)
+        object.__setattr__(self, "_payload", payload)
+        object.__setattr__(self, "_event", event)
+        object.__setattr__(self, "_record", None)
 
 
 def bad_query(reason: str) -> CORBA.BAD_PARAM:

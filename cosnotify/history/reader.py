@@ -2,8 +2,10 @@
 
 Strategy: what is buffered is written first (a query sees every event the
 channel accepted before it). The query's plan becomes a store scan, read a
-page at a time in the query's order; each row is decoded into its Structured
-Event and made a :class:`~cosnotify.history.query.Retained`, and
+page at a time in the query's order; each row is made a
+:class:`~cosnotify.history.query.Retained` from its columns, its record
+decoded into its Structured Event only when first read (a payload condition,
+a constraint, or the caller), and
 :func:`~cosnotify.history.query.select` checks every condition, the
 constraint (compiled once, in the query's grammar, by a FilterFactory that
 keeps nothing in the store; an unknown grammar or a bad constraint is
@@ -37,7 +39,7 @@ from cosnotify.history.query import (
 )
 from cosnotify.store.history import HistoryScan
 
-__all__ = ["MAX_SCANNED", "PAGE", "Page", "query_channel", "query_page"]
+__all__ = ["MAX_SCANNED", "PAGE", "Page", "decode_record", "query_channel", "query_page"]
 
 #: Rows a query reads from the store at most.
 MAX_SCANNED = 1_000_000
@@ -171,12 +173,18 @@ def _cursor(channel: Any, store: Any, after: EventId, by_source: bool
 
 
 def _retained(row: Any, server: int) -> Retained:
-    value = codec.decode_value(row.data)
-    structured = value if not isinstance(value, CORBA.Any) else _structured_of(value)
     # The row's type path and source timestamp are the event's, as the writer took them
     # from it (channel/retention.py): read back, not worked out again (a tenth of a query).
-    return Retained(EventId(server, row.session, row.id), row.type, row.arrival, row.source,
-                    payload_of(structured.remainder_of_body), structured)
+    # Its record is decoded when first read (Retained.stored).
+    return Retained.stored(EventId(server, row.session, row.id), row.type, row.arrival,
+                           row.source, row.data, decode_record)
+
+
+def decode_record(data: bytes) -> tuple[Any, Any]:
+    """A stored event record as ``(payload, Structured Event)``."""
+    value = codec.decode_value(data)
+    structured = value if not isinstance(value, CORBA.Any) else _structured_of(value)
+    return payload_of(structured.remainder_of_body), structured
 
 
 def _structured_of(value: Any) -> Any:

@@ -88,6 +88,33 @@ def test_what_the_channel_accepted_can_be_asked_for(factory: EventChannelFactory
     assert numbers(channel.query(constraint="$n >= 2")) == [3, 2]
 
 
+def test_records_are_decoded_only_for_what_needs_them(factory: EventChannelFactory,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query that selects by the store's columns (types, times) decodes no record; the
+    events' ``event`` and ``payload`` decode each once when read; a payload condition
+    or a constraint decodes the rows it checks."""
+    from cosnotify.history import reader
+
+    calls: list[bytes] = []
+    real = reader.decode_record
+
+    def counted(data: bytes) -> tuple[Any, Any]:
+        calls.append(data)
+        return real(data)
+
+    monkeypatch.setattr(reader, "decode_record", counted)
+    channel, _ = factory.create_channel([], retain(count=100))
+    supplier(channel).push_structured_events([event("a", "b" if n % 2 else "c", n)
+                                              for n in range(10)])
+    found = channel.query(types=[["a", "b"]], maxResults=3)
+    assert calls == []
+    assert numbers(found) == [9, 7, 5]
+    assert len(calls) == 3
+    assert [e.payload for e in found] == [None] * 3 and len(calls) == 3
+    assert numbers(channel.query(constraint="$n >= 8")) == [9, 8]
+    assert len(calls) == 3 + 10  # the constraint read each row, once
+
+
 def test_sparse_matches_over_growing_pages(factory: EventChannelFactory) -> None:
     """A query for 5 whose matches are 1 row in 97 reads past its first, short page
     (the limit plus a little), page after growing page, and finds what a scan of every

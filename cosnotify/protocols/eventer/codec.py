@@ -58,6 +58,7 @@ __all__ = [
     "RegisterEvent",
     "Timestamp",
     "decode_frame",
+    "encode_event",
     "encode_frame",
     "event_to_sbs",
     "payload_to_sbs",
@@ -265,6 +266,13 @@ def event_to_sbs(event: Event) -> dict[str, Any]:
             "payload": _some(None if event.payload is None else payload_to_sbs(event.payload))}
 
 
+def encode_event(event: Event) -> bytes:
+    """One ``HatEventer.Event``'s SBS bytes (an item of :meth:`ChatterConnection.query_res_encoded`);
+    OverflowError, ValueError or TypeError when SBS cannot carry it."""
+    data: bytes = REPOSITORY.encode("HatEventer", "Event", event_to_sbs(event))
+    return data
+
+
 def register_event_to_sbs(event: RegisterEvent) -> dict[str, Any]:
     """A RegisterEvent as SBS data (what a client sends; for tests and tools)."""
     return {"type": list(event.type),
@@ -455,12 +463,16 @@ class ChatterConnection:
     # -- what this side sends ------------------------------------------------------------------
     def _send(self, module: str, name: str, data: Any, first: int | None, owner: bool,
               last: bool = True) -> bytes:
+        return self._send_encoded(module, name, REPOSITORY.encode(module, name, data),
+                                  first, owner, last)
+
+    def _send_encoded(self, module: str, name: str, data: bytes, first: int | None,
+                      owner: bool, last: bool = True) -> bytes:
         self._last_id += 1
         return encode_frame({
             "id": self._last_id, "first": self._last_id if first is None else first,
             "owner": owner, "token": True, "last": last,
-            "data": {"module": ("value", module), "type": name,
-                     "data": REPOSITORY.encode(module, name, data)}})
+            "data": {"module": ("value", module), "type": name, "data": data}})
 
     def reply(self, msg: Msg, module: str, name: str, data: Any) -> bytes:
         """The last message of ``msg``'s conversation (hat-chatter: its ``first``, the
@@ -475,6 +487,14 @@ class ChatterConnection:
 
     def query_res(self, msg: Msg, events: Sequence[Event]) -> bytes:
         return self.reply(msg, "HatEventer", "MsgQueryRes", [event_to_sbs(e) for e in events])
+
+    def query_res_encoded(self, msg: Msg, events: Sequence[bytes]) -> bytes:
+        """:meth:`query_res` of events already encoded (:func:`encode_event`): the same
+        bytes, the array put together here -- its count, then its items (hat-sbs's
+        ``Array``), so an event encoded once is not encoded again."""
+        data = _COUNT.encode("Count", "Count", len(events)) + b"".join(events)
+        return self._send_encoded("HatEventer", "MsgQueryRes", data, msg.first,
+                                  not msg.owner)
 
     def pong(self, msg: Msg) -> bytes:
         """Chatter's answer to a MsgPing."""

@@ -20,7 +20,8 @@ in order (the seed's "Actions"):
   client doesn't end Chatter conversation ..."), an event that cannot be
   mapped being a ``failure``;
 - MsgQueryReq is answered from the channel's history (``channel.query``), in
-  one MsgQueryRes (cut at ``max_reply`` bytes: logged at warning);
+  one MsgQueryRes (cut at ``max_reply`` bytes: logged at warning), each event
+  encoded once for all the answers that hold it (:mod:`.replies`);
 - MsgPing is answered with MsgPong (hat-chatter's ping).
 
 Calls into the core run on the loop's executor (``Loop.call``), but for a
@@ -63,11 +64,11 @@ from cosnotify.protocols.eventer.mapping import (
     Sessions,
     Subscription,
     Unmappable,
-    event_of_retained,
     event_of_structured,
     to_queries,
     to_structured,
 )
+from cosnotify.protocols.eventer.replies import EncodedEvents
 from cosnotify.protocols.listener import Connection, Counters, Limits, Loop
 
 __all__ = ["EventerService", "EventerSession"]
@@ -94,6 +95,8 @@ class EventerService:
         self.clock = channel._service.clock
         #: Queries whose answer was cut short of what they asked (a warning each).
         self.truncated = 0
+        #: The events answered with, encoded (a next answer holding them reuses them).
+        self.encoded = EncodedEvents(server_id)
         #: Held while a MsgRegisterReq gets its session and timestamp and enters the channel.
         self.registering = threading.Lock()
         proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
@@ -163,10 +166,11 @@ class EventerService:
         return made
 
     # -- query (on the executor) -------------------------------------------------------------
-    def query(self, data: QueryData) -> list[Event]:
-        """A MsgQueryReq's events from the channel's history; none when the channel keeps
-        none or the query is malformed (the protocol has no error to say so: logged).
-        Ids past one constraint's length are asked in several queries, merged."""
+    def query(self, data: QueryData) -> list[bytes]:
+        """A MsgQueryReq's events from the channel's history, each encoded
+        (:class:`~.replies.EncodedEvents`); none when the channel keeps none or the
+        query is malformed (the protocol has no error to say so: logged). Ids past
+        one constraint's length are asked in several queries, merged."""
         from cosnotify.history.query import MAX_RESULTS_LIMIT, select
         from cosnotify.history.reader import query_page
 
@@ -184,7 +188,7 @@ class EventerService:
         if len(pages) > 1:  # each the first of its ids: the first of all are among them
             retained = select([e for page in pages for e in page.events],
                               attrs.evolve(queries[0], constraint=None))
-        events = [event_of_retained(r, self.server_id) for r in retained]
+        events = self.encoded.encode(retained)
         if len(pages) > 1:
             events, cut = _within(events, self.max_reply)
             more = more or cut
@@ -352,11 +356,7 @@ class EventerSession:
                 connection.send(self.codec.register_res(msg, made))
         elif key == ("HatEventer", "MsgQueryReq"):
             found = await service.loop.call(service.query, msg.value)
-            try:
-                reply = self.codec.query_res(msg, found)
-            except (OverflowError, ValueError, TypeError):
-                reply = self.codec.query_res(msg, _encodable(found))
-            connection.send(reply)
+            connection.send(self.codec.query_res_encoded(msg, found))
         elif key == ("HatEventer", "MsgSubscribe"):
             self.patterns = tuple(msg.value)
             self.subscription = Subscription(self.patterns)
@@ -452,15 +452,12 @@ def _encodable(events: list[Event]) -> list[Event]:
     return kept
 
 
-def _within(events: list[Event], max_bytes: int) -> tuple[list[Event], bool]:
-    """The first of ``events`` whose SBS encoding holds ``max_bytes`` (at least one, as
-    the reader's bound), and whether any was left out."""
-    from cosnotify.protocols.eventer.codec import event_to_sbs
-    from cosnotify.protocols.eventer.schema import REPOSITORY
-
+def _within(events: list[bytes], max_bytes: int) -> tuple[list[bytes], bool]:
+    """The first of ``events`` (encoded) that hold ``max_bytes`` (at least one, as the
+    reader's bound), and whether any was left out."""
     size = 0
     for at, event in enumerate(events):
-        size += len(REPOSITORY.encode("HatEventer", "Event", event_to_sbs(event)))
+        size += len(event)
         if size >= max_bytes:
             return events[:at + 1], at + 1 < len(events)
     return events, False
