@@ -193,7 +193,7 @@ async def _query_latency(address: str) -> tuple[float, int, float]:
             start = time.perf_counter()
             found = await client.query(window)
             firsts.append(time.perf_counter() - start)
-            assert len(found) == 100, len(found)
+            assert len(found) == 100 and len({e.event_id.session for e in found}) == 1
         found = await client.query(query)
         times = []
         for _ in range(QUERIES):

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import enum
 import math
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -86,8 +87,9 @@ class EventId:
     instance: int
 
 
-#: What a stored event's ``payload`` and ``event`` are before they are read.
-_UNREAD: Any = object()
+#: Held while a stored record is decoded (Retained.stored): one decode an event, whatever
+#: the threads reading it (a decode holds the GIL anyway).
+_READING = threading.Lock()
 
 
 @attrs.frozen(eq=False)
@@ -105,11 +107,11 @@ class Retained:
     type: TypePath
     timestamp: float
     source_timestamp: float | None
-    _payload: Any = _UNREAD
-    _event: Any = _UNREAD
-    #: The stored record and what decodes it into ``(payload, event)``, until read.
-    _record: bytes | None = None
-    _decode: Callable[[bytes], tuple[Any, Any]] | None = None
+    _payload: Any = None
+    _event: Any = None
+    #: The stored record (None once decoded) and what decodes it into ``(payload, event)``.
+    _record: bytes | None = attrs.field(default=None, repr=False)
+    _decode: Callable[[bytes], tuple[Any, Any]] | None = attrs.field(default=None, repr=False)
 
     @classmethod
     def stored(cls, event_id: EventId, type_path: TypePath, timestamp: float,
@@ -122,22 +124,26 @@ class Retained:
 
     @property
     def payload(self) -> Any:
-        if self._payload is _UNREAD:
+        if self._record is not None:
             self._read()
         return self._payload
 
     @property
     def event(self) -> Any:
-        if self._event is _UNREAD:
+        if self._record is not None:
             self._read()
         return self._event
 
     def _read(self) -> None:
-        assert self._decode is not None and self._record is not None
-        payload, event = self._decode(self._record)
-        object.__setattr__(self, "_payload", payload)
-        object.__setattr__(self, "_event", event)
-        object.__setattr__(self, "_record", None)
+        with _READING:
+            record = self._record
+            if record is None:  # read meanwhile, on another thread
+                return
+            assert self._decode is not None
+            payload, event = self._decode(record)
+            object.__setattr__(self, "_payload", payload)
+            object.__setattr__(self, "_event", event)
+            object.__setattr__(self, "_record", None)  # last: read once this is None
 
 
 def bad_query(reason: str) -> CORBA.BAD_PARAM:
@@ -271,8 +277,9 @@ def select(candidates: Iterable[Retained], query: Query,
 def passes_constraint(constraint: Callable[[Any], bool] | None, event: Retained) -> bool:
     if constraint is None:
         return True
+    structured = event.event  # a record that does not decode raises, as any read of it
     try:
-        return bool(constraint(event.event))
+        return bool(constraint(structured))
     except Exception:  # noqa: BLE001 - a constraint that fails on an event: no match
         return False
 

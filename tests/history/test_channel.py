@@ -115,6 +115,27 @@ def test_records_are_decoded_only_for_what_needs_them(factory: EventChannelFacto
     assert len(calls) == 3 + 10  # the constraint read each row, once
 
 
+def test_a_record_that_does_not_decode_is_an_error_not_a_mismatch(
+        factory: EventChannelFactory) -> None:
+    """A stored record that fails to decode raises when read -- also when a query's
+    constraint reads it, which catches what the constraint itself raises (review 96:
+    the record was then taken for an event the constraint did not match)."""
+    import attrs
+
+    channel, _ = factory.create_channel([], retain(count=100))
+    supplier(channel).push_structured_events([event("a", "b", n) for n in range(3)])
+    channel.query()  # written
+    rows = factory._service.topology.store._history[f"ch/{channel._id}"]
+    at, row = rows[1]
+    rows[1] = (at, attrs.evolve(row, data=b"\x09" + row.data[1:]))  # record version 9
+    found = channel.query()
+    assert numbers([found[0], found[2]]) == [2, 0]
+    with pytest.raises(ValueError, match="version 9"):
+        numbers([found[1]])
+    with pytest.raises(ValueError, match="version 9"):
+        channel.query(constraint="$n >= 0")
+
+
 def test_sparse_matches_over_growing_pages(factory: EventChannelFactory) -> None:
     """A query for 5 whose matches are 1 row in 97 reads past its first, short page
     (the limit plus a little), page after growing page, and finds what a scan of every

@@ -63,21 +63,30 @@ class EncodedEvents:
         """Bytes kept."""
         return self._bytes
 
-    def encode(self, events: Sequence[Retained]) -> list[bytes]:
-        """Each of ``events`` as a ``HatEventer.Event``'s bytes, in order; one that SBS
-        cannot carry (none is known: ids and times are bounded where they are read)
-        is logged and left out, costing the client that event, not the answer."""
+    def encode(self, events: Sequence[Retained], max_bytes: int | None = None
+               ) -> tuple[list[bytes], bool]:
+        """The first of ``events`` as ``HatEventer.Event``'s bytes, in order, up to
+        the one whose bytes reach ``max_bytes`` in all (at least one; None: all), and
+        whether any was left for the bound: nothing past it is encoded or kept. One
+        that SBS cannot carry (none is known: ids and times are bounded where they
+        are read) is logged and left out, costing the client that event, not the
+        answer."""
         kept = self._kept
         keys = [(r.id.session, r.id.instance) for r in events]
         with self._lock:
             found = [kept.get(key) for key in keys]
-            for key, data in zip(keys, found, strict=True):
-                if data is not None:
-                    kept.move_to_end(key)
         made: list[tuple[tuple[int, int], bytes]] = []
-        answer = []
+        used: list[tuple[int, int]] = []
+        answer: list[bytes] = []
+        size = 0
+        cut = False
+        missed = 0
         for key, data, event in zip(keys, found, events, strict=True):
+            if max_bytes is not None and answer and size >= max_bytes:
+                cut = True
+                break
             if data is None:
+                missed += 1
                 mapped = event_of_retained(event, self.server_id)
                 try:
                     data = encode_event(mapped)
@@ -86,14 +95,19 @@ class EncodedEvents:
                                 "carry it: %s", mapped.id, exc)
                     continue
                 made.append((key, data))
+            else:
+                used.append(key)
             answer.append(data)
+            size += len(data)
         with self._lock:
-            missed = found.count(None)
-            self.hits += len(found) - missed
+            self.hits += len(used)
             self.misses += missed
+            for key in used:
+                if key in kept:  # not let go meanwhile
+                    kept.move_to_end(key)
             for key, data in made:
                 self._keep(key, data)
-        return answer
+        return answer, cut
 
     def _keep(self, key: tuple[int, int], data: bytes) -> None:
         """With the lock held: keep ``data`` as ``key``'s, then let the least recently

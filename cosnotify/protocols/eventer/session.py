@@ -188,10 +188,10 @@ class EventerService:
         if len(pages) > 1:  # each the first of its ids: the first of all are among them
             retained = select([e for page in pages for e in page.events],
                               attrs.evolve(queries[0], constraint=None))
-        events = self.encoded.encode(retained)
-        if len(pages) > 1:
-            events, cut = _within(events, self.max_reply)
-            more = more or cut
+        # The reader bounds the stored records' bytes; the answer's own bytes are
+        # bounded here (a JSON payload may be larger than its record).
+        events, cut = self.encoded.encode(retained, self.max_reply)
+        more = more or cut
         wanted = data.max_results
         if more and (wanted is None or len(events) < wanted):
             # Cut short of what the client asked: by the reply's bytes (max_reply), the
@@ -450,17 +450,6 @@ def _encodable(events: list[Event]) -> list[Event]:
             continue
         kept.append(event)
     return kept
-
-
-def _within(events: list[bytes], max_bytes: int) -> tuple[list[bytes], bool]:
-    """The first of ``events`` (encoded) that hold ``max_bytes`` (at least one, as the
-    reader's bound), and whether any was left out."""
-    size = 0
-    for at, event in enumerate(events):
-        size += len(event)
-        if size >= max_bytes:
-            return events[:at + 1], at + 1 < len(events)
-    return events, False
 
 
 def _with_id(event: Event, event_id: EventId) -> Event:

@@ -4,6 +4,7 @@ event's record decoded only when read (history/query.py, Retained.stored)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections.abc import Callable
@@ -130,6 +131,38 @@ class TestStoredRecords:
             with pytest.raises(ValueError, match="version 9"):
                 read()
 
+    def test_threads_reading_one_event_decode_it_once(self) -> None:
+        """Two threads read an event whose decode is under way: one decode, and both
+        get its Structured Event (review 96: the second failed an assertion)."""
+        entered, release = threading.Event(), threading.Event()
+        calls = []
+
+        def slow(record: bytes) -> tuple[Any, Any]:
+            calls.append(record)
+            entered.set()
+            assert release.wait(30)
+            return None, ("event", len(calls))
+
+        event = Retained.stored(StoreId(0, 1, 1), ("a", "b"), 0.0, None, b"r", slow)
+        got: list[Any] = []
+        first = threading.Thread(target=lambda: got.append(event.event))
+        first.start()
+        assert entered.wait(30)
+        second = threading.Thread(target=lambda: got.append(event.event))
+        second.start()
+        release.set()
+        first.join(30)
+        second.join(30)
+        assert calls == [b"r"] and got == [("event", 1), ("event", 1)]
+
+    def test_a_copy_of_an_unread_event_reads_as_it(self) -> None:
+        """An unread event copied (or pickled) decodes as the original (review 96: its
+        marker of 'unread' was an object a copy did not keep)."""
+        decode = Decodes()
+        copied = copy.deepcopy(stored(4, decode))
+        assert copied.payload.value() == b"\x04" * 4
+        assert "record" not in repr(copied)
+
     def test_an_event_given_whole_is_as_given(self) -> None:
         structured = _structured(2)
         event = Retained(StoreId(0, 1, 1), ("a", "b", "2"), 1.0, 2.0, None, structured)
@@ -140,10 +173,10 @@ class TestEncodedEvents:
     def test_an_event_answered_again_is_not_decoded_again(self) -> None:
         decode = Decodes()
         encoded = EncodedEvents(SERVER_ID)
-        first = encoded.encode([stored(n, decode) for n in range(5)])
-        assert first == [expected(n) for n in range(5)]
+        first, cut = encoded.encode([stored(n, decode) for n in range(5)])
+        assert first == [expected(n) for n in range(5)] and not cut
         assert (decode.calls, encoded.hits, encoded.misses) == (5, 0, 5)
-        again = encoded.encode([stored(n, decode) for n in (4, 2, 7)])
+        again, _ = encoded.encode([stored(n, decode) for n in (4, 2, 7)])
         assert again == [expected(n) for n in (4, 2, 7)]
         assert (decode.calls, encoded.hits, encoded.misses) == (6, 2, 6)
 
@@ -155,7 +188,7 @@ class TestEncodedEvents:
         encoded.encode([stored(4, decode)])       # 2 goes
         assert len(encoded) == 3
         calls = decode.calls
-        assert encoded.encode([stored(n, decode) for n in (1, 3, 4)]) == [
+        assert encoded.encode([stored(n, decode) for n in (1, 3, 4)])[0] == [
             expected(n) for n in (1, 3, 4)]
         assert decode.calls == calls
         encoded.encode([stored(2, decode)])
@@ -166,13 +199,29 @@ class TestEncodedEvents:
         sizes = {n: len(expected(n)) for n in range(12)}
         bound = sizes[0] + sizes[1] + sizes[2]
         encoded = EncodedEvents(SERVER_ID, max_bytes=bound)
-        answer = encoded.encode([stored(n, decode) for n in range(12)])
+        answer, _ = encoded.encode([stored(n, decode) for n in range(12)])
         assert answer == [expected(n) for n in range(12)]
         assert 0 < encoded.size <= bound
         assert encoded.size == sum(sizes[n] for n in range(12 - len(encoded), 12))
         tiny = EncodedEvents(SERVER_ID, max_bytes=min(sizes.values()) - 1)
-        assert tiny.encode([stored(5, decode)]) == [expected(5)]
+        assert tiny.encode([stored(5, decode)])[0] == [expected(5)]
         assert (len(tiny), tiny.size) == (0, 0)
+
+    def test_nothing_past_the_byte_bound_is_encoded_or_kept(self) -> None:
+        """An answer stops at the event whose bytes reach the bound (as the reader's
+        bound: that one is sent), says it was cut, and neither decodes nor keeps the
+        events past it; an event alone over the bound is still answered."""
+        decode = Decodes()
+        encoded = EncodedEvents(SERVER_ID)
+        sizes = [len(expected(n)) for n in range(10)]
+        answer, cut = encoded.encode([stored(n, decode) for n in range(10)],
+                                     max_bytes=sizes[0] + sizes[1] + 1)
+        assert answer == [expected(n) for n in range(3)] and cut
+        assert (decode.calls, len(encoded)) == (3, 3)
+        answer, cut = encoded.encode([stored(n, decode) for n in range(3)],
+                                     max_bytes=sum(sizes[:3]) + 1)
+        assert answer == [expected(n) for n in range(3)] and not cut
+        assert encoded.encode([stored(9, decode)], max_bytes=1) == ([expected(9)], False)
 
     def test_an_event_sbs_cannot_carry_is_left_out_of_the_answer_only(
             self, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
@@ -186,8 +235,8 @@ class TestEncodedEvents:
         monkeypatch.setattr(replies, "encode_event", encode)
         decode = Decodes()
         encoded = EncodedEvents(SERVER_ID)
-        assert encoded.encode([stored(n, decode) for n in range(3)]) == [expected(0),
-                                                                         expected(2)]
+        assert encoded.encode([stored(n, decode) for n in range(3)])[0] == [expected(0),
+                                                                            expected(2)]
         assert "SBS cannot carry it" in caplog.text
         assert (len(encoded), encoded.misses) == (2, 3)
 
@@ -204,7 +253,7 @@ class TestEncodedEvents:
             start.wait()
             for round_ in range(200):
                 numbers = [(offset + round_ + k) % 12 for k in range(4)]
-                got = encoded.encode([stored(n, decode) for n in numbers])
+                got, _ = encoded.encode([stored(n, decode) for n in numbers])
                 if got != [reference[n] for n in numbers]:
                     wrong.append((numbers, got))
 
