@@ -328,7 +328,10 @@ class ContractBook:
     # -- what the tree and the relays tell ---------------------------------------------------
     def nodes_removed(self, paths: set[Path]) -> None:
         """Nodes went (REMOVE): their subscriptions go too, after their notifications
-        (the SUBSCRIPTION table's Nodeid names an existing node)."""
+        (the SUBSCRIPTION table's Nodeid names an existing node). The notifications are
+        routed, not yet delivered: a proxy left without subscriptions stays, its filter
+        empty, so the REMOVE notifications it holds still reach the contract (review
+        98: a contract whose only subscription was on a removed node heard nothing)."""
         for path in paths & self._subscribers.keys():
             for contract_id in sorted(self._subscribers.get(path, ())):
                 contract = self._contracts[contract_id]
@@ -336,7 +339,7 @@ class ContractBook:
                 # A failed write is written again before the next change (durable.py),
                 # so a node made again under this name is not watched after a restart.
                 self._tree._records.write_contract(contract, strict=False)
-                self._forget(contract, path, old[1])
+                self._forget(contract, path, old[1], keep=True)
 
     def routing_state(self) -> tuple[Any, dict[int, tuple[Any, ...]]] | None:
         """What decides, for the notifications about to be routed, which contracts'
@@ -505,8 +508,9 @@ class ContractBook:
         if not keep and not any(g == guaranteed for _, g in contract.subscriptions.values()):
             self._drop_proxy(contract, guaranteed)
 
-    def _forget(self, contract: _Contract, path: Path, guaranteed: bool) -> None:
-        self._drop_constraint(contract, path, guaranteed)
+    def _forget(self, contract: _Contract, path: Path, guaranteed: bool,
+                keep: bool = False) -> None:
+        self._drop_constraint(contract, path, guaranteed, keep)
         self._unindex(contract, path)
         self.subscription_count -= 1
         self._counted(contract)

@@ -214,6 +214,27 @@ class TestSubscriptions:
         assert asia.get_contract(contract.contract_id).subscriptions == (
             Subscription(r"\Europe", 0, False),)
 
+    @pytest.mark.parametrize("subscribed", [[r"\Asia"], [r"\Asia", r"\Asia\India"]])
+    def test_a_contract_watching_only_removed_nodes_hears_the_removal(
+            self, channel: Any, asia: Tree, subscribed: list[str]) -> None:
+        """REMOVE: "A notification is always generated for each node in the tree that was
+        removed as a result of this operation" -- also to a contract whose every
+        subscription was on a removed node (review 98: its proxy went with its last
+        subscription, and the notifications queued in it with it)."""
+        recorder = Recorder()
+        contract = asia.lease_contract(recorder, 60)
+        for path in subscribed:
+            asia.subscribe(contract.contract_id, path, 0)
+        asia.remove(r"\Asia")
+        settle(channel)
+        assert sorted(recorder.seen) == sorted(("remove", path) for path in subscribed)
+        assert asia.get_contract(contract.contract_id).subscriptions == ()
+        asia.create(r"\Asia")
+        asia.subscribe(contract.contract_id, r"\Asia", 0)  # the empty proxy serves again
+        asia.post(r"\Asia", b"back")
+        settle(channel)
+        assert recorder.seen[-1][1] == r"\Asia" and len(recorder.seen) == len(subscribed) + 1
+
     def test_subscriptions_are_channel_objects(self, channel: Any, asia: Tree) -> None:
         """Issue 21: a subscription is a consumer-side subscription in the channel, an
         ordinary consumer admin and structured push proxy with an OES_SUBTREE filter, so

@@ -16,6 +16,7 @@ import concurrent.futures
 import itertools
 import logging
 import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
 
 from cosnotify.protocols.eventheap.codec import EventHeapWireError, WireBundle
@@ -124,13 +125,24 @@ class EventHeapServer:
         #: Active clients of the space its sessions connected (MAX_CLIENTS_PER_FRONT_END).
         self.clients = 0
         self._count_lock = threading.Lock()
+        #: Clients whose connection closed (in the space's CLIENT_GRACE), oldest first,
+        #: each with its count of calls then: at the limit the oldest still silent goes.
+        self._lingering: OrderedDict[Client, int] = OrderedDict()
+        #: Clients ended early for a new Source at the limit.
+        self.evicted = 0
 
     def connect(self, source: str) -> Client:
-        """``space.connect(source)``, counted until the client ends (its ``on_end``)."""
+        """``space.connect(source)``, counted until the client ends (its ``on_end``). At
+        MAX_CLIENTS_PER_FRONT_END a client only in its grace after its connection
+        closed (no call since, no wait) is ended for the new one, the oldest first; with
+        none, ``ERROR LimitExceeded`` (review 98: Sources a closed connection named in
+        templates held the limit for a minute, so one peer could lock out new ones)."""
         # Connecting a Source held already replaces its client: no more are held. (The
         # space's lock is not taken under _count_lock: ``ended`` takes them the other way.)
         full = self.clients >= MAX_CLIENTS_PER_FRONT_END
         held = full and source in self.space.clients
+        if full and not held:
+            self._evict_lingering()
         with self._count_lock:
             if self.clients >= MAX_CLIENTS_PER_FRONT_END and not held:
                 raise RequestError("LimitExceeded", f"{MAX_CLIENTS_PER_FRONT_END} Sources are "
@@ -153,6 +165,31 @@ class EventHeapServer:
         if not client.active:  # ended before the callback was in place
             ended()
         return client
+
+    def lingering(self, client: Client) -> None:
+        """``client``'s connection closed: it is told (``connection_lost``), and it may be
+        ended early at the limit (:meth:`connect`)."""
+        with self._lock:
+            self._lingering[client] = client.calls
+            self._lingering.move_to_end(client)
+            while len(self._lingering) > MAX_CLIENTS_PER_FRONT_END:  # long ended ones
+                self._lingering.popitem(last=False)
+        client.connection_lost()
+
+    def _evict_lingering(self) -> None:
+        """End the oldest lingering client that is still silent, if any (not under
+        _count_lock: ending it takes the space's lock, then ``ended`` takes that one)."""
+        while True:
+            with self._lock:
+                if not self._lingering:
+                    return
+                client, calls = self._lingering.popitem(last=False)
+            if client.active and client.calls == calls and not client.waiting:
+                log.info("eventheap: %r ended early: %d Sources are held on this front "
+                         "end (MAX_CLIENTS_PER_FRONT_END)", client, MAX_CLIENTS_PER_FRONT_END)
+                client.close()
+                self.evicted += 1
+                return
 
     def session(self, connection: Connection) -> EventHeapSession:
         from cosnotify.protocols.eventheap.session import EventHeapSession

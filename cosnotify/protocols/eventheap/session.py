@@ -193,7 +193,7 @@ class EventHeapSession:
                     # so it goes now rather than after the space's CLIENT_GRACE.
                     client.close()
                 else:
-                    client.connection_lost()
+                    self.server.lingering(client)
             except Exception as exc:  # noqa: BLE001
                 log.info("%s: %r not released: %s", self.name, client, exc)
 

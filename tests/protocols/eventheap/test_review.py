@@ -255,17 +255,17 @@ class TestEncodeBundleOf:
 class TestFrontEndClientBound:
     def test_sources_held_are_bounded(self, connect: Connect, front_end: EventHeapFrontEnd,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
-        """Sources outlive their connection for CLIENT_GRACE, so reconnect cycles with
-        new Target values are bounded per front end (MAX_CLIENTS_PER_FRONT_END), not
-        only by the space's MAX_CLIENTS it shares with CORBA clients; a Source held
-        already still reconnects ("Clients should automatically reconnect")."""
+        """The Sources a front end's connections act for are bounded
+        (MAX_CLIENTS_PER_FRONT_END), not only by the space's MAX_CLIENTS it shares with
+        CORBA clients: a new Source past it is ``ERROR LimitExceeded`` while every one
+        held is in use, and a Source held already still reconnects ("Clients should
+        automatically reconnect")."""
         from cosnotify.protocols.eventheap import server as module
 
         monkeypatch.setattr(module, "MAX_CLIENTS_PER_FRONT_END", 3)
-        for i in range(3):
-            c = connect(f"t{i}")
+        held = [connect(f"t{i}") for i in range(3)]
+        for c in held:
             assert c.call("getEvent", [c.template("X", target_me=True)]).tuples is None
-            c.close()
         late = connect("t3")
         reply = late.call("getEvent", [late.template("X", target_me=True)])
         assert reply.return_tag is not None
@@ -276,6 +276,33 @@ class TestFrontEndClientBound:
         front_end.space.connect("t1").close()  # t1 ends: its place is free
         assert _eventually(lambda: front_end.server.clients == 2)
         assert late.call("getEvent", [late.template("X", target_me=True)]).return_tag is None
+
+    def test_a_closed_connections_sources_give_way_to_new_ones(
+            self, connect: Connect, front_end: EventHeapFrontEnd,
+            monkeypatch: pytest.MonkeyPatch) -> None:
+        """Sources named by a closed connection wait CLIENT_GRACE for their client to
+        come back; at the limit the oldest of them that made no call since goes for a
+        new Source (review 98: one peer's short connections held the limit for a
+        minute, and every new client was refused). One that came back stays."""
+        from cosnotify.protocols.eventheap import server as module
+
+        monkeypatch.setattr(module, "MAX_CLIENTS_PER_FRONT_END", 3)
+        server = front_end.server
+        gone = [connect(f"g{i}") for i in range(3)]
+        for c in gone:
+            assert c.call("getEvent", [c.template("X", target_me=True)]).tuples is None
+            c.close()
+        assert _eventually(lambda: front_end.space.connections_lost == 3)
+        again = connect("g1")  # g1's client comes back and calls: it is not given away
+        assert again.call("getEvent", [again.template("X", target_me=True)]).return_tag \
+            is None
+        new = [connect(f"n{i}") for i in range(3)]
+        replies = [c.call("getEvent", [c.template("X", target_me=True)]).return_tag
+                   for c in new]
+        assert replies[:2] == [None, None]
+        assert replies[2] is not None and replies[2].startswith("ERROR LimitExceeded")
+        assert server.evicted == 2 and server.clients == 3
+        assert sorted(front_end.space.clients) == ["g1", "n0", "n1"]
 
 
 class TestHandshakeTimeout:
