@@ -258,16 +258,19 @@ def _store(target: str) -> list[str]:
 
 def _prologue_structured(gen: _Generator, names: list[str]) -> list[str]:
     header = [n for n in names if n in STRUCTURED_HEADER]
-    props = [n for n in names if n not in STRUCTURED_HEADER]
+    # Every name is looked for among the properties while it is missing: a header
+    # field that is empty is absent, as it is from a notification without that
+    # attribute (mapping.from_event leaves it out), so a property may carry the name.
+    props = list(names)
     lines: list[str] = []
     if len(names) > _MAX_LOCALS:
         lines.append(f"V = [M] * {len(names)}")
     elif names:
         lines.append(" = ".join(gen.var[n] for n in names) + " = M")
-    for n in header:  # first, so that only property slots can still be missing below
+    for n in header:  # first: a header field that is there wins over a property
         var = gen.var[n]
         lines.append(f"{var} = ev.{'.'.join(STRUCTURED_HEADER[n])}")
-        lines.append(f"if type({var}) is not str: {var} = None")
+        lines.append(f"if type({var}) is not str or not {var}: {var} = M")
     if props:
         index = {n: names.index(n) for n in props}
         missing = (" or ".join(f"{gen.var[n]} is M" for n in props)

@@ -33,9 +33,9 @@ import attrs
 
 from cosnotify.protocols.elvin.packets import Keys
 
-__all__ = ["BAD_KEY_INDEX", "BAD_KEY_SCHEME", "CONSUMER", "DUAL", "NO_KEYS", "PRODUCER",
-           "SCHEMES", "BadKeys", "PublicKeys", "RawKey", "check", "flatten", "matches", "pack",
-           "public", "unpack"]
+__all__ = ["BAD_KEY_INDEX", "BAD_KEY_SCHEME", "CONSUMER", "DUAL", "MAX_KEYS", "NO_KEYS",
+           "PRODUCER", "SCHEMES", "BadKeys", "PublicKeys", "RawKey", "check", "flatten",
+           "matches", "matches_either", "pack", "public", "unpack"]
 
 DUAL: Final = 1
 PRODUCER: Final = 2
@@ -46,6 +46,11 @@ SCHEMES: Final = {DUAL: ("SHA-1-Dual", 2), PRODUCER: ("SHA-1-Producer", 1),
 #: Nack codes (§7.4.2).
 BAD_KEY_SCHEME: Final = 1004
 BAD_KEY_INDEX: Final = 1005
+#: Keys one holder may hold (cosnotify's limit; the seed sets none): a connection's
+#: notification keys, its subscription keys, one subscription's, one quench's, and one
+#: notification's own. Each notification carries its producer's public keys, sealed, to
+#: every consumer (mapping.py): unbounded, one client's keys cost every delivery (review 97).
+MAX_KEYS: Final = 256
 
 #: (scheme, key set index, key bytes): one raw key as a client registered it.
 RawKey = tuple[int, int, bytes]
@@ -143,6 +148,20 @@ def matches(notification: PublicKeys, subscription: PublicKeys) -> bool:
         return True
     return bool(notification.dual_producer & subscription.dual_producer
                 and notification.dual_consumer & subscription.dual_consumer)
+
+
+def matches_either(notification: PublicKeys, first: PublicKeys, second: PublicKeys) -> bool:
+    """``matches(notification, first.union(second))``, without making the union: a
+    subscription's keys are its own and its connection's, kept apart so the connection's
+    are not copied into each of its subscriptions."""
+    n = notification
+    if n.producer and (n.producer & first.producer or n.producer & second.producer):
+        return True
+    if n.consumer and (n.consumer & first.consumer or n.consumer & second.consumer):
+        return True
+    return bool((n.dual_producer & first.dual_producer or n.dual_producer & second.dual_producer)
+                and (n.dual_consumer & first.dual_consumer
+                     or n.dual_consumer & second.dual_consumer))
 
 
 _TAGS: Final = ("producer", "consumer", "dual_producer", "dual_consumer")

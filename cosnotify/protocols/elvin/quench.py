@@ -47,6 +47,12 @@ __all__ = ["Quench", "Quenches", "Refused"]
 
 #: Nack codes (§7.4.2).
 NO_SUCH_QUENCH, EMPTY_QUENCH, ATTR_EXISTS, NO_SUCH_ATTR = 1003, 2201, 2202, 2203
+IMPL_LIMIT: Final = 2006
+#: Quenches one session may hold (cosnotify's limit; the seed sets none).
+MAX_QUENCHES: Final = 1024
+#: Attribute names one session's quenches may hold in all (review 97: unbounded, one
+#: client held 789 MiB of names, scanned at every change of the channel's subscriptions).
+MAX_QUENCH_NAMES: Final = 4096
 #: SubAST type codes (§8.2.3.4).
 NAME_TC: Final = 1
 REQUIRE_TC: Final = 64
@@ -89,6 +95,13 @@ def _keys(*all_keys: Any) -> None:
         raise Refused(exc.code, f"{exc}: %1", exc.nack_args) from None
 
 
+def _bounded_keys(keys: set[K.RawKey]) -> set[K.RawKey]:
+    if len(keys) > K.MAX_KEYS:
+        raise Refused(IMPL_LIMIT, f"Request exceeds implementation limit: {K.MAX_KEYS} keys "
+                      "a quench")
+    return keys
+
+
 class Quenches:
     """The quenches of one session and the attribute names active on the channel."""
 
@@ -98,6 +111,8 @@ class Quenches:
         self._lock = threading.Lock()
         self.table: dict[int, Quench] = {}
         self.active: set[str] = set()
+        #: Names the quenches hold, in all (MAX_QUENCH_NAMES).
+        self.names = 0
 
     def _tell(self, names: set[str], quenches: list[Quench], added: bool) -> None:
         for name in sorted(names):
@@ -127,10 +142,16 @@ class Quenches:
         if not packet.names:
             raise Refused(EMPTY_QUENCH, "Empty quench")
         _keys(packet.keys)
-        quench = Quench(self._router.new_id(), set(packet.names), packet.deliver_insecure,
-                        K.flatten(packet.keys))
+        names = set(packet.names)
+        raw = _bounded_keys(K.flatten(packet.keys))
         with self._lock:
+            if len(self.table) >= MAX_QUENCHES:
+                raise Refused(IMPL_LIMIT, f"Request exceeds implementation limit: "
+                              f"{MAX_QUENCHES} quenches a connection")
+            self._check_names(len(names))
+            quench = Quench(self._router.new_id(), names, packet.deliver_insecure, raw)
             self.table[quench.id] = quench
+            self.names += len(names)
             active = self.active & quench.names
         return quench.id, lambda: self._tell(active, [quench], True)
 
@@ -154,11 +175,14 @@ class Quenches:
         names = (quench.names | set(packet.names_add)) - set(packet.names_del)
         if not names:
             raise Refused(EMPTY_QUENCH, "Empty quench")
+        keys = _bounded_keys((quench.keys | K.flatten(packet.add_keys))
+                             - K.flatten(packet.del_keys))
         with self._lock:
+            self._check_names(len(names) - len(quench.names))
             before = Quench(quench.id, set(quench.names), quench.deliver_insecure, set())
+            self.names += len(names) - len(quench.names)
             quench.names, quench.deliver_insecure = names, packet.deliver_insecure
-            quench.keys = (quench.keys | K.flatten(packet.add_keys)) - K.flatten(
-                packet.del_keys)
+            quench.keys = keys
             active = set(self.active)
         after = Quench(quench.id, set(names), quench.deliver_insecure, set())
 
@@ -173,5 +197,11 @@ class Quenches:
     def delete(self, quench_id: int) -> None:
         """Forget a quench (§7.4.23)."""
         with self._lock:
-            self._find(quench_id)
+            self.names -= len(self._find(quench_id).names)
             del self.table[quench_id]
+
+    def _check_names(self, more: int) -> None:
+        """With the lock held: IMPL_LIMIT if ``more`` names would pass MAX_QUENCH_NAMES."""
+        if self.names + more > MAX_QUENCH_NAMES:
+            raise Refused(IMPL_LIMIT, f"Request exceeds implementation limit: "
+                          f"{MAX_QUENCH_NAMES} quench attribute names a connection")

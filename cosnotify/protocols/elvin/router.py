@@ -73,11 +73,13 @@ class Router:
                 found = self._terms[name] = next(self._ids)
             return found
 
-    def deliver_secure(self, event: Any, public: K.PublicKeys) -> None:
-        """A notification for key holders only, to every session's subscriptions (loop thread)."""
+    def deliver_secure(self, event: Any, public: K.PublicKeys,
+                       sessions: list[Session] | None = None) -> None:
+        """A notification for key holders only, to the subscriptions of ``sessions`` (the
+        loop's list of them, taken on the loop; None: take it now, on the loop)."""
         if not public:
             return
-        for session in list(self.sessions):
+        for session in list(self.sessions) if sessions is None else sessions:
             session.deliver(event, public, insecure=False)
 
 

@@ -426,7 +426,7 @@ class TestLoopNotBlocked:
         packets are answered meanwhile (issue 22: a slow peer must not stall others)."""
         import threading
 
-        from cosnotify.protocols.elvin import session
+        from cosnotify.protocols.elvin import subscriptions as session
         release = threading.Event()
         real = session.compile_program  # type: ignore[attr-defined]
 

@@ -1,0 +1,243 @@
+"""Review 97's findings: what one Elvin client may hold (keys, quenches, subscription
+text) is bounded and Nacked past its bound; a seal covers all an ELVIN4 filter reads;
+an empty header field is an absent attribute; the secure route runs off the loop."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from omniORB import CORBA
+
+import CosNotification as N
+
+from cosnotify.filter.elvin4 import compile_program
+from cosnotify.protocols.elvin import keys as K
+from cosnotify.protocols.elvin import quench as Q
+from cosnotify.protocols.elvin import subscriptions as S
+from cosnotify.protocols.elvin.mapping import event_keys, from_event, to_event
+from tests.protocols.elvin.client import (
+    conn_rqst,
+    frame,
+    notify_emit,
+    qnch_add,
+    qnch_mod,
+    sec_rqst,
+    sub_add,
+    sub_mod,
+)
+from tests.protocols.elvin.test_review import Make, connected, event, sha1
+
+IMPL_LIMIT = 2006
+
+
+@pytest.fixture
+def router(front_end: Any) -> Any:
+    return front_end.router
+
+
+def producer_keys(count: int, tag: bytes = b"k") -> list[tuple[int, list[list[bytes]]]]:
+    """``count`` SHA-1-Producer keys (scheme 2, one key set)."""
+    return [(K.PRODUCER, [[tag + str(n).encode() for n in range(count)]])]
+
+
+class TestKeysAreBounded:
+    """K.MAX_KEYS a holder; past it IMPL_LIMIT (§7.4.17: "exceeds some other internal
+    limit"), and nothing changes (review 97: 400,000 keys were taken, and each
+    notification then carried them all)."""
+
+    def test_sec_rqst_past_the_bound_is_refused_and_changes_nothing(
+            self, client: Make) -> None:
+        c = connected(client)
+        c.send(sec_rqst(5, add_nfn=producer_keys(K.MAX_KEYS)))
+        assert c.expect("SecRply")["xid"] == 5
+        c.send(sec_rqst(6, add_nfn=producer_keys(1, b"more"), add_sub=producer_keys(1)))
+        nack = c.expect("Nack")
+        assert (nack["xid"], nack["error"]) == (6, IMPL_LIMIT)
+        c.send(sec_rqst(7, add_sub=producer_keys(1)))        # the refused one added nothing
+        assert c.expect("SecRply")["xid"] == 7
+
+    def test_conn_rqst_sub_add_and_sub_mod_past_the_bound(self, client: Make) -> None:
+        c = client()
+        c.send(conn_rqst(1, nfn=producer_keys(K.MAX_KEYS + 1)))
+        assert (c.expect("Nack")["error"]) == IMPL_LIMIT
+        c.connect()
+        c.send(sub_add(2, "require(x)", k=producer_keys(K.MAX_KEYS + 1)))
+        assert c.expect("Nack")["error"] == IMPL_LIMIT
+        sid = c.subscribe("require(x)", k=producer_keys(K.MAX_KEYS))
+        c.send(sub_mod(3, sid, "require(y)", add=producer_keys(1, b"more")))
+        assert c.expect("Nack")["error"] == IMPL_LIMIT
+        pub = connected(client)                                # still require(x), unchanged
+        pub.send(notify_emit({"x": 1, "y": 2}))
+        assert c.expect("NotifyDeliver")["insecure"] == [sid]
+
+    def test_a_notification_with_too_many_keys_is_ignored(self, client: Make,
+                                                          router: Any) -> None:
+        sub = connected(client)
+        sub.subscribe("require(x)")
+        pub = connected(client)
+        pub.send(notify_emit({"x": 1}, k=producer_keys(K.MAX_KEYS + 1)))
+        pub.send(notify_emit({"x": 2}, k=producer_keys(K.MAX_KEYS)))
+        assert sub.expect("NotifyDeliver")["attributes"] == {"x": 2}
+        assert router.stats.notifications_ignored == 1
+
+    def test_connection_keys_are_not_copied_into_each_subscription(self, client: Make,
+                                                                   router: Any) -> None:
+        """A subscription's keys are its own and its connection's; the connection's are
+        matched where they are, not copied into every subscription (review 97: 200
+        subscriptions made 640 KB of connection keys cost 423 MiB)."""
+        c = connected(client, sub=[(K.PRODUCER, [[sha1(b"conn")]])])
+        own = c.subscribe("require(x)", insecure=False, k=[(K.PRODUCER, [[sha1(b"own")]])])
+        bare = c.subscribe("require(x)", insecure=False)
+        [session] = [s for s in router.sessions if s.subscriptions]
+        assert all(len(s.public.producer) <= 1 for s in session.subscriptions.values())
+        for private, matched in ((b"conn", [own, bare]), (b"own", [own])):
+            connected(client).send(notify_emit({"x": 1}, insecure=False,
+                                               k=[(K.PRODUCER, [[private]])]))
+            assert sorted(c.expect("NotifyDeliver")["secure"]) == sorted(matched)
+
+    def test_dual_keys_match_across_the_connections_and_the_subscriptions(self) -> None:
+        """SHA-1-Dual needs both sets to match; one may be the connection's and the other
+        the subscription's, as with the union the seed describes."""
+        notification = K.public({(K.DUAL, 0, b"p"), (K.DUAL, 1, sha1(b"c"))},
+                                producer_side=True)
+        connection = K.public({(K.DUAL, 0, sha1(b"p"))}, producer_side=False)
+        subscription = K.public({(K.DUAL, 1, b"c")}, producer_side=False)
+        assert K.matches(notification, connection.union(subscription))
+        assert K.matches_either(notification, connection, subscription)
+        assert not K.matches_either(notification, connection, K.NO_KEYS)
+
+
+class TestQuenchesAreBounded:
+    def test_quench_names_past_the_bound_are_refused(self, client: Make,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(Q, "MAX_QUENCH_NAMES", 5)
+        c = connected(client)
+        c.send(qnch_add(1, ["a", "b", "c"]))
+        quench_id = c.expect("QnchRply")["id"]
+        c.send(qnch_add(2, ["d", "e", "f"]))
+        assert c.expect("Nack")["error"] == IMPL_LIMIT
+        c.send(qnch_mod(3, quench_id, add=["d", "e", "f"]))
+        assert c.expect("Nack")["error"] == IMPL_LIMIT
+        c.send(qnch_mod(4, quench_id, add=["d", "e"]))
+        assert c.expect("QnchRply")["xid"] == 4
+
+    def test_quenches_past_the_bound_are_refused(self, client: Make,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(Q, "MAX_QUENCHES", 2)
+        c = connected(client)
+        for xid in (1, 2):
+            c.send(qnch_add(xid, [f"n{xid}"]))
+            assert c.expect("QnchRply")["xid"] == xid
+        c.send(qnch_add(3, ["n3"]))
+        assert c.expect("Nack")["error"] == IMPL_LIMIT
+
+
+class TestSubscriptionText:
+    def test_expression_bytes_are_bounded_per_connection(
+            self, client: Make, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(S, "MAX_EXPRESSION_BYTES", 40)
+        c = connected(client)
+        first = c.subscribe("require(aaaaaaaaaa)")              # 19 bytes
+        c.subscribe("require(bbbbbbbbbb)")
+        c.send(sub_add(7, "require(c)"))
+        assert c.expect("Nack")["error"] == IMPL_LIMIT
+        c.send(sub_mod(8, first, "require(a)"))                 # a shorter one replaces it
+        assert c.expect("SubRply")["xid"] == 8
+        c.send(sub_add(9, "require(c)"))
+        assert c.expect("SubRply")["xid"] == 9
+
+
+class TestTheSealCoversAllAFilterReads:
+    """Review 97: a sealed keys property copied onto an event that also holds what the
+    Elvin mapping leaves out (a struct, a NUL string, a second property of a name) still
+    verified, and ELVIN4 filters read the added property: a forged secure match."""
+
+    SECRET = b"s" * 32
+
+    @pytest.mark.parametrize("added", [
+        N.Property("admin", CORBA.Any(N._tc_EventType, N.EventType("a", "b"))),
+        N.Property("cmd", CORBA.Any(CORBA.TC_string, "rm -rf\0")),
+        N.Property("x", CORBA.Any(CORBA.TC_long, 2)),
+    ], ids=["struct", "nul", "second-x"])
+    def test_a_copied_seal_on_more_content_is_no_key(self, added: Any) -> None:
+        public = K.public({(K.PRODUCER, 0, b"private")}, producer_side=True)
+        made = to_event((("x", 1),), public, self.SECRET)
+        assert event_keys(made, self.SECRET) == public
+        made.filterable_data.append(added)
+        assert event_keys(made, self.SECRET) == K.NO_KEYS
+
+    def test_a_copied_seal_with_another_body_or_header_property_is_no_key(self) -> None:
+        public = K.public({(K.PRODUCER, 0, b"private")}, producer_side=True)
+        for change in ("body", "header"):
+            made = to_event((("x", 1),), public, self.SECRET)
+            if change == "body":
+                made.remainder_of_body = CORBA.Any(CORBA.TC_long, 7)
+            else:
+                made.header.variable_header.append(
+                    N.Property("admin", CORBA.Any(CORBA.TC_long, 1)))
+            assert event_keys(made, self.SECRET) == K.NO_KEYS
+
+
+class TestHeaderNames:
+    """§6.1.6: "require(attribute) Returns true if the notification contains an attribute
+    whose name exactly matches". A structured event's empty header field is no attribute
+    (the Elvin mapping leaves it out), so a property may carry the name (review 97)."""
+
+    @pytest.mark.parametrize(("attributes", "expression", "expected"), [
+        ({"x": 1}, "require(type_name)", False),
+        ({"x": 1}, "!require(domain_name)", True),
+        ({"x": 1}, "size(event_name) == 0", False),
+        ({"domain_name": 5, "y": 1}, "domain_name == 5", True),
+        ({"domain_name": 5, "y": 1}, "int32(domain_name)", True),
+        ({"domain_name": "", "y": 1}, "domain_name == ''", True),
+        ({"domain_name": "ops", "y": 1}, "domain_name == 'ops'", True),
+    ])
+    def test_what_a_filter_sees_of_a_notification(self, attributes: dict[str, Any],
+                                                  expression: str,
+                                                  expected: bool | None) -> None:
+        made = to_event(tuple(attributes.items()))
+        assert compile_program(expression).structured(made) is expected
+        assert dict(from_event(made)) == attributes          # and it goes back whole
+
+    def test_a_header_field_that_is_there_wins_over_a_property(self) -> None:
+        made = event({"type_name": "property"})
+        made.header.fixed_header.event_type.type_name = "header"
+        assert compile_program("type_name == 'header'").structured(made) is True
+
+    def test_over_the_wire(self, client: Make) -> None:
+        sub = connected(client)
+        sid = sub.subscribe("domain_name == 5")
+        connected(client).send(notify_emit({"domain_name": 5, "y": 1}))
+        got = sub.expect("NotifyDeliver")
+        assert (got["attributes"], got["insecure"]) == ({"domain_name": 5, "y": 1}, [sid])
+
+
+class TestSecureRouteOffTheLoop:
+    def test_a_slow_secure_route_does_not_stall_other_clients(
+            self, client: Make, router: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A NotifyEmit without deliver_insecure is matched against every session's
+        subscriptions off the loop (review 97: on the loop, 50 of them against 20,000
+        subscriptions held every client for 2 s)."""
+        release, entered = threading.Event(), threading.Event()
+        real = router.deliver_secure
+
+        def slow(*args: Any) -> None:
+            entered.set()
+            assert release.wait(10)
+            real(*args)
+
+        monkeypatch.setattr(router, "deliver_secure", slow)
+        sub = connected(client)
+        sid = sub.subscribe("require(x)", insecure=False, k=[(K.PRODUCER, [[sha1(b"p")]])])
+        connected(client).send(notify_emit({"x": 1}, insecure=False,
+                                           k=[(K.PRODUCER, [[b"p"]])]))
+        assert entered.wait(10)
+        other = connected(client)
+        other.send(frame("TestConn"))
+        try:
+            other.expect("ConfConn")        # answered while the secure route still runs
+        finally:
+            release.set()
+        assert sub.expect("NotifyDeliver")["secure"] == [sid]
