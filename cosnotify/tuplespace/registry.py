@@ -121,12 +121,19 @@ class ClientRegistry:
 
     def _end_silent(self, client: Client, mark: int) -> None:
         """End ``client`` if it made no call since its connection closed (``mark``)."""
+        self.end_if_silent(client, mark)
+
+    def end_if_silent(self, client: Client, mark: int) -> bool:
+        """End ``client`` now if it is active, made no call since ``mark`` (its count of
+        calls then) and waits for nothing -- checked and done in one step; whether it
+        was ended (a front end at its limit of Sources: protocols/eventheap/server.py)."""
         with self._lock:
             if self._closed or not client.active or client.calls != mark or client.waiting:
-                return
+                return False
             if self._clients.get(client.source) is client:
                 del self._clients[client.source]
             self._retire(client)
+            return True
 
     @property
     def clients(self) -> list[str]:

@@ -166,7 +166,7 @@ def typed_attributes(properties: Any) -> dict[str, Any]:
                 if found is not None and D.repo_id(found[2]) == _EVENT_TYPE_ID:
                     for member in ("domain_name", "type_name"):
                         text = getattr(found[0], member, None)
-                        if type(text) is str:
+                        if type(text) is str and text:  # empty: absent, as structured
                             out[member] = text
                 break
         _properties(properties, out)

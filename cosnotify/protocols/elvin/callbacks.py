@@ -9,12 +9,15 @@ channel disconnecting the client (Disconn reason 1, §7.4.7).
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Protocol
 
 from cosnotify.protocols.elvin import keys as K
 from cosnotify.protocols.elvin.mapping import event_keys
 
 __all__ = ["Consumer", "Supplier"]
+
+log = logging.getLogger("cosnotify.protocols.elvin")
 
 
 class _Session(Protocol):
@@ -48,7 +51,11 @@ class Consumer:
 
     def push_structured_event(self, event: Any) -> None:
         session = self._session
-        session.deliver(event, event_keys(event, session.router.secret), insecure=True)
+        try:
+            session.deliver(event, event_keys(event, session.router.secret), insecure=True)
+        except Exception:  # one event the session cannot take costs that event, not the
+            # client: raised, the channel would retry it and then disconnect the client
+            log.exception("elvin: an event could not be delivered to a session; dropped")
 
     def offer_change(self, added: list[Any], removed: list[Any]) -> None:
         pass

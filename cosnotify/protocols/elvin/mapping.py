@@ -6,10 +6,12 @@ one the ELVIN4 grammar reads (docs/grammars/elvin4.md, "Attributes"), so an
 ELVIN4 filter sees an Elvin producer's notification exactly as the producer
 wrote it:
 
-* Elvin -> CORBA (:func:`to_event`): string attributes ``domain_name``,
-  ``type_name`` and ``event_name`` fill the fixed header (they are header
-  names for the grammar, which win over properties); every other attribute
-  is a ``filterable_data`` property, in the notification's order. int32 ->
+* Elvin -> CORBA (:func:`to_event`): non-empty string attributes
+  ``domain_name``, ``type_name`` and ``event_name`` fill the fixed header
+  (they are header names for the grammar, which win over properties; an
+  empty field is no attribute); every other attribute is a
+  ``filterable_data`` property, in the notification's order. A repeated
+  name's later attributes are dropped (the grammar reads the first). int32 ->
   ``long``, int64 -> ``long long``, real64 -> ``double``, string ->
   ``string``, opaque -> ``sequence<octet>``: the inverse of the grammar's
   CORBA -> Elvin table, so a round trip keeps every type. The producer's
@@ -102,10 +104,16 @@ def to_event(attributes: NameValues, public: K.PublicKeys = K.NO_KEYS,
     sealed with ``secret`` (the front end's, Router.secret)."""
     header = {"domain_name": "", "type_name": "", "event_name": ""}
     data = []
+    seen: set[str] = set()
     for name, value in attributes:
+        # The first attribute of a name is the attribute (a repeat is dropped: from_event,
+        # the grammar and the seal read only the first; review 99).
+        if name in seen:
+            continue
+        seen.add(name)
         # An empty string is no header field (from_event and the grammar read an empty
         # field as absent): the attribute stays a property, so it is kept.
-        if name in header and type(value) is str and value and not header[name]:
+        if name in header and type(value) is str and value:
             header[name] = value
         else:
             data.append(_Property(name, to_any(value)))
@@ -169,8 +177,11 @@ def event_keys(event: Any, secret: bytes = b"") -> K.PublicKeys:
                 return K.NO_KEYS
             seal, packed = value[:SEAL_SIZE], value[SEAL_SIZE:]
             attributes = from_event(event)
-            if not _carried_whole(event, attributes) or not hmac.compare_digest(
-                    seal, _seal(secret, packed, attributes)):
+            try:
+                if not _carried_whole(event, attributes) or not hmac.compare_digest(
+                        seal, _seal(secret, packed, attributes)):
+                    return K.NO_KEYS
+            except UnicodeEncodeError:  # a CORBA string that is not text: not an Elvin one
                 return K.NO_KEYS
             return K.unpack(packed)
     return K.NO_KEYS

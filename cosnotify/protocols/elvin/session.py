@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Final
 
@@ -109,6 +110,7 @@ class Session(Subscriptions):
         self.subscriptions: dict[int, Subscription] = {}
         self.expression_bytes = 0       # of the subscriptions' expressions (UTF-8)
         self._subs: tuple[Subscription, ...] = ()      # read by delivery threads
+        self._subs_lock = threading.Lock()             # subscriptions._publish
         self._supplier_proxy: Any = None
         self._consumer_proxy: Any = None
         self._filter: Any = None
@@ -380,13 +382,15 @@ class Session(Subscriptions):
         if secure is not None:
             await self._deliver_secure(secure)
 
-    # -- notifications out (channel delivery threads, or the loop for the secure route) ----------
+    # -- notifications out (channel delivery threads, or the executor for the secure route) ------
     def deliver(self, event: Any, public: K.PublicKeys, insecure: bool) -> None:
         """Send ``event`` to the subscriptions it matches (§7.4.15, §7.4.16)."""
         secure: list[int] = []
         loose: list[int] = []
         connection = self._sub_public
-        for sub in self._subs:
+        with self._subs_lock:
+            subs = self._subs
+        for sub in subs:
             if sub.program.structured(event) is not True:
                 continue
             if public and (connection or sub.public) and K.matches_either(

@@ -13,6 +13,7 @@ expressions and ``keys.MAX_KEYS`` keys a subscription are cosnotify's own
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -63,6 +64,7 @@ class Subscriptions:
     options: dict[str, Any]
     subscriptions: dict[int, Subscription]
     _subs: tuple[Subscription, ...]
+    _subs_lock: threading.Lock
     _consumer_proxy: Any
     _filter: Any
     #: Bytes of the subscriptions' expressions, UTF-8 (MAX_EXPRESSION_BYTES).
@@ -131,8 +133,16 @@ class Subscriptions:
                            constraint_id)
         self.subscriptions[sub.id] = sub
         self.expression_bytes += len(sub.expression.encode("utf-8"))
-        self._subs = tuple(self.subscriptions.values())
-        self._send(P.SubRply(packet.xid, sub.id))
+        self._publish(packet.xid, sub.id)
+
+    def _publish(self, xid: int, sub_id: int) -> None:
+        """The subscriptions as they are now, for deliveries, and the SubRply, as one step
+        for the delivery threads (they read ``_subs`` under the same lock): a delivery
+        that sees the change is queued after the reply, and one queued before it did not
+        see it (review 99: a NotifyDeliver could name an id before its SubRply)."""
+        with self._subs_lock:
+            self._subs = tuple(self.subscriptions.values())
+            self._send(P.SubRply(xid, sub_id))
 
     async def _sub_mod(self, packet: P.SubModRqst) -> None:
         sub = self.subscriptions.get(packet.subscription_id)
@@ -147,7 +157,7 @@ class Subscriptions:
         keys = (sub.keys | K.flatten(packet.add_keys)) - K.flatten(packet.del_keys)
         if not self._within_keys(packet.xid, keys):
             return
-        program = sub.program
+        program, text = sub.program, sub.expression
         if packet.expression:
             program = await self._compile(packet.xid, packet.expression, sub.expression)
             if program is None:
@@ -160,13 +170,14 @@ class Subscriptions:
             await self.router.loop.call(modify)
             self.expression_bytes += len(text.encode("utf-8")) - len(
                 sub.expression.encode("utf-8"))
-            sub.expression = text
-        sub.program = program
-        sub.accept_insecure = packet.accept_insecure
-        if keys != sub.keys:
-            sub.keys, sub.public = keys, K.public(keys, producer_side=False)
-        self._subs = tuple(self.subscriptions.values())
-        self._send(P.SubRply(packet.xid, sub.id))
+        # A new Subscription, swapped in whole: delivery threads read one or the other,
+        # never a mix of the two (review 99).
+        changed = attrs.evolve(sub, expression=text, program=program,
+                               accept_insecure=packet.accept_insecure, keys=keys,
+                               public=sub.public if keys == sub.keys
+                               else K.public(keys, producer_side=False))
+        self.subscriptions[sub.id] = changed
+        self._publish(packet.xid, sub.id)
 
     async def _sub_del(self, packet: P.SubDelRqst) -> None:
         sub = self.subscriptions.pop(packet.subscription_id, None)

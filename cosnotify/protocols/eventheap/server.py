@@ -23,6 +23,7 @@ from cosnotify.protocols.eventheap.codec import EventHeapWireError, WireBundle
 from cosnotify.protocols.eventheap.mapping import MappingError
 from cosnotify.protocols.listener import Connection, Limits
 from cosnotify.tuplespace import Client, TupleSpace
+from cosnotify.tuplespace.limits import MAX_NAME_LENGTH
 
 if TYPE_CHECKING:
     from cosnotify.protocols.eventheap.session import EventHeapSession
@@ -127,6 +128,7 @@ class EventHeapServer:
         self._count_lock = threading.Lock()
         #: Clients whose connection closed (in the space's CLIENT_GRACE), oldest first,
         #: each with its count of calls then: at the limit the oldest still silent goes.
+        #: Guarded by _count_lock; an entry goes when its client ends.
         self._lingering: OrderedDict[Client, int] = OrderedDict()
         #: Clients ended early for a new Source at the limit.
         self.evicted = 0
@@ -141,7 +143,7 @@ class EventHeapServer:
         # space's lock is not taken under _count_lock: ``ended`` takes them the other way.)
         full = self.clients >= MAX_CLIENTS_PER_FRONT_END
         held = full and source in self.space.clients
-        if full and not held:
+        if full and not held and 0 < len(source) <= MAX_NAME_LENGTH:  # else refused anyway
             self._evict_lingering()
         with self._count_lock:
             if self.clients >= MAX_CLIENTS_PER_FRONT_END and not held:
@@ -160,6 +162,7 @@ class EventHeapServer:
             if once.acquire(blocking=False):
                 with self._count_lock:
                     self.clients -= 1
+                    self._lingering.pop(client, None)
 
         client.on_end.append(ended)
         if not client.active:  # ended before the callback was in place
@@ -168,27 +171,27 @@ class EventHeapServer:
 
     def lingering(self, client: Client) -> None:
         """``client``'s connection closed: it is told (``connection_lost``), and it may be
-        ended early at the limit (:meth:`connect`)."""
-        with self._lock:
-            self._lingering[client] = client.calls
-            self._lingering.move_to_end(client)
-            while len(self._lingering) > MAX_CLIENTS_PER_FRONT_END:  # long ended ones
-                self._lingering.popitem(last=False)
+        ended early at the limit (:meth:`connect`). Kept until it ends (``ended``), so
+        at most one entry per client counted."""
+        with self._count_lock:
+            if client.active:
+                self._lingering[client] = client.calls
+                self._lingering.move_to_end(client)
         client.connection_lost()
 
     def _evict_lingering(self) -> None:
-        """End the oldest lingering client that is still silent, if any (not under
-        _count_lock: ending it takes the space's lock, then ``ended`` takes that one)."""
+        """End the oldest lingering client still silent since its connection closed, if
+        any: the check and the end are one step under the space's lock
+        (``end_if_silent``; not under _count_lock, which ``ended`` takes inside it)."""
         while True:
-            with self._lock:
+            with self._count_lock:
                 if not self._lingering:
                     return
                 client, calls = self._lingering.popitem(last=False)
-            if client.active and client.calls == calls and not client.waiting:
+            if self.space.end_if_silent(client, calls):
+                self.evicted += 1
                 log.info("eventheap: %r ended early: %d Sources are held on this front "
                          "end (MAX_CLIENTS_PER_FRONT_END)", client, MAX_CLIENTS_PER_FRONT_END)
-                client.close()
-                self.evicted += 1
                 return
 
     def session(self, connection: Connection) -> EventHeapSession:

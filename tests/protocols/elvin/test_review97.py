@@ -27,7 +27,7 @@ from tests.protocols.elvin.client import (
     sub_add,
     sub_mod,
 )
-from tests.protocols.elvin.test_review import Make, connected, event, sha1
+from tests.protocols.elvin.test_review import Make, connected, corba_supplier, event, sha1
 
 IMPL_LIMIT = 2006
 
@@ -178,6 +178,46 @@ class TestTheSealCoversAllAFilterReads:
                 made.header.variable_header.append(
                     N.Property("admin", CORBA.Any(CORBA.TC_long, 1)))
             assert event_keys(made, self.SECRET) == K.NO_KEYS
+
+
+class TestReview99:
+    def test_a_repeated_attribute_keeps_the_keys(self, client: Make) -> None:
+        """A notification may repeat a name (the seed does not forbid it): the first is
+        the attribute, and the keys still verify (review 99: a repeat left the event with
+        a property the seal did not cover, so a keys-only subscription heard nothing)."""
+        made = to_event((("x", 1), ("x", 2), ("type_name", "a"), ("type_name", "b")),
+                        K.public({(K.PRODUCER, 0, b"p")}, producer_side=True), b"s" * 32)
+        assert dict(from_event(made)) == {"x": 1, "type_name": "a"}
+        assert event_keys(made, b"s" * 32) != K.NO_KEYS
+        sub = connected(client)
+        sid = sub.subscribe("require(x)", insecure=False, k=[(K.PRODUCER, [[sha1(b"p")]])])
+        connected(client).send(frame("NotifyEmit", repeated_x()))
+        got = sub.expect("NotifyDeliver")
+        assert (got["attributes"], got["secure"]) == ({"x": 1}, [sid])
+
+    def test_a_string_that_is_not_text_costs_that_event_only(self, client: Make,
+                                                             channel: Any) -> None:
+        """A CORBA event with a keys property and a string UTF-8 cannot encode (a lone
+        surrogate, possible in process) gets no keys; the Elvin client is not
+        disconnected and hears the next event (review 99: the seal's encoding raised,
+        the channel retried and then disconnected the client)."""
+        sub = connected(client)
+        sub.subscribe("require(y)")
+        supplier = corba_supplier(channel)
+        keys = N.Property("elvin:keys", CORBA.Any(CORBA._tc_OctetSeq, b"k" * 40))
+        bad = event({"y": 1, "s": "\udc80"}, (keys,))
+        supplier.push_structured_event(bad)
+        supplier.push_structured_event(event({"y": 2}))
+        got = [sub.expect("NotifyDeliver")["attributes"] for _ in range(2)]
+        assert got == [{"y": 1}, {"y": 2}]
+        assert event_keys(bad, b"s" * 32) == K.NO_KEYS
+
+
+def repeated_x() -> bytes:
+    """A NotifyEmit body of x = 1, x = 2, deliver_insecure set, one SHA-1-Producer key."""
+    from tests.protocols.elvin.client import keys, nvs, u32
+
+    return nvs([("x", 1), ("x", 2)]) + u32(1) + keys([(K.PRODUCER, [[b"p"]])])
 
 
 class TestHeaderNames:

@@ -305,6 +305,51 @@ class TestFrontEndClientBound:
         assert sorted(front_end.space.clients) == ["g1", "n0", "n1"]
 
 
+    def test_a_source_that_will_be_refused_ends_no_one(
+            self, connect: Connect, front_end: EventHeapFrontEnd,
+            monkeypatch: pytest.MonkeyPatch) -> None:
+        """A new Source the space refuses anyway (longer than MAX_NAME_LENGTH) ends no
+        lingering one (review 99)."""
+        from cosnotify.protocols.eventheap import server as module
+
+        monkeypatch.setattr(module, "MAX_CLIENTS_PER_FRONT_END", 3)
+        self._linger(connect, front_end, ["g0", "g1", "g2"])
+        bad = connect("x" * 1100)
+        reply = bad.call("getEvent", [bad.template("X", target_me=True)])
+        assert reply.return_tag is not None and reply.return_tag.startswith("ERROR")
+        assert front_end.server.evicted == 0
+        assert sorted(front_end.space.clients) == ["g0", "g1", "g2"]
+
+    def test_a_source_reconnected_over_and_over_leaves_the_others_endable(
+            self, connect: Connect, front_end: EventHeapFrontEnd,
+            monkeypatch: pytest.MonkeyPatch) -> None:
+        """A held Source reconnecting and closing again and again (allowed at the limit)
+        does not push the other lingering Sources out of the front end's record of them
+        (review 99: it did, and new clients were refused again for CLIENT_GRACE)."""
+        from cosnotify.protocols.eventheap import server as module
+
+        monkeypatch.setattr(module, "MAX_CLIENTS_PER_FRONT_END", 3)
+        self._linger(connect, front_end, ["a", "b", "c"])
+        for n in range(4):
+            c = connect("a")
+            assert c.call("getEvent", [c.template("X", target_me=True)]).return_tag is None
+            c.close()
+            assert _eventually(lambda n=n: front_end.space.connections_lost == 4 + n)
+        new = [connect(f"n{i}") for i in range(3)]
+        assert [c.call("getEvent", [c.template("X", target_me=True)]).return_tag
+                for c in new] == [None, None, None]
+        assert len(front_end.server._lingering) == 0
+
+    @staticmethod
+    def _linger(connect: Connect, front_end: EventHeapFrontEnd, names: list[str]) -> None:
+        """Sources ``names``, each named by a connection that then closed."""
+        for name in names:
+            c = connect(name)
+            assert c.call("getEvent", [c.template("X", target_me=True)]).tuples is None
+            c.close()
+        assert _eventually(lambda: front_end.space.connections_lost == len(names))
+
+
 class TestHandshakeTimeout:
     def test_silent_connection_is_closed_after_read_timeout(self, context: object) -> None:
         """A connection that never sends its version ("Initial Hand-Shake" 2.) is closed
