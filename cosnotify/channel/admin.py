@@ -114,7 +114,11 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
         with self._channel._names.claimed(self.proxy_scope, name):
             proxy, proxy_id = self._make(cls, numbered, qos)
         proxy._name = name
-        proxy._persist()
+        try:
+            proxy._persist()
+        except CORBA.SystemException:  # the store refused its record: no proxy was made
+            _undo(proxy._teardown, False, None)  # (review 101: it stayed, unreachable)
+            raise
         return proxy, proxy_id
 
     def _make(self, cls: Callable[[Any, int | None], Any], numbered: bool,
@@ -422,3 +426,10 @@ class EventServiceConsumerAdmin(ConsumerAdmin):
 class EventServiceSupplierAdmin(SupplierAdmin):
     """``CosEventChannelAdmin::SupplierAdmin`` made by ``for_suppliers`` (no id)."""
 
+
+def _undo(undo: Callable[..., Any], *args: Any) -> None:
+    """Take back what a failed store write left made; its own failure is only logged."""
+    try:
+        undo(*args)
+    except Exception:
+        log.exception("could not take back what a failed store write left")

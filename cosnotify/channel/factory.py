@@ -19,6 +19,7 @@ is nothing to save.
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 from typing import Any, Self
 
@@ -37,6 +38,8 @@ from cosnotify.channel.topology import Topology, persistent
 from cosnotify.qos.negotiation import Capabilities, Target, check_admin, check_qos
 from cosnotify.qos.properties import Level
 from cosnotify.store.interface import Store
+
+log = logging.getLogger("cosnotify.channel")
 
 __all__ = ["EventChannelFactory"]
 
@@ -119,7 +122,16 @@ class EventChannelFactory:
                 channel = (cls or self.channel_class)(self, channel_id, qos, set(qos), admin)
             channel._name = name
             self._channels[channel_id] = channel
-        channel._persist()
+        try:
+            channel._persist()
+        except CORBA.SystemException:  # the store refused its record: no channel was made
+            with self._lock:           # (review 101: it stayed, gone at the next start)
+                self._channels.pop(channel_id, None)
+            try:
+                channel.destroy()
+            except Exception:
+                log.exception("could not take back a channel its store refused")
+            raise
         return channel, channel_id
 
     def _adopt_channel(self, channel: EventChannel) -> None:

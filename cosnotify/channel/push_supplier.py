@@ -35,6 +35,7 @@ from cosnotify.channel.event import Event
 from cosnotify.channel.proxy import Suspendable
 from cosnotify.channel.queue import Entry
 from cosnotify.channel.supplier_proxy import ProxySupplier
+from cosnotify.channel.topology import retries_for_ever
 from cosnotify.qos.properties import Level
 
 __all__ = [
@@ -337,8 +338,10 @@ class _PushSupplier(Suspendable, ProxySupplier):
         retries = self._qos.get("Retries", 3)
         # Section 2.5.5.1, ConnectionReliability=Persistent: "unless these object
         # references raise an OBJECT_NOT_EXIST exception, the channel will continue
-        # to retry using them": a durable proxy never gives up on its consumer.
-        if self._failures > retries and self._queue.durable is None:
+        # to retry using them": a persistent proxy never gives up on its consumer,
+        # whatever its events' reliability (review 101: only one holding a stored
+        # event did, so a short outage before the first cost a persistent proxy).
+        if self._failures > retries and not retries_for_ever(self):
             log.warning("%r: consumer failed %d times (%s); disconnecting it",
                         self, self._failures, exc)
             self._channel._released(batch)

@@ -239,16 +239,24 @@ class _Rebuild:
         return admin._proxies.get(int(parts[4])) if len(parts) == 5 else None
 
     def drop_orphans(self) -> None:
-        """Stored events of a consumer that did not come back (its record gone, or
-        not restorable) would stay for ever: they go."""
+        """Stored events of a consumer whose record is gone would stay for ever: they go.
+        Those of a consumer whose record is kept but could not be restored stay, for a
+        later start that can (review 101: they went, and the record, mended, came back
+        with nothing; histories are kept the same way, Topology)."""
         store = self.topology.store
         kept = {proxy._durable_path() for proxy, _ in self.proxies
                 if hasattr(proxy, "_queue") and persistent(proxy)}
         try:
+            recorded = {record.path for record in store.records()}
             for consumer in store.consumers():
-                if consumer not in kept:
-                    log.warning("stored events of %s, which is gone, are dropped", consumer)
-                    store.drop_consumer(consumer)
+                if consumer in kept:
+                    continue
+                if consumer in recorded:
+                    log.error("stored events of %s are kept: its record could not be "
+                              "restored (a later start may)", consumer)
+                    continue
+                log.warning("stored events of %s, which is gone, are dropped", consumer)
+                store.drop_consumer(consumer)
         except StoreError as exc:
             log.error("the store could not drop the events of gone consumers: %s", exc)
 

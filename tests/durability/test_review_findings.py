@@ -27,7 +27,13 @@ from tests.channel.conftest import (
     number,
     structured,
 )
-from tests.durability.conftest import ACK_QOS, DURABLE_QOS, sequence_number, supplier_of
+from tests.durability.conftest import (
+    ACK_QOS,
+    DURABLE_QOS,
+    PERSISTENT_QOS,
+    sequence_number,
+    supplier_of,
+)
 
 
 def short(v: int) -> Any:
@@ -819,3 +825,126 @@ def test_a_release_the_store_refused_is_not_given_again(kind: str, tmp_path: Any
     finally:
         if kind == "sqlite":
             store.close()
+
+
+# review 101 --------------------------------------------------------------------------------
+class _Flaky:
+    """A structured push consumer that fails its first ``failures`` pushes (TRANSIENT)."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.calls = 0
+        self.received: list[Any] = []
+        self.disconnected = False
+
+    def push_structured_event(self, event: Any) -> None:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+        self.received.append(event)
+
+    def disconnect_structured_push_consumer(self) -> None:
+        self.disconnected = True
+
+    def offer_change(self, added: Any, removed: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("events", ["best-effort channel", "best-effort event header"])
+def test_a_persistent_connection_is_retried_for_ever(events: str) -> None:
+    """Section 2.5.5.1 (EventReliability BestEffort, ConnectionReliability Persistent):
+    "unless these object references raise an OBJECT_NOT_EXIST exception, the channel
+    will continue to retry using them" -- whatever Retries says, and whether or not the
+    proxy holds a stored event yet (review 101: before its first stored event, a
+    persistent proxy gave up after Retries failed pushes and was destroyed, its record
+    with it)."""
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        qos = PERSISTENT_QOS if events == "best-effort channel" else DURABLE_QOS
+        channel, _ = factory.create_channel(qos, [])
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        consumer = _Flaky(failures=8)                      # Retries is 3
+        proxy.connect_structured_push_consumer(consumer)
+        event = structured(fields={"n": 1})
+        if events == "best-effort event header":
+            event.header.variable_header.append(N.Property(
+                "EventReliability", CORBA.Any(CORBA.TC_short, N.BestEffort)))
+        supplier_of(channel).push_structured_event(event)
+        for _ in range(60):                                 # backoff up to max_backoff
+            assert factory.service.dispatcher.wait_idle()
+            if consumer.received:
+                break
+            clock.advance(1.0)
+        assert len(consumer.received) == 1 and consumer.calls == 9
+        assert not consumer.disconnected and not proxy._destroyed
+
+
+def test_a_record_not_restored_keeps_its_stored_events(tmp_path: Any) -> None:
+    """A start that cannot restore a proxy (its admin's record unreadable: logged and
+    skipped) keeps the proxy's stored events, so a later start that can read the record
+    brings them back (review 101: they were dropped as a gone consumer's)."""
+    import sqlite3
+
+    from cosnotify.store.sqlite import SQLiteStore
+
+    path = tmp_path / "s.db"
+    with EventChannelFactory(store=SQLiteStore(path)) as factory:
+        channel, channel_id = factory.create_channel(DURABLE_QOS, [])
+        admin, admin_id = channel.new_for_consumers(CA.AND_OP)
+        proxy, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+    admin_path = f"ch/{channel_id}/ca/{admin_id}"
+
+    def admin_record(data: bytes | None = None) -> bytes:
+        with sqlite3.connect(path) as conn:
+            if data is not None:
+                conn.execute("UPDATE records SET data = ? WHERE path = ?", (data, admin_path))
+            found: bytes = conn.execute("SELECT data FROM records WHERE path = ?",
+                                        (admin_path,)).fetchone()[0]
+        return found
+
+    good = admin_record()
+    admin_record(b"not json")
+    with EventChannelFactory(store=SQLiteStore(path)) as factory, pytest.raises(
+            CA.AdminNotFound):  # the admin's record is skipped
+        factory.get_event_channel(channel_id).get_consumeradmin(admin_id)
+    admin_record(good)
+    with EventChannelFactory(store=SQLiteStore(path)) as factory:
+        back = factory.get_event_channel(channel_id).get_consumeradmin(
+            admin_id).get_proxy_supplier(proxy_id)
+        pulled = [back.try_pull_structured_event() for _ in range(4)]
+        assert [number(event) for event, ok in pulled if ok] == [0, 1, 2]
+
+
+def test_a_record_the_store_refuses_leaves_no_object_behind() -> None:
+    """A proxy or a channel whose record the store refuses (disk full: NO_RESOURCES) is
+    not made (review 101: both stayed in memory -- the proxy unreachable, counted in the
+    admin's limits; the channel gone at the next start)."""
+    from cosnotify.store.interface import Reason, StoreError
+
+    class FullStore(MemoryStore):
+        full = False
+
+        def put(self, record: Any) -> None:
+            if self.full:
+                raise StoreError(Reason.FULL, "disk full")
+            super().put(record)
+
+    store = FullStore()
+    with EventChannelFactory(store=store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        admin = channel._get_default_consumer_admin()
+        store.full = True
+        with pytest.raises(CORBA.NO_RESOURCES):
+            admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        with pytest.raises(CORBA.NO_RESOURCES):
+            factory.create_channel(DURABLE_QOS, [])
+        assert admin._get_pull_suppliers() == []
+        assert factory.get_all_channels() == [channel._id]
+        store.full = False
+        _, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        assert admin._get_pull_suppliers() == [proxy_id]

@@ -55,7 +55,11 @@ class Consumer:
             session.deliver(event, event_keys(event, session.router.secret), insecure=True)
         except Exception:  # one event the session cannot take costs that event, not the
             # client: raised, the channel would retry it and then disconnect the client
-            log.exception("elvin: an event could not be delivered to a session; dropped")
+            stats = session.router.stats
+            stats.delivery_errors += 1
+            log.log(logging.ERROR if stats.delivery_errors == 1 else logging.DEBUG,
+                    "elvin: an event could not be delivered to a session; dropped (%d so "
+                    "far: Stats.delivery_errors)", stats.delivery_errors, exc_info=True)
 
     def offer_change(self, added: list[Any], removed: list[Any]) -> None:
         pass

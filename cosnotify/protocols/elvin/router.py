@@ -43,6 +43,7 @@ class Stats:
         self.deliveries = 0           # NotifyDeliver packets queued
         self.dropped = 0              # droppable packets dropped (a DropWarn follows)
         self.nacks = 0
+        self.delivery_errors = 0      # events a session could not take (a bug): dropped
 
 
 class Router:

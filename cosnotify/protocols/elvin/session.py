@@ -384,12 +384,31 @@ class Session(Subscriptions):
 
     # -- notifications out (channel delivery threads, or the executor for the secure route) ------
     def deliver(self, event: Any, public: K.PublicKeys, insecure: bool) -> None:
-        """Send ``event`` to the subscriptions it matches (§7.4.15, §7.4.16)."""
+        """Send ``event`` to the subscriptions it matches (§7.4.15, §7.4.16). Matched on a
+        snapshot of them, and queued only if they are still those -- else matched again,
+        under the lock that SubRply and SecRply are sent under: no NotifyDeliver follows
+        a reply with what the reply changed (review 100: one named a subscription after
+        its SubDelRqst's reply, or a secure match after its key was removed)."""
+        lock = self._subs_lock
+        with lock:
+            subs, connection = self._subs, self._sub_public
+        data = self._delivery(event, public, insecure, subs, connection)
+        if data is None:
+            return
+        with lock:
+            if self._subs is not subs or self._sub_public is not connection:
+                data = self._delivery(event, public, insecure, self._subs, self._sub_public)
+                if data is None:
+                    return
+            self.router.stats.deliveries += 1
+            self._queue(data, droppable=True)
+
+    @staticmethod
+    def _delivery(event: Any, public: K.PublicKeys, insecure: bool,
+                  subs: tuple[Subscription, ...], connection: K.PublicKeys) -> bytes | None:
+        """The NotifyDeliver of ``event`` to ``subs``, or None when none matches."""
         secure: list[int] = []
         loose: list[int] = []
-        connection = self._sub_public
-        with self._subs_lock:
-            subs = self._subs
         for sub in subs:
             if sub.program.structured(event) is not True:
                 continue
@@ -399,16 +418,15 @@ class Session(Subscriptions):
             elif insecure and sub.accept_insecure:
                 loose.append(sub.id)
         if not (secure or loose):
-            return
+            return None
         attributes = from_event(event)
         try:
             data = encode_packet(P.NotifyDeliver(attributes, tuple(secure), tuple(loose)))
         except UnicodeEncodeError:    # a CORBA string that is not Unicode text
             attributes = sendable(attributes)
             data = encode_packet(P.NotifyDeliver(attributes, tuple(secure), tuple(loose)))
-        if attributes:                # §8.2.3.5: a notification has "n > 0" attributes
-            self.router.stats.deliveries += 1
-            self._queue(data, droppable=True)
+        # §8.2.3.5: a notification has "n > 0" attributes
+        return data if attributes else None
 
     # -- session packets ---------------------------------------------------------------------------
     async def _ignore(self, packet: Any) -> None:
@@ -510,8 +528,9 @@ class Session(Subscriptions):
         for held, add, remove in changes:
             held |= add
             held -= remove
-        self._keys_changed()
-        self._send(P.SecRply(packet.xid))
+        with self._subs_lock:  # as a SubRply: deliveries see the keys before or after it
+            self._keys_changed()
+            self._send(P.SecRply(packet.xid))
 
     # -- quench (§5.3.3, §7.4.21 - §7.4.27: quench.py) --------------------------------------------
     def attributes_changed(self, added: list[Any], removed: list[Any]) -> None:

@@ -137,9 +137,10 @@ class Subscriptions:
 
     def _publish(self, xid: int, sub_id: int) -> None:
         """The subscriptions as they are now, for deliveries, and the SubRply, as one step
-        for the delivery threads (they read ``_subs`` under the same lock): a delivery
-        that sees the change is queued after the reply, and one queued before it did not
-        see it (review 99: a NotifyDeliver could name an id before its SubRply)."""
+        for the delivery threads (Session.deliver queues under the same lock, matched on
+        the subscriptions then): a delivery queued after the reply has the change, one
+        queued before it has not (reviews 99 and 100: a NotifyDeliver named an id before
+        its SubRply, or after its SubDelRqst's)."""
         with self._subs_lock:
             self._subs = tuple(self.subscriptions.values())
             self._send(P.SubRply(xid, sub_id))
@@ -187,6 +188,5 @@ class Subscriptions:
                               else packet.subscription_id),))
             return
         self.expression_bytes -= len(sub.expression.encode("utf-8"))
-        self._subs = tuple(self.subscriptions.values())
         await self.router.loop.call(self._filter.modify_constraints, [sub.constraint_id], [])
-        self._send(P.SubRply(packet.xid, sub.id))
+        self._publish(packet.xid, sub.id)

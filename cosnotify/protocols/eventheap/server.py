@@ -189,7 +189,8 @@ class EventHeapServer:
                     return
                 client, calls = self._lingering.popitem(last=False)
             if self.space.end_if_silent(client, calls):
-                self.evicted += 1
+                with self._count_lock:
+                    self.evicted += 1
                 log.info("eventheap: %r ended early: %d Sources are held on this front "
                          "end (MAX_CLIENTS_PER_FRONT_END)", client, MAX_CLIENTS_PER_FRONT_END)
                 return

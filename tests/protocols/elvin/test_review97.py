@@ -25,6 +25,7 @@ from tests.protocols.elvin.client import (
     qnch_mod,
     sec_rqst,
     sub_add,
+    sub_del,
     sub_mod,
 )
 from tests.protocols.elvin.test_review import Make, connected, corba_supplier, event, sha1
@@ -281,3 +282,91 @@ class TestSecureRouteOffTheLoop:
         finally:
             release.set()
         assert sub.expect("NotifyDeliver")["secure"] == [sid]
+
+
+class _Gate:
+    """A subscription's program whose first evaluation waits to be released."""
+
+    def __init__(self, program: Any) -> None:
+        self.program = program
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def structured(self, ev: Any) -> Any:
+        self.entered.set()
+        assert self.release.wait(10)
+        return self.program.structured(ev)
+
+
+class TestReview100:
+    """A delivery matched on the subscriptions before a SubDelRqst, SubModRqst or SecRqst
+    was answered is not sent after the answer (review 100): the client never hears of
+    what it was told is gone. Each holds a delivery inside a subscription's evaluation
+    while the change is answered, then lets it go, and then asks one more request: its
+    reply must be the next packet."""
+
+    @staticmethod
+    def _gate(front_end: Any, sid: int) -> _Gate:
+        [session] = [s for s in front_end.router.sessions if sid in s.subscriptions]
+        sub = session.subscriptions[sid]
+        gate = sub.program = _Gate(sub.program)   # the object session._subs holds
+        return gate
+
+    @staticmethod
+    def _next_is_the_reply(sub: Any) -> None:
+        sub.send(sub_add(sub.next_xid(), "require(zzz)"))
+        assert sub.recv()["type"] == "SubRply"
+
+    @pytest.mark.parametrize("change", ["SubDelRqst", "SubModRqst accept_insecure=0"])
+    def test_through_the_channel(self, client: Make, channel: Any, front_end: Any,
+                                 change: str) -> None:
+        sub = connected(client)
+        sid = sub.subscribe("require(y)", insecure=True)
+        gate = self._gate(front_end, sid)
+        corba_supplier(channel).push_structured_event(event({"y": 1}))
+        assert gate.entered.wait(10)                  # matched on the old subscriptions
+        xid = sub.next_xid()
+        sub.send(sub_del(xid, sid) if change == "SubDelRqst"
+                 else sub_mod(xid, sid, "", insecure=False))
+        assert sub.expect("SubRply")["xid"] == xid
+        gate.release.set()
+        assert channel._service.dispatcher.wait_idle()
+        self._next_is_the_reply(sub)
+
+    def test_a_removed_key_gives_no_secure_match(self, client: Make,
+                                                 front_end: Any) -> None:
+        sub = connected(client)
+        sid = sub.subscribe("require(y)", insecure=False, k=[(K.PRODUCER, [[sha1(b"p")]])])
+        gate = self._gate(front_end, sid)
+        producer = connected(client)
+        producer.send(notify_emit({"y": 1}, insecure=False, k=[(K.PRODUCER, [[b"p"]])]))
+        assert gate.entered.wait(10)
+        xid = sub.next_xid()
+        sub.send(sub_mod(xid, sid, "", insecure=False, delete=[(K.PRODUCER, [[sha1(b"p")]])]))
+        assert sub.expect("SubRply")["xid"] == xid
+        gate.release.set()
+        producer.send(frame("TestConn"))              # answered once its secure route ended
+        producer.expect("ConfConn")
+        self._next_is_the_reply(sub)
+
+    def test_an_event_a_session_cannot_take_is_dropped_and_counted(
+            self, client: Make, channel: Any, front_end: Any,
+            monkeypatch: pytest.MonkeyPatch) -> None:
+        """A delivery that raises costs that event, counted, not the client (the channel
+        would retry it and then disconnect the client)."""
+        sub = connected(client)
+        sub.subscribe("require(y)")
+        [session] = [s for s in front_end.router.sessions if s.subscriptions]
+        real = session._delivery
+
+        def broken(event: Any, *args: Any) -> Any:
+            if from_event(event) == (("y", 1),):
+                raise RuntimeError("a bug")
+            return real(event, *args)
+
+        monkeypatch.setattr(session, "_delivery", broken)
+        supplier = corba_supplier(channel)
+        supplier.push_structured_event(event({"y": 1}))
+        supplier.push_structured_event(event({"y": 2}))
+        assert sub.expect("NotifyDeliver")["attributes"] == {"y": 2}
+        assert front_end.router.stats.delivery_errors == 1
