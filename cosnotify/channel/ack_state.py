@@ -26,7 +26,7 @@ import CosNotification
 
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel.queue import Entry
-from cosnotify.channel.topology import retries_for_ever, store_failures
+from cosnotify.channel.topology import store_failures
 
 __all__ = ["SEQUENCE_NUMBER", "stamped"]
 
@@ -302,8 +302,9 @@ class _Ack:
             waiting = self._waiting()
             if any(number not in waiting for number in due):
                 self._unanswered += 1  # a round of resends (not of ones still waiting)
+            durable = self._queue.durable is not None
             retries = int(self._qos.get("Retries", 3))
-            give_up = bool(due) and not retries_for_ever(self) and self._unanswered > retries
+            give_up = bool(due) and not durable and self._unanswered > retries
             if not give_up:
                 for number in due:
                     self._given_at[number] = now

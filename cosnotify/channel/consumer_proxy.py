@@ -364,7 +364,8 @@ class _PullConsumer(Suspendable, ProxyConsumer):
                            why=f"gave up after {_calls(self._failures)} failed: {failure_reason(exc)}")
             return
         interval = self._qos.get("RetryInterval", 1_000_000) / 1e7
-        self._repoll(min(interval * 2 ** (self._failures - 1), self._service.config.max_backoff))
+        self._repoll(min(interval * 2.0 ** min(self._failures - 1, 64),  # no OverflowError
+                         self._service.config.max_backoff))
 
     def _pull_from(self, supplier: Any) -> bool:
         raise NotImplementedError

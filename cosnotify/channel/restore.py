@@ -240,9 +240,10 @@ class _Rebuild:
 
     def drop_orphans(self) -> None:
         """Stored events of a consumer whose record is gone would stay for ever: they go.
-        Those of a consumer whose record is kept but could not be restored stay, for a
-        later start that can (review 101: they went, and the record, mended, came back
-        with nothing; histories are kept the same way, Topology)."""
+        Those of a consumer whose record and its admin's and channel's are kept but
+        could not be restored stay, for a later start that can (review 101: they went,
+        and the record, mended, came back with nothing; histories are kept the same
+        way, Topology). With an ancestor's record missing none can: they go (review 102)."""
         store = self.topology.store
         kept = {proxy._durable_path() for proxy, _ in self.proxies
                 if hasattr(proxy, "_queue") and persistent(proxy)}
@@ -251,7 +252,9 @@ class _Rebuild:
             for consumer in store.consumers():
                 if consumer in kept:
                     continue
-                if consumer in recorded:
+                parts = consumer.split("/")  # ch/C/ca/A/P: the record and its ancestors'
+                if all("/".join(parts[:n]) in recorded
+                       for n in range(2, len(parts) + 1, 2)) and consumer in recorded:
                     log.error("stored events of %s are kept: its record could not be "
                               "restored (a later start may)", consumer)
                     continue

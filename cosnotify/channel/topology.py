@@ -45,7 +45,7 @@ from cosnotify.qos.negotiation import from_any, legal, to_property_seq
 from cosnotify.qos.properties import ADMIN_PROPERTIES, PERSISTENT, QOS_PROPERTIES
 from cosnotify.store.interface import Reason, Record, Store, StoreError
 
-__all__ = ["Topology", "persistent", "retries_for_ever", "store_failures"]
+__all__ = ["Topology", "persistent", "store_failures"]
 
 log = logging.getLogger("cosnotify.channel")
 
@@ -55,15 +55,6 @@ _CONNECTION = "ConnectionReliability"
 def persistent(obj: Any) -> bool:
     """Is ``obj`` (channel, admin or proxy) ConnectionReliability=Persistent?"""
     return bool(obj._qos.get(_CONNECTION) == PERSISTENT)
-
-
-def retries_for_ever(proxy: Any) -> bool:
-    """Does ``proxy`` retry its consumer for ever, whatever Retries says? Section 2.5.5.1:
-    "Any clients that connect to the channel using persistent object references may
-    fail, but unless these object references raise an OBJECT_NOT_EXIST exception, the
-    channel will continue to retry using them" -- a ConnectionReliability=Persistent
-    proxy, and one holding persistent events."""
-    return persistent(proxy) or proxy._queue.durable is not None
 
 
 class Topology:

@@ -114,7 +114,7 @@ class GuardedFilter:
                     self._strikes = 0
                 self._strikes += 1
                 self._last_failure = now
-                delay = min(self.backoff * 2.0 ** (self._strikes - 1), MAX_BACKOFF)
+                delay = min(self.backoff * 2.0 ** min(self._strikes - 1, 64), MAX_BACKOFF)
                 self._retry_at = now + delay
             log.warning("filter %s: %s failed (%s); it matches nothing for %.1f s",
                         self.reference, operation, type(exc).__name__, delay)
