@@ -32,6 +32,7 @@ from cosnotify.eventtypes import ATTRIBUTE_DOMAIN
 from cosnotify.filter.elvin4.values import Int64
 from cosnotify.protocols.elvin import keys as K
 from cosnotify.protocols.elvin.codec import encode_packet
+from cosnotify.protocols.elvin.nacks import IMPL_LIMIT
 from cosnotify.protocols.elvin.packets import (
     Packet,
     QnchAddRqst,
@@ -47,7 +48,6 @@ __all__ = ["Quench", "Quenches", "Refused"]
 
 #: Nack codes (§7.4.2).
 NO_SUCH_QUENCH, EMPTY_QUENCH, ATTR_EXISTS, NO_SUCH_ATTR = 1003, 2201, 2202, 2203
-IMPL_LIMIT: Final = 2006
 #: Quenches one session may hold (cosnotify's limit; the seed sets none).
 MAX_QUENCHES: Final = 1024
 #: Attribute names one session's quenches may hold in all (review 97: unbounded, one
