@@ -36,6 +36,7 @@ from cosnotify.channel.event import apply_qos, from_any, from_structured
 from cosnotify.channel.proxy import ProxyBase, Suspendable
 from cosnotify.channel.subscriptions import Relay, TypeSet
 from cosnotify.channel.supplier_ack import SupplierAck
+from cosnotify.channel.topology import retries_for_ever
 from cosnotify.filter.oes.limits import CURRENT_LIMITS
 from cosnotify.qos.properties import Level
 
@@ -355,7 +356,7 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             return
         self._failures += 1
         retries = self._qos.get("Retries", 3)
-        if self._failures > retries:
+        if self._failures > retries and not retries_for_ever(self):  # section 2.5.5.1
             log.warning("%r: supplier failed %d times (%s); disconnecting it",
                         self, self._failures, exc)
             with self._lock:

@@ -35,6 +35,7 @@ from cosnotify.channel.event import Event
 from cosnotify.channel.proxy import Suspendable
 from cosnotify.channel.queue import Entry
 from cosnotify.channel.supplier_proxy import ProxySupplier
+from cosnotify.channel.topology import retries_for_ever
 from cosnotify.qos.properties import Level
 
 __all__ = [
@@ -337,9 +338,8 @@ class _PushSupplier(Suspendable, ProxySupplier):
         retries = self._qos.get("Retries", 3)
         # Section 2.5.5.1, ConnectionReliability=Persistent: "unless these object
         # references raise an OBJECT_NOT_EXIST exception, the channel will continue
-        # to retry using them": a durable proxy never gives up on its consumer. (Not
-        # yet one of a persistent connection holding no stored event: docs/persistence.md.)
-        if self._failures > retries and self._queue.durable is None:
+        # to retry using them" (topology.retries_for_ever: who does).
+        if self._failures > retries and not retries_for_ever(self):
             log.warning("%r: consumer failed %d times (%s); disconnecting it",
                         self, self._failures, exc)
             self._channel._released(batch)

@@ -428,3 +428,73 @@ class TestThreads:
         assert servant.wait_for(200)
         assert sorted(number(e) for e in servant.received) == sorted(
             k * 1000 + i for k in range(4) for i in range(50))
+
+
+class _FlakyServant(CosNotifyComm__POA.StructuredPushConsumer):
+    """A consumer servant whose first ``failures`` pushes raise TRANSIENT."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.calls = 0
+        self.received: list[Any] = []
+
+    def push_structured_event(self, event: Any) -> None:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+        self.received.append(event)
+
+    def disconnect_structured_push_consumer(self) -> None:
+        pass
+
+    def offer_change(self, added: Any, removed: Any) -> None:
+        pass
+
+
+class _FlakyObject:
+    """The same consumer as an in-process Python object (no reference to keep)."""
+
+    push_structured_event = _FlakyServant.push_structured_event
+    disconnect_structured_push_consumer = _FlakyServant.disconnect_structured_push_consumer
+    offer_change = _FlakyServant.offer_change
+
+    def __init__(self, failures: int) -> None:
+        self.failures, self.calls, self.received = failures, 0, []
+
+
+@pytest.mark.parametrize("consumer", ["reference", "in-process object"])
+def test_a_persistent_connection_to_a_reference_is_retried_for_ever(
+        activate: Activate, consumer: str) -> None:
+    """Section 2.5.5.1 (EventReliability BestEffort, ConnectionReliability Persistent):
+    "Any clients that connect to the channel using persistent object references may
+    fail, but unless these object references raise an OBJECT_NOT_EXIST exception, the
+    channel will continue to retry using them": a kept proxy whose consumer is a
+    reference retries past Retries, with no stored event (review 101); one whose
+    consumer is an in-process object, which has no persistent reference, gives up after
+    Retries as a best-effort one does (review 102)."""
+    from cosnotify.channel.clock import ManualClock
+    from cosnotify.channel.factory import EventChannelFactory
+    from cosnotify.store import MemoryStore
+
+    persistent = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short, N.Persistent))]
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        channel, _ = factory.create_channel(persistent, [])
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        flaky = _FlakyServant(8) if consumer == "reference" else _FlakyObject(8)
+        proxy.connect_structured_push_consumer(
+            activate(flaky) if consumer == "reference" else flaky)
+        supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        supplier.connect_structured_push_supplier(None)
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        for _ in range(60):                       # Retries is 3; the backoff doubles
+            assert factory.service.dispatcher.wait_idle()
+            if flaky.received or proxy._destroyed:
+                break
+            clock.advance(1.0)
+        if consumer == "reference":
+            assert (flaky.calls, len(flaky.received), proxy._destroyed) == (9, 1, False)
+        else:
+            assert proxy._destroyed and flaky.calls == 4 and not flaky.received
