@@ -63,6 +63,8 @@ class _PushAck(_Ack, pss._PushSupplier):
         #: How the batch being sent goes: numbered (DeliveryReliability Acknowledgment
         #: when it started) or plain. Written by the delivery task, its only user.
         self._batch_numbered = False
+        #: What the last resend raised (None: it went): _ack_due's give-up reads it.
+        self._resend_failure: BaseException | None = None
 
     def _sent(self, entries: list[Entry]) -> None:
         if not self._batch_numbered:
@@ -101,7 +103,9 @@ class _PushAck(_Ack, pss._PushSupplier):
             try:
                 self._push_numbered(consumer, number, entries)
                 self._returned(number)
+                self._resend_failure = None
             except Exception as exc:  # noqa: BLE001 - the next resend is the retry
+                self._resend_failure = exc  # _ack_due: a consumer down, not silent
                 with self._lock:
                     self._in_flight.discard(number)
                     plain = not self._acking() and self._unacked.get(number) is entries

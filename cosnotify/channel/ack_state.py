@@ -26,7 +26,7 @@ import CosNotification
 
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel.queue import Entry
-from cosnotify.channel.topology import store_failures
+from cosnotify.channel.topology import retries_for_ever, store_failures
 
 __all__ = ["SEQUENCE_NUMBER", "stamped"]
 
@@ -304,7 +304,11 @@ class _Ack:
                 self._unanswered += 1  # a round of resends (not of ones still waiting)
             durable = self._queue.durable is not None
             retries = int(self._qos.get("Retries", 3))
-            give_up = bool(due) and not durable and self._unanswered > retries
+            # A consumer that takes the resends and never acknowledges is given up after
+            # Retries rounds (section 3.7.7.3); one whose resends fail, as a push that
+            # fails (topology.retries_for_ever; review 103: it was given up while down).
+            give_up = bool(due) and not durable and self._unanswered > retries and \
+                not retries_for_ever(self, getattr(self, "_resend_failure", None))
             if not give_up:
                 for number in due:
                     self._given_at[number] = now

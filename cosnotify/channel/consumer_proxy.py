@@ -294,6 +294,10 @@ class _PullConsumer(Suspendable, ProxyConsumer):
         super().__init__(admin, proxy_id)
         self._polling = False
         self._failures = 0
+        #: The delayed poll waiting for its time, if any, and its token (a reconnect
+        #: drops it: _on_connected).
+        self._poll_timer: Any = None
+        self._poll_token: object | None = None
         #: Pulled events the channel could not take yet (full, RejectNewEvents TRUE):
         #: injected before anything more is pulled, so none is lost (section 2.5.7).
         self._pending: list[tuple[Any, Any]] = []
@@ -304,6 +308,14 @@ class _PullConsumer(Suspendable, ProxyConsumer):
 
     def _on_connected(self) -> None:
         self._start_subscription_relay()
+        with self._lock:  # a new supplier (allow_reconnect): no backoff of the old one's
+            if self._poll_token is not None:  # a poll waits for its time: it is dropped
+                self._poll_token = None       # (review 103: up to max_backoff)
+                if self._poll_timer is not None:
+                    self._poll_timer.cancel()
+                self._poll_timer = None
+                self._polling = False
+            self._failures = 0
         self._schedule_poll(0.0)
 
     def _on_suspend_change(self) -> None:
@@ -317,9 +329,21 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             self._polling = True
         if delay <= 0:
             self._service.submit(self._poll, self._lane)
-        else:
-            self._service.clock.call_later(
-                delay, lambda: self._service.submit(self._poll, self._lane))
+            return
+        token = object()
+        with self._lock:
+            self._poll_token = token
+        timer = self._service.clock.call_later(delay, lambda: self._poll_due(token))
+        with self._lock:
+            if self._poll_token is token:  # neither due nor dropped meanwhile
+                self._poll_timer = timer
+
+    def _poll_due(self, token: object) -> None:
+        with self._lock:
+            if self._poll_token is not token:  # dropped by a reconnect
+                return
+            self._poll_token = self._poll_timer = None
+        self._service.submit(self._poll, self._lane)
 
     def _poll(self) -> bool:
         interval = self._service.config.pull_interval
@@ -356,7 +380,7 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             return
         self._failures += 1
         retries = self._qos.get("Retries", 3)
-        if self._failures > retries and not retries_for_ever(self):  # section 2.5.5.1
+        if self._failures > retries and not retries_for_ever(self, exc):  # section 2.5.5.1
             log.warning("%r: supplier failed %d times (%s); disconnecting it",
                         self, self._failures, exc)
             with self._lock:

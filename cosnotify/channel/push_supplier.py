@@ -339,7 +339,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
         # Section 2.5.5.1, ConnectionReliability=Persistent: "unless these object
         # references raise an OBJECT_NOT_EXIST exception, the channel will continue
         # to retry using them" (topology.retries_for_ever: who does).
-        if self._failures > retries and not retries_for_ever(self):
+        if self._failures > retries and not retries_for_ever(self, exc):
             log.warning("%r: consumer failed %d times (%s); disconnecting it",
                         self, self._failures, exc)
             self._channel._released(batch)

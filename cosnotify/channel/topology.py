@@ -45,7 +45,8 @@ from cosnotify.qos.negotiation import from_any, legal, to_property_seq
 from cosnotify.qos.properties import ADMIN_PROPERTIES, PERSISTENT, QOS_PROPERTIES
 from cosnotify.store.interface import Reason, Record, Store, StoreError
 
-__all__ = ["Topology", "persistent", "retries_for_ever", "store_failures"]
+__all__ = ["COMMUNICATION_FAILURES", "Topology", "persistent", "retries_for_ever",
+           "store_failures"]
 
 log = logging.getLogger("cosnotify.channel")
 
@@ -57,27 +58,35 @@ def persistent(obj: Any) -> bool:
     return bool(obj._qos.get(_CONNECTION) == PERSISTENT)
 
 
-def retries_for_ever(proxy: Any) -> bool:
-    """Does ``proxy`` retry its client for ever, whatever Retries says (its failed pushes,
-    or the channel's failed polls of a pull supplier)? Section 2.5.5.1: "Any clients
-    that connect to the channel using persistent object references may fail, but unless
-    these object references raise an OBJECT_NOT_EXIST exception, the channel will
-    continue to retry using them": a proxy holding persistent events, and a kept
-    ConnectionReliability=Persistent proxy whose client is kept -- a reference, or one
-    of this service's own objects; not an in-process object, which has no persistent
-    reference, nor an Event Service style proxy, which has no record (review 102). Its
-    queue stays bounded by MaxEventsPerConsumer and ServiceConfig.consumer_queue_cap."""
+#: What a client that fails raises -- it is down, or cannot be reached -- as against a
+#: client that refuses an event (UNKNOWN, BAD_PARAM...): only these are retried for ever.
+COMMUNICATION_FAILURES = (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.TIMEOUT,
+                          CORBA.NO_RESPONSE)
+
+
+def retries_for_ever(proxy: Any, exc: BaseException | None) -> bool:
+    """Does ``proxy`` retry its client for ever, whatever Retries says, after ``exc`` (a
+    failed push, or the channel's failed poll of a pull supplier)? Section 2.5.5.1: "Any
+    clients that connect to the channel using persistent object references may fail,
+    but unless these object references raise an OBJECT_NOT_EXIST exception, the channel
+    will continue to retry using them": a proxy holding persistent events; and a
+    numbered ConnectionReliability=Persistent proxy whose client is a reference, or one
+    of this service's own objects (one destroyed raises OBJECT_NOT_EXIST), when the
+    client *failed* (COMMUNICATION_FAILURES) -- not an in-process object, which has no
+    persistent reference, nor an Event Service style proxy, which has no record (review
+    102), nor a client that refuses the event at the head of the queue, which would
+    block the rest for ever (review 103). Its queue stays bounded by consumer_queue_cap."""
     queue = getattr(proxy, "_queue", None)
     if queue is not None and queue.durable is not None:
         return True
+    if not isinstance(exc, COMMUNICATION_FAILURES):
+        return False
     if not persistent(proxy) or Topology.path(proxy) is None:
         return False
     client = proxy._client if proxy._connected else None
-    if client is None:
-        return False
-    if codec.reference_text(client) is not None:
+    if isinstance(client, CORBA.Object):
         return True
-    path = Topology.path(client)
+    path = Topology.path(client) if client is not None else None
     return path is not None and path.startswith("ch/")
 
 

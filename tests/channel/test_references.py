@@ -498,3 +498,89 @@ def test_a_persistent_connection_to_a_reference_is_retried_for_ever(
             assert (flaky.calls, len(flaky.received), proxy._destroyed) == (9, 1, False)
         else:
             assert proxy._destroyed and flaky.calls == 4 and not flaky.received
+
+
+class _RefusingServant(_FlakyServant):
+    """A consumer servant that refuses every event with BAD_PARAM: it is up."""
+
+    def push_structured_event(self, event: Any) -> None:
+        self.calls += 1
+        raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO)
+
+
+class _DownAfterOne(_FlakyServant):
+    """Takes the first push (and never acknowledges it), then is down (TRANSIENT) for
+    ``down`` calls, then takes pushes again."""
+
+    def __init__(self, down: int) -> None:
+        super().__init__(0)
+        self.down = down
+
+    def push_structured_event(self, event: Any) -> None:
+        self.calls += 1
+        if 1 < self.calls <= 1 + self.down:
+            raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+        self.received.append(event)
+
+
+def _persistent_proxy(factory: Any, qos: list[Any] | None = None) -> tuple[Any, Any]:
+    persistent = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short, N.Persistent))]
+    channel, _ = factory.create_channel(persistent, [])
+    admin, _ = channel.new_for_consumers(CA.AND_OP)
+    if qos:
+        admin.set_qos(qos)
+    proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+    supplier, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    supplier.connect_structured_push_supplier(None)
+    return proxy, supplier
+
+
+def test_a_persistent_connection_that_refuses_an_event_is_given_up(
+        activate: Activate) -> None:
+    """Only a client that *fails* -- it is down, or cannot be reached -- is retried for
+    ever (section 2.5.5.1); one that refuses the event at the head of its queue (BAD_PARAM,
+    UNKNOWN...) is given up after Retries, as a best-effort one is, so it does not block
+    the events behind it for ever (review 103)."""
+    from cosnotify.channel.clock import ManualClock
+    from cosnotify.channel.factory import EventChannelFactory
+    from cosnotify.store import MemoryStore
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        proxy, supplier = _persistent_proxy(factory)
+        refusing = _RefusingServant(0)
+        proxy.connect_structured_push_consumer(activate(refusing))
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        for _ in range(60):
+            assert factory.service.dispatcher.wait_idle()
+            if proxy._destroyed:
+                break
+            clock.advance(1.0)
+        assert proxy._destroyed and refusing.calls == 4
+
+
+def test_an_ack_consumer_down_after_a_push_is_retried_for_ever(activate: Activate) -> None:
+    """An Ack proxy of a persistent connection whose consumer took a push and then went
+    down: the resends that fail are a consumer down, retried as a push is, not rounds
+    of a consumer that never acknowledges (review 103: it was given up after three)."""
+    import TimeBase
+
+    from cosnotify.channel.clock import ManualClock
+    from cosnotify.channel.factory import EventChannelFactory
+    from cosnotify.store import MemoryStore
+
+    ack = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
+           N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))]
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        proxy, supplier = _persistent_proxy(factory, ack)
+        consumer = _DownAfterOne(down=10)
+        proxy.connect_structured_push_consumer(activate(consumer))
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        for _ in range(120):
+            assert factory.service.dispatcher.wait_idle()
+            if len(consumer.received) >= 2 or proxy._destroyed:
+                break
+            clock.advance(1.0)
+        assert not proxy._destroyed and len(consumer.received) == 2   # given again, once up
