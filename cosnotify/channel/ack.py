@@ -103,7 +103,10 @@ class _PushAck(_Ack, pss._PushSupplier):
             try:
                 self._push_numbered(consumer, number, entries)
                 self._returned(number)
-                self._resend_failure = None
+                if self._resend_failure is not None:  # back: its Retries rounds begin now
+                    self._resend_failure = None       # (review 104: it had one)
+                    with self._lock:
+                        self._unanswered = 0
             except Exception as exc:  # noqa: BLE001 - the next resend is the retry
                 self._resend_failure = exc  # _ack_due: a consumer down, not silent
                 with self._lock:

@@ -323,16 +323,16 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             self._schedule_poll(0.0)
 
     def _schedule_poll(self, delay: float) -> None:
+        token = object()
         with self._lock:
             if self._polling or self._destroyed or not self._connected or self._suspended:
                 return
             self._polling = True
+            if delay > 0:  # in the same step: a reconnect meanwhile drops it (review 104)
+                self._poll_token = token
         if delay <= 0:
             self._service.submit(self._poll, self._lane)
             return
-        token = object()
-        with self._lock:
-            self._poll_token = token
         timer = self._service.clock.call_later(delay, lambda: self._poll_due(token))
         with self._lock:
             if self._poll_token is token:  # neither due nor dropped meanwhile

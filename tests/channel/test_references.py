@@ -584,3 +584,64 @@ def test_an_ack_consumer_down_after_a_push_is_retried_for_ever(activate: Activat
                 break
             clock.advance(1.0)
         assert not proxy._destroyed and len(consumer.received) == 2   # given again, once up
+
+
+class _FullServant(_FlakyServant):
+    """A consumer that cannot take more for now (IMP_LIMIT, as a linked channel that is
+    full with RejectNewEvents) for its first ``failures`` pushes."""
+
+    def push_structured_event(self, event: Any) -> None:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise CORBA.IMP_LIMIT(0, CORBA.COMPLETED_NO)
+        self.received.append(event)
+
+
+def test_a_persistent_connection_to_a_full_client_is_retried_for_ever(
+        activate: Activate) -> None:
+    """IMP_LIMIT is "come back later" (a channel full with RejectNewEvents, section
+    2.5.7), not a refusal of the event: a persistent connection retries it for ever
+    (review 104: a federated link to a full channel was given up)."""
+    from cosnotify.channel.clock import ManualClock
+    from cosnotify.channel.factory import EventChannelFactory
+    from cosnotify.store import MemoryStore
+
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        proxy, supplier = _persistent_proxy(factory)
+        full = _FullServant(8)
+        proxy.connect_structured_push_consumer(activate(full))
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        for _ in range(60):
+            assert factory.service.dispatcher.wait_idle()
+            if full.received or proxy._destroyed:
+                break
+            clock.advance(1.0)
+        assert (full.calls, len(full.received), proxy._destroyed) == (9, 1, False)
+
+
+def test_an_ack_consumer_back_from_an_outage_gets_its_retries(activate: Activate) -> None:
+    """An Ack consumer back from an outage that never acknowledges gets Retries rounds of
+    resends again before it is given up (section 3.7.7.3), not one (review 104)."""
+    import TimeBase
+
+    from cosnotify.channel.clock import ManualClock
+    from cosnotify.channel.factory import EventChannelFactory
+    from cosnotify.store import MemoryStore
+
+    ack = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
+           N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))]
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        proxy, supplier = _persistent_proxy(factory, ack)
+        consumer = _DownAfterOne(down=10)
+        proxy.connect_structured_push_consumer(activate(consumer))
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        for _ in range(120):
+            assert factory.service.dispatcher.wait_idle()
+            if proxy._destroyed:
+                break
+            clock.advance(1.0)
+        assert proxy._destroyed
+        assert len(consumer.received) == 1 + 1 + 3   # the push; the first resend back;
+        #                                               then Retries (3) rounds unanswered
