@@ -10,6 +10,7 @@ type is known here and derives from the static type.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import textwrap
@@ -430,6 +431,15 @@ class TestThreads:
             k * 1000 + i for k in range(4) for i in range(50))
 
 
+def _run_until(factory: Any, clock: Any, done: Callable[[], bool], steps: int = 60) -> None:
+    """Advance ``clock`` a second at a time, the service idle between, until ``done()``."""
+    for _ in range(steps):
+        assert factory.service.dispatcher.wait_idle()
+        if done():
+            return
+        clock.advance(1.0)
+
+
 class _FlakyServant(CosNotifyComm__POA.StructuredPushConsumer):
     """A consumer servant whose first ``failures`` pushes raise TRANSIENT."""
 
@@ -489,11 +499,7 @@ def test_a_persistent_connection_to_a_reference_is_retried_for_ever(
             CA.STRUCTURED_EVENT)
         supplier.connect_structured_push_supplier(None)
         supplier.push_structured_event(structured(fields={"n": 1}))
-        for _ in range(60):                       # Retries is 3; the backoff doubles
-            assert factory.service.dispatcher.wait_idle()
-            if flaky.received or proxy._destroyed:
-                break
-            clock.advance(1.0)
+        _run_until(factory, clock, lambda: flaky.received or proxy._destroyed)
         if consumer == "reference":
             assert (flaky.calls, len(flaky.received), proxy._destroyed) == (9, 1, False)
         else:
@@ -536,6 +542,27 @@ def _persistent_proxy(factory: Any, qos: list[Any] | None = None) -> tuple[Any, 
     return proxy, supplier
 
 
+@contextlib.contextmanager
+def _ack_consumer_down_after_one(activate: Activate) -> Iterator[tuple[Any, Any, Any, Any]]:
+    """An Ack proxy (RetryInterval 1 s) of a persistent connection whose consumer (a
+    reference) took event 1 and then is down for 10 calls; the factory's clock is manual."""
+    import TimeBase
+
+    from cosnotify.channel.clock import ManualClock
+    from cosnotify.channel.factory import EventChannelFactory
+    from cosnotify.store import MemoryStore
+
+    ack = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
+           N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))]
+    clock = ManualClock()
+    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+        proxy, supplier = _persistent_proxy(factory, ack)
+        consumer = _DownAfterOne(down=10)
+        proxy.connect_structured_push_consumer(activate(consumer))
+        supplier.push_structured_event(structured(fields={"n": 1}))
+        yield factory, clock, proxy, consumer
+
+
 def test_a_persistent_connection_that_refuses_an_event_is_given_up(
         activate: Activate) -> None:
     """Only a client that *fails* -- it is down, or cannot be reached -- is retried for
@@ -552,11 +579,7 @@ def test_a_persistent_connection_that_refuses_an_event_is_given_up(
         refusing = _RefusingServant(0)
         proxy.connect_structured_push_consumer(activate(refusing))
         supplier.push_structured_event(structured(fields={"n": 1}))
-        for _ in range(60):
-            assert factory.service.dispatcher.wait_idle()
-            if proxy._destroyed:
-                break
-            clock.advance(1.0)
+        _run_until(factory, clock, lambda: proxy._destroyed)
         assert proxy._destroyed and refusing.calls == 4
 
 
@@ -564,25 +587,8 @@ def test_an_ack_consumer_down_after_a_push_is_retried_for_ever(activate: Activat
     """An Ack proxy of a persistent connection whose consumer took a push and then went
     down: the resends that fail are a consumer down, retried as a push is, not rounds
     of a consumer that never acknowledges (review 103: it was given up after three)."""
-    import TimeBase
-
-    from cosnotify.channel.clock import ManualClock
-    from cosnotify.channel.factory import EventChannelFactory
-    from cosnotify.store import MemoryStore
-
-    ack = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
-           N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))]
-    clock = ManualClock()
-    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
-        proxy, supplier = _persistent_proxy(factory, ack)
-        consumer = _DownAfterOne(down=10)
-        proxy.connect_structured_push_consumer(activate(consumer))
-        supplier.push_structured_event(structured(fields={"n": 1}))
-        for _ in range(120):
-            assert factory.service.dispatcher.wait_idle()
-            if len(consumer.received) >= 2 or proxy._destroyed:
-                break
-            clock.advance(1.0)
+    with _ack_consumer_down_after_one(activate) as (factory, clock, proxy, consumer):
+        _run_until(factory, clock, lambda: len(consumer.received) >= 2 or proxy._destroyed, 120)
         assert not proxy._destroyed and len(consumer.received) == 2   # given again, once up
 
 
@@ -612,36 +618,15 @@ def test_a_persistent_connection_to_a_full_client_is_retried_for_ever(
         full = _FullServant(8)
         proxy.connect_structured_push_consumer(activate(full))
         supplier.push_structured_event(structured(fields={"n": 1}))
-        for _ in range(60):
-            assert factory.service.dispatcher.wait_idle()
-            if full.received or proxy._destroyed:
-                break
-            clock.advance(1.0)
+        _run_until(factory, clock, lambda: full.received or proxy._destroyed)
         assert (full.calls, len(full.received), proxy._destroyed) == (9, 1, False)
 
 
 def test_an_ack_consumer_back_from_an_outage_gets_its_retries(activate: Activate) -> None:
     """An Ack consumer back from an outage that never acknowledges gets Retries rounds of
     resends again before it is given up (section 3.7.7.3), not one (review 104)."""
-    import TimeBase
-
-    from cosnotify.channel.clock import ManualClock
-    from cosnotify.channel.factory import EventChannelFactory
-    from cosnotify.store import MemoryStore
-
-    ack = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
-           N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))]
-    clock = ManualClock()
-    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
-        proxy, supplier = _persistent_proxy(factory, ack)
-        consumer = _DownAfterOne(down=10)
-        proxy.connect_structured_push_consumer(activate(consumer))
-        supplier.push_structured_event(structured(fields={"n": 1}))
-        for _ in range(120):
-            assert factory.service.dispatcher.wait_idle()
-            if proxy._destroyed:
-                break
-            clock.advance(1.0)
+    with _ack_consumer_down_after_one(activate) as (factory, clock, proxy, consumer):
+        _run_until(factory, clock, lambda: proxy._destroyed, 120)
         assert proxy._destroyed
         assert len(consumer.received) == 1 + 1 + 3   # the push; the first resend back;
         #                                               then Retries (3) rounds unanswered
