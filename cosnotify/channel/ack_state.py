@@ -26,7 +26,11 @@ import CosNotification
 
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel.queue import Entry
-from cosnotify.channel.topology import retries_for_ever, store_failures
+from cosnotify.channel.topology import (
+    COMMUNICATION_FAILURES,
+    retries_for_ever,
+    store_failures,
+)
 
 __all__ = ["SEQUENCE_NUMBER", "stamped"]
 
@@ -72,6 +76,8 @@ class _Ack:
         #: SequenceNumber -> when it was last given (clock seconds).
         self._given_at: dict[int, float] = {}
         self._unanswered = 0
+        #: Rounds in a row whose resend found the consumer down (_ack_due's backoff).
+        self._down_rounds = 0
         self._ack_timer: Any = None
         #: SequenceNumber -> the entry given again to a structured pull consumer, back in
         #: the queue until pulled again: an acknowledge of it takes it from there.
@@ -310,8 +316,19 @@ class _Ack:
             give_up = bool(due) and not durable and self._unanswered > retries and \
                 not retries_for_ever(self, getattr(self, "_resend_failure", None))
             if not give_up:
+                # A consumer down (its last resend failed to reach it) is given them
+                # again after a backoff, as a push is: RetryInterval doubled each round,
+                # up to max_backoff (review 104: every RetryInterval, for ever).
+                failure = getattr(self, "_resend_failure", None)
+                self._down_rounds = self._down_rounds + 1 \
+                    if isinstance(failure, COMMUNICATION_FAILURES) else 0
+                later = 0.0
+                if self._down_rounds:
+                    interval = self._interval()
+                    later = max(0.0, min(interval * 2.0 ** min(self._down_rounds, 64),
+                                         self._service.config.max_backoff) - interval)
                 for number in due:
-                    self._given_at[number] = now
+                    self._given_at[number] = now + later
                 self._redeliver(due)
                 self._arm_ack_timer()
             # Giving up: no timer again (its numbers are past due, so it would fire at

@@ -543,9 +543,10 @@ def _persistent_proxy(factory: Any, qos: list[Any] | None = None) -> tuple[Any, 
 
 
 @contextlib.contextmanager
-def _ack_consumer_down_after_one(activate: Activate) -> Iterator[tuple[Any, Any, Any, Any]]:
+def _ack_consumer_down_after_one(activate: Activate, down: int = 10
+                                 ) -> Iterator[tuple[Any, Any, Any, Any]]:
     """An Ack proxy (RetryInterval 1 s) of a persistent connection whose consumer (a
-    reference) took event 1 and then is down for 10 calls; the factory's clock is manual."""
+    reference) took event 1 and then is down for ``down`` calls; the clock is manual."""
     import TimeBase
 
     from cosnotify.channel.clock import ManualClock
@@ -557,7 +558,7 @@ def _ack_consumer_down_after_one(activate: Activate) -> Iterator[tuple[Any, Any,
     clock = ManualClock()
     with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
         proxy, supplier = _persistent_proxy(factory, ack)
-        consumer = _DownAfterOne(down=10)
+        consumer = _DownAfterOne(down=down)
         proxy.connect_structured_push_consumer(activate(consumer))
         supplier.push_structured_event(structured(fields={"n": 1}))
         yield factory, clock, proxy, consumer
@@ -588,7 +589,7 @@ def test_an_ack_consumer_down_after_a_push_is_retried_for_ever(activate: Activat
     down: the resends that fail are a consumer down, retried as a push is, not rounds
     of a consumer that never acknowledges (review 103: it was given up after three)."""
     with _ack_consumer_down_after_one(activate) as (factory, clock, proxy, consumer):
-        _run_until(factory, clock, lambda: len(consumer.received) >= 2 or proxy._destroyed, 120)
+        _run_until(factory, clock, lambda: len(consumer.received) >= 2 or proxy._destroyed, 600)
         assert not proxy._destroyed and len(consumer.received) == 2   # given again, once up
 
 
@@ -626,7 +627,19 @@ def test_an_ack_consumer_back_from_an_outage_gets_its_retries(activate: Activate
     """An Ack consumer back from an outage that never acknowledges gets Retries rounds of
     resends again before it is given up (section 3.7.7.3), not one (review 104)."""
     with _ack_consumer_down_after_one(activate) as (factory, clock, proxy, consumer):
-        _run_until(factory, clock, lambda: proxy._destroyed, 120)
+        _run_until(factory, clock, lambda: proxy._destroyed, 600)
         assert proxy._destroyed
         assert len(consumer.received) == 1 + 1 + 3   # the push; the first resend back;
         #                                               then Retries (3) rounds unanswered
+
+
+def test_resends_to_a_consumer_that_is_down_back_off(activate: Activate) -> None:
+    """An Ack proxy's resends to a consumer that stays down are given after a backoff
+    (RetryInterval doubled each round, up to max_backoff), as failed pushes are -- not
+    every RetryInterval for ever (review 104: 36,000 calls an hour at 0.1 s)."""
+    with _ack_consumer_down_after_one(activate, down=10**6) as (factory, clock, proxy,
+                                                                 consumer):
+        _run_until(factory, clock, lambda: False, 300)      # five minutes down
+        assert not proxy._destroyed
+        # 1 s, 2, 4, 8, 16, then every 30 s: about 14 calls in 300 s, not 300.
+        assert 5 < consumer.calls < 30
