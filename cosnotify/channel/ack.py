@@ -42,6 +42,7 @@ from cosnotify.channel.ack_state import _Ack, stamped
 from cosnotify.channel.counters import failure_reason
 from cosnotify.channel.event import empty_structured_event
 from cosnotify.channel.queue import Entry
+from cosnotify.channel.topology import retries_for_ever
 
 __all__ = [
     "SequenceProxyPullSupplierAck",
@@ -63,8 +64,6 @@ class _PushAck(_Ack, pss._PushSupplier):
         #: How the batch being sent goes: numbered (DeliveryReliability Acknowledgment
         #: when it started) or plain. Written by the delivery task, its only user.
         self._batch_numbered = False
-        #: What the last resend raised (None: it went): _ack_due's give-up reads it.
-        self._resend_failure: BaseException | None = None
 
     def _sent(self, entries: list[Entry]) -> None:
         if not self._batch_numbered:
@@ -103,10 +102,11 @@ class _PushAck(_Ack, pss._PushSupplier):
             try:
                 self._push_numbered(consumer, number, entries)
                 self._returned(number)
-                if self._resend_failure is not None:  # back: its Retries rounds begin now
-                    self._resend_failure = None       # (review 104: it had one)
-                    with self._lock:
-                        self._unanswered = 0
+                failure, self._resend_failure = self._resend_failure, None
+                if failure is not None and retries_for_ever(self, failure):
+                    with self._lock:  # back from an outage it was kept through: its
+                        self._unanswered = 0  # Retries rounds begin now (review 104; not a
+                        # flaky best-effort one, whose failed rounds count: review 105)
             except Exception as exc:  # noqa: BLE001 - the next resend is the retry
                 self._resend_failure = exc  # _ack_due: a consumer down, not silent
                 with self._lock:

@@ -78,6 +78,8 @@ class _Ack:
         self._unanswered = 0
         #: Rounds in a row whose resend found the consumer down (_ack_due's backoff).
         self._down_rounds = 0
+        #: What the last resend raised (None: it went; push proxies: ack.py).
+        self._resend_failure: BaseException | None = None
         self._ack_timer: Any = None
         #: SequenceNumber -> the entry given again to a structured pull consumer, back in
         #: the queue until pulled again: an acknowledge of it takes it from there.
@@ -102,6 +104,18 @@ class _Ack:
     def _on_connected(self) -> None:
         with self._lock:
             self._unanswered = 0  # a new consumer (allow_reconnect) left nothing unanswered
+            # ... and no backoff of the old one's resends (review 105): what waits for
+            # one is due again after RetryInterval, as the push path's retry is dropped.
+            self._down_rounds = 0
+            self._resend_failure = None
+            now = self._service.clock.now()
+            later = [n for n, at in self._given_at.items() if at > now]
+            for number in later:
+                self._given_at[number] = now
+            if later and self._ack_timer is not None:
+                self._ack_timer.cancel()
+                self._ack_timer = None
+                self._arm_ack_timer()
         super()._on_connected()  # type: ignore[misc]  # the proxy supplier's (a mixin)
 
     def _number(self, entry: Entry) -> int:
@@ -314,12 +328,12 @@ class _Ack:
             # Retries rounds (section 3.7.7.3); one whose resends fail, as a push that
             # fails (topology.retries_for_ever; review 103: it was given up while down).
             give_up = bool(due) and not durable and self._unanswered > retries and \
-                not retries_for_ever(self, getattr(self, "_resend_failure", None))
+                not retries_for_ever(self, self._resend_failure)
             if not give_up:
                 # A consumer down (its last resend failed to reach it) is given them
                 # again after a backoff, as a push is: RetryInterval doubled each round,
                 # up to max_backoff (review 104: every RetryInterval, for ever).
-                failure = getattr(self, "_resend_failure", None)
+                failure = self._resend_failure
                 self._down_rounds = self._down_rounds + 1 \
                     if isinstance(failure, COMMUNICATION_FAILURES) else 0
                 later = 0.0

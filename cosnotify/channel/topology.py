@@ -59,11 +59,11 @@ def persistent(obj: Any) -> bool:
 
 
 #: What a client that fails raises -- it is down, cannot be reached, or cannot take more
-#: for now (IMP_LIMIT: a channel linked to, full with RejectNewEvents; OBJ_ADAPTER: its
-#: POA is not active yet; review 104) -- as against a client that refuses an event
-#: (UNKNOWN, BAD_PARAM...): only these are retried for ever.
+#: for now (IMP_LIMIT: a channel linked to, full with RejectNewEvents; review 104) -- as
+#: against a client that refuses an event (UNKNOWN, BAD_PARAM...; OBJ_ADAPTER, which
+#: omniORB raises for a misconfigured POA too: review 105): only these are retried for ever.
 COMMUNICATION_FAILURES = (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.TIMEOUT,
-                          CORBA.NO_RESPONSE, CORBA.IMP_LIMIT, CORBA.OBJ_ADAPTER)
+                          CORBA.NO_RESPONSE, CORBA.IMP_LIMIT)
 
 
 def retries_for_ever(proxy: Any, exc: BaseException | None) -> bool:

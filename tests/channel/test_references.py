@@ -543,7 +543,7 @@ def _persistent_proxy(factory: Any, qos: list[Any] | None = None) -> tuple[Any, 
 
 
 @contextlib.contextmanager
-def _ack_consumer_down_after_one(activate: Activate, down: int = 10
+def _ack_consumer_down_after_one(activate: Activate, down: int = 10, **config: Any
                                  ) -> Iterator[tuple[Any, Any, Any, Any]]:
     """An Ack proxy (RetryInterval 1 s) of a persistent connection whose consumer (a
     reference) took event 1 and then is down for ``down`` calls; the clock is manual."""
@@ -551,12 +551,14 @@ def _ack_consumer_down_after_one(activate: Activate, down: int = 10
 
     from cosnotify.channel.clock import ManualClock
     from cosnotify.channel.factory import EventChannelFactory
+    from cosnotify.channel.service import ServiceConfig
     from cosnotify.store import MemoryStore
 
     ack = [N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
            N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))]
     clock = ManualClock()
-    with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
+    with EventChannelFactory(clock=clock, store=MemoryStore(),
+                             config=ServiceConfig(**config)) as factory:
         proxy, supplier = _persistent_proxy(factory, ack)
         consumer = _DownAfterOne(down=down)
         proxy.connect_structured_push_consumer(activate(consumer))
@@ -643,3 +645,26 @@ def test_resends_to_a_consumer_that_is_down_back_off(activate: Activate) -> None
         assert not proxy._destroyed
         # 1 s, 2, 4, 8, 16, then every 30 s: about 14 calls in 300 s, not 300.
         assert 5 < consumer.calls < 30
+
+
+def test_resends_to_a_consumer_that_is_up_come_every_retry_interval(
+        activate: Activate) -> None:
+    """A consumer that takes the resends (and never acknowledges) is given them every
+    RetryInterval, no backoff, and given up after Retries rounds (section 3.7.7.3)."""
+    with _ack_consumer_down_after_one(activate, down=0) as (factory, clock, proxy, consumer):
+        start = clock.now()
+        _run_until(factory, clock, lambda: proxy._destroyed, 10)
+        assert proxy._destroyed and consumer.calls == 1 + 3 and clock.now() - start <= 5
+
+
+def test_a_reconnected_consumer_does_not_wait_out_the_old_ones_backoff(
+        activate: Activate) -> None:
+    """A new consumer of an Ack proxy (allow_reconnect) is given what is unacknowledged
+    after RetryInterval, not after the backoff of the old one's outage (review 105)."""
+    with _ack_consumer_down_after_one(activate, down=10**6, allow_reconnect=True) as (
+            factory, clock, proxy, _):
+        _run_until(factory, clock, lambda: False, 100)     # the backoff is at 30 s now
+        new = _FlakyServant(0)
+        proxy.connect_structured_push_consumer(activate(new))
+        _run_until(factory, clock, lambda: bool(new.received), 3)
+        assert len(new.received) == 1 and not proxy._destroyed
