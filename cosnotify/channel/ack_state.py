@@ -4,7 +4,9 @@ has not acknowledged yet (cosnotify/channel/ack.py has the proxies).
 Strategy: :class:`_Ack`, mixed into the push and pull Ack proxy suppliers,
 keeps each SequenceNumber given and its entries (``_unacked``) with when it
 was given (``_given_at``), and one timer for the oldest: RetryInterval after
-a number was given, it is given again (the proxy kind's ``_redeliver``).
+a number was given, it is given again (the proxy kind's ``_redeliver``) --
+after a backoff while the consumer is down (RetryInterval doubled each
+round, up to max_backoff; a new consumer starts without it).
 Everything that ends a number's life goes through here, each entry released
 once: an ``acknowledge``; an expiry (``_expire_number``: past its deadline,
 never given again); DeliveryReliability switched back to None
@@ -73,7 +75,9 @@ class _Ack:
         self._reserved = 0  # numbers below this are reserved in the store
         #: SequenceNumber -> the entries it names, given and not yet acknowledged.
         self._unacked: dict[int, list[Entry]] = {}
-        #: SequenceNumber -> when it was last given (clock seconds).
+        #: SequenceNumber -> when it was last given (clock seconds); later than that
+        #: while resends back off from a consumer that is down (_ack_due): it is due
+        #: again RetryInterval after this time.
         self._given_at: dict[int, float] = {}
         self._unanswered = 0
         #: Rounds in a row whose resend found the consumer down (_ack_due's backoff).
