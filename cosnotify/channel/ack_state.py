@@ -98,8 +98,10 @@ class _Ack:
         #: Numbers whose push call has not returned: neither expired nor settled under it
         #: (a call that fails puts its entries back on the retry path).
         self._in_flight: set[int] = set()
-        #: Entries given, not acknowledged, then expired: counted delivered when given,
-        #: taken off ``delivered`` by the counters (counters.py).
+        #: Entries given, never acknowledged, then expired (let go, not given again): they
+        #: stay counted delivered (they were; a counter never goes down) and are counted
+        #: here, not in ``expired`` (which counts copies that expired before they were
+        #: given): ``unacknowledged_expired`` in the counters (counters.py).
         self._n_given_expired = 0
 
     def _acking(self) -> bool:
@@ -395,11 +397,8 @@ class _Ack:
             return True
         expired = [e for e in entries if e.deadline is not None and e.deadline <= now]
         gone.extend(expired)
-        self._queue.expired += len(expired)
-        # Expired, not delivered (queued = delivered + ... + expired + ...): counted apart,
-        # a push proxy's delivery task being the only writer of _n_delivered.
-        if self._counting:
-            self._n_given_expired += len(expired)
+        # Delivered once already (queued = delivered + ... + expired + ...): counted apart.
+        self._n_given_expired += len(expired)
         if live:
             self._unacked[number] = live
             return True

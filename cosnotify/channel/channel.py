@@ -125,6 +125,9 @@ class EventChannel(QoSAdminMixin):
         self._destroying = False
         self._proxy_counts = {"MaxConsumers": 0, "MaxSuppliers": 0}
         self.delivered = 0
+        #: Held while a proxy leaves its admin and joins the channel's departures, and
+        #: while a snapshot reads both (ops/stats.py): a proxy is in exactly one sum.
+        self._departing = threading.Lock()
         self._filter_factory: Any = None
         #: The history writer (channel/retention.py), while RetainAge, RetainCount or
         #: RetainBytes is set; else None.

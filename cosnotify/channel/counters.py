@@ -115,8 +115,9 @@ def supplier_counts(proxy: Any) -> tuple[dict[str, int], int, tuple[float, str] 
         accepted, discarded = queue.accepted, queue.discarded
         expired, removed = queue.expired, queue.removed
         limit = queue.max_events
-        # An Ack proxy's entries given, unacknowledged and then expired (ack_state.py).
-        delivered = proxy._n_delivered - getattr(proxy, "_n_given_expired", 0)
+        delivered = proxy._n_delivered
+        # An Ack proxy's entries given, never acknowledged, then expired (ack_state.py).
+        given_expired = getattr(proxy, "_n_given_expired", None)
         failed = proxy._n_failed
         last = proxy._last_failure
     if dropped:
@@ -124,6 +125,8 @@ def supplier_counts(proxy: Any) -> tuple[dict[str, int], int, tuple[float, str] 
     # Copies appended to the inbox since the fold are not yet in the queue: queued too.
     counts = {"queued": accepted + inbox, "delivered": delivered, "discarded": discarded,
               "expired": expired, "removed": removed, "failed": failed, "depth": depth}
+    if given_expired is not None:  # an Ack proxy's (ack_state.py)
+        counts["unacknowledged_expired"] = given_expired
     for name in _TYPED_COUNTS:  # a typed proxy's (cosnotify/typed/proxies.py)
         value = getattr(proxy, name, None)
         if value is not None:

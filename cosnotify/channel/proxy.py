@@ -211,13 +211,18 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
         try:
             self._on_teardown()
         finally:
-            self._admin._proxy_gone(self)
+            # Out of its admin and among the departures in one step, so a snapshot
+            # (ops/stats.py) counts it in its admin's sum or in the departed one, never
+            # in neither (the channel's totals would fall) nor in both.
+            with self._channel._departing:
+                if why is not None:
+                    record_departure(self._channel, self._service.clock.now(), why, self,
+                                     had)
+                self._admin._proxy_gone(self)
             topology = self._service.topology
             if topology is not None:
                 topology.forget(self)
             self._service.object_destroyed(self)
-            if why is not None:
-                record_departure(self._channel, self._service.clock.now(), why, self, had)
         if notify_client and client is not None and self.client_disconnect:
             self._service.call_soon(_tell_client, client, self.client_disconnect,
                                     lane=self._lane)

@@ -164,6 +164,15 @@ def _supplier_families(rows: list[Any]) -> Iterator[Metric]:
         for labels, proxy in rows:
             family.add_metric(labels, proxy["counters"][key])
         yield family
+    unacknowledged = CounterMetricFamily(
+        "cosnotify_supplier_unacknowledged_expired",
+        "Events given to an acknowledging consumer (DeliveryReliability Acknowledgment), "
+        "never acknowledged, and let go at their expiry", labels=_PROXY_LABELS)
+    for labels, proxy in rows:
+        given_expired = proxy["counters"].get("unacknowledged_expired")
+        if given_expired is not None:
+            unacknowledged.add_metric(labels, given_expired)
+    yield unacknowledged
     discarded = CounterMetricFamily(
         "cosnotify_supplier_discarded", "Queued events discarded to respect a limit",
         labels=[*_PROXY_LABELS, "reason"])

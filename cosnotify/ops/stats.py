@@ -94,15 +94,16 @@ def stats_json(factory: Any, channels: Iterable[int] = ()) -> str:
 
 
 def _channel(channel: Any) -> dict[str, Any]:
-    # Proxies gone before the proxies are listed: one leaving in between is then in
-    # neither sum for this snapshot (the total rises late), never in both (it would
-    # fall back in the next one, which Prometheus reads as a counter reset).
-    gone = retired(channel)
-    with channel._lock:
-        admins = (sorted(channel._consumer_admins.values(), key=lambda a: a._id)
-                  + sorted(channel._supplier_admins.values(), key=lambda a: a._id)
-                  + list(channel._es_admins))
-    listed = [_admin(admin) for admin in admins]
+    # The proxies gone and those listed are read in one hold of the lock a proxy
+    # leaving takes (channel/proxy.py ``_teardown``): each proxy is in exactly one of
+    # the two sums, so the totals never fall (Prometheus would read a counter reset).
+    with channel._departing:
+        gone = retired(channel)
+        with channel._lock:
+            admins = (sorted(channel._consumer_admins.values(), key=lambda a: a._id)
+                      + sorted(channel._supplier_admins.values(), key=lambda a: a._id)
+                      + list(channel._es_admins))
+        listed = [_admin(admin) for admin in admins]
     totals = {"queued": 0, "delivered": 0, "discarded": 0, "expired": 0, "removed": 0,
               "failed": 0, "depth": 0, "received": 0, "rejected": 0}
     for name, value in gone.items():  # proxies gone: their final counts

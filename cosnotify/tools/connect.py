@@ -159,6 +159,28 @@ def describe(exc: CORBA.SystemException) -> str:
     return f"{name} ({reason})"
 
 
+def printable(text: str) -> str:
+    """``text`` with every character ``str.isprintable`` refuses (C0 and C1 controls,
+    DEL, line separators...) as a JSON ``\\uXXXX`` escape: what a tool prints comes
+    from the network, and a supplier's escape sequences must not reach the operator's
+    terminal. Inside a JSON string the escape means the same character, so a JSON line
+    stays the same JSON."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch.isprintable():
+            out.append(ch)
+            continue
+        code = ord(ch)
+        if code > 0xFFFF:  # JSON escapes the UTF-16 surrogate pair
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out)
+
+
 def channel_id_arg(text: str) -> int:
     try:
         value = int(text)
@@ -193,7 +215,7 @@ def count_arg(text: str) -> int:
 @contextmanager
 def sigterm_interrupts() -> Iterator[None]:
     """SIGTERM raises KeyboardInterrupt (as Ctrl-C does) while a tool runs, so the
-    admin it made is destroyed either way ."""
+    admin it made is destroyed (and top's screen restored) either way."""
     def interrupt(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
@@ -209,7 +231,13 @@ def sigterm_interrupts() -> Iterator[None]:
 
 
 def run_tool(name: str, body: Callable[[], int]) -> int:
-    """Run ``body``; a ToolError or an unexpected CORBA failure becomes one stderr line."""
+    """Run ``body``; a ToolError or an unexpected CORBA failure becomes one stderr line.
+    Text the output's encoding cannot hold (a supplier's "café" on an ASCII or Latin-1
+    terminal) is printed as backslash escapes, not a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # a TextIOWrapper's
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     try:
         return body()
     except ToolError as exc:

@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
             json.dump(snap, sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
-            for line in format_tree(snap):
-                sys.stdout.write(line + "\n")
+            for line in format_tree(snap):  # names, constraints... come from clients
+                sys.stdout.write(connect.printable(line) + "\n")
         sys.stdout.flush()
         return 0
 
@@ -162,6 +162,8 @@ def _counters(proxy: dict[str, Any], indent: str) -> Iterator[str]:
                 f"delivered {counters['delivered']}, "
                 f"discarded {counters['discarded'] + counters['removed']}, "
                 f"expired {counters['expired']}, failed {counters['failed']}")
+        if counters.get("unacknowledged_expired"):  # an Ack proxy's
+            line += f", expired unacknowledged {counters['unacknowledged_expired']}"
         if "not_typed" in counters:  # a typed proxy: no call of its interface
             line += f", not typed {counters['not_typed']}"
         last = proxy.get("last_failure")

@@ -169,6 +169,9 @@ class Pusher:
     def __init__(self, channel: Any) -> None:
         self.admin: Any = None
         self.proxy: Any = None
+        #: The service did not answer within --timeout: close() does not call it again
+        #: (each call would wait another --timeout), as tail's Subscription.lost.
+        self.lost = False
         try:
             self.admin, _ = channel.new_for_suppliers(CA.AND_OP)
             proxy, _ = self.admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
@@ -192,6 +195,7 @@ class Pusher:
         except CosEventComm.Disconnected:
             raise connect.ToolError(f"line {number}: the channel disconnected publish") from None
         except (CORBA.COMM_FAILURE, CORBA.TRANSIENT, CORBA.TIMEOUT) as exc:
+            self.lost = isinstance(exc, CORBA.TIMEOUT)
             raise connect.ToolError(f"line {number}: lost the service: "
                                     f"{connect.describe(exc)}") from None
         except CORBA.SystemException as exc:
@@ -211,6 +215,8 @@ class Pusher:
     def close(self, report: bool = True) -> None:
         proxy, self.proxy = self.proxy, None
         admin, self.admin = self.admin, None
+        if self.lost:  # each call would wait --timeout again; the admin stays behind
+            return
         if proxy is not None:
             try:
                 proxy.disconnect_structured_push_consumer()

@@ -101,6 +101,9 @@ def parse_type(text: str) -> tuple[str, ...]:
             value = json.loads(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(f"not a JSON list: {exc}") from None
+        except RecursionError:  # json's decoder recurses per nesting level
+            raise argparse.ArgumentTypeError("a JSON type is a list of strings: nested too "
+                                             "deep") from None
         if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
             raise argparse.ArgumentTypeError("a JSON type is a list of strings")
         return tuple(value)
@@ -146,10 +149,15 @@ def _natural(text: str) -> int:
 
 def _payload(text: str) -> Any:
     try:
-        return any_from_json(json.loads(text), "payload")
+        value = json.loads(text)
     except ValueError as exc:  # JSONDecodeError
         raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
-    except JsonEventError as exc:
+    except RecursionError:  # json's decoder recurses per nesting level
+        raise argparse.ArgumentTypeError("not JSON this program can read: nested too "
+                                         "deep") from None
+    try:
+        return any_from_json(value, "payload")
+    except JsonEventError as exc:  # a ValueError: JSON, and no value of the mapping
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
@@ -223,7 +231,7 @@ def _query(args: argparse.Namespace) -> int:
                                 f"{args.grammar} constraint valid?", connect.USAGE) from None
     show = format_json if args.json else format_text
     for value in found:
-        print(show(retained_of(value)))
+        print(connect.printable(show(retained_of(value))))  # a supplier's text
     sys.stdout.flush()
     return 0
 

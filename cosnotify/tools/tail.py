@@ -420,10 +420,11 @@ def _print(events: queue.Queue[Any], formatter: Callable[[Any, float], str],
         try:
             line = formatter(event, arrival)
         except Exception as exc:  # noqa: BLE001 - one event's failure never ends tail
-            print(f"cosnotify tail: event {received} ({_label(event)}) cannot be printed: "
-                  f"{_reason(exc)}; skipped", file=sys.stderr, flush=True)
+            print(connect.printable(f"cosnotify tail: event {received} ({_label(event)}) "
+                                    f"cannot be printed: {_reason(exc)}; skipped"),
+                  file=sys.stderr, flush=True)
         else:
-            out.write(line + "\n")
+            out.write(connect.printable(line) + "\n")  # the event's text is a supplier's
             out.flush()
     return 0
 

@@ -255,7 +255,7 @@ def ordered(rows: list[Any], by: str) -> list[Any]:
 def fit(room: int, channels: int, proxies: int) -> tuple[int, int]:
     """How many channel and proxy rows to show in ``room`` lines of rows, keeping a line
     for "N more" under each list that is cut. Channels get at most a third of the room
-    when both do not fit; proxies get the rest."""
+    when both do not fit; proxies get the rest (channels what fewer proxies leave)."""
     if channels + proxies <= room:
         return channels, proxies
     share = max(1, room // 3)
@@ -268,8 +268,10 @@ def fit(room: int, channels: int, proxies: int) -> tuple[int, int]:
 
 # -- rendering ---------------------------------------------------------------------------
 
-def render(frame: Frame, height: int | None = None, plain: bool = False) -> RenderableType:
-    """The screen for ``frame``; at most ``height`` lines (None: every row)."""
+def render(frame: Frame, height: int | None = None, plain: bool = False,
+           width: int | None = None) -> RenderableType:
+    """The screen for ``frame``; at most ``height`` lines (None: every row); in
+    ``width`` columns (None: any), the columns that matter least left out first."""
     header = _header(frame)
     channels, proxies = ordered(frame.channels, frame.sort), ordered(frame.proxies, frame.sort)
     shown_c, shown_p = len(channels), len(proxies)
@@ -277,14 +279,14 @@ def render(frame: Frame, height: int | None = None, plain: bool = False) -> Rend
         shown_c, shown_p = fit(height - len(header) - CHROME, shown_c, shown_p)
     parts: list[RenderableType] = [*header, Text("")]
     if frame.channels:
-        parts.append(_channel_table(channels[:shown_c], plain))
+        parts.append(_channel_table(channels[:shown_c], plain, width))
     else:
         parts.append(Text("no channels"))
     if shown_c < len(channels):
         parts.append(Text(f"{len(channels) - shown_c} more channels", style="dim"))
     parts.append(Text(""))
     if frame.proxies:
-        parts.append(_proxy_table(proxies[:shown_p], plain))
+        parts.append(_proxy_table(proxies[:shown_p], plain, width))
     else:
         parts.append(Text("no proxies"))
     if shown_p < len(proxies):
@@ -327,38 +329,87 @@ _NUMBER: dict[str, Any] = {"justify": "right", "no_wrap": True}
 _WORDS: dict[str, Any] = {"overflow": "ellipsis"}
 
 
-def _channel_table(rows: list[ChannelRow], plain: bool) -> Table:
-    table = _table(plain)
-    table.add_column(_cell("CHANNEL"), **_WORDS)
-    for head in ("PROXIES", "IN/s", "OUT/s", "QUEUED", "DISCARDED", "DISC/s", "FAILED",
-                 "FAIL/s"):
-        table.add_column(_cell(head), **_NUMBER)
+#: Each table's columns: (heading, kept rank, least width); the narrower the window,
+#: the more columns go, highest rank first (the row's identity, state and failures
+#: last), and a text column is narrowed (``…``) no further than its least width.
+_CHANNEL_COLUMNS = [("CHANNEL", 0, 10), ("PROXIES", 5, 0), ("IN/s", 3, 0), ("OUT/s", 2, 0),
+                    ("QUEUED", 1, 0), ("DISCARDED", 7, 0), ("DISC/s", 6, 0),
+                    ("FAILED", 4, 0), ("FAIL/s", 1, 0)]
+_PROXY_COLUMNS = [("CHANNEL", 0, 4), ("ADMIN", 8, 4), ("PROXY", 0, 5), ("KIND", 1, 9),
+                  ("CLIENT", 7, 6), ("STATE", 0, 0), ("IN/s", 5, 0), ("OUT/s", 3, 0),
+                  ("QUEUE", 2, 0), ("DISCARDED", 9, 0), ("FAILED", 4, 0), ("FAIL/s", 2, 0),
+                  ("LAST FAILURE", 10, 12)]
+_TEXT = frozenset({"CHANNEL", "ADMIN", "PROXY", "KIND", "CLIENT", "LAST FAILURE"})
+
+
+def _kept(columns: list[tuple[str, int, int]], rows: list[dict[str, Any]],
+          width: int | None) -> list[tuple[str, int | None]]:
+    """The columns shown in ``width`` columns, each with the most its text may take
+    (None: all of it). The rows' numbers and states keep their width, so rather than
+    narrowing every text column to ``…``, whole columns go, highest rank first, until
+    what they need fits; the text columns then share what is left, each at least its
+    least width."""
+    def cells(head: str) -> list[int]:
+        return [len(head)] + [Text(row[head]).cell_len if isinstance(row[head], str)
+                              else row[head].cell_len for row in rows]
+
+    kept = [(head, rank, max(least, len(head)) if head in _TEXT else max(cells(head)))
+            for head, rank, least in columns]
+    while width is not None and len(kept) > 1 and \
+            sum(column[2] for column in kept) + 2 * (len(kept) - 1) > width:
+        kept.remove(max(kept, key=lambda column: column[1]))
+    if width is None:
+        return [(head, None) for head, _, _ in kept]
+    texts = {head: (least, max(cells(head))) for head, _, least in kept if head in _TEXT}
+    room = width - 2 * (len(kept) - 1) - sum(n for head, _, n in kept if head not in _TEXT)
+
+    def used(level: int) -> int:  # every text column cut at ``level``, none below least
+        return sum(max(least, min(natural, level)) for least, natural in texts.values())
+
+    level = max((natural for _, natural in texts.values()), default=0)
+    while level > 0 and used(level) > room:  # the widest are cut first
+        level -= 1
+    return [(head, max(texts[head][0], level) if head in texts and texts[head][1] > level
+             else None) for head, _, _ in kept]
+
+
+def _filled(table: Table, kept: list[tuple[str, int | None]],
+            rows: list[dict[str, Any]]) -> Table:
+    for head, cap in kept:
+        if head in _TEXT:
+            table.add_column(_cell(head), max_width=cap, **_WORDS)
+        elif head == "STATE":
+            table.add_column(_cell(head), no_wrap=True)
+        else:
+            table.add_column(_cell(head), **_NUMBER)
     for row in rows:
-        table.add_row(_cell(row.label), str(row.proxies), _rate(row.events_in),
-                      _rate(row.events_out), str(row.depth), str(row.discarded),
-                      _rate(row.discards), _failed(row.failed), _rate(row.failures, alarm=True))
+        table.add_row(*(row[head] for head, _ in kept))
     return table
 
 
-def _proxy_table(rows: list[ProxyRow], plain: bool) -> Table:
-    table = _table(plain)
-    for head in ("CHANNEL", "ADMIN", "PROXY", "KIND", "CLIENT"):
-        table.add_column(_cell(head), **_WORDS)
-    table.add_column(_cell("STATE"), no_wrap=True)
-    for head in ("IN/s", "OUT/s", "QUEUE", "DISCARDED", "FAILED", "FAIL/s"):
-        table.add_column(_cell(head), **_NUMBER)
-    table.add_column(_cell("LAST FAILURE"), **_WORDS)
+def _channel_table(rows: list[ChannelRow], plain: bool, width: int | None = None) -> Table:
+    cells = [{"CHANNEL": _cell(row.label), "PROXIES": str(row.proxies),
+              "IN/s": _rate(row.events_in), "OUT/s": _rate(row.events_out),
+              "QUEUED": str(row.depth), "DISCARDED": str(row.discarded),
+              "DISC/s": _rate(row.discards), "FAILED": _failed(row.failed),
+              "FAIL/s": _rate(row.failures, alarm=True)} for row in rows]
+    return _filled(_table(plain), _kept(_CHANNEL_COLUMNS, cells, width), cells)
+
+
+def _proxy_table(rows: list[ProxyRow], plain: bool, width: int | None = None) -> Table:
+    cells = []
     for row in rows:
         queue = "" if row.depth is None else (f"{row.depth}/{row.limit}" if row.limit > 0
                                               else str(row.depth))
         supplier = row.depth is not None
-        table.add_row(_cell(row.channel), _cell(row.admin), _cell(row.proxy), _cell(row.kind),
-                      _cell(row.client), _cell(row.state),
-                      _rate(row.events_in), _rate(row.events_out, supplier), queue,
-                      "" if row.discarded is None else str(row.discarded),
-                      _failed(row.failed), _rate(row.failures, supplier, alarm=True),
-                      _cell(row.last_failure, "red"))
-    return table
+        cells.append({
+            "CHANNEL": _cell(row.channel), "ADMIN": _cell(row.admin), "PROXY": _cell(row.proxy),
+            "KIND": _cell(row.kind), "CLIENT": _cell(row.client), "STATE": _cell(row.state),
+            "IN/s": _rate(row.events_in), "OUT/s": _rate(row.events_out, supplier),
+            "QUEUE": queue, "DISCARDED": "" if row.discarded is None else str(row.discarded),
+            "FAILED": _failed(row.failed), "FAIL/s": _rate(row.failures, supplier, alarm=True),
+            "LAST FAILURE": _cell(row.last_failure, "red")})
+    return _filled(_table(plain), _kept(_PROXY_COLUMNS, cells, width), cells)
 
 
 def _cell(text: str, style: str = "") -> Text:
@@ -387,7 +438,7 @@ def _name(obj: dict[str, Any]) -> str:
 
 def _clean(text: str) -> str:
     """``text`` on one line, control characters escaped (it comes from the network)."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
+    return connect.printable(str(text))
 
 
 def _parked(count: int) -> str:
@@ -425,7 +476,10 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     def body() -> int:
         try:
-            return _Top(args).run()
+            # SIGTERM ends it as q and Ctrl-C do: the screen and the cursor come back
+            # (Live's and _Keys' exits run) before the process ends.
+            with connect.sigterm_interrupts():
+                return _Top(args).run()
         except KeyboardInterrupt:
             return 0
         except BrokenPipeError:
@@ -458,7 +512,8 @@ class _Top:
                              redirect_stdout=False, redirect_stderr=False) as live:
 
             def show(frame: Frame) -> None:
-                live.update(render(frame, console.height), refresh=True)
+                live.update(render(frame, console.height, width=console.width),
+                            refresh=True)
 
             assert self.frame is not None
             self.frame = attrs.evolve(self.frame, keys=self.keys.active)

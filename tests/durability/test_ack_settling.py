@@ -59,13 +59,25 @@ def pulled_unacknowledged(factory: EventChannelFactory) -> Any:
     return proxy
 
 
-def test_an_expired_unacknowledged_event_counts_as_expired_not_delivered() -> None:
+def test_an_expired_unacknowledged_event_stays_delivered_and_counts_apart() -> None:
+    """It was delivered once (``delivered`` is a counter: it never goes down, review
+    106), and it expired unacknowledged: ``unacknowledged_expired``, not ``expired``
+    (copies that expired before they were given), so queued = delivered + discarded +
+    expired + removed + depth still holds."""
     clock = ManualClock()
     with EventChannelFactory(clock=clock, store=MemoryStore()) as factory:
         proxy = pulled_unacknowledged(factory)
+        assert proxy_counts(proxy)["delivered"] == 1
         step(factory, clock, 3)
         counts = proxy_counts(proxy)
-        assert (counts["expired"], counts["delivered"]) == (1, 0) and balanced(proxy)
+        assert (counts["delivered"], counts["expired"], counts["unacknowledged_expired"]) \
+            == (1, 0, 1)
+        assert balanced(proxy)
+        from cosnotify.ops.metrics import StatsCollector
+
+        [family] = [f for f in StatsCollector(factory).collect()
+                    if f.name == "cosnotify_supplier_unacknowledged_expired"]
+        assert [s.value for s in family.samples if s.name.endswith("_total")] == [1]
 
 
 @pytest.mark.parametrize("kind", ["structured", "sequence"])
@@ -399,8 +411,9 @@ def test_without_counts_an_expiry_leaves_delivered_at_0(clock: ManualClock) -> N
                              store=MemoryStore()) as factory:
         proxy = pulled_unacknowledged(factory)
         step(factory, clock, 3)
-        counts = proxy_counts(proxy)
-        assert (counts["delivered"], counts["expired"]) == (0, 1)
+        counts = proxy_counts(proxy)  # an expiry is counted, as discards and failures are
+        assert (counts["delivered"], counts["expired"], counts["unacknowledged_expired"]) \
+            == (0, 0, 1)
 
 
 def test_an_event_pulled_again_is_delivered_once_for_the_channel(clock: ManualClock) -> None:

@@ -372,3 +372,55 @@ class TestDepartures:
         del channel
         gc.collect()
         assert gone() is None
+
+    def test_a_proxy_leaving_during_a_snapshot_is_in_one_sum(
+            self, factory: Any, channel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Review 106: a proxy that left between the read of the departed totals and the
+        listing of its admin was in neither sum, so ``proxy_totals`` (and the
+        ``cosnotify_channel_*_total`` counters) fell for one snapshot. Leaving and the
+        snapshot's two reads are one step each: the proxy is counted live or departed."""
+        import importlib
+        import threading
+
+        stats_module = importlib.import_module("cosnotify.ops.stats")  # not ops.stats()
+
+        supplier = structured_supplier(channel)
+        for _ in range(3):
+            supplier.push_structured_event(structured())
+        before = cosnotify.stats(factory)["channels"][0]["counters"]["proxy_totals"]
+        assert before["received"] == 3
+
+        class Watched:
+            """The channel's departure lock, saying when a teardown asks for it."""
+
+            def __init__(self, lock: Any) -> None:
+                self.lock, self.asked = lock, threading.Event()
+
+            def __enter__(self) -> None:
+                if threading.current_thread() is not threading.main_thread():
+                    self.asked.set()
+                self.lock.acquire()
+
+            def __exit__(self, *exc: object) -> None:
+                self.lock.release()
+
+        watched = Watched(getattr(channel, "_departing", threading.Lock()))
+        channel._departing = watched
+        leaving = threading.Thread(target=supplier.disconnect_structured_push_consumer)
+        read_retired = stats_module.retired
+
+        def retired_then_leave(of: Any) -> dict[str, int]:
+            gone = read_retired(of)
+            leaving.start()  # the proxy leaves now: done, or waiting for the snapshot
+            while leaving.is_alive() and not watched.asked.wait(0.01):
+                pass
+            return gone
+
+        monkeypatch.setattr(stats_module, "retired", retired_then_leave)
+        during = cosnotify.stats(factory)["channels"][0]["counters"]["proxy_totals"]
+        leaving.join(WAIT)
+        monkeypatch.setattr(stats_module, "retired", read_retired)
+        after = cosnotify.stats(factory)["channels"][0]["counters"]["proxy_totals"]
+        assert during["received"] == 3  # live in this one (left after it)
+        assert after["received"] == 3  # departed in the next
+        assert proxies(cosnotify.stats(factory), "push consumer") == []

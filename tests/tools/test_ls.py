@@ -37,6 +37,24 @@ def test_ls_prints_names_filters_and_queue(server: NotificationServer, url: str)
     assert any(line.strip().startswith("queue 0/") for line in lines)
 
 
+def test_ls_escapes_what_clients_wrote(server: NotificationServer, url: str) -> None:
+    """Review 106: a constraint is a client's text; a newline and escape sequences in
+    it printed raw let any client forge lines (a fake proxy) or drive the operator's
+    terminal. They come out escaped, the constraint on its one line."""
+    factory = server.factory
+    channel, channel_id = factory.create_channel([], [])
+    flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+    forged = "$a == 'x\n    proxy 7: structured push supplier, connected\x1b[2J'"
+    flt.add_constraints([CosNotifyFilter.ConstraintExp([], forged)])
+    channel._get_default_consumer_admin().add_filter(flt)
+    done = cli("ls", url, "--channel", str(channel_id))
+    assert done.returncode == 0, done.stderr
+    assert all(line.isprintable() for line in done.stdout.splitlines())
+    assert not any(line.strip().startswith("proxy 7") for line in done.stdout.splitlines())
+    assert "x\\u000a    proxy 7: structured push supplier, connected\\u001b[2J'" \
+        in done.stdout
+
+
 def test_ls_json_is_the_snapshot(server: NotificationServer, url: str) -> None:
     channel_id, filter_id = _named_setup(server)
     done = cli("ls", "--json", url)

@@ -383,15 +383,45 @@ class TestPusher:
                 assert caught.value.message.startswith("line 7: ")
             pusher.proxy = None
 
+    def test_a_push_that_timed_out_is_not_followed_by_more_calls(self) -> None:
+        """Review 106: after a push timed out, leaving the ``with`` block still called
+        disconnect and destroy, each waiting another --timeout (three in all before
+        publish ended). A TIMEOUT marks the service lost and close() calls nothing;
+        a lost connection (TRANSIENT, COMM_FAILURE) fails fast and is still cleaned."""
+        for exc, cleaned in [(CORBA.TIMEOUT(0, CORBA.COMPLETED_MAYBE), False),
+                             (CORBA.COMM_FAILURE(0, CORBA.COMPLETED_MAYBE), True)]:
+            pusher = Pusher.__new__(Pusher)
+            pusher.lost = False
+            calls: list[str] = []
+            pusher.admin = _Recording("admin", calls)
+            pusher.proxy = _Raising(exc, calls)
+            with pytest.raises(ToolError, match="line 3: lost the service"), pusher:
+                pusher.push(3, None)
+            assert calls == (["proxy.disconnect", "admin.destroy"] if cleaned else [])
+
+
+class _Recording:
+    """An admin that records the calls made on it."""
+
+    def __init__(self, name: str, calls: list[str]) -> None:
+        self.name, self.calls = name, calls
+
+    def destroy(self) -> None:
+        self.calls.append(f"{self.name}.destroy")
+
 
 class _Raising:
     """A proxy whose push raises ``exc``."""
 
-    def __init__(self, exc: Exception) -> None:
+    def __init__(self, exc: Exception, calls: list[str] | None = None) -> None:
         self.exc = exc
+        self.calls = [] if calls is None else calls
 
     def push_structured_event(self, event: Any) -> None:
         raise self.exc
+
+    def disconnect_structured_push_consumer(self) -> None:
+        self.calls.append("proxy.disconnect")
 
 
 class TestReader:

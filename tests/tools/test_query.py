@@ -120,3 +120,33 @@ def test_times_and_types_on_the_command_line() -> None:
     assert parse_type('["a/b", "c"]') == ("a/b", "c")
     with pytest.raises(argparse.ArgumentTypeError):
         parse_type('["a", 1]')
+
+
+def test_json_nested_too_deep_is_a_usage_error_not_a_traceback() -> None:
+    """Review 106: `--payload` and `--type` of 3,000 nested lists made json's decoder
+    raise RecursionError, which argparse does not catch: a traceback and exit 1. A
+    bad command line is one line and exit 2; and JSON whose value the mapping refuses
+    is not called "not JSON"."""
+    deep = "[" * 3000 + "]" * 3000
+    for argument in ("--payload", "--type"):
+        done = cli("query", "127.0.0.1:1", "--channel", "0", argument, deep)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr and "nested too deep" in done.stderr
+    done = cli("query", "127.0.0.1:1", "--channel", "0", "--payload",
+               '{"$type": "short", "value": 100000}')
+    assert done.returncode == 2 and "not JSON" not in done.stderr
+
+
+def test_text_an_ascii_output_cannot_hold_is_escaped(server: NotificationServer,
+                                                     url: str) -> None:
+    """Review 106: an event's "café" printed to an ASCII output (PYTHONIOENCODING, or a
+    Latin-1 locale for a wstring) raised UnicodeEncodeError: a traceback and exit 1.
+    It is printed with a backslash escape instead."""
+    channel, cid = server.factory.create_channel([], retain(count=100))
+    proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.SEQUENCE_EVENT)
+    proxy.connect_sequence_push_supplier(None)
+    proxy.push_structured_events([event("caf\u00e9", "a", 1)])
+    done = cli("query", url, "--channel", str(cid), env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    assert "caf\\xe9/a" in done.stdout

@@ -440,6 +440,22 @@ class TestPrint:
         assert capsys.readouterr().out == "x\n" * 20
         assert events.now == 10.0
 
+    def test_a_suppliers_control_characters_never_reach_the_terminal(
+            self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Review 106: an event's text is a supplier's; C0 and C1 controls and DEL in it
+        (clear screen, set title, CSI) are printed as JSON escapes, in every format: a
+        JSON line stays the same JSON."""
+        hostile = "ok\x1b[2J\x1b]0;title\x07\x9b31m\x7f"
+        events: queue.Queue[Any] = queue.Queue()
+        events.put((0.0, event(1, name=hostile)))
+        events.put((0.0, event(2, name=hostile)))
+        lines = iter([tail_tool.format_line, tail_tool.format_json])
+        assert tail_tool._print(events, lambda e, a: next(lines)(e, a), 2) == 0
+        text, as_json = capsys.readouterr().out.splitlines()
+        assert text.isprintable() and as_json.isprintable()
+        assert "ok\\u001b[2J\\u001b]0;title\\u0007\\u009b31m\\u007f" in text
+        assert json.loads(as_json)["name"] == hostile
+
     def test_no_check_without_a_checker(self) -> None:
         """Without check (the default) a quiet queue is simply waited on."""
         events = Timeline([100.0])

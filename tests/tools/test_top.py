@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import os
 import shlex
+import signal
+import subprocess
 import sys
 from typing import Any
 
@@ -194,6 +196,25 @@ class TestLayout:
         assert "TRANSIENT (connect failed)" in text
         assert "3/100" in text  # the queue against its limit
 
+    @pytest.mark.parametrize("width", [100, 80, 60, 40])
+    def test_a_narrow_window_leaves_columns_out_not_identities(self, width: int) -> None:
+        """Review 106: at 80 columns rich narrowed every text column to "…" (which
+        proxy a row was could not be read) and at 60 the CHANNEL column vanished. The
+        columns that matter least go first; the identities, state and failure rate
+        stay, and every line fits."""
+        before = snapshot(0.0, [supplier(0, "pager")])
+        after = snapshot(2.0, [supplier(0, "pager", depth=3, failed=4)])
+        text = screen(render(frame(before, after, "failures"), width=width), width=width)
+        lines = text.splitlines()
+        assert all(len(line.rstrip()) <= width for line in lines)
+        proxy_head = next(line for line in lines if "STATE" in line).split()
+        assert proxy_head[:3] == ["CHANNEL", "PROXY", "KIND"] or \
+            proxy_head[:4] == ["CHANNEL", "ADMIN", "PROXY", "KIND"]
+        row = next(line for line in lines if "connected" in line)
+        assert row.startswith('0 "') and '  0 "' in row  # channel 0, proxy 0
+        if width >= 60:
+            assert "FAIL/s" in proxy_head and row.split()[-1] == "2.0"
+
     def test_an_empty_service(self) -> None:
         """No channels: the frame says so instead of showing empty tables."""
         empty = {**snapshot(1.0, []), "channels": []}
@@ -312,6 +333,27 @@ class TestInTmux:
         assert "EXIT=0" in shown, shown
         shown = tmux.wait_for("the terminal's mode", lambda s: "TTY=" in s)
         assert "TTY=cooked" in shown, shown
+
+    def test_sigterm_gives_the_terminal_back(self, server: NotificationServer, url: str,
+                                             tmux: Tmux) -> None:
+        """Review 106: SIGTERM ended top at once, leaving the pane on the alternate
+        screen with the cursor hidden (exit 143). It ends top as q does: status 0, the
+        screen and the cursor restored."""
+        server.factory.create_named_channel([], [], "quiet")
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")}
+        top = shlex.join([sys.executable, "-m", "cosnotify", "top", url, "--interval", "0.5"])
+        tmux.start(f"{top}; echo EXIT=$?; sleep 60", env)
+        tmux.wait_for('"quiet"', lambda s: '"quiet"' in s)
+        shell = tmux("list-panes", "-t", tmux.session, "-F", "#{pane_pid}").stdout.split()[0]
+        children = subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True,
+                                  check=False).stdout.split()
+        assert len(children) == 1, children
+        os.kill(int(children[0]), signal.SIGTERM)
+        shown = tmux.wait_for("the exit status", lambda s: "EXIT=" in s)
+        assert "EXIT=0" in shown, shown
+        modes = tmux("display-message", "-p", "-t", tmux.session,
+                     "#{alternate_on} #{cursor_flag}").stdout.split()
+        assert modes == ["0", "1"], modes
 
 
 def test_the_latest_departure_is_one_header_line() -> None:
