@@ -133,8 +133,10 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
 
     # -- connection state --------------------------------------------------------------
     def _connect(self, client: Any, *, required: str | None, interface: str | None,
-                 allow_nil: bool) -> None:
-        """Attach ``client``; raises AlreadyConnected, TypeError or BAD_PARAM."""
+                 allow_nil: bool, attach: Callable[[], None] | None = None) -> None:
+        """Attach ``client``; raises AlreadyConnected, TypeError or BAD_PARAM.
+        ``attach`` runs under the lock in the step that attaches it, only if it is
+        attached (a typed proxy's typed object goes with its client)."""
         if client is None and not allow_nil:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "a nil client reference cannot be served")
         if client is not None and required:
@@ -151,6 +153,8 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
             else:
                 self._admin._check_connect_limit(self)
             self._client = client
+            if attach is not None:
+                attach()
             self._lane = self._service.lane_for(client)
             self._connected = True
         self._admin._connection_changed(self)
@@ -174,6 +178,14 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
 
     def _on_connected(self) -> None:
         """Hook: start delivery, polling or relays."""
+
+    def _refuse_if_connected(self) -> None:
+        """AlreadyConnected now (or OBJECT_NOT_EXIST), before a connect asks anything
+        of its client; :meth:`_connect` checks again in the step that attaches."""
+        with self._lock:
+            self._check_alive()
+            if self._connected and not self._service.config.allow_reconnect:
+                raise CosEventChannelAdmin.AlreadyConnected()
 
     def _check_alive(self) -> None:
         if self._destroyed:

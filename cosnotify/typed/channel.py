@@ -201,10 +201,17 @@ class TypedEventChannelFactory(EventChannelFactory):
 
     def load_idl(self, idl: Iterable[str | PathLike[str]],
                  include: Iterable[str | PathLike[str]] = ()) -> list[TypedInterface]:
-        """Load more IDL (``IDLError`` as at construction); a store keeps it too."""
+        """Load more IDL (``IDLError`` as at construction); a store keeps it too. The
+        files are loaded in turn: when one fails, those before it are loaded, usable
+        as keys, and kept as well (a restart would refuse their proxies otherwise)."""
         idl = list(idl)
-        learned = self.interfaces.load(idl, include)
-        self._keep_idl({os.path.abspath(path) for path in idl})
+        paths = {os.path.abspath(path) for path in idl}
+        try:
+            learned = self.interfaces.load(idl, include)
+        except BaseException:
+            self._keep_idl(paths & set(self.interfaces.sources))
+            raise
+        self._keep_idl(paths)
         return learned
 
     def _keep_idl(self, paths: set[str]) -> None:

@@ -388,6 +388,8 @@ def _zero(d: Any) -> Any:
         element = D.kind(D.unalias(D.resolve(d[1])))
         if element == D.OCTET:
             return bytes(d[2])
+        if element == D.CHAR:  # omniORBpy's char[N] is a str, as sequence<char> is
+            return "\0" * d[2]
         return [_zero(d[1]) for _ in range(d[2])]
     if k == D.ANY:
         return CORBA.Any(CORBA.TC_null, None)
@@ -438,16 +440,17 @@ class TypedProxyPushSupplier(pss.ProxyPushSupplier):
     def connect_typed_push_consumer(self, push_consumer: Any) -> None:
         if push_consumer is None:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "a nil client reference cannot be served")
+        self._refuse_if_connected()  # 3.6.4.1, before the client is asked anything
         try:
             typed = self._narrow(push_consumer)
         except AttributeError:
             raise CosEventChannelAdmin.TypeError() from None
-        previous, self._typed = self._typed, typed  # before delivery can start
-        try:
-            self._connect_consumer(push_consumer)
-        except BaseException:
-            self._typed = previous
-            raise
+
+        def attach() -> None:  # with the client, in one step: a refused connect sets none
+            self._typed = typed
+
+        self._connect(push_consumer, required=self.consumer_method,
+                      interface=self.consumer_interface, allow_nil=False, attach=attach)
 
     def _narrow(self, client: Any) -> Any:
         """The client's typed object, as ``<I>`` (TypeError if it is none)."""
@@ -492,11 +495,17 @@ class TypedProxyPullConsumer(cp._PullConsumer):
     def connect_typed_pull_supplier(self, pull_supplier: Any) -> None:
         if pull_supplier is None:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "a nil client reference cannot be served")
+        self._refuse_if_connected()  # 3.6.3.1, before the client is asked anything
         try:
-            self._typed = self._narrow(pull_supplier)
+            typed = self._narrow(pull_supplier)
         except AttributeError:
             raise CosEventChannelAdmin.TypeError() from None
-        self._connect_supplier(pull_supplier)
+
+        def attach() -> None:  # with the client, in one step: a refused connect sets none
+            self._typed = typed
+
+        self._connect(pull_supplier, required=self.supplier_method,
+                      interface=self.supplier_interface, allow_nil=False, attach=attach)
 
     def _narrow(self, client: Any) -> Any:
         """The client's typed object, as ``Pull<I>`` (TypeError if it is none)."""

@@ -490,3 +490,73 @@ def test_a_bad_value_from_a_typed_pull_supplier_drops_that_call_only(
     assert seen.wait_for(1)
     assert seen.calls == [("drinking_coffee", ("Al", 7))]
     assert proxy._connected and proxy.bad_calls == 1
+
+
+class TestReview107:
+    """The third review of the typed layer (review 107)."""
+
+    def test_a_refused_second_pull_supplier_never_replaces_the_first(
+            self, channel: TypedEventChannel) -> None:
+        """3.6.3.1: AlreadyConnected. The second supplier's typed object was stored
+        before the refusal, and the proxy then polled it, not the connected one."""
+        recorder = Recorder()
+        push, _ = channel._get_default_consumer_admin().obtain_typed_notification_push_supplier(
+            "Coffee")
+        push.connect_typed_push_consumer(recorder)
+        proxy, _ = channel._get_default_supplier_admin().obtain_typed_notification_pull_consumer(
+            "Coffee")
+        first = PullCoffee([])
+        proxy.connect_typed_pull_supplier(first)
+        intruder = PullCoffee([("INTRUDER", 666)])
+        with pytest.raises(CosEventChannelAdmin.AlreadyConnected):
+            proxy.connect_typed_pull_supplier(intruder)
+        with pytest.raises(CosEventChannelAdmin.AlreadyConnected):  # not TypeError
+            proxy.connect_typed_pull_supplier(object())
+        first.drinks.append(("legit", 1))
+        recorder.wait_for(1)
+        settle(channel)
+        assert recorder.calls[0] == ("drinking_coffee", ("legit", 1))
+        assert intruder.drinks == [("INTRUDER", 666)]  # never pulled
+
+    def test_a_refused_second_push_consumer_is_never_pushed_to(
+            self, channel: TypedEventChannel) -> None:
+        """3.6.4.1: AlreadyConnected. The second consumer's typed object was in place
+        from before the check to the refusal (a remote round trip over IIOP), and the
+        connected consumer's calls went to it meanwhile. Now the check comes first,
+        before the second consumer is even asked for its typed object."""
+        recorder = Recorder()
+        proxy, _ = channel._get_default_consumer_admin().obtain_typed_notification_push_supplier(
+            "Coffee")
+        proxy.connect_typed_push_consumer(recorder)
+
+        class Intruder(Recorder):
+            asked = False
+
+            def get_typed_consumer(self) -> Any:
+                Intruder.asked = True
+                return self
+
+        intruder = Intruder()
+        with pytest.raises(CosEventChannelAdmin.AlreadyConnected):
+            proxy.connect_typed_push_consumer(intruder)
+        assert not Intruder.asked
+        _, typed = typed_consumer(channel)
+        typed.drinking_coffee("after", 2)
+        recorder.wait_for(1)
+        settle(channel)
+        assert recorder.calls == [("drinking_coffee", ("after", 2))] and intruder.calls == []
+
+    def test_try_with_nothing_gives_a_char_array_as_a_string(
+            self, tmp_path: Any, omniorb: Any) -> None:
+        """omniORBpy's char[N] is a str: a list of NULs made try_op's FALSE reply fail to
+        marshal (BAD_PARAM over IIOP), inside a struct too."""
+        idl = tmp_path / "chars.idl"
+        idl.write_text("""module ZeroChars {
+            typedef char Code[3];
+            struct Tagged { Code c; long n; };
+            interface Probe { void seen(in Code c, in Tagged t); };
+            interface PullProbe { void seen(out Code c, out Tagged t);
+                                  boolean try_seen(out Code c, out Tagged t); };
+        };""")
+        code, tagged = tried_with_nothing(idl, "ZeroChars::Probe")
+        assert code == "\0\0\0" and tagged.c == "\0\0\0"

@@ -335,3 +335,22 @@ def test_a_persistent_typed_channel_keeps_its_history(opener: Opener, coffee_idl
     back = factory.get_typed_event_channel(channel_id)
     [kept] = back.query(Query())
     assert kept.type == ("", "%TYPED")
+
+
+def test_the_files_a_failed_load_idl_did_load_are_kept(opener: Opener, coffee_idl: Path,
+                                                        tmp_path: Path) -> None:
+    """Review 107: ``load_idl([good, bad])`` raised IDLError for the second file with
+    the first loaded and usable as a key, but not kept: a proxy made with it made the
+    next start with ``--db`` alone fail ("which no IDL loaded now declares")."""
+    from cosnotify.typed.interfaces import IDLError
+
+    bad = tmp_path / "idl" / "Bad.idl"
+    bad.write_text("module Broken { interface X { void f(in nosuchtype t); }; };")
+    factory = opener()
+    with pytest.raises(IDLError):
+        factory.load_idl([coffee_idl, bad])
+    channel, channel_id = factory.create_typed_channel(DURABLE_QOS, [])
+    typed_proxies(channel)
+    coffee_idl.unlink()
+    factory = opener()  # the store alone
+    assert factory.get_all_typed_channels() == [channel_id]
