@@ -42,6 +42,7 @@ import CosNotifyFilter__POA
 import CosNotifyGrammars__POA
 import CosNotifyHistory__POA
 import CosNotifyMonitor__POA
+import CosTypedEventChannelAdmin__POA
 import CosTypedNotifyChannelAdmin__POA
 import NotifyMonitoringExt__POA
 
@@ -62,6 +63,7 @@ from cosnotify.ops.stats import stats_json
 from cosnotify.server import remote
 from cosnotify.server.objects import destroyed
 from cosnotify.typed import channel as typed
+from cosnotify.typed import event_service as typed_es
 from cosnotify.typed import proxies as typed_proxies
 
 __all__ = ["SKELETONS", "ServantFactory"]
@@ -76,6 +78,7 @@ TAO = NotifyMonitoringExt__POA
 #: adds the snapshot `cosnotify ls` and `top` read (idl/CosNotifyMonitor.idl).
 MONITOR = CosNotifyMonitor__POA
 TCA = CosTypedNotifyChannelAdmin__POA
+TECA = CosTypedEventChannelAdmin__POA
 #: The type id their references carry: the OMG base's, so an OMG client's ORB types the
 #: reference exactly as before without asking (omniORBpy's ``string_to_object`` gives an
 #: untyped ``CORBA.Object`` for an id it has no stubs for); ``_is_a`` answers for both.
@@ -86,7 +89,12 @@ ADVERTISED_IDS = {MONITOR.EventChannelFactory: NCA.EventChannelFactory._NP_Repos
 
 #: Which skeleton serves which core class (most derived classes first).
 SKELETONS: list[tuple[type, type]] = [
-    # Typed channels (docs/typed.md): before the untyped classes they derive from.
+    # Typed channels (docs/typed.md): before the untyped classes they derive from, the
+    # Event Service style typed proxies before the notification style they derive from.
+    (typed_es.EventServiceTypedProxyPushConsumer, TECA.TypedProxyPushConsumer),
+    (typed_es.EventServiceTypedProxyPullSupplier, TECA.TypedProxyPullSupplier),
+    (typed_es.EventServiceTypedProxyPushSupplier, ECA.ProxyPushSupplier),
+    (typed_es.EventServiceTypedProxyPullConsumer, ECA.ProxyPullConsumer),
     (typed.TypedFactory, TCA.TypedEventChannelFactory),
     (typed.TypedEventChannel, TCA.TypedEventChannel),
     (typed.TypedConsumerAdmin, TCA.TypedConsumerAdmin),

@@ -36,6 +36,12 @@ from cosnotify.channel.channel import EventChannel
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.topology import store_failures
 from cosnotify.store.interface import Record
+from cosnotify.typed.event_service import (
+    EventServiceTypedProxyPullConsumer,
+    EventServiceTypedProxyPullSupplier,
+    EventServiceTypedProxyPushConsumer,
+    EventServiceTypedProxyPushSupplier,
+)
 from cosnotify.typed.interfaces import InterfaceRepository, Source, TypedInterface
 from cosnotify.typed.proxies import (
     TypedProxyPullConsumer,
@@ -85,10 +91,10 @@ class TypedSupplierAdmin(SupplierAdmin):
         return proxy, proxy_id  # type: ignore[return-value]
 
     def obtain_typed_push_consumer(self, supported_interface: str) -> TypedProxyPushConsumer:
-        """Event Service style: the same proxy, without an id."""
+        """Event Service style (event_service.py): no id, the Event Service's connect."""
         interface = _interface(self, supported_interface, TECA.InterfaceNotSupported)
         return self._create(  # type: ignore[no-any-return]
-            lambda admin, pid: TypedProxyPushConsumer(admin, pid, interface), False)[0]
+            lambda admin, pid: EventServiceTypedProxyPushConsumer(admin, pid, interface), False)[0]
 
     def obtain_typed_notification_pull_consumer(self, uses_interface: str
                                                 ) -> tuple[TypedProxyPullConsumer, int]:
@@ -98,10 +104,10 @@ class TypedSupplierAdmin(SupplierAdmin):
         return proxy, proxy_id  # type: ignore[return-value]
 
     def obtain_typed_pull_consumer(self, uses_interface: str) -> TypedProxyPullConsumer:
-        """Event Service style: the same proxy, without an id."""
+        """Event Service style (event_service.py): no id, the Event Service's connect."""
         interface = _interface(self, uses_interface, TECA.NoSuchImplementation, pull=True)
         return self._create(  # type: ignore[no-any-return]
-            lambda admin, pid: TypedProxyPullConsumer(admin, pid, interface), False)[0]
+            lambda admin, pid: EventServiceTypedProxyPullConsumer(admin, pid, interface), False)[0]
 
 
 class TypedConsumerAdmin(ConsumerAdmin):
@@ -116,11 +122,11 @@ class TypedConsumerAdmin(ConsumerAdmin):
         return proxy, proxy_id  # type: ignore[return-value]
 
     def obtain_typed_pull_supplier(self, supported_interface: str) -> TypedProxyPullSupplier:
-        """Event Service style: the same proxy, without an id."""
+        """Event Service style (event_service.py): no id, the Event Service's connect."""
         interface = _interface(self, supported_interface, TECA.InterfaceNotSupported,
                                pull=True)
         return self._create(  # type: ignore[no-any-return]
-            lambda admin, pid: TypedProxyPullSupplier(admin, pid, interface), False)[0]
+            lambda admin, pid: EventServiceTypedProxyPullSupplier(admin, pid, interface), False)[0]
 
     def obtain_typed_notification_push_supplier(self, uses_interface: str
                                                 ) -> tuple[TypedProxyPushSupplier, int]:
@@ -130,10 +136,10 @@ class TypedConsumerAdmin(ConsumerAdmin):
         return proxy, proxy_id  # type: ignore[return-value]
 
     def obtain_typed_push_supplier(self, uses_interface: str) -> TypedProxyPushSupplier:
-        """Event Service style: the same proxy, without an id."""
+        """Event Service style (event_service.py): no id, the Event Service's connect."""
         interface = _interface(self, uses_interface, TECA.NoSuchImplementation)
         return self._create(  # type: ignore[no-any-return]
-            lambda admin, pid: TypedProxyPushSupplier(admin, pid, interface), False)[0]
+            lambda admin, pid: EventServiceTypedProxyPushSupplier(admin, pid, interface), False)[0]
 
 
 class TypedEventChannel(EventChannel):

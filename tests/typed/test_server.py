@@ -176,3 +176,50 @@ def test_a_typed_channel_survives_kill_9(omniorb: Any, tmp_path: Path,
         assert list(dict.fromkeys(calls.calls)) == [("Jane", 5), ("Al", 7), ("Bo", 9)]
     finally:
         server.stop()
+
+
+def test_event_service_style_typed_clients_connect_over_iiop(
+        omniorb: Any, served: ServeProcess, coffee: TypedInterface) -> None:
+    """Section 2.7: the admins a typed channel inherits "create OMG Event Service style
+    typed proxy objects, which can be connected to by OMG Event Service style typed
+    clients" (review 107: they were the notification style proxies, which have no
+    connect_push_supplier and the like: INV_OBJREF). Each of the four connects with the
+    Event Service's operation; the typed clients of the last two arrive as plain
+    PushConsumer/PullSupplier references and are seen as typed ones."""
+    import CosEventChannelAdmin
+    import CosTypedEventChannelAdmin as TECA
+
+    from tests.typed.servants import Calls, typed_pull_supplier, typed_push_consumer
+
+    channel, _ = typed_factory(omniorb, served).create_typed_channel([], [])
+    try:
+        suppliers, consumers = channel.for_suppliers(), channel.for_consumers()
+        pushed = suppliers.obtain_typed_push_consumer("Coffee")
+        assert pushed._is_a("IDL:omg.org/CosTypedEventChannelAdmin/TypedProxyPushConsumer:1.0")
+        pushed.connect_push_supplier(None)
+        with pytest.raises(CosEventChannelAdmin.AlreadyConnected):
+            pushed.connect_push_supplier(None)
+        pulled = consumers.obtain_typed_pull_supplier("Coffee")
+        assert isinstance(pulled, TECA._objref_TypedProxyPullSupplier)
+        pulled.connect_pull_consumer(None)
+        calls = Calls()
+        push_supplier = consumers.obtain_typed_push_supplier("Coffee")
+        push_supplier.connect_push_consumer(typed_push_consumer(coffee.skeleton, calls.drinking))
+        drinks, lock = [("Bo", 9)], threading.Lock()
+        pull_consumer = suppliers.obtain_typed_pull_consumer("Coffee")
+        pull_consumer.connect_pull_supplier(typed_pull_supplier(coffee.pull_skeleton, drinks,
+                                                                lock))
+
+        pushed.get_typed_consumer()._narrow(coffee.stub).drinking_coffee("Jane", 5)
+        with calls.cond:  # both suppliers' calls reach the typed push consumer
+            assert calls.cond.wait_for(lambda: {("Jane", 5), ("Bo", 9)} <= set(calls.calls),
+                                       60)
+        pull = pulled.get_typed_supplier()._narrow(coffee.pull_stub)
+        assert sorted([pull.drinking_coffee(), pull.drinking_coffee()]) == [("Bo", 9),
+                                                                            ("Jane", 5)]
+        plain, _ = suppliers.obtain_notification_push_consumer(CA.ANY_EVENT)  # untyped
+        untyped = consumers.obtain_typed_push_supplier("Coffee")
+        with pytest.raises(CosEventChannelAdmin.TypeError):  # no TypedPushConsumer
+            untyped.connect_push_consumer(plain._narrow(CA.ProxyPushConsumer))
+    finally:
+        channel.destroy()
