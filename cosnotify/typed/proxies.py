@@ -52,6 +52,8 @@ log = logging.getLogger("cosnotify.typed")
 
 #: Calls a TypedProxyPullSupplier keeps for operations not being pulled, at most.
 WAITING = 10_000
+#: What an untyped ``pull`` waits for (``_interrupted``): any kept call.
+_ANY_OPERATION = object()
 
 __all__ = ["TypedProxyPullConsumer", "TypedProxyPullSupplier", "TypedProxyPushConsumer",
            "TypedProxyPushSupplier"]
@@ -251,6 +253,48 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
                 return arguments
             self._channel._released(dropped)
 
+    def pull(self) -> Any:
+        """``CosEventComm::PullSupplier::pull``: the next event as an Any, a call kept
+        for another operation's pull included (the oldest first, in channel order)."""
+        while True:
+            kept = self._oldest_kept()
+            if kept is not None:
+                return kept
+            self._pulling_for.operation = _ANY_OPERATION  # a kept call ends the wait
+            try:
+                batch = self._take(1, block=True)
+            finally:
+                self._pulling_for.operation = None
+            if batch:
+                self._taken(batch)
+                return batch[0].event.as_any()
+
+    def try_pull(self) -> tuple[Any, bool]:
+        kept = self._oldest_kept()
+        if kept is not None:
+            return kept, True
+        return super().try_pull()  # type: ignore[no-any-return]
+
+    def _oldest_kept(self) -> Any | None:
+        """The oldest call kept for an operation's pull, as the Any ``pull`` gives, or
+        None: released and counted as ``_next_call`` gives one (review 107: ``pull``
+        and ``try_pull`` read the queue only, and a kept call never came out of
+        them)."""
+        while True:
+            with self._lock:
+                self._require_connected()
+                heads = [(waiting[0][0].seq, operation)
+                         for operation, waiting in self._calls.items() if waiting]
+                if not heads:
+                    return None
+                entry, _ = self._calls[min(heads)[1]].popleft()
+                self._waiting -= 1
+            due = self._still_due(entry)
+            self._channel._released([entry])
+            if due:
+                self._given()
+                return entry.event.as_any()
+
     def _given(self) -> None:
         """A kept call was given: it counts as delivered now (``_keep`` took it back)."""
         with self._lock:
@@ -289,10 +333,18 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
         if durable is not None and entry.stored:
             durable.held.add(entry.stored)
         dropped = []
-        if self._waiting > WAITING:
+        # MaxEventsPerConsumer bounds the kept calls too (on their own: with the queue,
+        # at most twice the limit); past it the oldest call of the operation with the
+        # most kept ones is discarded, and counted so (review 107).
+        limit = int(self._qos.get("MaxEventsPerConsumer", 0) or 0)
+        bound = min(WAITING, limit) if limit > 0 else WAITING
+        while self._waiting > bound:
             dropped.append(max(self._calls.values(), key=len).popleft()[0])
             self._waiting -= 1
-            self.dropped_calls += 1
+            if bound < WAITING:
+                self._queue.discarded += 1
+            else:
+                self.dropped_calls += 1
         self._cond.notify_all()
         return dropped
 
@@ -306,6 +358,8 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
 
     def _interrupted(self) -> bool:
         operation = getattr(self._pulling_for, "operation", None)
+        if operation is _ANY_OPERATION:  # an untyped pull: any kept call is its next
+            return self._waiting > 0
         return operation is not None and bool(self._calls.get(operation))
 
     def _on_teardown(self) -> None:

@@ -149,3 +149,55 @@ def test_kept_calls_go_with_their_proxy(factory: TypedEventChannelFactory) -> No
         assert (channel._account.count, proxy.kept_calls) == (0, 0)
     finally:
         channel.destroy()
+
+
+def test_pull_and_try_pull_give_kept_calls_first(factory: TypedEventChannelFactory) -> None:
+    """Review 107: the untyped ``pull``/``try_pull`` read the queue only, so a call kept
+    for another operation never came out of them (try_pull said no event with two
+    held), and came after later events. They give the kept calls first, oldest first
+    (channel order), counted as delivered when given."""
+    channel, _ = factory.create_typed_channel([], [])
+    try:
+        proxy, pull = typed_supplier(channel)
+        _, coffee = typed_consumer(channel)
+        coffee.drinking_coffee("first", 1)
+        coffee.drinking_coffee("second", 2)
+        coffee.cancel_coffee("third")
+        settle(channel)
+        assert pull.try_cancel_coffee() == (True, "third")  # first and second kept
+
+        def names(value: Any) -> list[Any]:
+            return [p.value.value() for p in value.value()][1:]
+
+        value, found = proxy.try_pull()
+        assert found and names(value) == ["first", 1]
+        assert names(proxy.pull()) == ["second", 2]  # a blocking pull: kept, no wait
+        assert proxy.try_pull()[1] is False and proxy.kept_calls == 0
+    finally:
+        channel.destroy()
+
+
+def test_max_events_per_consumer_bounds_the_kept_calls(
+        factory: TypedEventChannelFactory) -> None:
+    """Review 107: kept calls had left the queue, so MaxEventsPerConsumer did not weigh
+    them: 50 were kept with a limit of 5. They are bounded by it too (on their own),
+    the oldest discarded first and counted as discarded."""
+    channel, _ = factory.create_typed_channel([], [])
+    try:
+        proxy, pull = typed_supplier(channel)
+        proxy.set_qos([N.Property("MaxEventsPerConsumer", CORBA.Any(CORBA.TC_long, 5))])
+        _, coffee = typed_consumer(channel)
+        for round_no in range(5):  # five events a round: the queue itself keeps them
+            for n in range(4):
+                coffee.drinking_coffee(f"r{round_no}i{n}", n)
+            coffee.cancel_coffee(f"c{round_no}")
+            settle(channel)
+            assert pull.try_cancel_coffee() == (True, f"c{round_no}")
+        assert proxy.kept_calls == 5
+        given = []
+        while (call := pull.try_drinking_coffee())[0]:
+            given.append(call[1])
+        assert given == ["r3i3", "r4i0", "r4i1", "r4i2", "r4i3"]  # the newest five
+        assert proxy._queue.discarded == 15
+    finally:
+        channel.destroy()
