@@ -273,7 +273,7 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
         kept = self._oldest_kept()
         if kept is not None:
             return kept, True
-        return super().try_pull()  # type: ignore[no-any-return]
+        return super().try_pull()
 
     def _oldest_kept(self) -> Any | None:
         """The oldest call kept for an operation's pull, as the Any ``pull`` gives, or
