@@ -48,6 +48,7 @@ class Reason(enum.Enum):
     DAMAGED = "damaged"            # not a store, or corrupt: refuse to start (IMP_LIMIT)
     NEWER_SCHEMA = "newer-schema"  # written by a newer cosnotify: refuse to start
     READ_ONLY = "read-only"        # cannot write where it lives: refuse to start
+    IN_USE = "in-use"              # another store has the file open: refuse to start
     IO = "io"                      # any other I/O failure: NO_RESOURCES
     CLOSED = "closed"              # used after close(): BAD_INV_ORDER
 

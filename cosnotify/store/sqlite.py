@@ -46,6 +46,7 @@ from typing import Any, Self
 import attrs
 
 from cosnotify.store.interface import Reason, Record, StoreError
+from cosnotify.store.lockfile import StoreLock
 from cosnotify.store.sqlite_events import (
     COPIES_AGAIN_MIGRATION,
     COPIES_MIGRATION,
@@ -248,7 +249,16 @@ class SQLiteStore(EventLogTable, HistoryTable):
 
     def _open(self) -> sqlite3.Connection:
         self._check_writable()
-        if not self._check_header():
+        exists = self._check_header()  # reads only: a foreign file gets no lock file
+        self._file_lock = StoreLock(self.path)  # one process on the file (lockfile.py)
+        try:
+            return self._open_locked(exists)
+        except BaseException:
+            self._file_lock.release()
+            raise
+
+    def _open_locked(self, exists: bool) -> sqlite3.Connection:
+        if not exists:
             self._create()
         conn = self._connect()
         try:
@@ -596,6 +606,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
             finally:
                 self._conn.close()
                 self._conn = None
+                self._file_lock.release()
         if flush.error is not None:
             raise flush.error
 

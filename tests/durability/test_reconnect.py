@@ -231,6 +231,23 @@ class TestStartFailures:
         line = self.serve_fails("--db", str(path))
         assert "newer" in line
 
+    def test_a_store_another_server_has_open(self, tmp_path: Path) -> None:
+        """Review 108: a second server started on the store of a running one, and the
+        two then wrote what the other did not know (a channel one destroyed, an admin
+        the other made under it: an orphan at the next start). The second is refused
+        with one line; once the first stops, the store opens again."""
+        from tests.server.conftest import ServeProcess
+
+        path = tmp_path / "store.db"
+        first = ServeProcess(tmp_path, "--db", str(path))
+        try:
+            line = self.serve_fails("--db", str(path))
+            assert str(path) in line and "in use by another process" in line
+        finally:
+            assert first.stop() == 0
+        again = ServeProcess(tmp_path, "--db", str(path))
+        assert again.stop() == 0
+
 
 def test_the_reconnecting_consumer_example(service: Service, omniorb: Any,
                                           tmp_path: Path) -> None:

@@ -458,7 +458,8 @@ class TestSchema:
     def test_a_new_store_is_marked_and_versioned(self, path: Path) -> None:
         """A new file carries cosnotify's application id, the schema version and WAL mode."""
         SQLiteStore(path).close()
-        assert os.listdir(path.parent) == ["store.db"]  # no temporary, no -wal left
+        # No temporary, no -wal left; the lock file stays (cosnotify/store/lockfile.py).
+        assert sorted(os.listdir(path.parent)) == ["store.db", "store.db.lock"]
         with connect(path) as conn:
             assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
