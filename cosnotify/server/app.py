@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import os
 import resource
 import threading
 from pathlib import Path
@@ -63,6 +64,18 @@ def _optional_count(instance: Any, attribute: Any, value: object) -> None:
         raise ValueError(f"{attribute.name} must be a positive integer or None, not {value!r}")
 
 
+def _a_name(instance: Any, attribute: Any, value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{attribute.name} must be a name, not {value!r}")
+
+
+def _not_the_factory_name(instance: Any, attribute: Any, value: object) -> None:
+    _a_name(instance, attribute, value)
+    if value == instance.name:  # one binding would replace the other (review 108)
+        raise ValueError(f"the typed factory's name {value!r} is the factory's: each is "
+                         f"bound under its own name")
+
+
 @attrs.frozen
 class ServerConfig:
     """How ``cosnotify serve`` runs (see docs/public-api.md section 4)."""
@@ -70,7 +83,7 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 2809
     naming_url: str | None = None          # None: the embedded NameService
-    name: str = "NotifyEventChannelFactory"
+    name: str = attrs.field(default="NotifyEventChannelFactory", validator=_a_name)
     ior_file: Path | None = None
     #: Seconds each call to a remote consumer or supplier may take (set on each
     #: reference); connecting may take at most 5 s of it when the server owns the ORB.
@@ -95,7 +108,8 @@ class ServerConfig:
     #: (docs/typed.md). With ``db`` the store keeps the IDL too.
     idl: tuple[Path, ...] = ()
     include: tuple[Path, ...] = ()
-    typed_name: str = "TypedNotifyEventChannelFactory"
+    typed_name: str = attrs.field(default="TypedNotifyEventChannelFactory",
+                                  validator=_not_the_factory_name)
     #: The seed protocols' front ends (``--elvin``, ``--eventer``, ``--eventheap``,
     #: ``--oes``; docs/protocols.md): none by default.
     front_ends: tuple[FrontEndConfig, ...] = ()
@@ -261,6 +275,7 @@ class NotificationServer:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
                                   f"this process's ORB listens on {self.endpoint}, not port "
                                   f"{config.port}: omniORB allows one ORB per process")
+        context: Any = None
         if self._bind:
             if config.naming_url is None:
                 self.naming = embedded_naming.serve(self.orb)
@@ -274,15 +289,6 @@ class NotificationServer:
                 raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO,
                                       f"{config.naming_url!r} is not a naming context")
             omniORB.setClientCallTimeout(context, _timeout_ms(config.call_timeout))
-            context.rebind([CosNaming.NameComponent(config.name, "")], self.factory_ref)
-            log.info("EventChannelFactory bound as %r; naming at %s", config.name,
-                     self.naming_url)
-            typed = getattr(self.factory, "typed", None)
-            if typed is not None:
-                context.rebind([CosNaming.NameComponent(config.typed_name, "")],
-                               self.servants.to_reference(typed))
-                log.info("TypedEventChannelFactory bound as %r (%s)", config.typed_name,
-                         ", ".join(i.repo_id for i in self.factory.interfaces.interfaces()))
         if config.front_ends:
             front_ends = FrontEnds(config.front_ends, self.factory, config.server_id,
                                    self._store)
@@ -295,9 +301,35 @@ class NotificationServer:
                 front_ends.close()
                 raise CORBA.BAD_INV_ORDER(0, CORBA.COMPLETED_NO,
                                           "the server was stopped while it started")
+        # What can fail comes first: the IOR file is written beside its place, then the
+        # names are bound, and only then is the file put in place. A start that fails
+        # has bound nothing (review 108: the name, in an external naming service,
+        # pointed at a server that never came up, in place of the one bound before).
+        staged = None
         if config.ior_file is not None:
-            config.ior_file.write_text(self.ior + "\n")
+            staged = config.ior_file.with_name(f".{config.ior_file.name}.{os.getpid()}")
+            staged.write_text(self.ior + "\n")
+        try:
+            if self._bind:
+                self._bind_names(context)
+            if staged is not None and config.ior_file is not None:
+                os.replace(staged, config.ior_file)
+        finally:
+            if staged is not None:
+                staged.unlink(missing_ok=True)
         return self
+
+    def _bind_names(self, context: Any) -> None:
+        config = self.config
+        context.rebind([CosNaming.NameComponent(config.name, "")], self.factory_ref)
+        log.info("EventChannelFactory bound as %r; naming at %s", config.name,
+                 self.naming_url)
+        typed = getattr(self.factory, "typed", None)
+        if typed is not None:
+            context.rebind([CosNaming.NameComponent(config.typed_name, "")],
+                           self.servants.to_reference(typed))
+            log.info("TypedEventChannelFactory bound as %r (%s)", config.typed_name,
+                     ", ".join(i.repo_id for i in self.factory.interfaces.interfaces()))
 
     def run(self) -> None:
         """Serve until :meth:`stop` is called (from another thread or a signal).
@@ -415,12 +447,15 @@ class NotificationServer:
         """
         host, port = self.endpoint
         naming = self.config.naming_url
+        # The one component the factory is bound as, in a URL's stringified-name form
+        # ("Notify.Factory" is one id, not an id and a kind: review 108).
+        name = embedded_naming.url_escape(embedded_naming.to_string([(self.config.name, "")]))
         if naming is None:
-            return f"corbaname::{_url_host(host)}:{port}#{self.config.name}"
+            return f"corbaname::{_url_host(host)}:{port}#{name}"
         if naming.startswith("corbaloc:"):
-            return naming.replace("corbaloc:", "corbaname:", 1) + f"#{self.config.name}"
+            return naming.replace("corbaloc:", "corbaname:", 1) + f"#{name}"
         if naming.startswith("corbaname:") and "#" not in naming:
-            return f"{naming}#{self.config.name}"
+            return f"{naming}#{name}"
         return self.ior
 
 

@@ -43,7 +43,7 @@ import CosNaming
 import CosNaming__POA
 
 __all__ = ["BindingIterator", "NameService", "NamingContext", "StringNameError", "serve",
-           "to_name", "to_string"]
+           "to_name", "to_string", "url_escape"]
 
 NC = CosNaming.NamingContext
 NCX = CosNaming.NamingContextExt
@@ -136,7 +136,8 @@ _URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
                       ";/:?@&=+$,-_.!~*'()")
 
 
-def _url_escape(text: str) -> str:
+def url_escape(text: str) -> str:
+    """``text`` with every octet a URL may not carry as ``%xx``."""
     return "".join(chr(b) if chr(b) in _URL_SAFE else f"%{b:02x}" for b in text.encode())
 
 
@@ -218,7 +219,13 @@ class NamingContext(CosNaming__POA.NamingContextExt):  # type: ignore[misc]
             context = _remote_context(far.context)
             if context is None:
                 raise NC.CannotProceed(self._this(), _name(far.rest)) from None
-            return remote(context, _name(far.rest))
+            try:
+                return remote(context, _name(far.rest))
+            except (CORBA.INV_OBJREF, CORBA.OBJECT_NOT_EXIST):
+                # Bound as a context, it is none (bind_context takes the reference as
+                # the client typed it) or it is gone: this context cannot go on
+                # (review 108: the system exception reached the client).
+                raise NC.CannotProceed(self._this(), _name(far.rest)) from None
 
     # -- NamingContext --------------------------------------------------------------------
     def bind(self, n: Any, obj: Any) -> None:
@@ -329,7 +336,7 @@ class NamingContext(CosNaming__POA.NamingContextExt):  # type: ignore[misc]
                 to_name(sn)
             except StringNameError:
                 raise NC.InvalidName() from None
-        return f"corbaname:{addr}#{_url_escape(sn)}"
+        return f"corbaname:{addr}#{url_escape(sn)}"
 
     def resolve_str(self, sn: str) -> Any:
         return self.resolve(self.to_name(sn))
