@@ -120,12 +120,18 @@ class TypedInterface:
     pull_names: dict[str, tuple[str, str]] = attrs.field(factory=dict)
 
     def by_scoped_name(self, scoped: str) -> Operation | None:
-        """The operation an event's ``operation`` names (with or without ``::``)."""
+        """The operation an event's ``operation`` names (with or without ``::``): by the
+        name it is declared under (an inherited one's is its base's), or under this
+        interface's name (how cosnotify wrote inherited operations before review 107,
+        and how a supplier may name the operation it called through ``<I>``)."""
         name = scoped.removeprefix("::")
         prefix, _, op = name.rpartition("::")
-        if prefix != self.scoped_name:
+        found = self.operations.get(op)
+        if found is None:
             return None
-        return self.operations.get(op)
+        if prefix == self.scoped_name or found.scoped.removeprefix("::") == name:
+            return found
+        return None
 
 
 @attrs.frozen
@@ -434,8 +440,11 @@ class InterfaceRepository:
             parameters = tuple(Parameter(p["name"], tcInternal.createTypeCode(d) if build
                                          else None)
                                for p, d in zip(op["params"], descriptors, strict=True))
-            operations[op["name"]] = Operation(op["name"], f"::{scoped}::{op['name']}",
-                                               parameters)
+            # The declaring interface's name: an inherited operation is the base's,
+            # as its Interface Repository absolute name is (review 107).
+            declared = "::".join(op["scoped_name"]) if "scoped_name" in op \
+                else f"{scoped}::{op['name']}"
+            operations[op["name"]] = Operation(op["name"], f"::{declared}", parameters)
         return TypedInterface(item["repo_id"], scoped, operations, stub,
                               _resolve(item["scoped_name"], skeleton=True) if build else None)
 

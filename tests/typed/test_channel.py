@@ -560,3 +560,40 @@ class TestReview107:
         };""")
         code, tagged = tried_with_nothing(idl, "ZeroChars::Probe")
         assert code == "\0\0\0" and tagged.c == "\0\0\0"
+
+
+def test_an_inherited_operation_is_named_where_it_is_declared(tmp_path: Any) -> None:
+    """Table 2-2: the event's ``operation`` is "the fully scoped operation name", the
+    Interface Repository absolute name, which for an operation Derived inherits from
+    Base is ``::M::Base::b`` (JacORB writes ``lookup(operation).absolute_name()``).
+    Review 107: cosnotify wrote ``::M::Derived::b``, which a proxy keyed on Base did
+    not take. A call made through Derived reaches a Base consumer, and an event named
+    either way reaches a Derived one."""
+    idl = tmp_path / "inherits.idl"
+    idl.write_text("""module Inherits {
+        interface Base { void b(in long x); };
+        interface Derived : Base { void d(in long y); };
+        interface PullBase { void b(out long x); boolean try_b(out long x); };
+        interface PullDerived { void b(out long x); boolean try_b(out long x);
+                                void d(out long y); boolean try_d(out long y); };
+    };""")
+    with TypedEventChannelFactory(idl=[idl]) as made:
+        channel, _ = made.create_typed_channel([], [])
+        consumers = channel._get_default_consumer_admin()
+        structured = structured_puller(channel)
+        base, _ = consumers.obtain_typed_notification_pull_supplier("Inherits::Base")
+        base.connect_typed_pull_consumer(None)
+        derived, _ = consumers.obtain_typed_notification_pull_supplier("Inherits::Derived")
+        derived.connect_typed_pull_consumer(None)
+        proxy, _ = channel._get_default_supplier_admin(
+            ).obtain_typed_notification_push_consumer("Inherits::Derived")
+        proxy.connect_typed_push_supplier(None)
+        proxy.get_typed_consumer().b(7)
+        settle(channel)
+        event, found = structured.try_pull_structured_event()
+        assert found and event.filterable_data[0].value.value() == "::Inherits::Base::b"
+        assert base.get_typed_supplier().try_b() == (True, 7)
+        assert derived.get_typed_supplier().try_b() == (True, 7)
+        interface = made.interfaces.lookup("Inherits::Derived")
+        assert interface.by_scoped_name("::Inherits::Derived::b") is interface.operations["b"]
+        assert interface.by_scoped_name("::Inherits::Base::d") is None

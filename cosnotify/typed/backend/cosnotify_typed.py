@@ -34,6 +34,9 @@ def _type_text(t: Any) -> str:
 
 def _operation(op: Any) -> dict[str, Any]:
     return {"name": op.identifier(),
+            # Where it is declared: an inherited operation's is its base's (Table 2-2's
+            # "fully scoped operation name").
+            "scoped_name": op.scopedName(),
             "oneway": bool(op.oneway()),
             "returns": "void" if op.returnType().kind() == idltype.tk_void
             else ("boolean" if op.returnType().kind() == idltype.tk_boolean else "other"),
