@@ -44,6 +44,13 @@ def _endpoint(text: str) -> tuple[str, int]:
     return host.strip("[]"), number
 
 
+def _name(text: str) -> str:
+    """A name a factory is bound as: not empty (a bad argument exits 2)."""
+    if not text:
+        raise argparse.ArgumentTypeError("a name cannot be empty")
+    return text
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -79,9 +86,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="user IDL for typed channels (repeatable; docs/typed.md)")
     serve.add_argument("-I", "--include", type=Path, action="append", default=[],
                        metavar="DIR", help="include directory for --idl files (repeatable)")
-    serve.add_argument("--typed-name", default="TypedNotifyEventChannelFactory",
+    serve.add_argument("--typed-name", type=_name, default="TypedNotifyEventChannelFactory",
                        help="the name the typed factory is bound as, with --idl")
-    serve.add_argument("--name", default="NotifyEventChannelFactory",
+    serve.add_argument("--name", type=_name, default="NotifyEventChannelFactory",
                        help="the name the EventChannelFactory is bound under")
     serve.add_argument("--ior-file", type=Path, metavar="PATH",
                        help="write the factory's IOR to PATH")

@@ -104,6 +104,7 @@ def _channel(channel: Any) -> dict[str, Any]:
                       + sorted(channel._supplier_admins.values(), key=lambda a: a._id)
                       + list(channel._es_admins))
         listed = [_admin(admin) for admin in admins]
+        departed = departures(channel)  # so a proxy is listed live or departed, not both
     totals = {"queued": 0, "delivered": 0, "discarded": 0, "expired": 0, "removed": 0,
               "failed": 0, "depth": 0, "received": 0, "rejected": 0}
     for name, value in gone.items():  # proxies gone: their final counts
@@ -121,7 +122,7 @@ def _channel(channel: Any) -> dict[str, Any]:
     return {"id": channel._id, "name": name_of(channel), "qos": _plain(dict(channel._qos)),
             "admin_properties": _plain(dict(channel._admin_props)),
             "counters": counters, "admins": listed,
-            "departed": [_departed(record, client) for record, client in departures(channel)]}
+            "departed": [_departed(record, client) for record, client in departed]}
 
 
 def _departed(record: dict[str, Any], client: Any) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import logging
 import math
 import os
 import resource
+import shutil
 import threading
 from pathlib import Path
 from typing import Any, Self
@@ -71,7 +72,9 @@ def _a_name(instance: Any, attribute: Any, value: object) -> None:
 
 def _not_the_factory_name(instance: Any, attribute: Any, value: object) -> None:
     _a_name(instance, attribute, value)
-    if value == instance.name:  # one binding would replace the other (review 108)
+    # With typed IDL, one binding would replace the other (review 108); a store's IDL
+    # is known only once it is open (checked again before the names are bound).
+    if instance.idl and value == instance.name:
         raise ValueError(f"the typed factory's name {value!r} is the factory's: each is "
                          f"bound under its own name")
 
@@ -115,6 +118,19 @@ class ServerConfig:
     front_ends: tuple[FrontEndConfig, ...] = ()
     #: This server's id where a protocol names one (Eventer's ``EventId.server``).
     server_id: int = 0
+
+
+def _bind_back(context: Any, bound: list[tuple[list[Any], Any]]) -> None:
+    """Undo :meth:`NotificationServer._bind_names` after a later failure: each name
+    bound to what it named before, or unbound (a failure doing so is logged)."""
+    for name, previous in reversed(bound):
+        try:
+            if previous is None:
+                context.unbind(name)
+            else:
+                context.rebind(name, previous)
+        except (CORBA.SystemException, CORBA.UserException) as exc:
+            log.warning("could not put back the binding of %r: %s", name[0].id, exc)
 
 
 def _millis(seconds: float) -> str:
@@ -301,33 +317,57 @@ class NotificationServer:
                 front_ends.close()
                 raise CORBA.BAD_INV_ORDER(0, CORBA.COMPLETED_NO,
                                           "the server was stopped while it started")
-        # What can fail comes first: the IOR file is written beside its place, then the
-        # names are bound, and only then is the file put in place. A start that fails
-        # has bound nothing (review 108: the name, in an external naming service,
-        # pointed at a server that never came up, in place of the one bound before).
-        staged = None
+        # What can fail comes first: the IOR file is written beside its place (a
+        # symlink's target, which is what changes), then the names are bound, and then
+        # the file is put in place; if that fails, the names are bound back to what
+        # they were. A start that fails leaves the naming service as it found it
+        # (reviews 108, 111: the name, in an external naming service, pointed at a
+        # server that never came up, in place of the one bound before).
+        staged = target = None
         if config.ior_file is not None:
-            staged = config.ior_file.with_name(f".{config.ior_file.name}.{os.getpid()}")
+            target = Path(os.path.realpath(config.ior_file))
+            if target.is_dir():
+                raise IsADirectoryError(f"--ior-file {config.ior_file} is a directory")
+            staged = target.with_name(f".{target.name}.{os.getpid()}")
             staged.write_text(self.ior + "\n")
+            if target.exists():
+                shutil.copymode(target, staged)
+        bound: list[tuple[list[Any], Any]] = []
         try:
             if self._bind:
-                self._bind_names(context)
-            if staged is not None and config.ior_file is not None:
-                os.replace(staged, config.ior_file)
+                self._bind_names(context, bound)
+            if staged is not None and target is not None:
+                os.replace(staged, target)
+        except BaseException:
+            _bind_back(context, bound)
+            raise
         finally:
             if staged is not None:
                 staged.unlink(missing_ok=True)
         return self
 
-    def _bind_names(self, context: Any) -> None:
+    def _bind_names(self, context: Any, bound: list[tuple[list[Any], Any]]) -> None:
+        """Bind the factories' names, appending each ``(name, what it named before)``
+        to ``bound`` before it is bound (None: nothing), for :func:`_bind_back`."""
         config = self.config
-        context.rebind([CosNaming.NameComponent(config.name, "")], self.factory_ref)
+        typed = getattr(self.factory, "typed", None)
+        if typed is not None and config.typed_name == config.name:  # typed IDL from --db
+            raise ValueError(f"the typed factory's name {config.name!r} is the factory's: "
+                             "each is bound under its own name")
+        names = [(config.name, self.factory_ref)]
+        if typed is not None:
+            names.append((config.typed_name, self.servants.to_reference(typed)))
+        for text, reference in names:
+            name = [CosNaming.NameComponent(text, "")]
+            try:
+                previous = context.resolve(name)
+            except CORBA.UserException:  # NotFound and the like: nothing to put back
+                previous = None
+            bound.append((name, previous))
+            context.rebind(name, reference)
         log.info("EventChannelFactory bound as %r; naming at %s", config.name,
                  self.naming_url)
-        typed = getattr(self.factory, "typed", None)
         if typed is not None:
-            context.rebind([CosNaming.NameComponent(config.typed_name, "")],
-                           self.servants.to_reference(typed))
             log.info("TypedEventChannelFactory bound as %r (%s)", config.typed_name,
                      ", ".join(i.repo_id for i in self.factory.interfaces.interfaces()))
 

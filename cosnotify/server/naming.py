@@ -221,10 +221,11 @@ class NamingContext(CosNaming__POA.NamingContextExt):  # type: ignore[misc]
                 raise NC.CannotProceed(self._this(), _name(far.rest)) from None
             try:
                 return remote(context, _name(far.rest))
-            except (CORBA.INV_OBJREF, CORBA.OBJECT_NOT_EXIST):
+            except CORBA.SystemException:
                 # Bound as a context, it is none (bind_context takes the reference as
-                # the client typed it) or it is gone: this context cannot go on
-                # (review 108: the system exception reached the client).
+                # the client typed it), or it is gone or does not answer: this context
+                # cannot go on (reviews 108, 111: the system exception reached the
+                # client, COMPLETED_MAYBE, as if its own server had failed).
                 raise NC.CannotProceed(self._this(), _name(far.rest)) from None
 
     # -- NamingContext --------------------------------------------------------------------

@@ -35,7 +35,8 @@ class StoreLock:
     """The exclusive lock of the store at ``path`` (taken on construction)."""
 
     def __init__(self, path: str) -> None:
-        self.path = path + ".lock"
+        # Beside the file itself: a symlink to the store locks what it points at.
+        self.path = os.path.realpath(path) + ".lock"
         self._key: str | None = None
         with _held_lock:
             key = os.path.realpath(self.path)

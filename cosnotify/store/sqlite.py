@@ -249,10 +249,11 @@ class SQLiteStore(EventLogTable, HistoryTable):
 
     def _open(self) -> sqlite3.Connection:
         self._check_writable()
-        exists = self._check_header()  # reads only: a foreign file gets no lock file
+        self._check_header()  # reads only: a foreign file gets no lock file
         self._file_lock = StoreLock(self.path)  # one process on the file (lockfile.py)
         try:
-            return self._open_locked(exists)
+            # Read again under the lock: another process may have made the store since.
+            return self._open_locked(self._check_header())
         except BaseException:
             self._file_lock.release()
             raise

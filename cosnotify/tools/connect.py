@@ -17,6 +17,7 @@ serve`` binds by default in its embedded naming service.
 from __future__ import annotations
 
 import argparse
+import codecs
 import re
 import signal
 import sys
@@ -159,6 +160,31 @@ def describe(exc: CORBA.SystemException) -> str:
     return f"{name} ({reason})"
 
 
+def _json_escapes(error: UnicodeError) -> tuple[str, int]:
+    """A codec error handler: what the encoding cannot hold, as ``\\uXXXX`` escapes
+    (a UTF-16 surrogate pair past U+FFFF), as :func:`printable` writes them."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return (printable_escape(error.object[error.start:error.end]), error.end)
+
+
+def printable_escape(text: str) -> str:
+    """Every character of ``text`` as a JSON ``\\uXXXX`` escape."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if code > 0xFFFF:  # JSON escapes the UTF-16 surrogate pair
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out)
+
+
+_JSON_ESCAPES = "cosnotify-json-escapes"
+codecs.register_error(_JSON_ESCAPES, _json_escapes)
+
+
 def printable(text: str) -> str:
     """``text`` with every character ``str.isprintable`` refuses (C0 and C1 controls,
     DEL, line separators...) as a JSON ``\\uXXXX`` escape: what a tool prints comes
@@ -167,18 +193,7 @@ def printable(text: str) -> str:
     stays the same JSON."""
     if text.isprintable():
         return text
-    out = []
-    for ch in text:
-        if ch.isprintable():
-            out.append(ch)
-            continue
-        code = ord(ch)
-        if code > 0xFFFF:  # JSON escapes the UTF-16 surrogate pair
-            code -= 0x10000
-            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
-        else:
-            out.append(f"\\u{code:04x}")
-    return "".join(out)
+    return "".join(ch if ch.isprintable() else printable_escape(ch) for ch in text)
 
 
 def channel_id_arg(text: str) -> int:
@@ -233,11 +248,13 @@ def sigterm_interrupts() -> Iterator[None]:
 def run_tool(name: str, body: Callable[[], int]) -> int:
     """Run ``body``; a ToolError or an unexpected CORBA failure becomes one stderr line.
     Text the output's encoding cannot hold (a supplier's "café" on an ASCII or Latin-1
-    terminal) is printed as backslash escapes, not a UnicodeEncodeError."""
+    terminal) is printed as JSON ``\\uXXXX`` escapes (:func:`_json_escapes`), not a
+    UnicodeEncodeError: inside a JSON line's strings (the only place such text can be
+    in one) they mean the same characters, so ``--json`` output stays JSON."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)  # a TextIOWrapper's
         if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
+            reconfigure(errors=_JSON_ESCAPES)
     try:
         return body()
     except ToolError as exc:

@@ -333,18 +333,22 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
         if durable is not None and entry.stored:
             durable.held.add(entry.stored)
         dropped = []
-        # MaxEventsPerConsumer bounds the kept calls too (on their own: with the queue,
-        # at most twice the limit); past it the oldest call of the operation with the
-        # most kept ones is discarded, and counted so (review 107).
-        limit = int(self._qos.get("MaxEventsPerConsumer", 0) or 0)
+        # The queue's limit (MaxEventsPerConsumer, or the service's cap) bounds the kept
+        # calls too, on their own (with the queue, a consumer may be held twice the
+        # limit): past it the oldest kept call is discarded, and counted so (review 107).
+        # Past WAITING, the oldest call of the operation with the most kept ones goes.
+        limit = self._queue.max_events
         bound = min(WAITING, limit) if limit > 0 else WAITING
         while self._waiting > bound:
-            dropped.append(max(self._calls.values(), key=len).popleft()[0])
-            self._waiting -= 1
             if bound < WAITING:
+                heads = [(waiting[0][0].seq, operation)
+                         for operation, waiting in self._calls.items() if waiting]
+                dropped.append(self._calls[min(heads)[1]].popleft()[0])
                 self._queue.discarded += 1
             else:
+                dropped.append(max(self._calls.values(), key=len).popleft()[0])
                 self.dropped_calls += 1
+            self._waiting -= 1
         self._cond.notify_all()
         return dropped
 

@@ -55,6 +55,9 @@ def test_a_failed_start_leaves_the_names_it_was_given_alone(omniorb: Any,
             done = _serve("--naming", naming, "--name", "Shared",
                           "--ior-file", str(tmp_path / "no" / "such" / "dir.ior"))
             assert done.returncode == 1 and "cannot start" in done.stderr
+            done = _serve("--naming", naming, "--name", "Shared",
+                          "--ior-file", str(tmp_path))  # a directory (review 111)
+            assert done.returncode == 1 and "is a directory" in done.stderr
             context = omniorb.string_to_object(naming)._narrow(CosNaming.NamingContext)
             found = context.resolve([CosNaming.NameComponent("Shared", "")])
             factory = found._narrow(CA.EventChannelFactory)
@@ -78,12 +81,16 @@ def test_names_a_client_cannot_resolve_or_that_collide_are_refused() -> None:
     with pytest.raises(ValueError, match="must be a name"):
         ServerConfig(name="")
     with pytest.raises(ValueError, match="is the factory's"):
-        ServerConfig(name="Same", typed_name="Same")
-    done = _serve("--typed-name", "NotifyEventChannelFactory")
+        ServerConfig(name="Same", typed_name="Same", idl=(Path("Coffee.idl"),))
+    idl = str(Path(__file__).parents[1] / "typed" / "data" / "Coffee.idl")
+    done = _serve("--idl", idl, "--typed-name", "NotifyEventChannelFactory")
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         ("cosnotify serve: cannot start: the typed factory's name 'NotifyEventChannelFactory' "
          "is the factory's: each is bound under its own name")]
+    assert ServerConfig(name="Same", typed_name="Same").name == "Same"  # no typed IDL: fine
+    done = _serve("--name", "")  # a bad argument: status 2
+    assert done.returncode == 2 and "a name cannot be empty" in done.stderr
 
 
 def test_the_url_it_prints_resolves_for_any_name(omniorb: Any, tmp_path: Path) -> None:
@@ -150,4 +157,58 @@ def test_a_name_through_a_context_that_is_none_cannot_proceed(omniorb: Any,
             root.resolve([CosNaming.NameComponent("fake", ""), CosNaming.NameComponent("x", "")])
         assert [(c.id, c.kind) for c in caught.value.rest_of_name] == [("x", "")]
     finally:
+        server.stop()
+
+
+def test_an_ior_file_that_is_a_symlink_updates_its_target(tmp_path: Path) -> None:
+    """Review 111: the staged IOR file replaced a symlink --ior-file with a regular
+    file and left its target stale; the target is what is written (its mode kept)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    target = shared / "factory.ior"
+    target.write_text("OLD\n")
+    target.chmod(0o640)
+    link = tmp_path / "factory.ior"  # the --ior-file ServeProcess gives
+    link.symlink_to(target)
+    server = ServeProcess(tmp_path)
+    try:
+        assert link.is_symlink() and target.read_text().strip().startswith("IOR:")
+        assert target.stat().st_mode & 0o777 == 0o640
+    finally:
+        server.stop()
+
+
+def test_a_store_named_through_a_symlink_is_the_same_store(tmp_path: Path) -> None:
+    """Review 111: the lock was beside the path as given, so a second server reached
+    the store of a running one through a symlink to it."""
+    real = tmp_path / "real.db"
+    alias = tmp_path / "alias.db"
+    alias.symlink_to(real)
+    server = ServeProcess(tmp_path, "--db", str(real))
+    try:
+        done = _serve("--db", str(alias))
+        assert done.returncode == 1 and "in use by another process" in done.stderr
+    finally:
+        server.stop()
+
+
+def test_a_context_whose_server_is_gone_cannot_proceed(omniorb: Any, tmp_path: Path) -> None:
+    """Review 111: a name through a context bound from another naming service that
+    has stopped gave the client COMM_FAILURE or TRANSIENT (COMPLETED_MAYBE, as if its
+    own server had failed); it is CannotProceed, as for a context that is none."""
+    import pytest
+
+    (tmp_path / "far").mkdir()
+    server = ServeProcess(tmp_path)
+    far = ServeProcess(tmp_path / "far")
+    try:
+        root = omniorb.string_to_object(_naming_url(server))._narrow(CosNaming.NamingContext)
+        far_root = omniorb.string_to_object(_naming_url(far))._narrow(CosNaming.NamingContext)
+        root.bind_context([CosNaming.NameComponent("far", "")], far_root)
+        far.stop()
+        with pytest.raises(CosNaming.NamingContext.CannotProceed):
+            root.resolve([CosNaming.NameComponent("far", ""),
+                          CosNaming.NameComponent("NotifyEventChannelFactory", "")])
+    finally:
+        far.stop()
         server.stop()

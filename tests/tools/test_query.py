@@ -141,7 +141,8 @@ def test_text_an_ascii_output_cannot_hold_is_escaped(server: NotificationServer,
                                                      url: str) -> None:
     """Review 106: an event's "café" printed to an ASCII output (PYTHONIOENCODING, or a
     Latin-1 locale for a wstring) raised UnicodeEncodeError: a traceback and exit 1.
-    It is printed with a backslash escape instead."""
+    It is printed as a JSON escape instead, so --json lines stay JSON (review 111: a
+    backslashreplace "\xe9" is no JSON escape)."""
     channel, cid = server.factory.create_channel([], retain(count=100))
     proxy, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
         CA.SEQUENCE_EVENT)
@@ -149,4 +150,8 @@ def test_text_an_ascii_output_cannot_hold_is_escaped(server: NotificationServer,
     proxy.push_structured_events([event("caf\u00e9", "a", 1)])
     done = cli("query", url, "--channel", str(cid), env={"PYTHONIOENCODING": "ascii"})
     assert done.returncode == 0, done.stderr
-    assert "caf\\xe9/a" in done.stdout
+    assert "caf\\u00e9/a" in done.stdout
+    done = cli("query", url, "--channel", str(cid), "--json",
+               env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["type"][0] == "caf\u00e9"
