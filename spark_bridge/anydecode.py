@@ -185,9 +185,10 @@ def _ranged(lo: int, hi: int) -> Decoder:
 
 
 def _chars(limit: int) -> Decoder:
+    # A char or wchar may be NUL: only strings and wstrings exclude it.
     def decode(plain: Any, refs: References | None) -> str:
         value = _dec_str(plain, refs)
-        if len(value) != 1 or ord(value) >= limit or value == "\0":
+        if len(value) != 1 or ord(value) >= limit:
             raise ValueError(f"{value!r:.60} is not one character below U+{limit:04X}")
         return value
     return decode
@@ -243,8 +244,8 @@ def _sequence_decoder(d: Any) -> Decoder:
                 plain = "".join(element()(item, refs) for item in plain)
             if type(plain) is not str:
                 raise _mismatch(plain, "a string of chars")
-            if "\0" in plain or any(ord(c) > 0xFF for c in plain):
-                raise ValueError(f"{plain!r:.60} holds NUL or characters beyond U+00FF")
+            if any(ord(c) > 0xFF for c in plain):  # NUL is a char like any other
+                raise ValueError(f"{plain!r:.60} holds characters beyond U+00FF")
             check(len(plain))
             return plain
         return decode_chars

@@ -30,14 +30,14 @@ evaluated makes the constraint FALSE, ``and``/``or`` short-circuit left to
 right, chars and one-character strings are numbers, ints and doubles compare
 as doubles, NaN compares unequal to everything. Each subexpression is
 projected as a column of its own before the filter, so parents refer to it
-by name and the plan grows linearly with the constraint.
+by name and the plan grows linearly with the constraint (``tcl_column``, one
+Column, let-binds them in lambdas instead: ``tclsql._let``).
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,7 +52,6 @@ from spark_bridge.tclsql import (
     _DEC,
     _DIV_LIMIT,
     _ERROR,
-    _EVENT_COLUMNS,
     _FIELDS,
     _FIXED_COLUMNS,
     _FLOAT_KINDS,
@@ -86,6 +85,8 @@ from spark_bridge.tclsql import (
     _is_any,
     _is_simple,
     _kind_of,
+    _let,
+    _levels,
     _literal,
     _not,
     _null,
@@ -97,9 +98,9 @@ from spark_bridge.tclsql import (
     _Unsupported,
     _Val,
 )
-from spark_bridge.tcludf import UDF_NAME, _register
+from spark_bridge.tcludf import _EVENT, _register, _udf_call
 
-_BOUND_NAME = re.compile(r"`(__tcl\d+_\d+)`")
+_JUNCTION_CHUNK = 32  # operands of and/or per nested CASE (Spark parses ~450)
 
 _ids = itertools.count(1)
 
@@ -134,10 +135,8 @@ class _Translator:
         self._bound: dict[Sql, Sql] = {}
 
     def bind(self, sql: Sql) -> Sql:
-        """``sql`` as a projected column of its own (parenthesised inline, when inlining);
-        the same expression is projected once, however often it is bound."""
-        if self.inline:
-            return f"({sql})"
+        """``sql`` as a projected column of its own (when inlining, a let-bound value:
+        see ``_let``); the same expression is projected once, however often it is bound."""
         bound = self._bound.get(sql)
         if bound is None:
             name = f"{self.prefix}{next(self._names)}"
@@ -227,7 +226,21 @@ class _Translator:
     # -- booleans ----------------------------------------------------------------------------
     def junction(self, operands: list[_Val], stop_on: bool) -> _Val:
         """``or`` (``stop_on=True``) / ``and``: left to right, stopping at the first
-        operand equal to ``stop_on``; an error or a non-boolean ends everything."""
+        operand equal to ``stop_on``; an error or a non-boolean ends everything.
+
+        Each operand nests one CASE, and Spark's parser gives up at a few hundred
+        (FAILED_TO_PARSE_TOO_COMPLEX), so long chains are grouped, each group's
+        flag bound: ``a or b or c or d`` is ``(a or b) or (c or d)``, the short
+        circuit and the first error included. Groups of groups keep the depth
+        logarithmic even once the optimizer substitutes each bound flag into its
+        one use (a chain of groups made a CASE 1,000 deep, and a StackOverflowError
+        serializing the plan)."""
+        while len(operands) > _JUNCTION_CHUNK:
+            operands = [self._junction(operands[i:i + _JUNCTION_CHUNK], stop_on)
+                        for i in range(0, len(operands), _JUNCTION_CHUNK)]
+        return self._junction(operands, stop_on)
+
+    def _junction(self, operands: list[_Val], stop_on: bool) -> _Val:
         result = self.as_bool(operands[-1]).as_flag()
         for val in reversed(operands[:-1]):
             cases = _errors_first(val)
@@ -415,8 +428,8 @@ class _Translator:
         has_number = _flag(f"exists({numbers}, __n -> __n = {element.field('i')})")
         cases = _errors_first(element)
         cases += [(f"{cell} IS NULL", _FX),
-                  (f"({kind} IN ('any', 'fixed'))", _FU),
-                  (f"({kind} NOT IN ('sequence', 'array') OR {kind} IS NULL)", _FX),
+                  (f"({kind} IS NULL OR {kind} IN ('any', 'fixed'))", _FU),
+                  (f"({kind} NOT IN ('sequence', 'array'))", _FX),
                   (_and(_is(element, "s"), f"({content} IN {_in_list(_STRING_KINDS)})"),
                    f"CASE WHEN {strings} IS NULL THEN {_FU} ELSE {has_string} END"),
                   (_and(_is(element, "i"), f"({content} IN {_in_list(_INT_KINDS)})"),
@@ -474,9 +487,7 @@ class _Translator:
                     2 ** 64 - 1)
 
 
-
-# -- the UDF: our own evaluator (tcludf.py) -----------------------------------------------------
-
+# -- entry points ------------------------------------------------------------------------------
 
 def _session() -> Any:
     from pyspark.sql import SparkSession
@@ -487,15 +498,6 @@ def _session() -> Any:
     return spark
 
 
-_EVENT = "named_struct(" + ", ".join(f"'{c}', `{c}`" for c in _EVENT_COLUMNS) + ")"
-
-
-def _udf_call(constraint: str, event: Sql = _EVENT) -> Sql:
-    return f"coalesce({UDF_NAME}({_q(constraint)}, {event}), FALSE)"
-
-
-# -- entry points ------------------------------------------------------------------------------
-
 @functools.lru_cache(maxsize=256)
 def _parse(constraint: str) -> ast.Expression:
     return parse_constraint(constraint)
@@ -503,7 +505,7 @@ def _parse(constraint: str) -> ast.Expression:
 
 def translate(constraint: str, *, inline: bool = False) -> Translation:
     """Translate ``constraint``; ``bindings`` must be projected before ``column`` is used
-    (none with ``inline=True``, at the price of a plan that repeats subexpressions)."""
+    (none with ``inline=True``: they are let-bound inside ``column``)."""
     return _translate(constraint, _Translator(inline))
 
 
@@ -517,6 +519,8 @@ def _translate(constraint: str, translator: _Translator) -> Translation:
         translator.restore(saved)  # what it projected is unused: the UDF decides
         return Translation(constraint, "udf", str(exc), (), F.expr(_udf_call(constraint)))
     bindings = tuple(translator.bindings)
+    if translator.inline:
+        return _inlined(constraint, top, bindings, translator.prefix)
     if top.kinds == {"b"}:  # decided without looking at the row
         return Translation(constraint, "sql", None, bindings, F.expr(top.field("b")))
     cases = [(_is(top, "b"), top.field("b"))]
@@ -528,25 +532,23 @@ def _translate(constraint: str, translator: _Translator) -> Translation:
     return Translation(constraint, mode, None, bindings, F.expr(_case(cases, "FALSE")))
 
 
-def _levels(translations: Sequence[Translation]) -> list[list[tuple[str, Sql]]]:
-    """The bindings of ``translations`` grouped so each group only uses earlier groups."""
-    level: dict[str, int] = {}
-    groups: list[list[tuple[str, Sql]]] = []
-    for translation in translations:
-        for name, sql in translation.bindings:
-            if name in level:
-                continue  # shared with an earlier translation
-            used = [level[n] for n in _BOUND_NAME.findall(sql) if n in level]
-            depth = 1 + max(used, default=-1)
-            level[name] = depth
-            if depth == len(groups):
-                groups.append([])
-            groups[depth].append((name, sql))
-    return groups
+def _inlined(constraint: str, top: _Val, bindings: Sequence[tuple[str, Sql]],
+             prefix: str) -> Translation:
+    """The Translation of ``tcl_column``: one Column, its bindings let-bound inside it."""
+    if top.kinds == {"b"}:
+        return Translation(constraint, "sql", None, (), F.expr(_let(bindings, top.field("b"),
+                                                                    prefix)))
+    flag = _let(bindings, top.as_flag(), prefix)  # 'T', 'F', 'x' or 'u'
+    matched = f"coalesce({flag} = 'T', FALSE)"
+    if not top.may("u"):
+        return Translation(constraint, "sql", None, (), F.expr(matched))
+    # The UDF is called outside the lambdas, on the rows whose flag is 'u' (NULL elsewhere).
+    column = _udf_call(constraint, f"CASE WHEN {flag} = 'u' THEN {_EVENT} END", matched)
+    return Translation(constraint, "sql+udf", None, (), F.expr(column))
 
 
 def _project(df: DataFrame, translations: Sequence[Translation]) -> DataFrame:
-    for group in _levels(translations):
+    for group in _levels([b for t in translations for b in t.bindings]):
         df = df.selectExpr("*", *[f"{sql} AS `{name}`" for name, sql in group])
     return df
 
@@ -557,7 +559,8 @@ def _drop(df: DataFrame, translations: Sequence[Translation]) -> DataFrame:
 
 def tcl_matches(df: DataFrame, constraints: Mapping[str, str]) -> DataFrame:
     """``df`` with a boolean column per ``{name: constraint}``: does each row's event
-    satisfy it? Several constraints share one set of projections.
+    satisfy it? Several constraints share one set of projections. A column of ``df``
+    with one of those names is replaced (the new ones come last).
 
     The columns come out of a generator (``inline`` of a one-element array), which
     the optimizer cannot push a filter through: a filter on them pushed down
@@ -566,18 +569,20 @@ def tcl_matches(df: DataFrame, constraints: Mapping[str, str]) -> DataFrame:
     """
     translator = _Translator(inline=False)  # shared: common lookups are projected once
     translations = [_translate(text, translator) for text in constraints.values()]
-    out = _project(df, translations)
-    out = out.select("*", *[t.column.alias(name) for name, t in zip(constraints, translations)])
-    out = _drop(out, translations)
     fenced = {name: f"__tcl_fence{next(_ids)}" for name in constraints}
-    out = out.withColumnsRenamed(fenced)
+    out = _project(df, translations)
+    out = out.select("*", *[t.column.alias(fenced[name])
+                            for name, t in zip(constraints, translations)])
+    out = _drop(out, translations)
+    out = out.drop(*constraints)  # a column of one of those names is replaced (drop's resolver)
     out = out.select("*", F.inline(F.array(F.struct(*[F.col(f).alias(n)
                                                      for n, f in fenced.items()]))))
     return out.drop(*fenced.values())
 
 
 def tcl_match(df: DataFrame, constraint: str, name: str = "matched") -> DataFrame:
-    """``df`` with a boolean column ``name``: does each row's event satisfy ``constraint``?"""
+    """``df`` with a boolean column ``name``: does each row's event satisfy ``constraint``?
+    A column already named ``name`` is replaced (the new one comes last)."""
     return tcl_matches(df, {name: constraint})
 
 
@@ -589,5 +594,7 @@ def tcl_filter(df: DataFrame, constraint: str) -> DataFrame:
 
 
 def tcl_column(constraint: str) -> Column:
-    """The predicate as one Column, for use anywhere (subexpressions repeat in the plan)."""
+    """The predicate as one Column, for use anywhere. Its subexpressions are let-bound
+    inside it (``_let``), so it stays linear in the constraint, but a lambda is not
+    compiled to code: ``tcl_filter``'s projections run faster."""
     return translate(constraint, inline=True).column

@@ -41,6 +41,7 @@ _ALL = frozenset("ifsbexu")  # what a property value may turn out to be
 _SAFE = re.compile(r"[A-Za-z0-9 _.,:;!?#%&()*+/<=>@^|{}\[\]-]*\Z")
 
 Sql = str  # a Spark SQL expression, as text
+_BOUND_NAME = re.compile(r"`(__tcl\d+_\d+)`")  # a projected (bound) subexpression
 
 
 class _Unsupported(Exception):
@@ -51,10 +52,18 @@ class _Unsupported(Exception):
 # -- SQL text ------------------------------------------------------------------------------
 
 def _q(text: str) -> Sql:
-    """A SQL string literal for any text (hex-encoded unless plainly safe)."""
+    """A SQL string literal for any text (hex-encoded unless plainly safe).
+
+    Text that is not UTF-8 (a lone surrogate, which a TCL string literal may
+    hold) has no Spark string: the constraint is left to the UDF."""
     if _SAFE.match(text):
         return f"'{text}'"
-    return f"CAST(X'{text.encode('utf-8').hex()}' AS STRING)"
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _Unsupported("text with a lone surrogate (no Spark SQL string holds it) "
+                           "is evaluated by the UDF") from exc
+    return f"CAST(X'{data.hex()}' AS STRING)"
 
 
 def _null(sql_type: str) -> Sql:
@@ -241,21 +250,27 @@ def _float_cmp(op: ast.BinaryOperator, x: Sql, y: Sql) -> Sql:
     return f"(NOT {nan} AND {_cmp(op, x, y)})"
 
 
-_KIND_PATTERN = _q(r'^\{"kind":"([a-z_]+)"')
+_JSON_START = _q(r"^\s*\{")
+# typetext's bare names, and longdouble (rows from before omniORBpy, read as a float).
+_BASIC_NAMES = ("short", "long", "longlong", "ushort", "ulong", "ulonglong", "float", "double",
+                "longdouble", "boolean", "char", "wchar", "octet", "any", "TypeCode",
+                "Principal", "null", "void", "string", "wstring")
 
 
 def _kind_of(text: Sql) -> Sql:
-    """The kind of a TypeCode text: a bare name, or the ``kind`` of its JSON (typetext.py)."""
-    return (f"CASE WHEN startswith({text}, '{{') THEN "
-            f"regexp_extract({text}, {_KIND_PATTERN}, 1) "
-            f"ELSE {text} END")
+    """The kind of a TypeCode text (typetext.py): a basic kind's bare name, or the
+    ``kind`` member of its JSON, wherever it stands and however the JSON is spaced.
+    Any other text (a quoted name, which JSON also reads) is NULL: undecided, so
+    the UDF decides it as ``decode_typecode`` reads it."""
+    return (f"CASE WHEN {text} IN {_in_list(_BASIC_NAMES)} THEN {text} "
+            f"WHEN regexp_like({text}, {_JSON_START}) THEN get_json_object({text}, '$.kind') "
+            "END")
 
 
 def _base_type(text: Sql) -> Sql:
     """``text`` without up to ``_ALIAS_DEPTH`` typedefs (``{"kind":"alias",...,"of":T}``)."""
-    alias = _q('{"kind":"alias"')
     return (f"aggregate(sequence(1, {_ALIAS_DEPTH}), {text}, (__t, __k) -> "
-            f"CASE WHEN startswith(__t, {alias}) THEN get_json_object(__t, '$.of') "
+            f"CASE WHEN {_kind_of('__t')} = 'alias' THEN get_json_object(__t, '$.of') "
             f"ELSE __t END)")
 
 
@@ -294,3 +309,42 @@ def _is_simple(sql: Sql) -> bool:
 
 
 _SIMPLE_SQL = re.compile(r"`[^`]+`\Z|'[a-zA-Z]'\Z|CAST\('[^']*' AS [A-Z0-9(),]+\)\Z|TRUE\Z|FALSE\Z")
+
+
+# -- bindings ---------------------------------------------------------------------------------
+
+def _let(bindings: Sequence[tuple[str, Sql]], body: Sql, prefix: str) -> Sql:
+    """``body`` with ``bindings`` let-bound, so each is written once and the text stays
+    linear in the constraint (substituted, each use would repeat its whole subtree):
+    a level of bindings (``_levels``) is one
+    ``transform(array(named_struct(name, sql, ...)), v -> ...)[0]``, whose lambda
+    variable ``v`` holds the level's values for the levels after it and ``body``."""
+    groups = _levels(bindings)
+    holder = {name: f"`{prefix}L{depth}`" for depth, group in enumerate(groups)
+              for name, _ in group}
+
+    def resolve(sql: Sql) -> Sql:
+        return _BOUND_NAME.sub(lambda m: f"{holder[m[1]]}.`{m[1]}`" if m[1] in holder
+                               else m[0], sql)
+
+    sql = resolve(body)
+    for depth in reversed(range(len(groups))):
+        fields = ", ".join(f"'{name}', {resolve(value)}" for name, value in groups[depth])
+        sql = f"transform(array(named_struct({fields})), `{prefix}L{depth}` -> {sql})[0]"
+    return sql
+
+
+def _levels(bindings: Sequence[tuple[str, Sql]]) -> list[list[tuple[str, Sql]]]:
+    """``bindings`` grouped so each group only uses earlier groups."""
+    level: dict[str, int] = {}
+    groups: list[list[tuple[str, Sql]]] = []
+    for name, sql in bindings:
+        if name in level:
+            continue  # shared with an earlier translation
+        used = [level[n] for n in _BOUND_NAME.findall(sql) if n in level]
+        depth = 1 + max(used, default=-1)
+        level[name] = depth
+        if depth == len(groups):
+            groups.append([])
+        groups[depth].append((name, sql))
+    return groups

@@ -5,7 +5,8 @@ Strategy: where the SQL translation of a constraint cannot decide a row,
 registered once per SparkSession. It rebuilds the StructuredEvent with
 ``row_to_event`` and runs ``Filter.match_structured`` of a filter compiled
 once per constraint and process, so its answer is the channel's by
-construction. Rows the SQL decided pass it a NULL event.
+construction. Rows the SQL decided pass it a NULL event. ``_udf_call``
+writes the call.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql.types import BooleanType
+
+from spark_bridge.tclsql import _EVENT_COLUMNS, Sql, _q, _Unsupported
 
 __all__ = ["UDF_NAME"]
 
@@ -65,10 +68,13 @@ def _evaluate(constraint, row):  # type: ignore[no-untyped-def]  # unhinted, a p
     """The UDF body: ``Filter.match_structured`` on the event rebuilt from the row.
 
     A row that is no event (NULLs, a VARIANT not fitting its type) raises
-    ConversionError, which fails the query: it has no answer to give.
+    ConversionError, which fails the query: it has no answer to give. A
+    constraint that is not UTF-8 (a lone surrogate) comes as binary (``_udf_call``).
     """
     if row is None:
         return None
+    if isinstance(constraint, (bytes, bytearray)):
+        constraint = bytes(constraint).decode("utf-8", "surrogatepass")
     from spark_bridge.convert import row_to_event
 
     return bool(_matcher(constraint)(row_to_event(row, references=_REFERENCES)))
@@ -87,3 +93,15 @@ def _register(spark: Any) -> None:
     if key not in _registered:
         spark.udf.register(UDF_NAME, _evaluate, BooleanType())
         _registered.add(key)
+
+
+_EVENT = "named_struct(" + ", ".join(f"'{c}', `{c}`" for c in _EVENT_COLUMNS) + ")"
+
+
+def _udf_call(constraint: str, event: Sql = _EVENT, otherwise: Sql = "FALSE") -> Sql:
+    """The SQL of the UDF's answer for ``event`` (``otherwise`` where it gives none)."""
+    try:
+        text = _q(constraint)
+    except _Unsupported:  # a lone surrogate: the UDF decodes binary with surrogatepass
+        text = f"X'{constraint.encode('utf-8', 'surrogatepass').hex()}'"
+    return f"coalesce({UDF_NAME}({text}, {event}), {otherwise})"

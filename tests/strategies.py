@@ -197,7 +197,8 @@ typecodes: st.SearchStrategy[Any] = st.recursive(
     max_leaves=8,
 )
 
-_chars = st.characters(max_codepoint=255, exclude_characters="\0")
+_chars = st.characters(max_codepoint=255)  # a char may be NUL; a string may not hold one
+_string_chars = st.characters(max_codepoint=255, exclude_characters="\0")
 _wchars = st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",), exclude_characters="\0")
 
 
@@ -222,7 +223,7 @@ def _values(d: Any, depth: int) -> st.SearchStrategy[Any]:
     if k == D.WCHAR:
         return _wchars
     if k in (D.STRING, D.WSTRING):
-        return st.text(_chars if k == D.STRING else _wchars, max_size=d[1] or 8)
+        return st.text(_string_chars if k == D.STRING else _wchars, max_size=d[1] or 8)
     if k == D.TYPECODE:
         return st.sampled_from(PRIMITIVES)
     if k == D.NULL:

@@ -284,6 +284,35 @@ class TestAnyRoundTrip:
         assert_same_any(back, original)
         assert type(back._v) is type(value)
 
+    @pytest.mark.parametrize("typecode, value", [
+        (CORBA.TC_char, "\0"), (CORBA.TC_wchar, "\0"),
+        (tcInternal.createSequenceTC(0, CORBA.TC_char), "a\0b"),
+        (tcInternal.createArrayTC(2, CORBA.TC_char), "\0x"),
+        (tcInternal.createArrayTC(2, CHAR_ALIAS), ["\0", "x"]),
+    ])
+    def test_nul_chars_come_back(self, typecode: Any, value: Any) -> None:
+        """A NUL char (valid in CORBA; only strings exclude NUL) is read back, not refused
+        (review 109: event_to_row wrote it, row_to_event refused it)."""
+        original = CORBA.Any(typecode, value)
+        assert_same_any(roundtrip(original), original)
+
+    def test_nul_char_from_the_wire_in_an_event(self, omniorb: Any) -> None:
+        """An event holding a NUL char received over CDR converts to a row and back."""
+        received = cdr_trip(CORBA.Any(CORBA.TC_char, "\0"))
+        event = N.StructuredEvent(
+            N.EventHeader(N.FixedEventHeader(N.EventType("d", "t"), "e"), []),
+            [N.Property("c", received)], CORBA.Any(CORBA.TC_null, None))
+        back = row_to_event(event_to_row(event, ARRIVAL))
+        assert_same_any(back.filterable_data[0].value, received)
+
+    @pytest.mark.parametrize("type_text", ["string", "wstring"])
+    def test_nul_in_a_string_cell_is_still_refused(self, type_text: str) -> None:
+        """A string or wstring cell holding NUL is no CORBA string: ConversionError."""
+        _, variant = any_to_cell(CORBA.Any(tcInternal.createSequenceTC(0, CORBA.TC_char),
+                                           "a\0b"))  # the VARIANT string "a\0b"
+        with pytest.raises(ConversionError):
+            cell_to_any(type_text, variant)
+
     def test_list_forms_come_back_in_omniorbs_forms(self) -> None:
         """Octet and char sequences given as lists come back as bytes and str (what omniORB
         marshals), other sequences given as tuples as lists (what CDR gives)."""
