@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import math
 import operator
 from collections.abc import Callable, Iterable
 from typing import Any, Final
@@ -148,36 +149,55 @@ class _Windows:
     """Postings of BETWEEN terms (numbers): grouped by lower bound, the distinct
     lower bounds sorted, and the widest window known, so a value's candidates
     are the windows whose lower bound lies within that width below it, kept
-    when their upper bound is not below it."""
+    when their upper bound is not below it.
+
+    A posting may have several windows with one lower bound (``($x >= 1 and $x < 5)
+    or ($x >= 1 and $x < 2)``): a group holds each ``(posting, high)`` (review 112:
+    keyed by posting alone, the last window posted replaced the others, and taking
+    the second back raised KeyError). The width is a float rounded up, and a value's
+    start rounded down, so the search never starts past a window it needs (review
+    112: ``high - low`` rounded down missed values at the top of wide windows)."""
 
     __slots__ = ("bounds", "groups", "width")
 
     def __init__(self) -> None:
         self.bounds: list[Any] = []
-        self.groups: dict[Any, dict[Posting, Any]] = {}  # low -> posting -> high
-        self.width: Any = 0  # never shrinks: a wider guess only adds candidates
+        self.groups: dict[Any, dict[tuple[Posting, Any], None]] = {}  # low -> (posting, high)
+        self.width = 0.0  # never shrinks: a wider guess only adds candidates
 
     def add(self, low: Any, high: Any, posting: Posting) -> None:
         group = self.groups.get(low)
         if group is None:
             group = self.groups[low] = {}
             bisect.insort(self.bounds, low)
-        group[posting] = high
-        self.width = max(self.width, high - low)
+        group[(posting, high)] = None
+        try:
+            span = math.nextafter(float(high - low), math.inf)  # at least the exact one
+        except OverflowError:
+            span = math.inf
+        if not math.isnan(span):
+            self.width = max(self.width, span)
 
-    def remove(self, low: Any, posting: Posting) -> None:
+    def remove(self, low: Any, high: Any, posting: Posting) -> None:
         group = self.groups[low]
-        del group[posting]
+        del group[(posting, high)]
         if not group:
             del self.groups[low]
             del self.bounds[bisect.bisect_left(self.bounds, low)]
 
     def around(self, value: Any) -> list[Posting]:
         bounds, groups = self.bounds, self.groups
-        first = bisect.bisect_left(bounds, value - self.width)
+        try:
+            below = float(value)
+            if below > value:  # a large int rounded up: the float just under it
+                below = math.nextafter(below, -math.inf)
+            start = math.nextafter(below - self.width, -math.inf)  # the rounding of "-"
+        except (TypeError, ValueError, OverflowError):  # no float: every window is looked at
+            start = math.nan
+        first = 0 if math.isnan(start) else bisect.bisect_left(bounds, start)
         last = bisect.bisect_right(bounds, value)
-        return [posting for low in bounds[first:last]
-                for posting, high in groups[low].items() if high >= value]
+        return list(dict.fromkeys(posting for low in bounds[first:last]
+                                  for posting, high in groups[low] if high >= value))
 
 
 class _Slot:
@@ -215,7 +235,7 @@ class _Slot:
                 self.windows.add(low, high, posting)
             else:
                 assert self.windows is not None
-                self.windows.remove(low, posting)
+                self.windows.remove(low, high, posting)
         else:
             ranges = self.lower if kind is Kind.LOWER else self.upper
             domain, bound = key

@@ -201,12 +201,14 @@ class Router:
                 self._place(proxy)
 
     def set_or_empty_passes(self, value: bool, proxies: list[Any]) -> None:
-        """The channel's FilterGroupSemantics changed: re-place every proxy supplier."""
+        """The channel's FilterGroupSemantics changed: re-place every proxy supplier --
+        those listed, and every one placed meanwhile (review 112: a proxy connected
+        after the channel listed them took the old shape and kept it)."""
         with self._lock:
             self.or_empty_passes = value
             self._version += 1
             if self.enabled:
-                for proxy in proxies:
+                for proxy in dict.fromkeys([*proxies, *self._shape]):
                     self._place(proxy)
 
     def admin_gone(self, admin: Any) -> None:
