@@ -71,13 +71,18 @@ class ServeProcess:
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.process.stderr is not None
         self.log: list[str] = []
-        for line in self.process.stderr:  # the server logs once it is bound and written
-            self.log.append(line)
-            if "serving" in line:
-                break
-        else:
-            raise RuntimeError(f"cosnotify serve did not start: {''.join(self.log)}")
-        self.ior = self.ior_file.read_text().strip()
+        try:
+            for line in self.process.stderr:  # the server logs once it is bound and written
+                self.log.append(line)
+                if "serving" in line:
+                    break
+            else:
+                raise RuntimeError(f"cosnotify serve did not start: {''.join(self.log)}")
+            self.ior = self.ior_file.read_text().strip()
+        except BaseException:  # no one will stop it: a server left running outlives the test
+            self.process.kill()
+            self.process.wait(30)
+            raise
         # Keep reading its log, so a chatty server never blocks on a full pipe.
         self._reader = threading.Thread(
             target=lambda: self.log.extend(self.process.stderr or ()), daemon=True)
