@@ -38,8 +38,10 @@ class TestTclColumn:
     ])
     def test_sql_stays_linear(self, spark: Any, constraint: str) -> None:
         """tcl_column's SQL is small: its subexpressions are let-bound, not substituted
-        into every use ($n == 5 was 709,725 characters, four `+ 1` 506 MB)."""
-        assert len(str(tcl_column(constraint))) < 20_000
+        into every use ($n == 5 was 709,725 characters, four `+ 1` 506 MB). The bound
+        leaves room for the session's name counter (``__tcl240_...`` after many
+        translations: 21,035 characters for the last case in a full run)."""
+        assert len(str(tcl_column(constraint))) < 100_000
 
     def test_it_agrees_with_tcl_filter(self, spark: Any) -> None:
         """tcl_column decides every row as tcl_filter does, in each mode (sql, sql+udf, udf)."""
