@@ -138,15 +138,21 @@ def reference(constraint: str, event: Any) -> bool:
     return bool(_reference_filter(constraint).match_structured(event))
 
 
-def evaluate(spark: Any, constraints: list[str], events: list[Any]) -> list[list[bool]]:
-    """One job: a row per event, a boolean column per constraint."""
-    rows, kept = [], []
+def convertible(events: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The events that have rows, and their rows."""
+    kept, rows = [], []
     for event in events:
         try:
             rows.append(event_to_row(event, arrival=0.0))
         except ConversionError:
             continue
         kept.append(event)
+    return kept, rows
+
+
+def evaluate(spark: Any, constraints: list[str], events: list[Any]) -> list[list[bool]]:
+    """One job: a row per event, a boolean column per constraint."""
+    kept, rows = convertible(events)
     df = spark.createDataFrame(rows, event_schema())
     df = df.coalesce(1)
     names = [f"c{i}" for i in range(len(constraints))]

@@ -13,23 +13,21 @@ import pytest
 from omniORB import CORBA
 
 from spark_bridge import event_schema, event_to_row
-from spark_bridge.convert import ConversionError, row_to_event
+from spark_bridge.convert import row_to_event
 from spark_bridge.tcl import tcl_column, tcl_filter, tcl_match, tcl_matches, translate
-from tests.spark.test_tcl import COLOR, LONG_ALIAS, LONGS, a, assert_same, corpus, ev, reference
+from tests.spark.test_tcl import (
+    COLOR,
+    LONG_ALIAS,
+    LONGS,
+    a,
+    assert_same,
+    convertible,
+    corpus,
+    ev,
+    reference,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
-
-
-def convertible(events: list[Any]) -> tuple[list[Any], list[Any]]:
-    """The events that have rows, and their rows."""
-    kept, rows = [], []
-    for event in events:
-        try:
-            rows.append(event_to_row(event, arrival=0.0))
-        except ConversionError:
-            continue
-        kept.append(event)
-    return kept, rows
 
 
 class TestTclColumn:
