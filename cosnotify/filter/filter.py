@@ -376,10 +376,10 @@ class Filter:
         removed = sorted(before - set(types))
         watchers = self._watchers
         for watcher, record in watchers.items():
-            _told(watcher.posted, record, fresh)
+            watcher.posted(record, list(fresh))
         self._install(state)
         for watcher, record in watchers.items():
-            _told(watcher.withdrawn, record, gone)
+            watcher.withdrawn(record, list(gone))
         if added or removed:
             self._notify(added, removed)
 
@@ -405,14 +405,3 @@ def _constraint_id(info: Any) -> Any:
         return info.constraint_id
     except AttributeError:
         raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"not a ConstraintInfo: {info!r}") from None
-
-
-def _told(tell: Any, record: Any, entries: Sequence[Entry]) -> None:
-    """Tell one router (a watcher) of constraints posted or withdrawn. A failure there
-    is a bug of that router: logged, and the other routers, the filter's callbacks and
-    its store record are still told (review 112: a KeyError in one withdrawal left
-    the others' postings, the subscription change and the store undone)."""
-    try:
-        tell(record, list(entries))
-    except Exception:  # logged with its traceback; the change stands
-        log.exception("a router failed to follow a filter's change")

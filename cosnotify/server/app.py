@@ -329,11 +329,12 @@ class NotificationServer:
             if target.is_dir():
                 raise IsADirectoryError(f"--ior-file {config.ior_file} is a directory")
             staged = target.with_name(f".{target.name}.{os.getpid()}")
-            staged.write_text(self.ior + "\n")
-            if target.exists():
-                shutil.copymode(target, staged)
         bound: list[tuple[list[Any], Any]] = []
         try:
+            if staged is not None and target is not None:  # in the try: never left behind
+                staged.write_text(self.ior + "\n")
+                if target.exists():
+                    shutil.copymode(target, staged)
             if self._bind:
                 self._bind_names(context, bound)
             if staged is not None and target is not None:
