@@ -78,11 +78,8 @@ class EventServiceTypedProxyPullConsumer(TypedProxyPullConsumer):
     event_service_style = True
 
     def connect_pull_supplier(self, pull_supplier: Any) -> None:
-        if pull_supplier is not None:  # a nil one: connect_typed_pull_supplier's BAD_PARAM
-            self._refuse_if_connected()
-            pull_supplier = _typed(pull_supplier, self.supplier_interface,
-                                   self.supplier_method)
-        self.connect_typed_pull_supplier(pull_supplier)
+        self.connect_typed_pull_supplier(
+            _typed(self, pull_supplier, self.supplier_interface, self.supplier_method))
 
     def _start_subscription_relay(self) -> None:
         pass
@@ -94,20 +91,21 @@ class EventServiceTypedProxyPushSupplier(TypedProxyPushSupplier):
     event_service_style = True
 
     def connect_push_consumer(self, push_consumer: Any) -> None:
-        if push_consumer is not None:  # a nil one: connect_typed_push_consumer's BAD_PARAM
-            self._refuse_if_connected()
-            push_consumer = _typed(push_consumer, self.consumer_interface,
-                                   self.consumer_method)
-        self.connect_typed_push_consumer(push_consumer)
+        self.connect_typed_push_consumer(
+            _typed(self, push_consumer, self.consumer_interface, self.consumer_method))
 
     def _start_offer_relay(self) -> None:
         pass
 
 
-def _typed(client: Any, repo_id: str, method: str) -> Any:
+def _typed(proxy: Any, client: Any, repo_id: str, method: str) -> Any:
     """A client given as a plain Event Service one, seen as the typed client it must
     be (a reference arrives typed by the operation's parameter: ``PushConsumer``);
-    ``TypeError`` if it is none."""
+    ``TypeError`` if it is none. AlreadyConnected comes first, before the client is
+    asked anything; a nil client is left to the typed connect (its BAD_PARAM)."""
+    if client is None:
+        return None
+    proxy._refuse_if_connected()
     typed = connectable(client, repo_id, method)
     if typed is None:
         raise CosEventChannelAdmin.TypeError()

@@ -283,17 +283,22 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
         while True:
             with self._lock:
                 self._require_connected()
-                heads = [(waiting[0][0].seq, operation)
-                         for operation, waiting in self._calls.items() if waiting]
-                if not heads:
+                oldest = self._oldest_operation()
+                if oldest is None:
                     return None
-                entry, _ = self._calls[min(heads)[1]].popleft()
+                entry, _ = self._calls[oldest].popleft()
                 self._waiting -= 1
             due = self._still_due(entry)
             self._channel._released([entry])
             if due:
                 self._given()
                 return entry.event.as_any()
+
+    def _oldest_operation(self) -> Any:
+        """The operation whose kept call came first (channel order), or None (lock held)."""
+        heads = [(waiting[0][0].seq, operation)
+                 for operation, waiting in self._calls.items() if waiting]
+        return min(heads)[1] if heads else None
 
     def _given(self) -> None:
         """A kept call was given: it counts as delivered now (``_keep`` took it back)."""
@@ -341,9 +346,7 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
         bound = min(WAITING, limit) if limit > 0 else WAITING
         while self._waiting > bound:
             if bound < WAITING:
-                heads = [(waiting[0][0].seq, operation)
-                         for operation, waiting in self._calls.items() if waiting]
-                dropped.append(self._calls[min(heads)[1]].popleft()[0])
+                dropped.append(self._calls[self._oldest_operation()].popleft()[0])
                 self._queue.discarded += 1
             else:
                 dropped.append(max(self._calls.values(), key=len).popleft()[0])
