@@ -25,7 +25,6 @@ from typing import Any, ClassVar
 
 from omniORB import CORBA
 
-import CosNotification
 import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.account import QueueAccount
@@ -36,19 +35,14 @@ from cosnotify.channel.admin import (
     SupplierAdmin,
 )
 from cosnotify.channel.admin_mixins import QoSAdminMixin, initial_qos
+from cosnotify.channel.admin_props import AdminPropertiesMixin
 from cosnotify.channel.names import NameTable
 from cosnotify.channel.subscriptions import SubscriptionHub
 from cosnotify.channel.supplier_proxy import offer_plain
 from cosnotify.filter.oes.limits import CURRENT_LIMITS, NodeLimits
-from cosnotify.qos.negotiation import Target, check_admin, to_property_seq
+from cosnotify.qos.negotiation import Target
 from cosnotify.qos.properties import (
     ADMIN_PROPERTIES,
-    FILTER_GROUP_SEMANTICS,
-    OES_NODE_LIMITS,
-    RETAIN_AGE,
-    RETAIN_BYTES,
-    RETAIN_COUNT,
-    TAO_GROUPS,
     Level,
 )
 from cosnotify.routing.router import Router
@@ -59,17 +53,7 @@ __all__ = ["EventChannel"]
 log = logging.getLogger("cosnotify.channel")
 
 
-def check_retention(changes: dict[str, Any], service: Any) -> None:
-    """RetainAge, RetainCount and RetainBytes need a store: UnsupportedAdmin without."""
-    wanted = [name for name in (RETAIN_AGE, RETAIN_COUNT, RETAIN_BYTES) if changes.get(name)]
-    if wanted and service.topology is None:
-        null = CORBA.Any(CORBA.TC_null, None)
-        raise CosNotification.UnsupportedAdmin([CosNotification.PropertyError(
-            CosNotification.UNAVAILABLE_VALUE, name, CosNotification.PropertyRange(null, null))
-            for name in wanted])
-
-
-class EventChannel(QoSAdminMixin):
+class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
     """``CosNotifyChannelAdmin::EventChannel``."""
 
     #: The admins it makes (a typed channel makes typed ones: cosnotify/typed), and
@@ -308,70 +292,6 @@ class EventChannel(QoSAdminMixin):
             self._event_log = None
         elif self._event_log is None:
             self._event_log = EventLog(self, topology.store)
-
-    def get_admin(self) -> list[Any]:
-        with self._lock:
-            return to_property_seq(self._admin_props, ADMIN_PROPERTIES)
-
-    def set_admin(self, admin: list[Any]) -> None:
-        changes, errors = check_admin(admin)
-        if errors:
-            raise CosNotification.UnsupportedAdmin(errors)
-        check_retention(changes, self._service)
-        with self._lock:
-            self._check_alive()  # not after destroy (its history is dropped)
-            self._admin_props.update(changes)
-            self._apply_admin_props()
-        self._persist()
-
-    def _apply_admin_props(self) -> None:
-        account = self._account
-        with account.lock:
-            starting = account.set_limit(self._admin_props["MaxQueueLength"])
-            account.reject = bool(self._admin_props["RejectNewEvents"])
-            account.discard_policy = self._qos.get("DiscardPolicy", 0)
-        # A new table, never the old one changed in place: an event being filtered
-        # keeps the table it started with (one answer per event).
-        table = NodeLimits(self._admin_props[OES_NODE_LIMITS])
-        self._node_limits = table
-        tree = self._oes_tree
-        if tree is not None:
-            table = tree.node_limits(table)  # the tree's nodes govern their own paths
-        self._oes_limits = table if len(table) else None
-        tao = self._admin_props[FILTER_GROUP_SEMANTICS] == TAO_GROUPS
-        if tao != self._or_empty_passes:
-            self._or_empty_passes = tao
-            self._router.set_or_empty_passes(
-                tao, [p for a in self._scan_routes() for p in a._all_proxies()])
-        if starting:
-            self._count_queued()
-        self._apply_retention()
-
-    def _apply_retention(self) -> None:
-        """Start, change or stop keeping history (channel/retention.py)."""
-        from cosnotify.channel.retention import TRIM_EVERY, Bounds, Retention
-
-        props = self._admin_props
-        bounds = Bounds(props[RETAIN_AGE] / 10_000_000, props[RETAIN_COUNT],
-                        props[RETAIN_BYTES])
-        topology = self._service.topology
-        if not bounds.on or topology is None:
-            retention, self._retention = self._retention, None
-            if retention is not None:
-                retention.stop(write=True)  # what was kept stays, until the channel goes
-            return
-        if self._retention is not None:
-            self._retention.bounds = bounds
-            return
-        retention = self._retention = Retention(self, topology.store, f"ch/{self._id}", bounds)
-
-        def tick() -> None:
-            if self._retention is retention and not self._destroyed \
-                    and not self._factory._closed:
-                retention.tick()
-                self._service.clock.call_later(TRIM_EVERY, tick)
-
-        self._service.clock.call_later(TRIM_EVERY, tick)
 
     def query(self, query: Any = None, **fields: Any) -> list[Any]:
         """The retained events a history query selects (docs/history.md): a

@@ -29,7 +29,8 @@ from omniORB import CORBA
 import CosNotification
 import CosNotifyChannelAdmin as CA
 
-from cosnotify.channel.channel import EventChannel, check_retention
+from cosnotify.channel.admin_props import check_retention
+from cosnotify.channel.channel import EventChannel
 from cosnotify.channel.clock import Clock
 from cosnotify.channel.names import NameTable
 from cosnotify.channel.reconnect import ReconnectionRegistry

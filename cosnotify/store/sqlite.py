@@ -43,8 +43,6 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Self
 
-import attrs
-
 from cosnotify.store.interface import Reason, Record, StoreError
 from cosnotify.store.lockfile import StoreLock
 from cosnotify.store.sqlite_events import (
@@ -61,8 +59,9 @@ from cosnotify.store.sqlite_history import (
     HistoryTable,
 )
 from cosnotify.store.sqlite_rows import blob
+from cosnotify.store.sqlite_txn import ID_BLOCK, UNSET, Ids, Op, Txn, statement, touch
 
-__all__ = ["APPLICATION_ID", "MAX_GROUP", "MIGRATIONS", "MIN_MAX_BYTES", "PENDING_SQL",
+__all__ = ["APPLICATION_ID", "ID_BLOCK", "MAX_GROUP", "MIGRATIONS", "MIN_MAX_BYTES", "PENDING_SQL",
            "WAL_SIZE_LIMIT", "SQLiteStore"]
 
 #: ``PRAGMA application_id`` of every cosnotify store ("CoSN"); header bytes 68-71.
@@ -108,95 +107,6 @@ _SQLITE_CANTOPEN = 14
 _EXPLAIN = {Reason.FULL: "the store is full", Reason.DAMAGED: "the file is damaged",
             Reason.READ_ONLY: "the file cannot be written", Reason.IO: "SQLite failed"}
 
-_UNSET: Any = object()
-
-
-#: Event ids reserved in ``meta.next_event_id`` at a time: the high-water mark is
-#: written once per block, not once per transaction.
-ID_BLOCK = 4096
-
-
-@attrs.define
-class _Ids:
-    """The event ids of this connection: the next one, and the stored high-water mark
-    (every id below it may have been used). Read from the file once; forgotten
-    when a transaction fails, so it is read again."""
-
-    next_id: int | None = None
-    stored: int = 0
-
-    def forget(self) -> None:
-        self.next_id = None
-
-
-@attrs.define
-class _Txn:
-    """What operations of one transaction share: the next event id."""
-
-    ids: _Ids
-    next_id: int | None = None
-    #: The transaction is one statement in autocommit (_Op.single, alone): the id
-    #: mark is written by that statement (mark()), not by finish().
-    autocommit: bool = False
-    #: The id mark this transaction writes (the stored one once it commits).
-    reserved: int | None = None
-
-    def take_ids(self, conn: sqlite3.Connection, n: int) -> int:
-        if self.next_id is None:
-            if self.ids.next_id is None:
-                stored, top = conn.execute("SELECT (SELECT value FROM meta WHERE key ="
-                                           " 'next_event_id'), (SELECT max(id) FROM events)"
-                                           ).fetchone()
-                self.ids.stored = stored
-                self.ids.next_id = max(stored, (top or 0) + 1)
-            self.next_id = self.ids.next_id
-        first = self.next_id
-        self.next_id += n
-        return first
-
-    def mark(self) -> int | None:
-        """In autocommit, the id mark the one statement is to write, if the ids taken
-        passed the stored one (None: none to write)."""
-        return self._reserve() if self.autocommit else None
-
-    def finish(self, conn: sqlite3.Connection) -> None:
-        """Before COMMIT: reserve the next block if this transaction passed the mark."""
-        reserved = self._reserve()
-        if reserved is not None:
-            conn.execute("UPDATE meta SET value = ? WHERE key = 'next_event_id'",
-                         (reserved,))
-
-    def _reserve(self) -> int | None:
-        if self.next_id is None or self.next_id <= self.ids.stored:
-            return None
-        self.reserved = self.next_id + ID_BLOCK
-        return self.reserved
-
-    def committed(self) -> None:
-        """The transaction committed: its ids are used, its mark is stored. (Until
-        then nothing of it is remembered: a write that fails or is interrupted
-        leaves the connection's idea of the stored mark as the file has it.)"""
-        if self.next_id is not None:
-            self.ids.next_id = self.next_id
-        if self.reserved is not None:
-            self.ids.stored = self.reserved
-
-
-@attrs.define(eq=False)
-class _Op:
-    """A queued write: ``fn(conn, txn)`` runs in the leader's transaction."""
-
-    fn: Callable[[sqlite3.Connection, _Txn], Any]
-    sync: bool  # must be durable on return
-    doing: str  # the method, for messages
-    #: ``fn`` writes in one statement (it may read first), so alone it needs no
-    #: BEGIN and COMMIT of its own (sqlite_events.py).
-    single: bool = False
-    result: Any = _UNSET
-    error: BaseException | None = None
-    done: bool = False
-
-
 class SQLiteStore(EventLogTable, HistoryTable):
     """A :class:`~cosnotify.store.interface.Store` in the SQLite file ``path``.
 
@@ -219,7 +129,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
             raise ValueError(f"max_bytes must be at least {MIN_MAX_BYTES}, not {max_bytes}")
         self.max_bytes = max_bytes
         self.commits = 0
-        self._ids = _Ids()
+        self._ids = Ids()
         self._sync_level = level
         # Releases never ask for more than NORMAL, nor more than the caller chose.
         self._release_level = min(level, "NORMAL", key=_SYNC_LEVELS.index)
@@ -229,7 +139,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
         guard = threading.Lock()  # the queue, _leading, _closed
         self._cond = threading.Condition(guard)  # followers wait here for their results
         self._queue_grew = threading.Condition(guard)  # for wait_queued()
-        self._queue: list[_Op] = []
+        self._queue: list[Op] = []
         self._leading = False
         self._closed = False
         self._conn: sqlite3.Connection | None = self._open()
@@ -402,10 +312,10 @@ class SQLiteStore(EventLogTable, HistoryTable):
             if self._closed:
                 raise self._closed_error()
 
-    def _submit(self, fn: Callable[[sqlite3.Connection, _Txn], Any], *, sync: bool,
+    def _submit(self, fn: Callable[[sqlite3.Connection, Txn], Any], *, sync: bool,
                 doing: str, single: bool = False) -> Any:
         """Queue one write, lead a group commit or wait for one; its result."""
-        op = _Op(fn, sync, doing, single)
+        op = Op(fn, sync, doing, single)
         with self._cond:
             if self._closed:
                 raise self._closed_error()
@@ -417,7 +327,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
                     continue
                 self._leading = True
                 self._cond.release()
-                group: list[_Op] = []
+                group: list[Op] = []
                 try:
                     with self._lock:
                         with self._cond:
@@ -427,7 +337,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
                 finally:
                     self._cond.acquire()
                     for queued in group:
-                        if queued.error is None and queued.result is _UNSET:
+                        if queued.error is None and queued.result is UNSET:
                             queued.error = self._fail(Reason.IO, f"{queued.doing}: interrupted")
                         queued.done = True
                     self._leading = False
@@ -436,7 +346,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
             raise op.error
         return op.result
 
-    def _run(self, group: list[_Op]) -> None:
+    def _run(self, group: list[Op]) -> None:
         """Run ``group`` in one transaction and commit (under ``_lock``)."""
         conn = self._conn
         if conn is None:
@@ -462,19 +372,19 @@ class SQLiteStore(EventLogTable, HistoryTable):
                 for op in todo:
                     if op.error is None:
                         op.error = self._error(exc, op.doing)
-                        op.result = _UNSET
+                        op.result = UNSET
                 return
             self.commits += 1
             self._unsynced = level != self._sync_level
             return
 
-    def _transaction(self, conn: sqlite3.Connection, ops: list[_Op]) -> bool:
+    def _transaction(self, conn: sqlite3.Connection, ops: list[Op]) -> bool:
         """One try at ``ops``; False if it committed nothing (SQLite undid it, or a lone op
         failed): the caller reruns the ops without an error, if any."""
         alone = len(ops) == 1  # then the transaction is the op's savepoint
         if alone and ops[0].single:
             return self._autocommit(conn, ops[0])
-        txn = _Txn(self._ids)
+        txn = Txn(self._ids)
         conn.execute("BEGIN IMMEDIATE")
         for op in ops:
             if not alone:
@@ -483,7 +393,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
                 op.result = op.fn(conn, txn)
             except Exception as exc:  # noqa: BLE001 - handed to the caller that asked
                 op.error = self._error(exc, op.doing) if isinstance(exc, sqlite3.Error) else exc
-                op.result = _UNSET
+                op.result = UNSET
                 if alone or not conn.in_transaction:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
@@ -496,14 +406,14 @@ class SQLiteStore(EventLogTable, HistoryTable):
         txn.committed()
         return True
 
-    def _autocommit(self, conn: sqlite3.Connection, op: _Op) -> bool:
+    def _autocommit(self, conn: sqlite3.Connection, op: Op) -> bool:
         """``op`` alone, its one statement its transaction (see :meth:`_transaction`)."""
-        txn = _Txn(self._ids, autocommit=True)
+        txn = Txn(self._ids, autocommit=True)
         try:
             op.result = op.fn(conn, txn)
         except Exception as exc:  # noqa: BLE001 - handed to the caller that asked
             op.error = self._error(exc, op.doing) if isinstance(exc, sqlite3.Error) else exc
-            op.result = _UNSET
+            op.result = UNSET
             if conn.in_transaction:  # not ours to leave open
                 conn.execute("ROLLBACK")
             return False
@@ -542,7 +452,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
 
     # -- topology --------------------------------------------------------------------------
     def put(self, record: Record) -> None:
-        self._submit(_statement(
+        self._submit(statement(
             "INSERT INTO records (path, kind, data) VALUES (?, ?, ?) ON CONFLICT (path)"
             " DO UPDATE SET kind = excluded.kind, data = excluded.data",
             (record.path, record.kind, blob(record.data, "record.data"))),
@@ -550,7 +460,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
 
     def delete(self, path: str) -> None:
         # Every path below ``path`` sorts in [path + "/", path + "0"): "0" follows "/".
-        self._submit(_statement("DELETE FROM records WHERE path = ? OR (path >= ? AND path < ?)",
+        self._submit(statement("DELETE FROM records WHERE path = ? OR (path >= ? AND path < ?)",
                                 (path, path + "/", path + "0")), sync=True, doing="delete")
 
     def records(self) -> list[Record]:
@@ -560,7 +470,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
 
     # -- counters --------------------------------------------------------------------------
     def next_value(self, name: str) -> int:
-        def take(conn: sqlite3.Connection, txn: _Txn) -> int:
+        def take(conn: sqlite3.Connection, txn: Txn) -> int:
             row = conn.execute("SELECT next FROM counters WHERE name = ?", (name,)).fetchone()
             value: int = row[0] if row else 0
             conn.execute("INSERT INTO counters (name, next) VALUES (?, ?) ON CONFLICT (name)"
@@ -576,7 +486,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
         return int(row[0]) if row else 0
 
     def raise_value(self, name: str, at_least: int) -> None:
-        self._submit(_statement(
+        self._submit(statement(
             "INSERT INTO counters (name, next) VALUES (?, ?) ON CONFLICT (name)"
             " DO UPDATE SET next = max(next, excluded.next)",
             (name, max(0, operator.index(at_least)))), sync=True, doing="raise_value")
@@ -588,7 +498,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
                 raise self._closed_error()
             if not self._unsynced:
                 return
-        self._submit(_touch, sync=True, doing="flush")
+        self._submit(touch, sync=True, doing="flush")
 
     def close(self) -> None:
         """Finish queued writes, make releases durable, close. A second close does nothing."""
@@ -597,7 +507,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
                 return
             self._closed = True
             self._cond.wait_for(lambda: not self._leading and not self._queue)
-        flush = _Op(_touch, sync=True, doing="close")
+        flush = Op(touch, sync=True, doing="close")
         with self._lock:
             if self._conn is None:
                 return
@@ -610,20 +520,6 @@ class SQLiteStore(EventLogTable, HistoryTable):
                 self._file_lock.release()
         if flush.error is not None:
             raise flush.error
-
-
-def _touch(conn: sqlite3.Connection, txn: _Txn) -> None:
-    """A change, so a commit at the durable level writes (and fsyncs) the WAL."""
-    conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'flushes'")
-
-
-def _statement(sql: str, args: tuple[Any, ...]) -> Callable[[sqlite3.Connection, _Txn], None]:
-    """An operation that runs one statement."""
-
-    def run(conn: sqlite3.Connection, txn: _Txn) -> None:
-        conn.execute(sql, args)
-
-    return run
 
 
 def _fsync(path: str) -> None:
