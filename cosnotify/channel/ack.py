@@ -356,20 +356,25 @@ class SequenceProxyPullSupplierAck(_PullAck, pls.SequenceProxyPullSupplier):
     """``CosNotifyChannelAdminAck::SequenceProxyPullSupplierAck``."""
 
     def pull_structured_events(self, max_number: int) -> list[Any]:
-        pacing = self._qos.get("PacingInterval", 0) / 1e7
+        if self._limit(max_number) <= 0:
+            self._require_connected()
+            return []  # §3.3.13.1: never more than max_number
         while True:
             again = self._repulled()
             if again is not None:
                 return again
-            batch = self._take(self._limit(max_number), block=True, pacing=pacing)
+            batch = self._take(0, block=True, batched=max_number)
             if batch:  # empty: woken for a batch due again
                 return self._numbered(batch, per_event=False)
 
     def try_pull_structured_events(self, max_number: int) -> tuple[list[Any], bool]:
+        if self._limit(max_number) <= 0:
+            self._require_connected()
+            return [], False  # §3.3.13.1: never more than max_number
         again = self._repulled()
         if again is not None:
             return again, True
-        batch = self._take(self._limit(max_number), block=False)
+        batch = self._take(0, block=False, batched=max_number)
         return self._numbered(batch, per_event=False), bool(batch)
 
     def _interrupted(self) -> bool:

@@ -8,9 +8,11 @@ an injected ``ManualClock`` in charge of time. Teardown wakes every waiter,
 which then raises ``Disconnected`` (sections 3.3.9.1 and 3.3.13.1).
 
 ``pull_structured_events(max)`` follows section 3.3.13.1: at most
-min(max, MaximumBatchSize) events; no short batch before PacingInterval has
-passed since the request arrived (never, with a PacingInterval of 0); and
-after an empty interval, the first event to arrive is returned.
+min(max, MaximumBatchSize) events (none for a ``max`` of 0 or less); no
+short batch before PacingInterval has passed since the request arrived
+(never, with a PacingInterval of 0); and after an empty interval, the first
+event to arrive is returned. A waiting pull reads MaximumBatchSize and
+PacingInterval again when a ``set_qos`` changes them.
 
 A consumer that stops pulling without disconnecting (a killed process) would
 keep its proxy, and the events queued for it, for ever. With
@@ -122,19 +124,27 @@ class _PullSupplier(ProxySupplier):
 
         return self._service.clock.call_at(when, wake)
 
-    def _take(self, limit: int, block: bool, pacing: float = 0.0) -> list[Entry]:
-        """Up to ``limit`` entries; blocks (if asked) per the pacing rule above."""
+    def _limit(self, max_number: int) -> int:
+        """§3.3.13.1: "the maximum length of the sequence returned will never exceed
+        the value of the input parameter" (0 or less: an empty sequence)."""
+        return max(0, min(max_number, int(self._qos.get("MaximumBatchSize", 1))))
+
+    def _take(self, limit: int, block: bool, batched: int | None = None) -> list[Entry]:
+        """Up to ``limit`` entries; blocks (if asked). ``batched``: a sequence pull's
+        ``max_number``, whose limit and pacing come from MaximumBatchSize and
+        PacingInterval, read again while it waits (``limit`` is then ignored)."""
         clock = self._service.clock
+        if batched is not None:
+            limit = self._limit(batched)
         if self._on_disk() and self._queue.ready() < limit:
             self._refill()  # persistent events waiting on disk (channel/durable.py)
         expired: list[Entry] = []
-        deadline = clock.now() + pacing if pacing > 0 else None
         timers: list[Any] = []
         try:
             with self._cond:
                 self._pulling += 1
                 try:
-                    batch = self._wait_and_take(limit, block, deadline, expired, timers)
+                    batch = self._wait_and_take(limit, block, batched, expired, timers)
                     if self._counting:
                         self._n_delivered += len(batch)
                     return batch
@@ -146,14 +156,22 @@ class _PullSupplier(ProxySupplier):
                 timer.cancel()
             self._channel._released(expired)
 
-    def _wait_and_take(self, limit: int, block: bool, deadline: float | None,
+    def _wait_and_take(self, limit: int, block: bool, batched: int | None,
                        expired: list[Entry], timers: list[Any]) -> list[Entry]:
         """The body of :meth:`_take` (lock held)."""
         clock = self._service.clock
+        began = clock.now()
         armed_start: float | None = None
-        deadline_armed = False
+        armed_deadline: float | None = None
         while True:
             self._require_connected()
+            deadline = None
+            if batched is not None:  # a set_qos while waiting applies (_qos_changed)
+                limit = self._limit(batched)
+                pacing = self._qos.get("PacingInterval", 0) / 1e7
+                deadline = began + pacing if pacing > 0 else None
+            if limit <= 0:
+                return []  # §3.3.13.1: never more than max_number
             if block and self._interrupted():
                 return []  # the caller has something else to give (ack.py)
             now = clock.now()
@@ -186,8 +204,8 @@ class _PullSupplier(ProxySupplier):
             if start is not None and start != armed_start:
                 armed_start = start
                 timers.append(self._wake_at(start))
-            if deadline is not None and not deadline_armed and now < deadline:
-                deadline_armed = True
+            if deadline is not None and deadline != armed_deadline and now < deadline:
+                armed_deadline = deadline
                 timers.append(self._wake_at(deadline))
             self._cond.wait()
 
@@ -265,18 +283,13 @@ class SequenceProxyPullSupplier(_PullSupplier):
     def connect_sequence_pull_consumer(self, pull_consumer: Any) -> None:
         self._connect_consumer(pull_consumer)
 
-    def _limit(self, max_number: int) -> int:
-        size = int(self._qos.get("MaximumBatchSize", 1))
-        return size if max_number <= 0 else min(max_number, size)
-
     def pull_structured_events(self, max_number: int) -> list[Any]:
-        pacing = self._qos.get("PacingInterval", 0) / 1e7
-        batch = self._take(self._limit(max_number), block=True, pacing=pacing)
+        batch = self._take(0, block=True, batched=max_number)
         self._taken(batch)
         return [entry.event.as_structured() for entry in batch]
 
     def try_pull_structured_events(self, max_number: int) -> tuple[list[Any], bool]:
-        batch = self._take(self._limit(max_number), block=False)
+        batch = self._take(0, block=False, batched=max_number)
         self._taken(batch)
         return [entry.event.as_structured() for entry in batch], bool(batch)
 

@@ -18,6 +18,7 @@ import TimeBase
 
 from cosnotify.channel.clock import seconds_to_timet
 from tests.channel.conftest import (
+    WAIT,
     PullConsumer,
     SequencePushConsumer,
     StructuredPushConsumer,
@@ -378,6 +379,57 @@ class TestBatching:
         assert [number(e) for e in proxy.pull_structured_events(100)] == [3, 4, 5, 6]
         batch, has_event = proxy.try_pull_structured_events(100)
         assert has_event and [number(e) for e in batch] == [7, 8, 9]
+
+    @pytest.mark.parametrize("max_number", [0, -1])
+    def test_no_more_events_than_max_number(self, channel: Any, max_number: int) -> None:
+        """§3.3.13.1 and §3.3.13.2: "the maximum length of the sequence returned will
+        never exceed the value of the input parameter": 0 or less gives an empty
+        sequence, at once, and takes nothing from the queue."""
+        proxy = pull_proxy(channel, CA.SEQUENCE_EVENT)
+        proxy.set_qos([long_("MaximumBatchSize", 5)])
+        supplier = entry(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert proxy.try_pull_structured_events(max_number) == ([], False)
+        assert proxy.pull_structured_events(max_number) == []
+        batch, has_event = proxy.try_pull_structured_events(5)  # all three still queued
+        assert has_event and [number(e) for e in batch] == [0, 1, 2]
+
+    @pytest.mark.parametrize("change", [
+        [long_("MaximumBatchSize", 1)],
+        [timet("PacingInterval", 0.001)],
+    ], ids=["MaximumBatchSize", "PacingInterval"])
+    def test_a_waiting_pull_reads_the_batch_qos_again(
+            self, channel: Any, change: list[Any]) -> None:
+        """A pull waiting for MaximumBatchSize events, with one ready, returns it once a
+        set_qos makes one enough (§2.5.5: PacingInterval 0 "will never forward a
+        sequence of events whose length is less than MaximumBatchSize"; a batch size of
+        1, or an interval that has passed, makes the one event due)."""
+        import threading
+
+        proxy = pull_proxy(channel, CA.SEQUENCE_EVENT)
+        proxy.set_qos([long_("MaximumBatchSize", 5), timet("PacingInterval", 0)])
+        entry(channel).push_structured_event(structured(fields={"n": 0}))
+        waiting = threading.Event()
+
+        class Noting(threading.Condition):
+            def wait(self, timeout: float | None = None) -> bool:
+                waiting.set()  # the pull found too few and waits
+                return super().wait(timeout)
+
+        proxy._cond = Noting(proxy._lock)
+        got: list[Any] = []
+        puller = threading.Thread(target=lambda: got.extend(proxy.pull_structured_events(5)))
+        puller.start()
+        try:
+            assert waiting.wait(WAIT)
+            proxy.set_qos(change)
+            puller.join(WAIT)
+            assert not puller.is_alive()
+            assert [number(e) for e in got] == [0]
+        finally:
+            proxy.disconnect_sequence_pull_supplier()
+            puller.join(WAIT)
 
 
 class TestReviewFindings:

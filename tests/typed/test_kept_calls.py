@@ -113,13 +113,13 @@ def test_a_call_kept_by_another_pull_meanwhile_goes_first(
         take = proxy._take
         interleaved = []
 
-        def take_after_another_pull(limit: int, block: bool, pacing: float = 0.0) -> Any:
+        def take_after_another_pull(limit: int, block: bool, batched: int | None = None) -> Any:
             if not interleaved:  # the other thread's pull of cancel_coffee, first
                 interleaved.append(True)
                 [entry] = take(1, block=False)
                 with proxy._lock:
                     proxy._keep("drinking_coffee", entry, ["d0", 0])
-            return take(limit, block, pacing)
+            return take(limit, block, batched)
 
         proxy._take = take_after_another_pull  # type: ignore[method-assign]
         assert pull.try_drinking_coffee() == (True, "d0", 0)
