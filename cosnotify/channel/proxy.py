@@ -106,30 +106,17 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
         return caps
 
     def validate_event_qos(self, required_qos: list[Any]) -> list[Any]:
-        """Which per-event QoS this proxy honours (section 3.4.1.4)."""
-        target = Target(Level.MESSAGE)
-        _, errors = check_qos(required_qos, target, self._qos, self._qos_capabilities())
-        errors += self._event_qos_context_errors(required_qos)
+        """Which per-event QoS this proxy honours (section 3.4.1.4): what push accepts
+        in a header (event.apply_qos), judged by the same proxy QoS and channel."""
+        target = Target(Level.MESSAGE,
+                        persistent_header=self._channel._event_log is not None)
+        caps = self._qos_capabilities()
+        with self._qos_lock:
+            current = dict(self._qos)
+        _, errors = check_qos(required_qos, target, current, caps)
         if errors:
             raise CosNotification.UnsupportedQoS(errors)
-        refused = {name for name, flag in (("StartTime", "StartTimeSupported"),
-                                           ("StopTime", "StopTimeSupported"))
-                   if not self._qos.get(flag, True)}
-        return [extra for extra in additional_qos(required_qos, target, self._qos,
-                                                  self._qos_capabilities())
-                if extra.name not in refused]
-
-    def _event_qos_context_errors(self, required_qos: list[Any]) -> list[Any]:
-        """StartTime/StopTime need StartTimeSupported/StopTimeSupported (section 2.5.5.3)."""
-        errors = []
-        for prop in required_qos:
-            flag = {"StartTime": "StartTimeSupported", "StopTime": "StopTimeSupported"}.get(prop.name)
-            if flag and not self._qos.get(flag, True):
-                errors.append(CosNotification.PropertyError(
-                    CosNotification.UNAVAILABLE_PROPERTY, prop.name,
-                    CosNotification.PropertyRange(CORBA.Any(CORBA.TC_null, None),
-                                                  CORBA.Any(CORBA.TC_null, None))))
-        return errors
+        return additional_qos(required_qos, target, current, caps)
 
     # -- connection state --------------------------------------------------------------
     def _connect(self, client: Any, *, required: str | None, interface: str | None,

@@ -72,6 +72,9 @@ class Target:
     parent: Mapping[str, Any] | None = None
     #: True once children exist, which freezes the reliability settings.
     has_children: bool = False
+    #: For a message (``validate_event_qos``): whether the channel keeps an event whose
+    #: header asks EventReliability=Persistent (it has an event log), as push judges it.
+    persistent_header: bool = False
 
 
 _TC = {
@@ -236,9 +239,17 @@ def check_qos(request: Sequence[Any], target: Target, current: Mapping[str, Any]
     return changes, errors
 
 
+#: The per-message times and the flags that allow them (section 2.5.5.3).
+_TIME_FLAGS = {"StartTime": "StartTimeSupported", "StopTime": "StopTimeSupported"}
+
+
 def _context_errors(changes: Mapping[str, Any], target: Target,
                     current: Mapping[str, Any]) -> list[Any]:
-    """Section 2.5.5.1's rules on reliability, as UNAVAILABLE_VALUE errors."""
+    """Section 2.5.5.1's rules on reliability, as UNAVAILABLE_VALUE errors. Only
+    properties the request names are blamed (section 2.5.6.6: "Only properties from
+    the request that were in error are returned")."""
+    if target.level == Level.MESSAGE:
+        return _message_context_errors(changes, target, current)
     errors = []
     merged = {**current, **changes}
     definition = QOS_PROPERTIES[CONNECTION_RELIABILITY]
@@ -260,12 +271,28 @@ def _context_errors(changes: Mapping[str, Any], target: Target,
     if (QOS_PROPERTIES[EVENT_RELIABILITY].levels & target.level
             and merged.get(EVENT_RELIABILITY) == PERSISTENT
             and merged.get(CONNECTION_RELIABILITY, BEST_EFFORT) == BEST_EFFORT):
-        blamed = [n for n in _RELIABILITY if n in changes] or [EVENT_RELIABILITY]
-        for name in blamed:
+        for name in _RELIABILITY:
             wanted = PERSISTENT if name == CONNECTION_RELIABILITY else BEST_EFFORT
-            if not any(e.name == name for e in errors):
+            if name in changes and not any(e.name == name for e in errors):
                 errors.append(_error(CosNotification.UNAVAILABLE_VALUE, name,
                                      _range(QOS_PROPERTIES[name], wanted, wanted)))
+    return errors
+
+
+def _message_context_errors(changes: Mapping[str, Any], target: Target,
+                            current: Mapping[str, Any]) -> list[Any]:
+    """A header's context is its proxy's QoS (``current``) and the channel: StartTime
+    and StopTime need StartTimeSupported and StopTimeSupported (section 2.5.5.3), and
+    EventReliability=Persistent a channel that keeps events, as push decides
+    (event.apply_qos)."""
+    errors = []
+    for name in changes:
+        if name in _TIME_FLAGS and not current.get(_TIME_FLAGS[name], True):
+            errors.append(_error(CosNotification.UNAVAILABLE_PROPERTY, name))
+        elif (name == EVENT_RELIABILITY and changes[name] == PERSISTENT
+              and not target.persistent_header):
+            errors.append(_error(CosNotification.UNAVAILABLE_VALUE, name,
+                                 _range(QOS_PROPERTIES[name], BEST_EFFORT, BEST_EFFORT)))
     return errors
 
 
@@ -307,7 +334,8 @@ def _acceptable_values(definition: PropertyDef, state: Mapping[str, Any], target
                        caps: Capabilities) -> list[Any]:
     """Values of ``definition`` that a request adding only it would accept."""
     if definition.type is ValueType.UTCT:
-        return [None]  # any time is acceptable
+        # any time is acceptable, where the proxy supports the property at all
+        return [None] if state.get(_TIME_FLAGS[definition.name], True) else []
     if definition.choices is not None or definition.type is ValueType.BOOLEAN:
         domain: Iterable[Any] = definition.choices or (False, True)
         current = state.get(definition.name, definition.default)

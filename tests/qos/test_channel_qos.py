@@ -506,3 +506,65 @@ class TestReviewFindings:
         with pytest.raises(N.UnsupportedQoS) as info:
             proxy.set_qos([short("DeliveryReliability", 1)])
         assert info.value.qos_err[0].code == N.UNSUPPORTED_VALUE
+
+
+@pytest.fixture
+def stored_factory() -> Any:
+    from cosnotify.channel.factory import EventChannelFactory
+    from cosnotify.store import MemoryStore
+
+    made = EventChannelFactory(store=MemoryStore())
+    yield made
+    made.close()
+
+
+class TestValidateEventQoS:
+    """Section 2.5.6.5: validate_event_qos "checks a QoS request to see if it could be
+    supported in the header of a structured event"; section 2.5.6.6: "Only properties
+    from the request that were in error are returned" (review 115)."""
+
+    def _best_effort_admin_proxy(self, stored_factory: Any) -> Any:
+        # A Persistent/Persistent channel (it keeps events) whose default SupplierAdmin
+        # is BestEffort: its proxies inherit EventReliability=Persistent internally.
+        channel, _ = stored_factory.create_channel(
+            [short("ConnectionReliability", 1), short("EventReliability", 1)], [])
+        admin = channel._get_default_supplier_admin()
+        admin.set_qos([short("ConnectionReliability", 0)])
+        return entry(channel)
+
+    def test_a_property_not_asked_for_is_never_blamed(self, stored_factory: Any) -> None:
+        proxy = self._best_effort_admin_proxy(stored_factory)
+        proxy.validate_event_qos([])
+        proxy.validate_event_qos([short("Priority", 3)])
+
+    def test_persistent_header_is_judged_as_push_judges_it(self, stored_factory: Any) -> None:
+        """Accepted by both where the channel keeps events. Table 2-4: Persistent "only
+        has meaning when ConnectionReliability is also set to 1": on a BestEffort
+        channel push raises BAD_QOS and validate_event_qos says UNAVAILABLE_VALUE,
+        naming BestEffort."""
+        proxy = self._best_effort_admin_proxy(stored_factory)
+        proxy.push_structured_event(structured(header=[short("EventReliability", 1)]))
+        proxy.validate_event_qos([short("EventReliability", 1)])
+
+        channel, _ = stored_factory.create_channel([], [])
+        proxy = entry(channel)
+        with pytest.raises(CORBA.BAD_QOS):
+            proxy.push_structured_event(structured(header=[short("EventReliability", 1)]))
+        with pytest.raises(N.UnsupportedQoS) as info:
+            proxy.validate_event_qos([short("EventReliability", 1)])
+        (error,) = info.value.qos_err
+        assert (error.name, error.code) == ("EventReliability", N.UNAVAILABLE_VALUE)
+        assert error.available_range.high_val.value() == 0
+
+    def test_one_error_per_property(self, channel: Any) -> None:
+        """A StartTime of the wrong type while StartTimeSupported is FALSE is reported
+        once, with the first failure (docs/qos.md, "Error codes")."""
+        proxy = entry(channel)
+        proxy.set_qos([boolean("StartTimeSupported", False)])
+        with pytest.raises(N.UnsupportedQoS) as info:
+            proxy.validate_event_qos([long_("StartTime", 5)])
+        assert [(e.name, e.code) for e in info.value.qos_err] == [("StartTime", N.BAD_TYPE)]
+        with pytest.raises(N.UnsupportedQoS) as info:
+            proxy.validate_event_qos([utc("StartTime", 0)])
+        assert [(e.name, e.code) for e in info.value.qos_err] == \
+            [("StartTime", N.UNAVAILABLE_PROPERTY)]
