@@ -300,14 +300,17 @@ def _apply_header_field(event: Event, name: str, value: Any, proxy_qos: dict[str
         # Table 2-4: zero means "no timeout", and the header overrides the proxy.
         event.lifetime = python_value / 1e7 if python_value else None
         event.lifetime_source = 2
-    elif name == "StopTime":
-        if not proxy_qos.get("StopTimeSupported", True):
-            raise _bad_qos("StopTime in the header but StopTimeSupported is FALSE")
-        event.stop_time = utc_to_seconds(python_value)
-    elif name == "StartTime":
-        if not proxy_qos.get("StartTimeSupported", True):
-            raise _bad_qos("StartTime in the header but StartTimeSupported is FALSE")
-        event.start = utc_to_seconds(python_value)
+    elif name in ("StopTime", "StartTime"):
+        if not proxy_qos.get(name + "Supported", True):
+            raise _bad_qos(f"{name} in the header but {name}Supported is FALSE")
+        # A UtcT made in process is not marshalled: nothing else bounds its members.
+        if not legal(definition, python_value):
+            raise _bad_qos(f"header {name} is outside TimeBase::UtcT")
+        when = utc_to_seconds(python_value)
+        if name == "StopTime":
+            event.stop_time = when
+        else:
+            event.start = when
     elif name == "EventReliability":
         if python_value not in (0, 1):
             raise _bad_qos(f"header EventReliability {python_value} is not 0 or 1")

@@ -152,7 +152,7 @@ def from_any(definition: PropertyDef, value: Any) -> tuple[bool, Any]:
     d = D.unalias(value._t._d)
     if definition.type is ValueType.UTCT:
         if type(d) is tuple and d[0] == D.STRUCT and D.repo_id(d) == _UTCT_ID:
-            return True, value._v
+            return _utct_value(value._v)
         return False, None
     if type(d) is not int or d != _KIND_OF[definition.type]:
         return False, None
@@ -160,6 +160,33 @@ def from_any(definition: PropertyDef, value: Any) -> tuple[bool, Any]:
     if definition.type is ValueType.BOOLEAN:
         return isinstance(inner, int), bool(inner)
     return isinstance(inner, int) and not isinstance(inner, bool), inner
+
+
+#: TimeBase::UtcT's members and their ranges: TimeT, ulong, ushort, short.
+_UTCT_FIELDS = (("time", 0, 2**64 - 1), ("inacclo", 0, 2**32 - 1),
+                ("inacchi", 0, 2**16 - 1), ("tdf", -(2**15), 2**15 - 1))
+
+
+def _utct_value(inner: Any) -> tuple[bool, Any]:
+    """An Any with the UtcT TypeCode made in process holds whatever it was given (a
+    marshalled one cannot): not a UtcT of integers is the wrong type, a member
+    outside its IDL type's range an illegal value (``_INVALID``)."""
+    if not isinstance(inner, TimeBase.UtcT):
+        return False, None
+    legal_members = True
+    for name, low, high in _UTCT_FIELDS:
+        member = getattr(inner, name, None)
+        if not isinstance(member, int) or isinstance(member, bool):
+            return False, None
+        legal_members = legal_members and low <= member <= high
+    return True, inner if legal_members else _INVALID
+
+
+def _legal_range(definition: PropertyDef) -> Any:
+    """The range a BAD_VALUE returns: the property's legal values."""
+    if definition.type is ValueType.UTCT:
+        return _range(definition, _utc(0), _utc(2**64 - 1))
+    return _range(definition, definition.low, definition.high)
 
 
 def _range(definition: PropertyDef, low: Any, high: Any) -> Any:
@@ -225,9 +252,8 @@ def check_qos(request: Sequence[Any], target: Target, current: Mapping[str, Any]
         if not ok:
             errors.append(_error(CosNotification.BAD_TYPE, prop.name))
             continue
-        if definition.type is not ValueType.UTCT and not legal(definition, value):
-            errors.append(_error(CosNotification.BAD_VALUE, prop.name,
-                                 _range(definition, definition.low, definition.high)))
+        if not legal(definition, value):
+            errors.append(_error(CosNotification.BAD_VALUE, prop.name, _legal_range(definition)))
             continue
         if not _supported(definition, value, caps):
             errors.append(_error(CosNotification.UNSUPPORTED_VALUE, prop.name,

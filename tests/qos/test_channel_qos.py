@@ -568,3 +568,59 @@ class TestValidateEventQoS:
             proxy.validate_event_qos([utc("StartTime", 0)])
         assert [(e.name, e.code) for e in info.value.qos_err] == \
             [("StartTime", N.UNAVAILABLE_PROPERTY)]
+
+
+def _utct_any(name: str, value: Any) -> Any:
+    """What an in-process supplier can build: the UtcT TypeCode over any value."""
+    return N.Property(name, CORBA.Any(TimeBase._tc_UtcT, value))
+
+
+#: Not a UtcT (Table 2-6 BAD_TYPE: "The type supplied for the value of this property
+#: is incorrect"), and UtcTs whose time is outside TimeBase::TimeT (BAD_VALUE).
+_NOT_UTCT = [5, None, TimeBase.UtcT("soon", 0, 0, 0)]
+_OUTSIDE_UTCT = [TimeBase.UtcT(-5, 0, 0, 0), TimeBase.UtcT(2**70, 0, 0, 0)]
+
+
+class TestHeaderUtcT:
+    """Table 2-4: StartTime and StopTime are TimeBase::UtcT. A header that "cannot be
+    satisfied" raises BAD_QOS from push (section 2.5.6.7), not a crash (review 115)."""
+
+    @pytest.mark.parametrize("name", ["StartTime", "StopTime"])
+    @pytest.mark.parametrize("value", _NOT_UTCT + _OUTSIDE_UTCT)
+    def test_push_raises_bad_qos(self, channel: Any, name: str, value: Any) -> None:
+        supplier = entry(channel)
+        with pytest.raises(CORBA.BAD_QOS):
+            supplier.push_structured_event(structured(header=[_utct_any(name, value)]))
+
+    @pytest.mark.parametrize("name", ["StartTime", "StopTime"])
+    def test_validate_event_qos_codes(self, channel: Any, name: str) -> None:
+        supplier = entry(channel)
+        for value in _NOT_UTCT:
+            with pytest.raises(N.UnsupportedQoS) as info:
+                supplier.validate_event_qos([_utct_any(name, value)])
+            assert [(e.name, e.code) for e in info.value.qos_err] == [(name, N.BAD_TYPE)]
+        for value in _OUTSIDE_UTCT:
+            with pytest.raises(N.UnsupportedQoS) as info:
+                supplier.validate_event_qos([_utct_any(name, value)])
+            (error,) = info.value.qos_err
+            assert (error.name, error.code) == (name, N.BAD_VALUE)
+            legal = error.available_range  # "A range of values which would be supported"
+            assert (legal.low_val.value().time, legal.high_val.value().time) == (0, 2**64 - 1)
+
+    def test_pulled_event_is_dropped_not_a_supplier_failure(self, channel: Any) -> None:
+        """A pull-style proxy consumer has no caller to raise BAD_QOS to: the event is
+        dropped (docs/qos.md), and the supplier is not counted as failing (Retries)."""
+        from tests.channel.conftest import PullSupplier
+
+        bad = structured(fields={"n": 0}, header=[_utct_any("StopTime", 5)])
+        supplier = PullSupplier([bad] * 6 + [structured(fields={"n": 1})])
+        sink = StructuredPushConsumer()
+        out, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_push_consumer(sink)
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_pull_consumer(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_supplier(supplier)
+        assert sink.wait_for(1)
+        assert [number(e) for e in sink.received] == [1]
+        assert not proxy.destroyed and not supplier.disconnected.is_set()
