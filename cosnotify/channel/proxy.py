@@ -40,6 +40,8 @@ __all__ = ["ProxyBase", "Suspendable"]
 
 log = logging.getLogger("cosnotify.channel")
 
+_DELIVERY = "DeliveryReliability"
+
 
 class ProxyBase(QoSAdminMixin, FilterAdminMixin):
     """Base of every proxy (notification and Event Service style)."""
@@ -72,6 +74,7 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
         self._qos, self._qos_explicit = initial_qos(self.qos_level, qos, explicit)
         self._qos_level = self.qos_level
         self._qos_lock = threading.RLock()
+        self._keep_qos_in_effect()
         self._init_filters()
 
     # -- IDL attributes ------------------------------------------------------------
@@ -104,6 +107,17 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
             # before obtaining the proxy (docs/qos.md).
             return attrs.evolve(caps, acknowledgment=False)
         return caps
+
+    def _keep_qos_in_effect(self) -> None:
+        """DeliveryReliability=Acknowledgment inherited by a kind that cannot acknowledge
+        is not in effect on it: it holds (and get_qos reports) None, the one value its
+        set_qos accepts (section 2.5.6.3: get_qos gives "the current QoS properties in
+        effect"). Also run on a record restored from before review 115."""
+        if not self.acknowledges:
+            with self._qos_lock:
+                if self._qos.get(_DELIVERY, 0) != 0:
+                    self._qos[_DELIVERY] = 0
+                    self._qos_explicit.discard(_DELIVERY)
 
     def validate_event_qos(self, required_qos: list[Any]) -> list[Any]:
         """Which per-event QoS this proxy honours (section 3.4.1.4): what push accepts

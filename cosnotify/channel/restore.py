@@ -165,6 +165,7 @@ class _Rebuild:
             proxy._stored = True
             proxy._name = data.get("name")
             _apply_qos(proxy, data["qos"], path)
+            proxy._keep_qos_in_effect()  # an older record may hold an Acknowledgment
             channel._names.adopt(admin.proxy_scope, proxy._name)  # last: a skipped record
             # keeps no name
         except BaseException:

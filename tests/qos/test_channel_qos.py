@@ -624,3 +624,62 @@ class TestHeaderUtcT:
         assert sink.wait_for(1)
         assert [number(e) for e in sink.received] == [1]
         assert not proxy.destroyed and not supplier.disconnected.is_set()
+
+
+class TestDeliveryReliabilityInEffect:
+    """Section 2.5.6.3: get_qos returns "the current QoS properties in effect". A proxy
+    with no acknowledge (section 3.7) inherits no Acknowledgment from its admin: it
+    reports None, and set_qos of what it reports is accepted (review 115)."""
+
+    @pytest.mark.parametrize("obtain, ctype", [
+        ("obtain_notification_push_supplier", CA.ANY_EVENT),
+        ("obtain_notification_pull_supplier", CA.ANY_EVENT),
+    ])
+    def test_consumer_admin_side(self, channel: Any, obtain: str, ctype: Any) -> None:
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        admin.set_qos([short("DeliveryReliability", 1)])
+        proxy, _ = getattr(admin, obtain)(ctype)
+        self._check(proxy)
+        acked, _ = getattr(admin, obtain)(CA.STRUCTURED_EVENT)  # a ...Ack proxy
+        assert qos_dict(acked.get_qos())["DeliveryReliability"] == 1
+        acked.set_qos([short("DeliveryReliability", 1)])
+
+    @pytest.mark.parametrize("obtain, ctype", [
+        ("obtain_notification_push_consumer", CA.ANY_EVENT),
+        ("obtain_notification_pull_consumer", CA.STRUCTURED_EVENT),
+        ("obtain_notification_pull_consumer", CA.SEQUENCE_EVENT),
+    ])
+    def test_supplier_admin_side(self, channel: Any, obtain: str, ctype: Any) -> None:
+        admin, _ = channel.new_for_suppliers(CA.AND_OP)
+        admin.set_qos([short("DeliveryReliability", 1)])
+        self._check(getattr(admin, obtain)(ctype)[0])
+        numbered, _ = admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+        assert qos_dict(numbered.get_qos())["DeliveryReliability"] == 1
+
+    def _check(self, proxy: Any) -> None:
+        assert qos_dict(proxy.get_qos())["DeliveryReliability"] == 0
+        proxy.set_qos([short("DeliveryReliability", 0)])
+        offered = {r.name for r in proxy.validate_qos([])}
+        assert "DeliveryReliability" not in offered  # no other value would be accepted
+        with pytest.raises(N.UnsupportedQoS) as info:
+            proxy.set_qos([short("DeliveryReliability", 1)])
+        assert info.value.qos_err[0].code == N.UNSUPPORTED_VALUE
+
+    def test_an_older_record_is_restored_in_effect(self, stored_factory: Any) -> None:
+        """A record saved before this fix kept the inherited Acknowledgment."""
+        from cosnotify.channel.factory import EventChannelFactory
+
+        store = stored_factory._service.topology.store
+        channel, channel_id = stored_factory.create_channel(
+            [short("ConnectionReliability", 1), short("DeliveryReliability", 1)], [])
+        admin, admin_id = channel.new_for_consumers(CA.AND_OP)
+        proxy, proxy_id = admin.obtain_notification_push_supplier(CA.ANY_EVENT)
+        with proxy._qos_lock:  # what the old code held and saved
+            proxy._qos["DeliveryReliability"] = 1
+            proxy._qos_explicit.add("DeliveryReliability")
+        proxy._persist()
+        stored_factory.close()
+        with EventChannelFactory(store=store) as again:
+            restored = again.get_event_channel(channel_id).get_consumeradmin(
+                admin_id).get_proxy_supplier(proxy_id)
+            assert qos_dict(restored.get_qos())["DeliveryReliability"] == 0
