@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from omniORB import CORBA
-
 import CosNotification
 
 from cosnotify.channel.account import QueueAccount
 from cosnotify.filter.oes.limits import NodeLimits
-from cosnotify.qos.negotiation import check_admin, to_property_seq
+from cosnotify.qos.negotiation import check_admin, to_any, to_property_seq
 from cosnotify.qos.properties import (
     ADMIN_PROPERTIES,
     FILTER_GROUP_SEMANTICS,
@@ -36,9 +34,10 @@ def check_retention(changes: dict[str, Any], service: Any) -> None:
     """RetainAge, RetainCount and RetainBytes need a store: UnsupportedAdmin without."""
     wanted = [name for name in (RETAIN_AGE, RETAIN_COUNT, RETAIN_BYTES) if changes.get(name)]
     if wanted and service.topology is None:
-        null = CORBA.Any(CORBA.TC_null, None)
+        # Table 2-6: "A range of values which *would* be supported is returned": 0..0.
         raise CosNotification.UnsupportedAdmin([CosNotification.PropertyError(
-            CosNotification.UNAVAILABLE_VALUE, name, CosNotification.PropertyRange(null, null))
+            CosNotification.UNAVAILABLE_VALUE, name, CosNotification.PropertyRange(
+                to_any(ADMIN_PROPERTIES[name], 0), to_any(ADMIN_PROPERTIES[name], 0)))
             for name in wanted])
 
 class AdminPropertiesMixin:

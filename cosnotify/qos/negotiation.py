@@ -31,6 +31,7 @@ from cosnotify.qos.properties import (
     BEST_EFFORT,
     PERSISTENT,
     QOS_PROPERTIES,
+    TRANSACTION_ADMIN_PROPERTIES,
     Level,
     PropertyDef,
     ValueType,
@@ -399,7 +400,9 @@ def check_admin(request: Sequence[Any]) -> tuple[dict[str, Any], list[Any]]:
     for prop in request:
         definition = ADMIN_PROPERTIES.get(prop.name)
         if definition is None:
-            errors.append(_error(CosNotification.BAD_PROPERTY, prop.name))
+            code = CosNotification.UNSUPPORTED_PROPERTY \
+                if prop.name in TRANSACTION_ADMIN_PROPERTIES else CosNotification.BAD_PROPERTY
+            errors.append(_error(code, prop.name))
             continue
         ok, value = from_any(definition, prop.value)
         if not ok:

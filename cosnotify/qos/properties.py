@@ -29,6 +29,7 @@ __all__ = [
     "RETAIN_COUNT",
     "SPEC_GROUPS",
     "TAO_GROUPS",
+    "TRANSACTION_ADMIN_PROPERTIES",
     "Level",
     "PropertyDef",
     "ValueType",
@@ -159,6 +160,15 @@ ADMIN_PROPERTIES: dict[str, PropertyDef] = {p.name: p for p in (
     _p(RETAIN_COUNT, ValueType.LONG, Level.CHANNEL, 0, 0, LONG_MAX),
     _p(RETAIN_BYTES, ValueType.ULONGLONG, Level.CHANNEL, 0, 0, 2**64 - 1),
 )}
+
+#: Section 2.1.5's admin properties of transactional delivery (TransactionTimeout: an
+#: unsigned long, "mapped on the unsigned long input parameter of the OTS
+#: Current.set_timeout()"; the other two: no type given). Understood (section 2.5.2:
+#: "expected to understand all properties defined in this specification"), not
+#: supported: they "affect only the proxies with transaction client behavior", which
+#: need EnableTransaction TRUE and an OTS. UNSUPPORTED_PROPERTY (docs/qos.md).
+TRANSACTION_ADMIN_PROPERTIES = frozenset(
+    ("TransactionEvents", "TransactionEventSequences", "TransactionTimeout"))
 
 
 def levels_of(definition: PropertyDef) -> list[str]:

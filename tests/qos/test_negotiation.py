@@ -11,7 +11,13 @@ from omniORB import CORBA
 import CosNotification as N
 import TimeBase
 
-from cosnotify.qos.negotiation import Capabilities, Target, additional_qos, check_qos
+from cosnotify.qos.negotiation import (
+    Capabilities,
+    Target,
+    additional_qos,
+    check_admin,
+    check_qos,
+)
 from cosnotify.qos.properties import QOS_PROPERTIES, Level
 
 PERSISTENT_OK = Capabilities(persistent=True, persistent_events=True)
@@ -187,3 +193,40 @@ class TestWireValues:
         _, errors = check_qos([N.Property("Priority", through_cdr(CORBA.Any(CORBA.TC_ushort, 3)))],
                               Target(Level.CHANNEL), {}, NO_PERSISTENCE)
         assert codes(errors) == {"Priority": N.BAD_TYPE}
+
+
+class TestAdminErrors:
+    """Table 2-6 in UnsupportedAdmin (review 115)."""
+
+    @pytest.mark.parametrize("name, tc", [("RetainAge", TimeBase._tc_TimeT),
+                                          ("RetainCount", CORBA.TC_long),
+                                          ("RetainBytes", CORBA.TC_ulonglong)])
+    def test_retention_without_a_store_gives_the_range(self, channel: Any, name: str,
+                                                       tc: Any) -> None:
+        """UNAVAILABLE_VALUE: "A range of values which *would* be supported is
+        returned": without a store, 0 (no history) of the property's own type."""
+        with pytest.raises(N.UnsupportedAdmin) as info:
+            channel.set_admin([N.Property(name, CORBA.Any(tc, 5))])
+        (error,) = info.value.admin_err
+        assert (error.name, error.code) == (name, N.UNAVAILABLE_VALUE)
+        low, high = error.available_range.low_val, error.available_range.high_val
+        assert low.typecode().equivalent(tc) and high.typecode().equivalent(tc)
+        assert (low.value(), high.value()) == (0, 0)
+
+    @pytest.mark.parametrize("name", ["TransactionEvents", "TransactionEventSequences",
+                                      "TransactionTimeout"])
+    def test_transaction_admin_properties_are_understood(self, factory: Any,
+                                                         name: str) -> None:
+        """Section 2.1.5 defines them; section 2.5.2: implementations "are expected to
+        understand all properties defined in this specification", so not BAD_PROPERTY
+        ("The implementation knows nothing about it") but UNSUPPORTED_PROPERTY: they
+        affect only transaction clients, which need an OTS (docs/qos.md)."""
+        for value in (CORBA.Any(CORBA.TC_ulong, 0), CORBA.Any(CORBA.TC_ulong, 5),
+                      CORBA.Any(CORBA.TC_string, "x")):
+            changes, errors = check_admin([N.Property(name, value)])
+            assert changes == {} and codes(errors) == {name: N.UNSUPPORTED_PROPERTY}
+        with pytest.raises(N.UnsupportedAdmin) as info:
+            factory.create_channel([], [N.Property(name, CORBA.Any(CORBA.TC_ulong, 5))])
+        assert codes(info.value.admin_err) == {name: N.UNSUPPORTED_PROPERTY}
+        _, errors = check_admin([N.Property("TransactionNoSuch", CORBA.Any(CORBA.TC_ulong, 5))])
+        assert codes(errors) == {"TransactionNoSuch": N.BAD_PROPERTY}
