@@ -5,7 +5,8 @@ by filters (constraint event-type lists, section 2.3) and the channel
 (subscription sharing, section 2.6). Any combination of "" and "*" for the
 domain with "", "*" or "%ALL" for the type means every type and becomes
 :data:`ALL` (section 2.6.6). '*' matches zero or more characters anywhere
-in either string (section 2.3).
+in either string (section 2.3). A single empty field is not a wildcard: it
+is matched for equality (section 3.2.1; docs/filters.md, decision 37).
 """
 
 from __future__ import annotations
@@ -86,7 +87,10 @@ def type_matches(pattern: tuple[str, str], domain: str, type_name: str) -> bool:
 
 
 def _glob(pattern: str, text: str) -> bool:
-    if pattern in ("", "*"):
+    # "" is a name like any other (section 2.8: "The default domain is named by the
+    # empty string"), matched for equality; only "*" is a wildcard
+    # (section 3.2.1). ("", "") as a whole was made ALL by ``normalize``.
+    if pattern == "*":
         return True
     if "*" not in pattern:
         return pattern == text

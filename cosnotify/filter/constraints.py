@@ -135,7 +135,7 @@ def _type_test(types: Sequence[TypePair]) -> Callable[[str, str], bool] | None:
     """A fast test for "does this constraint apply to (domain, type)?"."""
     if ALL in types:
         return None
-    exact = frozenset(p for p in types if p[0] and p[1] and "*" not in p[0] + p[1])
+    exact = frozenset(p for p in types if "*" not in p[0] + p[1])
     others = tuple(p for p in types if p not in exact)
 
     def applies(domain: str, type_name: str) -> bool:

@@ -72,15 +72,20 @@ class FilterFactory:
             raise grammars_module().InvalidTemplate(str(exc)) from None
 
     def create_filter(self, constraint_grammar: str) -> Filter:
-        """A new forwarding filter (§3.2.3.1); ``InvalidGrammar`` for unknown names."""
-        made = Filter(constraint_grammar, self._grammar(constraint_grammar), self._context)
+        """A new forwarding filter (§3.2.3.1); ``InvalidGrammar`` for unknown names.
+
+        Its ``constraint_grammar`` is the grammar's own name, not the alias it was
+        asked for (§3.2.1.1: "EXTENDED_TCL" for the default grammar; decision 42).
+        """
+        grammar = self._grammar(constraint_grammar)
+        made = Filter(grammar.name, grammar, self._context)
         self._made(made)
         return made
 
     def create_mapping_filter(self, constraint_grammar: str, default_value: Any) -> MappingFilter:
         """A new mapping filter whose value type is ``default_value``'s (§3.2.3.2)."""
         grammar = self._grammar(constraint_grammar)
-        made = MappingFilter(constraint_grammar, grammar, default_value, self._context)
+        made = MappingFilter(grammar.name, grammar, default_value, self._context)
         self._made(made)
         return made
 

@@ -309,7 +309,7 @@ class _ByType:
     """Constraints without an access, found by the event's type (§2.3).
 
     A type pattern with a literal domain and type is hashed on both; one that
-    leaves the domain or the type open ("" or "*") on the other; patterns with
+    leaves the domain or the type open ("*"; "" is a literal, §3.2.1) on the other; patterns with
     '*' inside a name are tested once per event type seen, and cached.
     """
 
@@ -331,7 +331,7 @@ class _ByType:
             return [(self.everywhere, None)]
         found: list[tuple[dict[Any, Any], Any]] = []
         for domain, type_name in entry.types:
-            open_domain, open_type = domain in ("", "*"), type_name in ("", "*")
+            open_domain, open_type = domain == "*", type_name == "*"  # "": a name
             if ("*" in domain and not open_domain) or ("*" in type_name and not open_type):
                 found.append((self.patterns, None))
             elif open_domain:

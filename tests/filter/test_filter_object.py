@@ -109,12 +109,24 @@ class TestEventTypes:
         ([("Tele*", "*larm")], "Telecom", "Alarm", True),
         ([("T*m", "A*")], "Telecom", "Alarm", True),
         ([("T*m", "A*")], "Transport", "Alarm", False),
-        ([("", "Alarm")], "Anything", "Alarm", True),
+        ([("*", "Alarm")], "Anything", "Alarm", True),
+        ([("", "Alarm")], "Anything", "Alarm", False),
+        ([("", "Alarm")], "", "Alarm", True),
+        ([("Telecom", "")], "Telecom", "Alarm", False),
+        ([("Telecom", "")], "Telecom", "", True),
+        ([("", "*")], "Telecom", "Alarm", True),
+        ([("*", "")], "Telecom", "Alarm", True),
         ([("Other", "X"), ("Telecom", "*")], "Telecom", "Alarm", True),
     ])
     def test_structured(self, types: list[tuple[str, str]], domain: str, type_name: str,
                         expected: bool) -> None:
-        """Exact names, '*' anywhere, and the every-type spellings."""
+        """Exact names, '*' anywhere, and the every-type spellings. A single empty
+        field is a name matched for equality, not a wildcard (§3.2.1: "strings that
+        will be matched for equality against the domain_name and type_name fields
+        ... or ... strings with wildcard symbols (*)"; only "a single element whose
+        domain and type name are both set to either the empty string or else the
+        wildcard symbol" means all types, and §2.6.6 makes "any combination of empty
+        strings or the "*" string" %ALL; decision 37)."""
         f = make_filter((types, "TRUE"))
         assert f.match_structured(structured(domain, type_name)) is expected
 
@@ -239,10 +251,15 @@ class TestQueries:
         assert f.match_structured(structured()) is True
 
     def test_grammar_attribute(self) -> None:
-        """constraint_grammar is the name the factory was given."""
+        """constraint_grammar of a filter of the default grammar is "EXTENDED_TCL", also
+        when the factory was asked for an alias (§3.2.1.1: "The value that the
+        constraint_grammar attribute is set to in the case the target filter object
+        supports this default grammar will be "EXTENDED_TCL."", and §3.2.2.1)."""
         factory = FilterFactory()
         for name in ("EXTENDED_TCL", "TCL", "ETCL"):
-            assert factory.create_filter(name)._get_constraint_grammar() == name
+            assert factory.create_filter(name)._get_constraint_grammar() == "EXTENDED_TCL"
+            mapping = factory.create_mapping_filter(name, CORBA.Any(CORBA.TC_short, 0))
+            assert mapping._get_constraint_grammar() == "EXTENDED_TCL"
 
 
 class TestDestroy:

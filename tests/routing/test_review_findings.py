@@ -336,3 +336,23 @@ def test_a_second_admin_filter_does_not_replace_every_proxy() -> None:
         assert len(placed) <= 2
     finally:
         world.factory.close()
+
+
+def test_an_empty_type_field_is_a_name_not_a_wildcard() -> None:
+    """Review 116 F09: the index files a constraint for ("", "Alarm") under that exact
+    pair, not under every domain's Alarm (§3.2.1: "strings that will be matched for
+    equality against the domain_name and type_name fields of each event"; only "*"
+    is a wildcard)."""
+    from cosnotify.filter.factory import FilterFactory
+    from cosnotify.routing.index import PredicateIndex
+
+    flt = FilterFactory().create_filter("EXTENDED_TCL")
+    flt.add_constraints([F.ConstraintExp([N.EventType("", "Alarm")], "$a == $b"),
+                         F.ConstraintExp([N.EventType("Telecom", "")], "$a == $b")])
+    index = PredicateIndex()
+    index.add(flt, flt._state.entries)
+    assert index.fallback_count == 2
+    assert index._by_type.lookup(("Finance", "Alarm")) == ()
+    assert index._by_type.lookup(("Telecom", "Alarm")) == ()
+    assert len(index._by_type.lookup(("", "Alarm"))) == 1
+    assert len(index._by_type.lookup(("Telecom", ""))) == 1
