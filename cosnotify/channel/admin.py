@@ -359,6 +359,20 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
         self._update_contribution()
         self._persist()
 
+    def _filter_added(self, filter_id: int, new_filter: Any) -> None:
+        super()._filter_added(filter_id, new_filter)
+        self._proxies_follow()
+
+    def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
+        super()._filter_removed(filter_id, old_filter)
+        self._proxies_follow()
+
+    def _proxies_follow(self) -> None:
+        """A proxy without filters contributes %ALL unless this admin's filters bound
+        what it receives (ProxySupplier._wanted_types): they follow a change."""
+        for proxy in self._all_proxies():
+            proxy._update_contribution()
+
     def _on_destroy(self) -> None:
         self.remove_all_filters()  # detaches this admin's callbacks from its filters
         self._update_contribution()

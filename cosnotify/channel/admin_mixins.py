@@ -115,10 +115,14 @@ class FilterAdminMixin:
         if new_filter is None:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "add_filter: nil filter")
         with self._filter_lock:
+            # Destroyed: as a remote call would find it (its teardown removed the
+            # filters it held; one added now would keep a callback nobody detaches).
+            self._check_alive()
             filter_id = self._next_filter_id
             self._next_filter_id += 1
             self._filters = self._filters + ((filter_id, new_filter),)
             self._route_filter(new_filter, True)
+            self._filter_adding(filter_id, new_filter)
         self._filter_added(filter_id, new_filter)
         self._persist()
         return filter_id
@@ -157,9 +161,16 @@ class FilterAdminMixin:
         """Overridden by QoSAdminMixin where both are mixed in."""
 
     # -- hooks -------------------------------------------------------------------------
+    def _check_alive(self) -> None:
+        """OBJECT_NOT_EXIST once destroyed (proxies and admins)."""
+
     def _route_filter(self, flt: Any, added: bool) -> None:
         """The channel's router follows ``_filters`` (called with ``_filter_lock`` held,
         so the router sees adds and removes in the order they happened)."""
+
+    def _filter_adding(self, filter_id: int, new_filter: Any) -> None:
+        """Called as a filter is added, with ``_filter_lock`` held (it is in ``_filters``
+        now), so a remove that follows finds what it did; then ``_filter_added``."""
 
     def _filter_added(self, filter_id: int, new_filter: Any) -> None:
         """Called after a filter is added (outside the lock)."""

@@ -97,8 +97,10 @@ class AdminPropertiesMixin:
         tao = self._admin_props[FILTER_GROUP_SEMANTICS] == TAO_GROUPS
         if tao != self._or_empty_passes:
             self._or_empty_passes = tao
-            self._router.set_or_empty_passes(
-                tao, [p for a in self._scan_routes() for p in a._all_proxies()])
+            proxies = [p for a in self._scan_routes() for p in a._all_proxies()]
+            self._router.set_or_empty_passes(tao, proxies)
+            for proxy in proxies:  # whether an admin's filters bound it (supplier_proxy.py)
+                proxy._update_contribution()
         if starting:
             self._count_queued()
         self._apply_retention()

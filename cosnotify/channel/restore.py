@@ -292,8 +292,9 @@ class _Rebuild:
         with obj._filter_lock:
             obj._filters = tuple(attached)
             obj._next_filter_id = max(top + 1, next_id)
-            for _, flt in attached:
+            for filter_id, flt in attached:
                 obj._route_filter(flt, True)
+                obj._filter_adding(filter_id, flt)
         for filter_id, flt in attached:
             obj._filter_added(filter_id, flt)
 

@@ -58,16 +58,19 @@ def to_event_types(pairs: Iterable[tuple[str, str]]) -> list[Any]:
 
 
 class TypeSet:
-    """One contributor's event types; ``update`` returns the (added, removed) delta."""
+    """One contributor's event types; ``update`` returns the (added, removed) delta.
+
+    ``types`` is replaced, never changed in place, so a reader without the
+    writer's lock (``_wanted_types``) sees one whole set.
+    """
 
     def __init__(self) -> None:
         self.types: set[tuple[str, str]] = set()
 
     def update(self, added: Iterable[tuple[str, str]],
                removed: Iterable[tuple[str, str]]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
-        before = set(self.types)
-        self.types.difference_update(removed)
-        self.types.update(added)
+        before = self.types
+        self.types = (before - set(removed)) | set(added)
         return self.types - before, before - self.types
 
     def replace(self, types: Iterable[tuple[str, str]]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
@@ -232,63 +235,136 @@ class SubscriptionContributor:
     from ``subscription_change`` calls made on the object itself and from the
     constraints of its filters, which call back through a per-filter
     :class:`FilterCallback` attached with ``attach_callback``.
+
+    A filter's callback is registered while the filter is added (under the
+    object's filter lock, ``_filter_adding``), so a ``remove_filter`` that
+    follows always finds it; it is attached *before* the filter's constraints
+    are read, so no change made meanwhile goes unreported (the reports that
+    arrive before the read are applied on top of it: :meth:`FilterCallback.prime`).
     """
 
     _channel: Any
     _destroyed: bool
+    _filters: tuple[tuple[int, Any], ...]
 
     def _init_subscriptions(self) -> None:
         self._explicit = TypeSet()
-        self._filter_types: dict[int, TypeSet] = {}
         self._callbacks: dict[int, FilterCallback] = {}
         self._contribution = TypeSet()
+        #: One thread at a time recomputes and hands the hub the difference; a change
+        #: made meanwhile marks the contribution dirty and that thread goes round again
+        #: (``_update_contribution``), so no update is lost and none waits on another.
+        self._contribution_lock = threading.Lock()
+        self._contribution_dirty = False
+        self._contribution_busy = False
 
     def _checked_types(self, types: list[Any]) -> list[tuple[str, str]]:
         return check_event_types(types)
 
+    def _filter_adding(self, filter_id: int, new_filter: Any) -> None:
+        """The filter is in ``_filters`` now (called with ``_filter_lock`` held)."""
+        self._callbacks[filter_id] = FilterCallback(self, _reports_aggregate(new_filter))
+        self._filters_changed()
+
     def _filter_added(self, filter_id: int, new_filter: Any) -> None:
-        types = TypeSet()
-        self._filter_types[filter_id] = types
-        callback = FilterCallback(self, types)
-        self._callbacks[filter_id] = callback
+        callback = self._callbacks.get(filter_id)
+        if callback is None:  # removed again already (_filter_removed)
+            return
+        try:
+            callback_id = new_filter.attach_callback(callback.argument_for(new_filter))
+        except Exception as exc:  # noqa: BLE001 - a remote filter may refuse; sharing is best effort
+            log.debug("cannot follow subscriptions of %r: %s", new_filter, exc)
+            callback.release()
+        else:
+            if not callback.attached(callback_id):  # removed while attaching
+                _detach(new_filter, callback)
+                return
+        counts: collections.Counter[tuple[str, str]] = collections.Counter()
         try:
             constraints = new_filter.get_all_constraints()
             for info in constraints:
-                types.update(self._checked_types(info.constraint_expression.event_types)
-                             or [ALL], [])
-            types.update(_attributes_of(new_filter, constraints), [])
-            callback.callback_id = new_filter.attach_callback(callback.argument_for(new_filter))
-        except Exception as exc:  # noqa: BLE001 - a remote filter may refuse; sharing is best effort
-            log.debug("cannot follow subscriptions of %r: %s", new_filter, exc)
-            if callback.callback_id is None:
-                callback.release()
+                counts.update(set(self._checked_types(info.constraint_expression.event_types)
+                                  or [ALL]))
+            counts.update(_attributes_of(new_filter, constraints))
+        except Exception as exc:  # noqa: BLE001 - a remote filter may be gone
+            log.debug("cannot read the constraints of %r: %s", new_filter, exc)
+        callback.prime(counts)
         self._update_contribution()
 
     def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
-        self._filter_types.pop(filter_id, None)
         callback = self._callbacks.pop(filter_id, None)
-        if callback is not None and callback.callback_id is not None:
-            try:
-                old_filter.detach_callback(callback.callback_id)
-            except Exception as exc:  # noqa: BLE001
-                log.debug("detach_callback on %r failed: %s", old_filter, exc)
-        if callback is not None:
-            callback.release()
+        self._filters_changed()
+        if callback is not None and callback.cancel() is not None:
+            _detach(old_filter, callback)  # else _filter_added detaches it, once attached
         self._update_contribution()
+
+    def _filters_changed(self) -> None:
+        """Hook: a filter was added or removed (proxy suppliers: section 2.6.5)."""
+
+    def _filter_wanted(self) -> set[tuple[str, str]]:
+        """The types the filters' constraints require now."""
+        wanted: set[tuple[str, str]] = set()
+        for callback in list(self._callbacks.values()):  # add_filter may run meanwhile
+            wanted |= callback.types()
+        return wanted
 
     def _wanted_types(self) -> set[tuple[str, str]]:
         """The types this contributor adds to the aggregate now."""
-        wanted: set[tuple[str, str]] = set(self._explicit.types)
-        for types in list(self._filter_types.values()):  # add_filter may run meanwhile
-            wanted |= types.types
+        return self._collapsed(set(self._explicit.types) | self._filter_wanted())
+
+    def _collapsed(self, wanted: set[tuple[str, str]]) -> set[tuple[str, str]]:
         if ALL in wanted:  # every type; attributes tested still count (a quench)
             wanted = {ALL} | {pair for pair in wanted if pair[0] == ATTRIBUTE_DOMAIN}
         return set() if self._destroyed else wanted
 
     def _update_contribution(self) -> None:
-        added, removed = self._contribution.replace(self._wanted_types())
-        if added or removed:
-            self._channel._hub.change_subscriptions(added, removed)
+        """Recompute what this object contributes and hand the hub the difference.
+
+        Without a lock held while computing (``_wanted_types`` may take others):
+        a call made while another thread is at it leaves the work to that thread,
+        which recomputes until nothing changed under it (section 2.6.3: the
+        aggregate must not lose a type a consumer requires).
+        """
+        lock = self._contribution_lock
+        with lock:
+            self._contribution_dirty = True
+            if self._contribution_busy:
+                return
+            self._contribution_busy = True
+        try:
+            while True:
+                with lock:
+                    if not self._contribution_dirty:
+                        self._contribution_busy = False
+                        return
+                    self._contribution_dirty = False
+                added, removed = self._contribution.replace(self._wanted_types())
+                if added or removed:
+                    self._channel._hub.change_subscriptions(added, removed)
+        except BaseException:
+            with lock:
+                self._contribution_busy = False
+            raise
+
+
+def _reports_aggregate(flt: Any) -> bool:
+    """Whether ``flt`` reports the aggregate of its constraints' types (this
+    service's filters, docs/filters.md decision 41) rather than each
+    constraint's; a filter that does not say is counted per constraint."""
+    try:
+        return getattr(flt, "_reports_aggregate", False) is True
+    except Exception:  # noqa: BLE001 - an object reference answers nothing here
+        return False
+
+
+def _detach(flt: Any, callback: FilterCallback) -> None:
+    """Detach ``callback`` (attached, and already taken off its owner) from ``flt``."""
+    if callback.callback_id is not None:
+        try:
+            flt.detach_callback(callback.callback_id)
+        except Exception as exc:  # noqa: BLE001
+            log.debug("detach_callback on %r failed: %s", flt, exc)
+    callback.release()
 
 
 def _attributes_of(flt: Any, constraints: list[Any]) -> list[tuple[str, str]]:
@@ -332,20 +408,81 @@ class FilterCallback(CosNotifyComm__POA.NotifySubscribe):  # type: ignore[misc]
     reference is handed a reference to it, activated in its default POA
     (omniORB's RootPOA, whose manager the application activates) when first
     needed and deactivated when the filter is removed.
+
+    It counts each type (section 2.6.5: a filter may "convey the event types
+    for a constraint as the added parameter ... when the constraint is added
+    and then as the removed parameter ... when that constraint is removed, or
+    ... maintain an aggregate"): a type stays required until every report
+    that added it was matched by one that removed it. A filter that reports
+    the aggregate (``aggregate``: this service's) is followed as a set.
+
+    Until :meth:`prime` gives the filter's types as read after attaching, the
+    reports are kept and then applied on top of the read, in order. Those of
+    an aggregate filter say what the set became, so the result is exact; for
+    a filter counted per constraint a report made before the read may also be
+    in it, so only the added types are applied (a type may stay required after
+    its last constraint went; never the other way round).
     """
 
-    def __init__(self, owner: SubscriptionContributor, types: TypeSet) -> None:
+    def __init__(self, owner: SubscriptionContributor, aggregate: bool = False) -> None:
         self._owner = owner
-        self._types = types
+        self.aggregate = aggregate
+        self._lock = threading.Lock()
+        self._counts: collections.Counter[tuple[str, str]] = collections.Counter()
+        self._pending: list[tuple[list[tuple[str, str]], list[tuple[str, str]]]] | None = []
+        self._cancelled = False
         self.callback_id: int | None = None
         self._reference: Any = None
 
     def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
         # A filter reports event types and, for grammars with a quench, the
         # ("%ATTRIBUTE", name) types of the attributes it tests.
-        self._types.update(check_event_types(added, attributes=True),
-                           check_event_types(removed, attributes=True))
+        add = check_event_types(added, attributes=True)
+        remove = check_event_types(removed, attributes=True)
+        with self._lock:
+            if self._pending is not None:  # not primed yet
+                self._pending.append((add, remove))
+                return
+            self._apply(add, remove)
         self._owner._update_contribution()
+
+    def _apply(self, added: list[tuple[str, str]], removed: list[tuple[str, str]]) -> None:
+        counts = self._counts
+        for pair in removed:
+            if counts[pair] <= 1 or self.aggregate:
+                counts.pop(pair, None)
+            else:
+                counts[pair] -= 1
+        for pair in added:
+            counts[pair] = 1 if self.aggregate else counts[pair] + 1
+
+    def prime(self, counts: collections.Counter[tuple[str, str]]) -> None:
+        """The filter's types as read after attaching (per constraint), then the
+        reports that came meanwhile."""
+        with self._lock:
+            self._counts = collections.Counter(dict.fromkeys(counts, 1)) if self.aggregate \
+                else collections.Counter(counts)
+            for added, removed in self._pending or ():
+                self._apply(added, removed if self.aggregate else [])
+            self._pending = None
+
+    def types(self) -> set[tuple[str, str]]:
+        with self._lock:
+            return set(self._counts)
+
+    def attached(self, callback_id: int) -> bool:
+        """Record the id ``attach_callback`` gave; False if the filter was removed
+        meanwhile (the caller detaches it)."""
+        with self._lock:
+            self.callback_id = callback_id
+            return not self._cancelled
+
+    def cancel(self) -> int | None:
+        """The filter was removed: the id to detach, or None while not attached
+        (the attaching thread detaches it then, :meth:`attached`)."""
+        with self._lock:
+            self._cancelled = True
+            return self.callback_id
 
     def argument_for(self, target_filter: Any) -> Any:
         """What to pass to ``target_filter.attach_callback``: self, or a reference to self."""

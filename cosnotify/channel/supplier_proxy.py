@@ -90,12 +90,14 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         self._mapping_warned = False
         self._lifetime_filter: Any = None
         self._init_subscriptions()
-        #: Whether the consumer has called subscription_change on this proxy. Until
-        #: it does, it receives every type; afterwards exactly the types it asked
-        #: for (none, if it withdrew them all; every type again if it adds %ALL).
-        #: Section 2.6.5: subscription_change stands in for a filter.
+        #: Whether the consumer's subscription_change calls have named a type for this
+        #: proxy. Until then it receives every type; afterwards exactly the types it
+        #: asked for (none, if it withdrew them all; every type again if it adds %ALL).
+        #: Section 2.6.5: subscription_change stands in for a filter -- until the
+        #: proxy has one: then its filters alone decide (``_refresh_type_filter``).
         self._explicit_set = False
-        #: The explicit subscription as a frozenset, or None when it restricts nothing.
+        #: The explicit subscription as a frozenset, or None when it restricts nothing
+        #: (none was made, it holds %ALL, or the proxy has filters).
         self._type_filter: frozenset[tuple[str, str]] | None = None
         #: offer_change to the consumer; exists before the consumer connects so that an
         #: obtain_offered_types(*_UPDATES_OFF) made first is remembered (Table 3-1).
@@ -431,13 +433,21 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
 
     # -- subscription sharing: NotifySubscribe on the proxy (section 2.6.5) ---------------
     def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
-        """The consumer states the types it wants without a filter (section 2.6.5)."""
+        """The consumer states the types it wants without a filter (section 2.6.5).
+
+        Its subscription list starts as every type (a proxy without filters "will
+        pass through all events it receives", section 2.3); removing a type that
+        list does not name removes nothing (section 3.3.2.1: "those event types
+        that the associated consumer wants to remove from its subscription list"),
+        so only adding a type, or removing %ALL, makes the list explicit.
+        """
         add, remove = self._checked_types(added), self._checked_types(removed)
         with self._lock:
-            self._explicit_set = True
-            self._explicit.update(add, remove)
-            types = self._explicit.types
-            self._type_filter = None if ALL in types else frozenset(types)
+            if add or ALL in remove:
+                self._explicit_set = True
+            if self._explicit_set:
+                self._explicit.update(add, remove)
+            self._refresh_type_filter()
         self._update_contribution()
         self._persist()
 
@@ -446,19 +456,48 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         with self._lock:
             self._explicit_set = True
             self._explicit.update(types, [])
-            self._type_filter = None if ALL in self._explicit.types else frozenset(
-                self._explicit.types)
+            self._refresh_type_filter()
         self._update_contribution()
+
+    def _refresh_type_filter(self) -> None:
+        """(``_lock`` held.) Section 2.6.5: "once it adds a filter to the proxy, it must
+        then interact with the filter only": with filters, the explicit list is kept
+        (it applies again once they are all removed) but restricts nothing."""
+        types = self._explicit.types
+        restricted = self._explicit_set and not self._filters and ALL not in types
+        self._type_filter = frozenset(types) if restricted else None
+
+    def _filters_changed(self) -> None:
+        with self._lock:
+            self._refresh_type_filter()
 
     def _wanted_types(self) -> set[tuple[str, str]]:
         """A proxy contributes while its consumer is connected (section 2.6.3): its
-        explicit types and its filters' types; with neither, every type."""
+        filters' types when it has filters (section 2.6.5; none, if they require
+        none), else its explicit types; with neither, every type -- unless its
+        admin's filters bound what it receives (section 2.3), when the admin's own
+        contribution stands for it."""
         if not self._connected:
             return set()
-        wanted = super()._wanted_types()
-        if not wanted and not self._explicit_set:
+        if self._filters:
+            wanted = self._filter_wanted()
+        elif self._explicit_set:
+            wanted = set(self._explicit.types)
+        elif self._admin_bounds():
+            wanted = set()
+        else:
             wanted = {ALL}
-        return wanted
+        return self._collapsed(wanted)
+
+    def _admin_bounds(self) -> bool:
+        """Whether the admin's filters pass every event this proxy (without filters of
+        its own) receives: the admin has filters and ``groups_pass`` asks them --
+        always under AND_OP, and under OR_OP unless an empty group passes everything
+        (FilterGroupSemantics, docs/filters.md "Filter groups")."""
+        admin = self._admin
+        if not getattr(admin, "_filters", ()):
+            return False
+        return bool(admin._and_op) or not self._channel._or_empty_passes
 
     def obtain_offered_types(self, mode: Any) -> list[Any]:
         """The channel's aggregate offers, and offer_change updates on or off (3.4.2.5)."""

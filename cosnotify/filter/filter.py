@@ -110,6 +110,10 @@ _DESTROYED.match_structured = _DESTROYED.match = _DESTROYED.match_typed = _destr
 class Filter:
     """A ``CosNotifyFilter::Filter`` holding constraints of one grammar (§3.2.1)."""
 
+    #: Callbacks hear the aggregate of the constraints' types (§2.6.5's second
+    #: option; the channel follows such a filter as a set: channel/subscriptions.py).
+    _reports_aggregate: Final = True
+
     def __init__(self, grammar_name: str, grammar: Grammar,
                  context: CompileContext | None = None) -> None:
         self._grammar_name = grammar_name
