@@ -432,6 +432,11 @@ class NotificationServer:
     def _release_orb(self) -> None:
         if self._owns_orb:
             self._owns_orb = False
+            # omniORB calls the connection-info function (the ConnectionWatch) from its
+            # own threads as connections close, the last ones inside destroy(), after
+            # omniORBpy has shut down the thread cache that call needs: a SIGSEGV or
+            # abort at stop (docs/server.md). None removes omniORB's hook altogether.
+            omniORB.registerConnectionInfoFn(None)
             try:
                 self.orb.shutdown(True)
             except CORBA.BAD_INV_ORDER:  # from an upcall: the ORB stops once it returns

@@ -382,7 +382,35 @@ class TestReviewOfTheMigration:
             with pytest.raises(CORBA.OBJECT_NOT_EXIST):
                 old_proxy.connect_push_supplier(None)
         finally:
-            second.stop()
+            status = second.stop()
+        assert status == 0, "".join(second.log)
+
+    def test_stopping_the_orb_removes_the_connection_watch(self) -> None:
+        """A server that owns the ORB removes omniORB's connection-info hook before it
+        destroys the ORB: omniORB called it from its own threads as connections closed
+        inside destroy(), after omniORBpy's thread cache was gone (SIGSEGV or abort at
+        stop, docs/server.md). A process of its own: this one's ORB is the fixtures'."""
+        import subprocess
+        import sys
+
+        script = (
+            "import omniORB\n"
+            "calls = []\n"
+            "real = omniORB.registerConnectionInfoFn\n"
+            "def spy(fn):\n"
+            "    calls.append(fn)\n"
+            "    real(fn)\n"
+            "omniORB.registerConnectionInfoFn = spy\n"
+            "from cosnotify.server.app import NotificationServer, ServerConfig\n"
+            "server = NotificationServer(ServerConfig(port=0)).start()\n"
+            "installed = any(c is not None for c in calls)\n"
+            "server.stop()\n"
+            "print(installed, calls[-1] is None)\n")
+        done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True,
+                              text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["True", "True"]
 
     def test_stop_while_a_pull_is_blocked(self, omniorb: Any, tmp_path: Any) -> None:
         """SIGTERM while a client waits in a blocking pull: the pull ends, the server exits 0."""
