@@ -178,6 +178,7 @@ class NotificationServer:
                  poa: Any = None, *, bind: bool = True) -> None:
         self.config = config = config or ServerConfig()
         self._owns_orb = orb is None and omniORB.orb is None
+        self._watching = False  # holds the ConnectionWatch (_connection_watch)
         if orb is None:
             if self._owns_orb:
                 _raise_open_files_limit()
@@ -248,6 +249,7 @@ class NotificationServer:
         from cosnotify.oes.corba import TreeFactoryServant
         from cosnotify.tuplespace.corba import TupleSpaceFactoryServant
 
+        self._watching = True
         self.tuple_spaces = TupleSpaceFactoryServant(self._channel, _connection_watch(), poa)
         self.trees = TreeFactoryServant(self.factory, self.config.call_timeout, poa)
         self.servants.extensions.update(get_tuple_space=self.tuple_spaces.get_tuple_space,
@@ -408,6 +410,9 @@ class NotificationServer:
                 self.front_ends.close()
             self.factory.close(wait=True)
             self.tuple_spaces.close()
+            if self._watching:
+                self._watching = False
+                _release_connection_watch()
             self.trees.close()
             if self.naming is not None:
                 self.naming.release()
@@ -506,19 +511,32 @@ class NotificationServer:
 
 
 _watch: Any = None
+_watch_users = 0
 _watch_lock = threading.Lock()
 
 
 def _connection_watch() -> Any:
     """The process's one ConnectionWatch (omniORB has one connection-info function):
-    a tuple-space wait ends when its client's connection does (cosnotify/tuplespace)."""
-    global _watch
+    a tuple-space wait ends when its client's connection does (cosnotify/tuplespace).
+    Installed while a server of this process serves tuple spaces."""
+    global _watch, _watch_users
     from cosnotify.tuplespace.corba import ConnectionWatch
 
     with _watch_lock:
         if _watch is None:
             _watch = ConnectionWatch()
+        _watch_users += 1
         return _watch.install()  # again: another may have registered meanwhile
+
+
+def _release_connection_watch() -> None:
+    """The last server using the watch stopped: omniORB's hook goes (an ORB kept by the
+    application must not call into a watch nobody serves, nor at the process's exit)."""
+    global _watch_users
+    with _watch_lock:
+        _watch_users -= 1
+        if _watch_users == 0:
+            omniORB.registerConnectionInfoFn(None)
 
 
 def _keeps_idl(store: Any) -> bool:

@@ -412,6 +412,30 @@ class TestReviewOfTheMigration:
         assert done.returncode == 0, done.stderr
         assert done.stdout.split() == ["True", "True"]
 
+    def test_the_connection_watch_goes_with_the_last_server(
+            self, omniorb: Any, monkeypatch: Any) -> None:
+        """Servers in one process share omniORB's connection-info hook: it stays while one
+        of them serves tuple spaces and goes with the last (the application's ORB, kept,
+        must not call into it later, nor at the process's exit)."""
+        import omniORB
+
+        calls: list[Any] = []
+        real = omniORB.registerConnectionInfoFn
+
+        def spy(fn: Any) -> None:
+            calls.append(fn)
+            real(fn)
+
+        monkeypatch.setattr(omniORB, "registerConnectionInfoFn", spy)
+        first = NotificationServer(ServerConfig(port=0), bind=False).start()
+        second = NotificationServer(ServerConfig(port=0), bind=False).start()
+        try:
+            first.stop()
+            assert calls and None not in calls  # the second still serves
+        finally:
+            second.stop()
+        assert calls[-1] is None
+
     def test_stop_while_a_pull_is_blocked(self, omniorb: Any, tmp_path: Any) -> None:
         """SIGTERM while a client waits in a blocking pull: the pull ends, the server exits 0."""
         from tests.server.conftest import ServeProcess
