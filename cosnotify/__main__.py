@@ -244,14 +244,14 @@ def serve_command(args: argparse.Namespace) -> int:
     finally:
         if metrics is not None:
             metrics.shutdown()
-        server.stop()
+        server.stop(exiting=True)
     log.warning("stopped")
     _leave(0)
     return 0  # (not reached)
 
 
 def _leave(status: int) -> None:
-    """End a server process whose stop is complete (the ORB destroyed, the store
+    """End a server process whose stop is complete (the ORB shut down, the store
     closed, the log flushed) without the interpreter's finalization: there, daemon
     threads (workers, the clock, the front ends' loop) and omniORB's own teardown
     can still run, and a thread writing to stderr while finalization flushes it

@@ -182,10 +182,12 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
 
     def _ids(self, kinds: tuple[Any, ...]) -> list[int]:
         with self._lock:
+            self._check_alive()
             return [pid for pid, p in sorted(self._proxies.items()) if p.proxy_type in kinds]
 
     def _lookup(self, proxy_id: int) -> Any:
         with self._lock:
+            self._check_alive()
             proxy = self._proxies.get(proxy_id)
         if proxy is None:
             raise CA.ProxyNotFound()

@@ -202,6 +202,7 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
         return admin, admin_id
 
     def get_consumeradmin(self, id: int) -> ConsumerAdmin:
+        self._check_alive()
         if id == 0:
             return self._get_default_consumer_admin()
         admin = self._consumer_admins.get(id)
@@ -210,6 +211,7 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
         return admin
 
     def get_supplieradmin(self, id: int) -> SupplierAdmin:
+        self._check_alive()
         if id == 0:
             return self._get_default_supplier_admin()
         admin = self._supplier_admins.get(id)
@@ -219,10 +221,12 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
 
     def get_all_consumeradmins(self) -> list[int]:
         with self._lock:
+            self._check_alive()
             return sorted(set(self._consumer_admins) | {0})
 
     def get_all_supplieradmins(self) -> list[int]:
         with self._lock:
+            self._check_alive()
             return sorted(set(self._supplier_admins) | {0})
 
     def for_consumers(self) -> Any:

@@ -138,6 +138,7 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
         """Attach ``client``; raises AlreadyConnected, TypeError or BAD_PARAM.
         ``attach`` runs under the lock in the step that attaches it, only if it is
         attached (a typed proxy's typed object goes with its client)."""
+        self._check_alive()  # before judging the argument, as the server does
         if client is None and not allow_nil:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, "a nil client reference cannot be served")
         if client is not None and required:
@@ -201,7 +202,9 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
 
     # -- teardown -----------------------------------------------------------------------
     def _client_disconnected(self) -> None:
-        """The client called our ``disconnect_*``: tear down without calling it back."""
+        """The client called our ``disconnect_*``: tear down without calling it back.
+        Once destroyed, OBJECT_NOT_EXIST, as the remote call gets (public-api.md)."""
+        self._check_alive()
         self._teardown(notify_client=False, why="disconnected by its client")
 
     def _destroy(self, notify_client: bool = True,

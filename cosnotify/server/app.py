@@ -178,7 +178,6 @@ class NotificationServer:
                  poa: Any = None, *, bind: bool = True) -> None:
         self.config = config = config or ServerConfig()
         self._owns_orb = orb is None and omniORB.orb is None
-        self._watching = False  # holds the ConnectionWatch (_connection_watch)
         if orb is None:
             if self._owns_orb:
                 _raise_open_files_limit()
@@ -249,7 +248,6 @@ class NotificationServer:
         from cosnotify.oes.corba import TreeFactoryServant
         from cosnotify.tuplespace.corba import TupleSpaceFactoryServant
 
-        self._watching = True
         self.tuple_spaces = TupleSpaceFactoryServant(self._channel, _connection_watch(), poa)
         self.trees = TreeFactoryServant(self.factory, self.config.call_timeout, poa)
         self.servants.extensions.update(get_tuple_space=self.tuple_spaces.get_tuple_space,
@@ -389,8 +387,11 @@ class NotificationServer:
         """Make :meth:`run` return (safe in a signal handler); call :meth:`stop` after it."""
         self._stopped.set()
 
-    def stop(self) -> None:
-        """Destroy the channels and the server's POA; a server that owns the ORB destroys it.
+    def stop(self, *, exiting: bool = False) -> None:
+        """Destroy the channels and the server's POA; a server that owns the ORB destroys it
+        -- or, ``exiting`` (the process ends right after: ``cosnotify serve``), only shuts
+        it down: omniORBpy's ``destroy()`` shuts its thread cache down while omniORB's
+        threads may still call into Python as connections close (docs/server.md).
 
         New requests are refused first (``TRANSIENT``: the server is going), so
         no channel is made while the others are destroyed. Safe from an upcall
@@ -410,9 +411,6 @@ class NotificationServer:
                 self.front_ends.close()
             self.factory.close(wait=True)
             self.tuple_spaces.close()
-            if self._watching:
-                self._watching = False
-                _release_connection_watch()
             self.trees.close()
             if self.naming is not None:
                 self.naming.release()
@@ -424,7 +422,7 @@ class NotificationServer:
         finally:
             _hosted.pop(self._hosted_key, None)
             self._close_store()
-            self._release_orb()
+            self._release_orb(destroy=not exiting)
 
     def _close_store(self) -> None:
         store, self._store = getattr(self, "_store", None), None
@@ -434,20 +432,16 @@ class NotificationServer:
             except StoreError as exc:
                 log.error("closing the store: %s", exc)
 
-    def _release_orb(self) -> None:
+    def _release_orb(self, destroy: bool = True) -> None:
         if self._owns_orb:
             self._owns_orb = False
-            # omniORB calls the connection-info function (the ConnectionWatch) from its
-            # own threads as connections close, the last ones inside destroy(), after
-            # omniORBpy has shut down the thread cache that call needs: a SIGSEGV or
-            # abort at stop (docs/server.md). None removes omniORB's hook altogether.
-            omniORB.registerConnectionInfoFn(None)
             try:
                 self.orb.shutdown(True)
             except CORBA.BAD_INV_ORDER:  # from an upcall: the ORB stops once it returns
                 self.orb.shutdown(False)
                 return
-            self.orb.destroy()
+            if destroy:
+                self.orb.destroy()
 
     def __enter__(self) -> Self:
         return self.start()
@@ -511,32 +505,23 @@ class NotificationServer:
 
 
 _watch: Any = None
-_watch_users = 0
 _watch_lock = threading.Lock()
 
 
 def _connection_watch() -> Any:
     """The process's one ConnectionWatch (omniORB has one connection-info function):
     a tuple-space wait ends when its client's connection does (cosnotify/tuplespace).
-    Installed while a server of this process serves tuple spaces."""
-    global _watch, _watch_users
+
+    Registered once per process and never replaced or removed: omniORBpy deletes the
+    hook it replaces at once, while omniORB's threads may be inside it (a SIGSEGV in
+    a process whose servers came and went, when each start registered it again)."""
+    global _watch
     from cosnotify.tuplespace.corba import ConnectionWatch
 
     with _watch_lock:
         if _watch is None:
-            _watch = ConnectionWatch()
-        _watch_users += 1
-        return _watch.install()  # again: another may have registered meanwhile
-
-
-def _release_connection_watch() -> None:
-    """The last server using the watch stopped: omniORB's hook goes (an ORB kept by the
-    application must not call into a watch nobody serves, nor at the process's exit)."""
-    global _watch_users
-    with _watch_lock:
-        _watch_users -= 1
-        if _watch_users == 0:
-            omniORB.registerConnectionInfoFn(None)
+            _watch = ConnectionWatch().install()
+        return _watch
 
 
 def _keeps_idl(store: Any) -> bool:

@@ -191,3 +191,46 @@ class TestDestroy:
             admin.destroy()
         assert channel.get_all_consumeradmins() == [0]
         assert channel._proxy_counts == {"MaxConsumers": 0, "MaxSuppliers": 0}
+
+
+class TestDestroyedObjectsInProcess:
+    """public-api.md section 3: an in-process object raises "exactly as a remote call
+    would", and the server answers every call on a destroyed object with
+    OBJECT_NOT_EXIST (§3.4.15.11: "Ultimately, the ConsumerAdmin instance itself will
+    be destroyed"; so a channel and a proxy)."""
+
+    def test_a_destroyed_channel_lists_no_admins(self, factory: EventChannelFactory) -> None:
+        channel, _ = factory.create_channel([], [])
+        channel.destroy()
+        for call in (channel.get_all_consumeradmins, channel.get_all_supplieradmins,
+                     lambda: channel.get_consumeradmin(0),
+                     lambda: channel.get_supplieradmin(0)):
+            with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+                call()
+
+    def test_a_destroyed_admin_finds_no_proxy(self, channel: Any) -> None:
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        _, proxy_id = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        admin.destroy()
+        for call in (lambda: admin.get_proxy_supplier(proxy_id), admin._get_push_suppliers,
+                     admin._get_pull_suppliers):
+            with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+                call()
+
+    def test_a_destroyed_proxy_refuses_a_second_disconnect(self, channel: Any) -> None:
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(StructuredPushConsumer())
+        proxy.disconnect_structured_push_supplier()
+        with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+            proxy.disconnect_structured_push_supplier()
+
+    def test_a_destroyed_proxy_is_gone_before_its_argument_is_judged(
+            self, channel: Any) -> None:
+        """A nil consumer is BAD_PARAM on a live proxy; on a destroyed one the object's
+        absence comes first."""
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.disconnect_structured_push_supplier()
+        with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+            proxy.connect_structured_push_consumer(None)

@@ -32,8 +32,6 @@ from tests.tuplespace.conftest import WAIT, event, field, type_of
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
 
-_installed: list[ConnectionWatch] = []
-
 
 class RemoteError(Exception):
     def __init__(self, answer: dict[str, Any]) -> None:
@@ -111,10 +109,12 @@ def ev(type_name: str, **fields: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def watch(omniorb: Any) -> ConnectionWatch:
-    """One ConnectionWatch for the process (omniORB has one connection-info function)."""
-    if not _installed:
-        _installed.append(ConnectionWatch().install())
-    return _installed[0]
+    """The process's one ConnectionWatch (omniORB has one connection-info function),
+    the one servers of this process use."""
+    from cosnotify.server.app import _connection_watch
+
+    watch: ConnectionWatch = _connection_watch()
+    return watch
 
 
 @pytest.fixture
