@@ -12,10 +12,12 @@ other direction. Nothing here touches a socket; the session
 A bundle has no length of its own (seed, "Semantics for WireBundle
 Transfer": a mask, the tags, the sequence info, the tuples), but each tuple
 and each field is "transferred as a serialized byte array" with its length
-first. So the reader walks a bundle's top level, skipping each tuple's
-bytes by their length, remembers how many bytes it needs at least before
-trying again (a big bundle arriving in pieces is not re-read per piece), and
-parses the tuples' contents once the bundle is whole. Every length and count
+first. So the reader walks a bundle's top level one step at a time (the
+mask, a tag, a count, a SourceInfo, a whole tuple found by its length and
+then parsed), keeps how far it got between pieces and drops the bytes read,
+and remembers how many bytes its next step needs at least before trying
+again: a big bundle arriving in pieces is not re-read per piece, each byte
+is examined once (review 118). Every length and count
 is checked against ``max_frame`` as it is read, so an oversize length is
 refused at once, not after a megabyte has been buffered, and a bundle that
 grows past ``max_frame`` unfinished is refused too. Any fault is
@@ -344,20 +346,56 @@ def decode_tuple(data: bytes | memoryview, base: int = 0) -> Tuple:
     return Tuple(serial, tuple(fields))
 
 
+# The steps of a bundle's top level (BundleReader._walk).
+_MASK, _DESTINATION, _RETURN, _INFOS, _TUPLES, _DONE = range(6)
+
+
+class _Walk:
+    """How far one bundle's top level has been read: each step (the mask, a tag, a count,
+    a SourceInfo, a whole tuple) is read whole or not at all, so a bundle arriving in
+    pieces resumes at its first unread step, and no byte is read twice."""
+
+    __slots__ = ("destination", "event_type", "infos", "infos_left", "mask", "return_tag",
+                 "sources", "sources_left", "step", "tuples", "tuples_left")
+
+    def __init__(self) -> None:
+        self.step = _MASK
+        self.mask = 0
+        self.destination: str | None = None
+        self.return_tag: str | None = None
+        self.infos: list[SequenceInfo] | None = None
+        self.infos_left = 0
+        #: The SequenceInfo being read: its EventType, and its sources (None: count unread).
+        self.event_type: str | None = None
+        self.sources: list[SourceInfo] | None = None
+        self.sources_left = 0
+        self.tuples: list[Tuple] | None = None
+        self.tuples_left = 0
+
+
 class BundleReader:
     """One direction of a connection, sans IO (module docstring).
 
     ``next_event()`` returns the peer's version (a ``str``) first, then
-    :class:`WireBundle` values, or None when more bytes are needed.
+    :class:`WireBundle` values, or None when more bytes are needed. A bundle's bytes are
+    dropped from the buffer as its steps are read (``_Walk``): each byte is examined
+    once however many pieces the bundle comes in.
     """
 
     def __init__(self, max_frame: int = 1 << 20, handshake: bool = True) -> None:
         self.max_frame = max_frame
         self._buffer = bytearray()
+        #: Bytes of the bundle being read that were read already (and dropped).
+        self._base = 0
+        #: Bytes of the bundle (or handshake), from its start, needed at least.
         self._need = 0
         self._handshake = handshake
+        self._walk_state = _Walk()
         #: Bundles decoded so far.
         self.bundles = 0
+        #: Bytes examined so far (each attempt's buffer): bounded by what came, not by
+        #: how many pieces it came in.
+        self.examined = 0
 
     def feed(self, data: bytes) -> None:
         self._buffer += data
@@ -365,68 +403,114 @@ class BundleReader:
     @property
     def pending(self) -> int:
         """Bytes received that are not yet part of an event handed out."""
-        return len(self._buffer)
+        return self._base + len(self._buffer)
 
     def next_event(self) -> str | WireBundle | None:
         """The next whole event, or None; EventHeapWireError for bytes that are not one."""
-        if len(self._buffer) < max(self._need, 1):
+        if self.pending < max(self._need, 1):
             return None
         data = bytes(self._buffer)
+        self.examined += len(data)
+        walk = self._walk_state
+        c = Cursor(memoryview(data), base=self._base)
+        result: str | WireBundle
         try:
             if self._handshake:
-                c = Cursor(data)
-                version = c.read_utf("the protocol version")
+                result = c.read_utf("the protocol version")
                 self._handshake = False
-                used = c.pos
-                result: str | WireBundle = version
             else:
-                result, used = self._bundle(data)
+                result = self._walk(c, walk)
         except NeedData as exc:
-            self._need = exc.need
-            if exc.need > self.max_frame or len(self._buffer) > self.max_frame:
+            base = self._base
+            self._need = base + exc.need
+            if self._need > self.max_frame or base + len(data) > self.max_frame:
                 raise EventHeapWireError(f"a bundle of more than {self.max_frame} bytes "
                                          "(max_frame)", 0, "too_large") from None
+            used = 0 if self._handshake else c.pos  # the last whole step's end (_walk)
+            del self._buffer[:used]
+            self._base += used
             return None
-        del self._buffer[:used]
-        self._need = 0
+        del self._buffer[:c.pos]
+        self._base = self._need = 0
         if isinstance(result, WireBundle):
+            self._walk_state = _Walk()
             self.bundles += 1
         return result
 
-    def _bundle(self, data: bytes) -> tuple[WireBundle, int]:
-        view = memoryview(data)
-        c = Cursor(view)
+    def _walk(self, c: Cursor, w: _Walk) -> WireBundle:
+        """Read ``w``'s bundle on from its next step. Each step reads into locals and
+        only then changes ``w``; on NeedData ``c.pos`` is put back to the step's start."""
         limit = self.max_frame
-        mask = c.read_byte("the mask")
-        if mask & ~0x0F:
-            raise c.fail(f"the mask {mask:02X} sets bits the seed does not define (1, 2, 4 "
-                         "and 8 only)", 0)
-        destination = c.read_utf("the destination tag") if mask & DESTINATION_BIT else None
-        return_tag = c.read_utf("the return tag") if mask & RETURN_BIT else None
-        infos: tuple[SequenceInfo, ...] | None = None
-        if mask & SEQUENCE_BIT:
-            found: list[SequenceInfo] = []
-            for _ in range(c.read_count("the number of SequenceInfo objects", 2 + 4, limit)):
-                event_type = c.read_utf("a SequenceInfo EventType")
-                sources = tuple(
-                    SourceInfo(c.read_utf("a SourceInfo source"), c.read_int("a SourceInfo session ID"),
-                               c.read_int("a SourceInfo sequence number"))
-                    for _ in range(c.read_count("the number of SourceInfo objects", 2 + 8,
-                                           limit)))
-                found.append(SequenceInfo(event_type, sources))
-            infos = tuple(found)
-        spans: list[tuple[int, int]] | None = None
-        if mask & TUPLES_BIT:
-            spans = []
-            for _ in range(c.read_count("the number of tuples", 4, limit)):
-                size = c.read_length("the length of a serialized tuple", limit)
-                spans.append((c.take(size, "a serialized tuple"), size))
-        if c.pos > limit:
-            raise EventHeapWireError(f"a bundle of {c.pos} bytes, more than {limit} "
-                                     "(max_frame)", 0, "too_large")
-        tuples = None if spans is None else tuple(
-            decode_tuple(view[start:start + size], start) for start, size in spans)
-        return WireBundle(destination, return_tag, infos, tuples), c.pos
+        view = c.data
+        while w.step != _DONE:
+            at = c.pos
+            try:
+                if w.step == _MASK:
+                    mask = c.read_byte("the mask")
+                    if mask & ~0x0F:
+                        raise c.fail(f"the mask {mask:02X} sets bits the seed does not "
+                                     "define (1, 2, 4 and 8 only)", at)
+                    w.mask, w.step = mask, _DESTINATION
+                elif w.step == _DESTINATION:
+                    if w.mask & DESTINATION_BIT:
+                        w.destination = c.read_utf("the destination tag")
+                    w.step = _RETURN
+                elif w.step == _RETURN:
+                    if w.mask & RETURN_BIT:
+                        w.return_tag = c.read_utf("the return tag")
+                    w.step = _INFOS
+                elif w.step == _INFOS:
+                    self._info_step(c, w)
+                elif w.tuples is None:  # _TUPLES
+                    if w.mask & TUPLES_BIT:
+                        w.tuples_left = c.read_count("the number of tuples", 4, limit)
+                        w.tuples = []
+                    else:
+                        w.step = _DONE
+                elif w.tuples_left:
+                    size = c.read_length("the length of a serialized tuple", limit)
+                    start = c.take(size, "a serialized tuple")
+                    tup = decode_tuple(view[start:start + size], c.base + start)
+                    w.tuples.append(tup)
+                    w.tuples_left -= 1
+                else:
+                    w.step = _DONE
+            except NeedData:
+                c.pos = at
+                raise
+            if c.base + c.pos > limit:
+                raise EventHeapWireError(f"a bundle of {c.base + c.pos} bytes, more than "
+                                         f"{limit} (max_frame)", 0, "too_large")
+        return WireBundle(w.destination, w.return_tag,
+                          None if w.infos is None else tuple(w.infos),
+                          None if w.tuples is None else tuple(w.tuples))
+
+    def _info_step(self, c: Cursor, w: _Walk) -> None:
+        """One step of the SequenceInfo part: a count, an EventType, a SourceInfo, or the
+        end of one SequenceInfo or of them all."""
+        limit = self.max_frame
+        if not w.mask & SEQUENCE_BIT:
+            w.step = _TUPLES
+        elif w.infos is None:
+            w.infos_left = c.read_count("the number of SequenceInfo objects", 2 + 4, limit)
+            w.infos = []
+        elif w.event_type is None:
+            if not w.infos_left:
+                w.step = _TUPLES
+            else:
+                w.event_type = c.read_utf("a SequenceInfo EventType")
+        elif w.sources is None:
+            w.sources_left = c.read_count("the number of SourceInfo objects", 2 + 8, limit)
+            w.sources = []
+        elif w.sources_left:
+            w.sources.append(SourceInfo(c.read_utf("a SourceInfo source"),
+                                        c.read_int("a SourceInfo session ID"),
+                                        c.read_int("a SourceInfo sequence number")))
+            w.sources_left -= 1
+        else:
+            w.infos.append(SequenceInfo(w.event_type, tuple(w.sources)))
+            w.infos_left -= 1
+            w.event_type, w.sources = None, None
 
 
 def decode_bundle(data: bytes, max_frame: int = 1 << 20) -> WireBundle:

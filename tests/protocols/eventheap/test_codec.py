@@ -161,7 +161,7 @@ class TestReader:
         reader = BundleReader(max_frame=64, handshake=False)
         reader.feed(b"\x08" + struct.pack(">i", 9))  # 9 tuples of at most 64 bytes in all
         for _ in range(9):
-            reader.feed(struct.pack(">i", 20) + b"\x00" * 20)
+            reader.feed(struct.pack(">i", 8) + b"\x00" * 8)  # serial 0, no fields
             try:
                 assert reader.next_event() is None
             except EventHeapWireError as exc:
@@ -273,3 +273,65 @@ class TestEncoder:
                     Field("x", "nonsense", Value(1), Value(1))):
             with pytest.raises(EventHeapWireError):
                 encode_field(bad)
+
+
+class TestPieces:
+    """Review 118: docs/protocols.md, "a large bundle arriving in pieces is not re-read
+    for each piece" -- a bundle whose top level is many small items (SequenceInfo's
+    SourceInfo objects) was re-parsed from its first byte for every piece."""
+
+    @staticmethod
+    def sources_bundle(n: int) -> bytes:
+        head = bytes([4]) + struct.pack(">i", 1) + encode_utf("T") + struct.pack(">i", n)
+        return head + (encode_utf("") + struct.pack(">ii", 0, 0)) * n
+
+    def test_each_source_info_is_read_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from cosnotify.protocols.eventheap import codec
+
+        made: list[int] = []
+
+        def counting(*args: Any) -> SourceInfo:
+            made.append(1)
+            return SourceInfo(*args)
+
+        monkeypatch.setattr(codec, "SourceInfo", counting)
+        n = 20_000
+        data = self.sources_bundle(n)
+        reader = BundleReader(1 << 20, handshake=False)
+        found = None
+        for off in range(0, len(data), 4096):
+            reader.feed(data[off:off + 4096])
+            found = reader.next_event()
+            assert (found is None) == (off + 4096 < len(data))
+        assert isinstance(found, WireBundle) and found.sequence_info is not None
+        assert len(found.sequence_info[0].sources) == n
+        assert len(made) == n  # not once per piece it had come by
+        assert reader.examined < 2 * len(data)
+        assert reader.pending == 0
+
+    def test_pieces_give_what_the_whole_gives(self) -> None:
+        """Cut anywhere, a bundle of every part reads the same as whole; errors keep
+        their offset in the bundle."""
+        bundle = WireBundle("d", "r", (SequenceInfo("T", (SourceInfo("s", 1, 2),) * 3),),
+                            (Tuple(5, (Field("a", "int", Value(0, 7), Value(1)),)),) * 2)
+        raw = encode_bundle(bundle)
+        for cut in range(1, len(raw)):
+            for step in (cut, 1):
+                reader = BundleReader(handshake=False)
+                got = None
+                for off in range(0, len(raw), step):
+                    reader.feed(raw[off:off + step])
+                    got = reader.next_event()
+                assert got == bundle, (cut, step)
+        bad = bytearray(raw)
+        bad[-1] = 0x80  # the last tuple's template mode: a Java byte is at most 127
+        whole = BundleReader(handshake=False)
+        whole.feed(bytes(bad))
+        with pytest.raises(EventHeapWireError) as at_once:
+            whole.next_event()
+        split = BundleReader(handshake=False)
+        with pytest.raises(EventHeapWireError) as in_pieces:
+            for off in range(0, len(bad), 3):
+                split.feed(bytes(bad[off:off + 3]))
+                split.next_event()
+        assert in_pieces.value.offset == at_once.value.offset == len(bad) - 1

@@ -470,3 +470,60 @@ class TestReplyDroppingTheClient:
                 taker.close()
         finally:
             front_end.close()
+
+
+class TestTrickledBundle:
+    def test_bundle_in_pieces_is_read_once(self, context: object,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+        """Review 118: a bundle trickled in pieces was re-parsed from its first byte on
+        the loop thread for each piece (docs/protocols.md: "a large bundle arriving in
+        pieces is not re-read for each piece"). Each piece is sent once the server has
+        read the one before (counted by the reader's ``feed``), and each SourceInfo is
+        read once."""
+        import socket
+        import struct
+
+        from cosnotify.protocols.eventheap import codec, start
+        from cosnotify.protocols.eventheap.wire import encode_utf
+        from cosnotify.protocols.listener import Limits
+
+        made: list[int] = []
+        fed = [0]
+        cond = threading.Condition()
+        real_feed = codec.BundleReader.feed
+
+        def counting(*args: object) -> SourceInfo:
+            made.append(1)
+            return SourceInfo(*args)  # type: ignore[arg-type]
+
+        def feed(reader: codec.BundleReader, data: bytes) -> None:
+            real_feed(reader, data)
+            with cond:
+                fed[0] += len(data)
+                cond.notify_all()
+
+        monkeypatch.setattr(codec, "SourceInfo", counting)
+        monkeypatch.setattr(codec.BundleReader, "feed", feed)
+        front_end = start(context, "127.0.0.1", 0,  # type: ignore[arg-type]
+                          limits=Limits(read_timeout=WAIT))
+        try:
+            n = 20_000
+            head = bytes([4]) + struct.pack(">i", 1) + encode_utf("T") + struct.pack(">i", n)
+            data = head + (encode_utf("") + struct.pack(">ii", 0, 0)) * n
+            client = EventHeapClient(front_end.address, "trickle")
+            try:
+                client.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                with cond:
+                    sent = fed[0]
+                for off in range(0, len(data), 4096):
+                    piece = data[off:off + 4096]
+                    client.sock.sendall(piece)
+                    sent += len(piece)
+                    with cond:
+                        assert cond.wait_for(lambda s=sent: fed[0] >= s, WAIT)
+                assert client.call("getAll").tuples == ()  # the bundle was read
+            finally:
+                client.close()
+            assert len(made) == n
+        finally:
+            front_end.close()
