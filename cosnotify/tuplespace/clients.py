@@ -41,7 +41,7 @@ from typing import Any
 from cosnotify.tuplespace.limits import MAX_NAME_LENGTH
 from cosnotify.tuplespace.records import ClientInfo, Tuple, invalid_source
 from cosnotify.tuplespace.sequencing import Seen
-from cosnotify.tuplespace.waits import Cancel
+from cosnotify.tuplespace.waits import Accept, Cancel
 
 __all__ = ["Client", "SourceState", "check_info"]
 
@@ -130,24 +130,27 @@ class Client:
         result: int = self._space.put_event(event, client=self)
         return result
 
-    def get_event(self, templates: Any) -> Tuple | None:
-        found: Tuple | None = self._space.get_event(templates, client=self)
+    # ``accept``: the caller's test of a stored event (space.py's module docstring).
+    def get_event(self, templates: Any, accept: Accept | None = None) -> Tuple | None:
+        found: Tuple | None = self._space.get_event(templates, client=self, accept=accept)
         return found
 
-    def remove_event(self, templates: Any) -> Tuple | None:
-        found: Tuple | None = self._space.remove_event(templates, client=self)
+    def remove_event(self, templates: Any, accept: Accept | None = None) -> Tuple | None:
+        found: Tuple | None = self._space.remove_event(templates, client=self, accept=accept)
         return found
 
     def wait_for_event(self, templates: Any, timeout: float | None = None,
-                       cancel: Cancel | None = None) -> Tuple | None:
+                       cancel: Cancel | None = None, accept: Accept | None = None
+                       ) -> Tuple | None:
         found: Tuple | None = self._space.wait_for_event(templates, timeout, client=self,
-                                                         cancel=cancel)
+                                                         cancel=cancel, accept=accept)
         return found
 
     def wait_to_remove_event(self, templates: Any, timeout: float | None = None,
-                             cancel: Cancel | None = None) -> Tuple | None:
-        found: Tuple | None = self._space.wait_to_remove_event(templates, timeout,
-                                                               client=self, cancel=cancel)
+                             cancel: Cancel | None = None, accept: Accept | None = None
+                             ) -> Tuple | None:
+        found: Tuple | None = self._space.wait_to_remove_event(
+            templates, timeout, client=self, cancel=cancel, accept=accept)
         return found
 
     def snoop_events(self, templates: Any, max_results: int | None = None) -> list[Tuple]:

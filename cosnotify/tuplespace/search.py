@@ -56,11 +56,15 @@ class Search:
     """One call's search of ``table`` (module docstring), made and run under the space's
     lock; ``pause()`` lets the lock go and takes it again, and returns the time then
     (it raises when the space or the client went meanwhile). ``seen``: the client's
-    sequencing (sequencing.Seen), or None for an anonymous call."""
+    sequencing (sequencing.Seen), or None for an anonymous call. ``accept``: the caller's
+    test of a matching event (space.py); a match it refuses is passed over as one the
+    client has received (its cursor moves past it), but is not received."""
 
     def __init__(self, table: Any, templates: Iterable[CompiledTemplate], now: float,
-                 pause: Callable[[], float], seen: Any = None) -> None:
+                 pause: Callable[[], float], seen: Any = None,
+                 accept: Callable[[Any], bool] | None = None) -> None:
         self._table = table
+        self._accept = accept
         self._now = now
         self._pause = pause
         self._seen = seen
@@ -139,6 +143,7 @@ class Search:
         end = len(items)
         matches, hits, now = s.template.matches, s.hits, self._now
         fresh = self._seen.fresh if self._seen is not None else None
+        accept = self._accept
         last, work = s.last, self._work
         try:
             while at < end:
@@ -151,7 +156,8 @@ class Search:
                 if live.dropped or live.expires <= now:
                     continue
                 work -= 1
-                if matches(live) and (fresh is None or fresh(live)):
+                if matches(live) and (fresh is None or fresh(live)) and (
+                        accept is None or accept(live.event.as_structured())):
                     hits.append(live)
                     if len(hits) >= want:
                         return True

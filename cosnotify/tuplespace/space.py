@@ -26,6 +26,12 @@ clients and sequencing clients.py's and sequencing.py's; notification
 streams streams.py's. A destroyed channel ends its space, and so does the
 service stopping: waiters are woken with OBJECT_NOT_EXIST, and so are later
 calls; a channel never gets a second space.
+
+A retrieval may carry ``accept``, a test of a stored event its caller's
+transport applies (an Event Heap front end: can the wire carry it?): a
+match it refuses is passed over -- not received, not taken -- and the next
+match is returned, so one event a transport cannot carry does not stop its
+clients' retrievals (search.py). It must give one answer per event.
 """
 
 from __future__ import annotations
@@ -55,19 +61,12 @@ from cosnotify.tuplespace.limits import (
     MAX_WAITERS,
     WAIT_GRACE,
 )
-from cosnotify.tuplespace.records import (
-    Live,
-    Tuple,
-    bad_param,
-    gone,
-    invalid_event,
-    limit_exceeded,
-)
+from cosnotify.tuplespace.records import Live, Tuple, bad_param, gone, invalid_event, limit_exceeded
 from cosnotify.tuplespace.registry import ClientRegistry
 from cosnotify.tuplespace.search import Search
 from cosnotify.tuplespace.sizes import event_size
 from cosnotify.tuplespace.templates import CompiledTemplate, compile_templates, texts_of
-from cosnotify.tuplespace.waits import Cancel, Waiter, max_results_of, wait_seconds
+from cosnotify.tuplespace.waits import Accept, Cancel, Waiter, max_results_of, wait_seconds
 
 __all__ = ["TupleSpace"]
 
@@ -359,18 +358,19 @@ class TupleSpace(ClientRegistry):
         return tuple_id
 
     # -- retrieval ---------------------------------------------------------------------------
-    def _retrieve(self, templates: Any, client: Client | None, remove: bool) -> Tuple | None:
+    def _retrieve(self, templates: Any, client: Client | None, remove: bool,
+                  accept: Accept | None) -> Tuple | None:
         compiled = compile_templates(templates)
         with self._lock:
             self._begin(client)
-            return self._take(compiled, client, remove, self._sweep())
+            return self._take(compiled, client, remove, self._sweep(), accept)
 
     def _take(self, compiled: tuple[CompiledTemplate, ...], client: Client | None,
-              remove: bool, now: float) -> Tuple | None:
-        """The oldest match fresh for ``client``, received (and taken if ``remove``). The
-        lock is held (and let go a moment now and then: search.py)."""
+              remove: bool, now: float, accept: Accept | None = None) -> Tuple | None:
+        """The oldest match fresh for ``client`` (and ``accept``-ed), received (and taken
+        if ``remove``). The lock is held (and let go a moment now and then: search.py)."""
         seen = client.seen if client is not None else None
-        live = Search(self._table, compiled, now, self._pauser(client), seen).first()
+        live = Search(self._table, compiled, now, self._pauser(client), seen, accept).first()
         if live is None:
             return None
         receipt = seen.note(live) if seen is not None else None
@@ -378,47 +378,50 @@ class TupleSpace(ClientRegistry):
             self._table.drop(live)
         return live.as_tuple((client, receipt, remove))
 
-    def get_event(self, templates: Any, *, client: Client | None = None) -> Tuple | None:
+    def get_event(self, templates: Any, *, client: Client | None = None,
+                  accept: Accept | None = None) -> Tuple | None:
         """getEvent: the oldest live tuple one of ``templates`` matches (it stays), or
-        None; for a client, only one it has not received."""
-        return self._retrieve(templates, client, remove=False)
+        None; for a client, only one it has not received; with ``accept``, only one it
+        accepts (module docstring)."""
+        return self._retrieve(templates, client, False, accept)
 
-    def remove_event(self, templates: Any, *, client: Client | None = None) -> Tuple | None:
+    def remove_event(self, templates: Any, *, client: Client | None = None,
+                     accept: Accept | None = None) -> Tuple | None:
         """removeEvent: as getEvent, but the tuple is taken: "no others may retrieve it
         after this call returns"."""
-        return self._retrieve(templates, client, remove=True)
+        return self._retrieve(templates, client, True, accept)
 
     def wait_for_event(self, templates: Any, timeout: float | None = None, *,
-                       client: Client | None = None, cancel: Cancel | None = None
-                       ) -> Tuple | None:
+                       client: Client | None = None, cancel: Cancel | None = None,
+                       accept: Accept | None = None) -> Tuple | None:
         """waitForEvent: as getEvent, or else the first matching event to arrive within
         ``timeout`` seconds (None: MAX_WAIT; 0: no wait), "both returned to the requester
         and placed into the Event Heap". None when the wait ends without one."""
-        return self._wait(templates, timeout, client, cancel, remove=False)
+        return self._wait(templates, timeout, client, cancel, False, accept)
 
     def wait_to_remove_event(self, templates: Any, timeout: float | None = None, *,
-                             client: Client | None = None, cancel: Cancel | None = None
-                             ) -> Tuple | None:
+                             client: Client | None = None, cancel: Cancel | None = None,
+                             accept: Accept | None = None) -> Tuple | None:
         """waitToRemoveEvent: as removeEvent, or else the first matching event to arrive,
         which "will not be placed into the Event Heap" (the channel's consumers still
         receive it: it was accepted)."""
-        return self._wait(templates, timeout, client, cancel, remove=True)
+        return self._wait(templates, timeout, client, cancel, True, accept)
 
     def _wait(self, templates: Any, timeout: float | None, client: Client | None,
-              cancel: Cancel | None, remove: bool) -> Tuple | None:
+              cancel: Cancel | None, remove: bool, accept: Accept | None) -> Tuple | None:
         compiled = compile_templates(templates)
         seconds = wait_seconds(timeout)
         with self._lock:
             self._begin(client)
             if cancel is not None and cancel.cancelled:
                 return None  # its caller is gone: nothing is taken, nothing received
-            found = self._take(compiled, client, remove, self._sweep())
+            found = self._take(compiled, client, remove, self._sweep(), accept)
             if found is not None or seconds == 0:
                 return found
             if len(self._waiters) >= MAX_WAITERS:
                 raise limit_exceeded(f"{MAX_WAITERS} calls are waiting on this tuple space",
                                      MAX_WAITERS)
-            waiter = Waiter(compiled, client, remove)
+            waiter = Waiter(compiled, client, remove, accept)
             self._waiters.append(waiter)
             if client is not None:
                 client.waiting += 1

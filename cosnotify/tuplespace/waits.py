@@ -30,7 +30,10 @@ from cosnotify.tuplespace.limits import MAX_RESULTS, MAX_WAIT
 from cosnotify.tuplespace.records import Live, bad_param, limit_exceeded
 from cosnotify.tuplespace.templates import CompiledTemplate
 
-__all__ = ["Cancel", "Waiter", "max_results_of", "wait_seconds"]
+#: A retrieval's test of a stored event (space.py's module docstring).
+Accept = Callable[[Any], bool]
+
+__all__ = ["Accept", "Cancel", "Waiter", "max_results_of", "wait_seconds"]
 
 
 class Cancel:
@@ -71,11 +74,13 @@ class Cancel:
 class Waiter:
     """One waiting call (module docstring). ``client``: its sequencing, or None."""
 
-    __slots__ = ("client", "done", "error", "live", "receipt", "remove", "templates")
+    __slots__ = ("accept", "client", "done", "error", "live", "receipt", "remove", "templates")
 
     def __init__(self, templates: tuple[CompiledTemplate, ...], client: Any,
-                 remove: bool) -> None:
+                 remove: bool, accept: Accept | None = None) -> None:
         self.templates = templates
+        #: Its caller's test of a matching event (space.py), or None.
+        self.accept = accept
         self.client = client
         self.remove = remove
         #: Set once the waiter has ended (with ``live``, ``error``, or neither).
@@ -90,7 +95,9 @@ class Waiter:
         if not any(t.matches(live) for t in self.templates):
             return False
         client = self.client
-        return client is None or client.seen.fresh(live)
+        if client is not None and not client.seen.fresh(live):
+            return False
+        return self.accept is None or self.accept(live.event.as_structured())
 
     def end(self, live: Live | None = None, error: Exception | None = None,
             receipt: Any = None) -> None:

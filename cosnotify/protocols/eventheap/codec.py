@@ -346,6 +346,26 @@ def decode_tuple(data: bytes | memoryview, base: int = 0) -> Tuple:
     return Tuple(serial, tuple(fields))
 
 
+@attrs.frozen
+class Undecoded:
+    """A whole bundle whose tuples are not parsed yet (``BundleReader(defer=True)``):
+    ``bundle`` without its tuples, and each tuple's serialized byte array with its offset
+    in the bundle. :meth:`decode` parses them (where the caller likes: a server does it
+    off its loop thread); EventHeapWireError as the reader would have raised it."""
+
+    bundle: WireBundle
+    raw: tuple[tuple[bytes, int], ...]
+
+    @property
+    def size(self) -> int:
+        """The tuples' bytes."""
+        return sum(len(data) for data, _ in self.raw)
+
+    def decode(self) -> WireBundle:
+        return attrs.evolve(self.bundle, tuples=tuple(decode_tuple(data, base)
+                                                      for data, base in self.raw))
+
+
 # The steps of a bundle's top level (BundleReader._walk).
 _MASK, _DESTINATION, _RETURN, _INFOS, _TUPLES, _DONE = range(6)
 
@@ -355,8 +375,8 @@ class _Walk:
     a SourceInfo, a whole tuple) is read whole or not at all, so a bundle arriving in
     pieces resumes at its first unread step, and no byte is read twice."""
 
-    __slots__ = ("destination", "event_type", "infos", "infos_left", "mask", "return_tag",
-                 "sources", "sources_left", "step", "tuples", "tuples_left")
+    __slots__ = ("destination", "event_type", "infos", "infos_left", "mask", "raw",
+                 "return_tag", "sources", "sources_left", "step", "tuples", "tuples_left")
 
     def __init__(self) -> None:
         self.step = _MASK
@@ -371,6 +391,8 @@ class _Walk:
         self.sources_left = 0
         self.tuples: list[Tuple] | None = None
         self.tuples_left = 0
+        #: The tuples' byte arrays and offsets, not parsed yet (BundleReader.defer).
+        self.raw: list[tuple[bytes, int]] = []
 
 
 class BundleReader:
@@ -382,8 +404,11 @@ class BundleReader:
     once however many pieces the bundle comes in.
     """
 
-    def __init__(self, max_frame: int = 1 << 20, handshake: bool = True) -> None:
+    def __init__(self, max_frame: int = 1 << 20, handshake: bool = True,
+                 defer: bool = False) -> None:
         self.max_frame = max_frame
+        #: Hand out a bundle with tuples as :class:`Undecoded` (its tuples parsed later).
+        self.defer = defer
         self._buffer = bytearray()
         #: Bytes of the bundle being read that were read already (and dropped).
         self._base = 0
@@ -405,7 +430,7 @@ class BundleReader:
         """Bytes received that are not yet part of an event handed out."""
         return self._base + len(self._buffer)
 
-    def next_event(self) -> str | WireBundle | None:
+    def next_event(self) -> str | WireBundle | Undecoded | None:
         """The next whole event, or None; EventHeapWireError for bytes that are not one."""
         if self.pending < max(self._need, 1):
             return None
@@ -413,7 +438,7 @@ class BundleReader:
         self.examined += len(data)
         walk = self._walk_state
         c = Cursor(memoryview(data), base=self._base)
-        result: str | WireBundle
+        result: str | WireBundle | Undecoded
         try:
             if self._handshake:
                 result = c.read_utf("the protocol version")
@@ -432,12 +457,12 @@ class BundleReader:
             return None
         del self._buffer[:c.pos]
         self._base = self._need = 0
-        if isinstance(result, WireBundle):
+        if not isinstance(result, str):
             self._walk_state = _Walk()
             self.bundles += 1
         return result
 
-    def _walk(self, c: Cursor, w: _Walk) -> WireBundle:
+    def _walk(self, c: Cursor, w: _Walk) -> WireBundle | Undecoded:
         """Read ``w``'s bundle on from its next step. Each step reads into locals and
         only then changes ``w``; on NeedData ``c.pos`` is put back to the step's start."""
         limit = self.max_frame
@@ -470,8 +495,11 @@ class BundleReader:
                 elif w.tuples_left:
                     size = c.read_length("the length of a serialized tuple", limit)
                     start = c.take(size, "a serialized tuple")
-                    tup = decode_tuple(view[start:start + size], c.base + start)
-                    w.tuples.append(tup)
+                    if self.defer:
+                        w.raw.append((bytes(view[start:start + size]), c.base + start))
+                    else:
+                        w.tuples.append(decode_tuple(view[start:start + size],
+                                                     c.base + start))
                     w.tuples_left -= 1
                 else:
                     w.step = _DONE
@@ -481,9 +509,10 @@ class BundleReader:
             if c.base + c.pos > limit:
                 raise EventHeapWireError(f"a bundle of {c.base + c.pos} bytes, more than "
                                          f"{limit} (max_frame)", 0, "too_large")
-        return WireBundle(w.destination, w.return_tag,
-                          None if w.infos is None else tuple(w.infos),
-                          None if w.tuples is None else tuple(w.tuples))
+        bundle = WireBundle(w.destination, w.return_tag,
+                            None if w.infos is None else tuple(w.infos),
+                            None if w.tuples is None else tuple(w.tuples))
+        return Undecoded(bundle, tuple(w.raw)) if w.raw else bundle
 
     def _info_step(self, c: Cursor, w: _Walk) -> None:
         """One step of the SequenceInfo part: a count, an EventType, a SourceInfo, or the
@@ -518,6 +547,8 @@ def decode_bundle(data: bytes, max_frame: int = 1 << 20) -> WireBundle:
     reader = BundleReader(max_frame, handshake=False)
     reader.feed(data)
     found = reader.next_event()
+    if isinstance(found, Undecoded):
+        found = found.decode()
     if not isinstance(found, WireBundle):
         raise EventHeapWireError("the bytes end inside the bundle", len(data))
     if reader.pending:
@@ -526,5 +557,5 @@ def decode_bundle(data: bytes, max_frame: int = 1 << 20) -> WireBundle:
     return found
 
 
-__all__ += ["decode_bundle", "decode_field", "decode_tuple", "decode_utf", "encode_bundle_of",
+__all__ += ["Undecoded", "decode_bundle", "decode_field", "decode_tuple", "decode_utf", "encode_bundle_of",
             "encode_field", "encode_tuple"]

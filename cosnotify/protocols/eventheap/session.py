@@ -7,7 +7,11 @@ the bounded SequenceInfo merge -- is server.py). :class:`EventHeapSession` reads
 bundle's operation (the seed's "Event Heap Server Operations", picked by the
 bundle's destination tag from :data:`OPERATIONS`, a table) on the channel's
 :class:`~cosnotify.tuplespace.TupleSpace` through ``await loop.call(...)``,
-so the loop never blocks on the core. Replies go to the request's return tag
+so the loop never blocks on the core. The mapping of tuples to events and
+templates, the encoding of replies (up to MAX_RESULTS tuples for getAll),
+and the parsing of a big bundle's tuples (past DECODE_INLINE bytes) run in
+that executor call too: the loop serves every front end, and a client's
+large request must not hold it. Replies go to the request's return tag
 ("The return tag field from the request that caused this response to be
 generated", Table 4).
 
@@ -65,6 +69,7 @@ from cosnotify.protocols.eventheap.codec import (
     BundleReader,
     EventHeapWireError,
     Tuple,
+    Undecoded,
     WireBundle,
     encode_bundle,
     encode_bundle_of,
@@ -99,6 +104,10 @@ __all__ = ["DEREGISTER_EVENT", "MAX_CLIENTS_PER_CONNECTION", "MAX_CLIENTS_PER_FR
 
 log = logging.getLogger("cosnotify.protocols.eventheap")
 
+#: A bundle whose tuples are more bytes than this has them parsed in the executor, not
+#: on the loop every front end shares (a smaller one is not worth the hop).
+DECODE_INLINE: Final = 16 * 1024
+
 Handler = Callable[["EventHeapSession", WireBundle], Awaitable[None]]
 
 
@@ -124,7 +133,7 @@ class EventHeapSession:
         server = self.server
         server.sessions.add(self)
         connection.on_close(self._closed)
-        reader = BundleReader(connection.limits.max_frame)
+        reader = BundleReader(connection.limits.max_frame, defer=True)
         connection.send(encode_version(), frames=0)
         versioned = False  # "Read a UTF-8 String ... that is the protocol version"
         # Before the client's version, silence is a handshake not arriving (read_timeout),
@@ -148,6 +157,9 @@ class EventHeapSession:
                 while True:
                     try:
                         event = reader.next_event()
+                        if isinstance(event, Undecoded):  # its tuples: off the loop if big
+                            event = (await self.call(event.decode)
+                                     if event.size > DECODE_INLINE else event.decode())
                     except EventHeapWireError as exc:
                         connection.counters.closed_bad += 1
                         self._send(WireBundle(None, f"ERROR {_kind(exc)}: {exc}"[:MAX_REASON]))
@@ -205,16 +217,36 @@ class EventHeapSession:
         if the connection is gone."""
         return self._send(WireBundle(request.return_tag, None, None, tuples))
 
-    async def _hand_out(self, request: WireBundle, found: Any) -> None:
-        """Reply with one retrieved tuple; one that cannot be sent (the client went, the
-        reply dropped it as too slow, or the wire cannot carry it) is given back -- live
-        again if it was taken, and not received by the client
-        (``TupleSpace.give_back``): nothing is lost."""
+    def _encodable(self, event: Any) -> bool:
+        """Can the wire carry ``event``? The space's ``accept`` test for this
+        connection's retrievals (in its lock): one it cannot carry (a string past 65,535
+        bytes) is passed over, neither taken nor received, and the next match returned
+        -- "A wire bundle with exactly one event that matches" (Tables 5-8) -- as
+        snoopEvents, getAll and the streams leave it out."""
         try:
-            sent = self._reply(request, (self._out(found),))
+            encode_tuple(tuple_of(event))
+        except (EventHeapWireError, MappingError) as exc:
+            log.info("%s: an event passed over: %s", self.name, exc)
+            return False
+        return True
+
+    def _retrieved(self, request: WireBundle, found: Any) -> tuple[Any, bytes | None]:
+        """``found`` and its reply's bytes, made off the loop (the executor or the wait
+        pool); one the wire cannot carry after all is given back and refused."""
+        if found is None:
+            return None, None
+        try:
+            return found, encode_bundle(WireBundle(request.return_tag, None, None,
+                                                   (self._out(found),)))
         except (EventHeapWireError, MappingError):
-            await self.call(self.space.give_back, found)
+            self.space.give_back(found)
             raise
+
+    async def _hand_out(self, found: Any, data: bytes) -> None:
+        """Send one retrieved tuple's reply; one that cannot be sent (the client went, or
+        the reply dropped it as too slow) is given back -- live again if it was taken,
+        and not received by the client (``TupleSpace.give_back``): nothing is lost."""
+        sent = self.connection.send(data)
         # On the loop's thread a send writes at once: a connection closed now was closed
         # by this very reply (past Limits.max_pending), which was not written.
         if not sent or self.connection.closed:
@@ -314,23 +346,31 @@ class EventHeapSession:
         return tuple_of(found.event, found.id, ttl)
 
     # -- the operations (seed, "Event Heap Server Operations") ------------------------------
+    # Mapping tuples to events and templates, and encoding replies, happen in the
+    # executor call that does the space's work, never on the loop every front end shares.
     async def put_event(self, bundle: WireBundle) -> None:
         """Table 13: an ACK once the event is in the Event Heap."""
-        event = event_of(self._single(bundle, "putEvent"))
-        await self.call(self.space.put_event, event)
+        def put() -> None:
+            self.space.put_event(event_of(self._single(bundle, "putEvent")))
+
+        await self.call(put)
         self._reply(bundle)
 
     async def _retrieve(self, bundle: WireBundle, remove: bool) -> None:
-        templates = self._templates(bundle)
+        def work() -> tuple[Any, bytes | None]:
+            templates = self._templates(bundle)
 
-        def run(client: Client) -> Any:
-            return (client.remove_event if remove else client.get_event)(templates)
+            def run(client: Client) -> Any:
+                op = client.remove_event if remove else client.get_event
+                return op(templates, self._encodable)
 
-        found = await self.call(self._sequenced, bundle, run)
-        if found is None:
+            return self._retrieved(bundle, self._sequenced(bundle, run))
+
+        found, data = await self.call(work)
+        if found is None or data is None:
             self._reply(bundle)
         else:
-            await self._hand_out(bundle, found)
+            await self._hand_out(found, data)
 
     async def get_event(self, bundle: WireBundle) -> None:
         """Table 5."""
@@ -341,7 +381,7 @@ class EventHeapSession:
         await self._retrieve(bundle, remove=True)
 
     async def _wait(self, bundle: WireBundle, remove: bool) -> None:
-        templates = self._templates(bundle)
+        templates = await self.call(self._templates, bundle)
         server = self.server
         with server._lock:
             if server.waits >= MAX_WAITS or self.waits >= MAX_WAITS_PER_CONNECTION:
@@ -354,29 +394,30 @@ class EventHeapSession:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _wait_call(self, bundle: WireBundle, templates: list[Any], remove: bool) -> Any:
+    def _wait_call(self, bundle: WireBundle, templates: list[Any], remove: bool
+                   ) -> tuple[Any, bytes | None]:
         cancel = self.cancel
 
         def run(client: Client) -> Any:
             wait = client.wait_to_remove_event if remove else client.wait_for_event
-            return wait(templates, MAX_WAIT, cancel)
+            return wait(templates, MAX_WAIT, cancel, self._encodable)
 
         take = True  # the request takes its Source; a renewal does not (``_client``)
         while not cancel.cancelled:
             found = self._sequenced(bundle, run, take)
             if found is not None:
-                return found
+                return self._retrieved(bundle, found)
             take = False
-        return None
+        return None, None
 
     async def _waiting(self, bundle: WireBundle, templates: list[Any], remove: bool) -> None:
         server = self.server
         try:
             future = server.pool.submit(self._wait_call, bundle, templates, remove)
-            found = await asyncio.wrap_future(future)
-            if found is None:
+            found, data = await asyncio.wrap_future(future)
+            if found is None or data is None:
                 return
-            await self._hand_out(bundle, found)  # given back if it cannot be sent
+            await self._hand_out(found, data)  # given back if it cannot be sent
         except (CORBA.Exception, MappingError, RequestError, EventHeapWireError) as exc:
             self._refuse(bundle, refusal(exc))
         except (RuntimeError, concurrent.futures.CancelledError):  # the front end closed
@@ -396,20 +437,24 @@ class EventHeapSession:
 
     async def snoop_events(self, bundle: WireBundle) -> None:
         """Table 9: every match, "Sequencing is ignored"."""
-        found = await self.call(self.space.snoop_events, self._templates(bundle))
-        self._reply_many(bundle, found)
+        def snoop() -> bytes:
+            return self._many(bundle, self.space.snoop_events(self._templates(bundle)))
+
+        self.connection.send(await self.call(snoop))
 
     async def get_all(self, bundle: WireBundle) -> None:
         """Table 10: "any events sent are ignored"."""
-        found = await self.call(self.space.get_all)
-        self._reply_many(bundle, found)
+        def get_all() -> bytes:
+            return self._many(bundle, self.space.get_all())
 
-    def _reply_many(self, request: WireBundle, found: list[Any]) -> None:
-        """The reply of snoopEvents and getAll: the copies the wire can carry, oldest
-        first, in at most half ``Limits.max_pending`` bytes (a reply past it would drop
-        the client as too slow). An event no tuple can carry (a string past 65,535
-        bytes) is left out, as a stream leaves it out: one such event must not cost
-        every client its snoopEvents and getAll."""
+        self.connection.send(await self.call(get_all))
+
+    def _many(self, request: WireBundle, found: list[Any]) -> bytes:
+        """The reply of snoopEvents and getAll (in the executor): the copies the wire can
+        carry, oldest first, in at most half ``Limits.max_pending`` bytes (a reply past
+        it would drop the client as too slow). An event no tuple can carry (a string
+        past 65,535 bytes) is left out, as a stream leaves it out: one such event must
+        not cost every client its snoopEvents and getAll."""
         budget = self.connection.limits.max_pending // 2
         raws: list[bytes] = []
         for live in found:
@@ -423,7 +468,7 @@ class EventHeapSession:
             if budget < 0:
                 break
             raws.append(raw)
-        self.connection.send(encode_bundle_of(WireBundle(request.return_tag), raws))
+        return encode_bundle_of(WireBundle(request.return_tag), raws)
 
     async def _register(self, bundle: WireBundle, templates: list[Any] | None) -> None:
         if len(self.streams) >= MAX_STREAMS_PER_CONNECTION:
@@ -464,7 +509,7 @@ class EventHeapSession:
 
     async def register_for_events(self, bundle: WireBundle) -> None:
         """Table 11."""
-        await self._register(bundle, self._templates(bundle))
+        await self._register(bundle, await self.call(self._templates, bundle))
 
     async def register_for_all(self, bundle: WireBundle) -> None:
         """Table 12."""

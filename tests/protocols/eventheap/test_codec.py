@@ -335,3 +335,28 @@ class TestPieces:
                 split.feed(bytes(bad[off:off + 3]))
                 split.next_event()
         assert in_pieces.value.offset == at_once.value.offset == len(bad) - 1
+
+    def test_deferred_tuples_decode_as_the_reader_would(self) -> None:
+        """``defer``: a bundle's tuples are handed out unparsed (a server parses a big
+        one off its loop thread, review 118) and parse to the same bundle, with errors
+        at the same offsets."""
+        from cosnotify.protocols.eventheap.codec import Undecoded, encode_tuple
+
+        bundle = WireBundle("putEvent", "r", None,
+                            (Tuple(5, (Field("a", "int", Value(0, 7), Value(1)),)),) * 2)
+        raw = encode_bundle(bundle)
+        reader = BundleReader(handshake=False, defer=True)
+        reader.feed(raw + encode_bundle(WireBundle("getAll", "t")))
+        found = reader.next_event()
+        assert isinstance(found, Undecoded) and found.size == 2 * len(encode_tuple(bundle.tuples[0]))  # type: ignore[index]
+        assert found.decode() == bundle
+        assert reader.next_event() == WireBundle("getAll", "t")  # no tuples: as it is
+        bad = bytearray(raw)
+        bad[-1] = 0x80
+        reader = BundleReader(handshake=False, defer=True)
+        reader.feed(bytes(bad))
+        found = reader.next_event()
+        assert isinstance(found, Undecoded)
+        with pytest.raises(EventHeapWireError) as info:
+            found.decode()
+        assert info.value.offset == len(bad) - 1

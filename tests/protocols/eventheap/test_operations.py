@@ -391,27 +391,61 @@ class TestLimitsAndLoss:
         assert reply.return_tag is not None
         assert reply.return_tag.startswith("ERROR LimitExceeded")
 
-    def test_unsendable_tuple_is_given_back(self, client: EventHeapClient,
-                                            front_end: EventHeapFrontEnd) -> None:
-        """A removed event the wire cannot carry (a string past 65535 bytes) is refused
-        and stays in the heap: nothing is lost."""
-        from omniORB import CORBA
+    @staticmethod
+    def _poison(front_end: EventHeapFrontEnd, client: EventHeapClient) -> int:
+        """An event the wire cannot carry (a string of 70,000 characters), as a CORBA
+        supplier of the channel can push it; its tuple id."""
+        from cosnotify.protocols.eventheap.mapping import event_of
 
-        import CosNotification as N
-        import CosNotifyChannelAdmin as CA
+        tup = client.event("Job")
+        big = Tuple(0, tup.fields + (Field("blob", "string", Value(ACTUAL, "x" * 70_000),
+                                           Value(ACTUAL, "x")),))
+        return int(front_end.space.put_event(event_of(big)))
 
-        proxy, _ = front_end.server.channel._get_default_supplier_admin(
-        ).obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
-        proxy.connect_structured_push_supplier(None)
-        proxy.push_structured_event(N.StructuredEvent(
-            N.EventHeader(N.FixedEventHeader(N.EventType("d", "Big"), ""), []),
-            [N.Property("s", CORBA.Any(CORBA.TC_string, "x" * 70000)),
-             N.Property("Source", CORBA.Any(CORBA.TC_string, "corba"))],
-            CORBA.Any(CORBA.TC_null, None)))
-        assert _eventually(lambda: front_end.space.live_count == 1)
-        reply = client.call("removeEvent", [client.template("Big")])
-        assert reply.return_tag is not None and reply.return_tag.startswith("ERROR")
-        assert front_end.space.live_count == 1
+    @staticmethod
+    def _fresh(front_end: EventHeapFrontEnd, source: str, tuple_id: int) -> bool:
+        """Has the Source's client not received tuple ``tuple_id``?"""
+        space = front_end.space
+        with space._lock:
+            return bool(space._clients[source].seen.fresh(space._table.by_id[tuple_id]))
+
+    def test_unencodable_event_is_passed_over(self, connect: Connect,
+                                              front_end: EventHeapFrontEnd) -> None:
+        """Review 118: one stored event the wire cannot carry stopped every getEvent and
+        removeEvent whose template matched it. Tables 5-6: "A wire bundle with exactly
+        one event that matches": it is passed over -- neither taken nor received -- and
+        the next match is returned."""
+        a = connect("a")
+        poison = self._poison(front_end, connect("p"))  # another Source than n's
+        a.put(a.event("Job", n=1))
+        for op, source in (("getEvent", "g"), ("removeEvent", "r")):
+            c = connect(source)
+            reply = c.call(op, [c.template("Job", target_me=True)])
+            assert reply.tuples and field_of(reply.tuples[0], "n") == 1, (op, reply)
+        late = connect("late")
+        reply = late.call("removeEvent", [late.template("Job", target_me=True)])
+        assert reply.tuples is None and reply.return_tag is None  # nothing it can carry
+        assert front_end.space.live_count == 1  # the event it cannot carry stays
+        for source in ("g", "r", "late"):
+            assert self._fresh(front_end, source, poison)  # and none received it
+
+    @pytest.mark.parametrize("op", ["waitForEvent", "waitToRemoveEvent"])
+    def test_wait_passes_over_unencodable_event(self, op: str, connect: Connect,
+                                                front_end: EventHeapFrontEnd) -> None:
+        """Tables 7-8: a wait passes over an event the wire cannot carry, stored before
+        it began or arriving as it waits, and returns the next match."""
+        a, p = connect("a"), connect("p")
+        first = self._poison(front_end, p)
+        w = connect("w")
+        tag = w.send(op, [w.template("Job", target_me=True)])
+        assert front_end.space.wait_for_waiters(1, WAIT)
+        second = self._poison(front_end, p)
+        a.put(a.event("Job", n=2))
+        reply = w.receive()
+        assert reply.destination_tag == tag
+        assert reply.tuples and field_of(reply.tuples[0], "n") == 2, reply
+        assert front_end.space.live_count == (2 if op == "waitToRemoveEvent" else 3)
+        assert self._fresh(front_end, "w", first) and self._fresh(front_end, "w", second)
 
     def test_platform_template_refused(self, client: EventHeapClient) -> None:
         """A platform-typed template value cannot be matched: ERROR InvalidTemplate."""

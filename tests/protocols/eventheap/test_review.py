@@ -527,3 +527,57 @@ class TestTrickledBundle:
             assert len(made) == n
         finally:
             front_end.close()
+
+
+class TestOffTheLoop:
+    def test_mapping_encoding_and_big_bundles_run_off_the_loop(
+            self, front_end: EventHeapFrontEnd, connect: Connect, loop: object,
+            monkeypatch: pytest.MonkeyPatch) -> None:
+        """Review 118: getAll and snoopEvents encoded their whole reply (up to 10,000
+        tuples), and a put bundle was parsed and mapped, on the one loop thread that
+        serves every connection of every front end (listener.py: "a slow or dead
+        consumer never stalls the channel or the other clients"). Each of them now runs
+        in the executor: the loop thread runs none of them."""
+        from cosnotify.protocols.eventheap import codec, session
+        from cosnotify.protocols.eventheap.codec import ACTUAL, Field, Tuple, Value
+
+        ran: list[tuple[str, threading.Thread]] = []
+
+        def watch(module: object, name: str) -> None:
+            real = getattr(module, name)
+
+            def wrapped(*args: object, **kw: object) -> object:
+                # decode_tuple: only a bundle's tuples past DECODE_INLINE bytes
+                if name != "decode_tuple" or len(args[0]) > 16 * 1024:  # type: ignore[arg-type]
+                    ran.append((name, threading.current_thread()))
+                return real(*args, **kw)
+
+            monkeypatch.setattr(module, name, wrapped)
+
+        for name in ("event_of", "template_of", "tuple_of", "encode_tuple",
+                     "encode_bundle_of"):
+            watch(session, name)
+        watch(codec, "decode_tuple")
+        c = connect("c")
+        for n in range(3):
+            c.put(c.event("Job", n=n))
+        big = c.event("Job", n=9)
+        big = Tuple(0, big.fields + (Field("blob", "string", Value(ACTUAL, "x" * 30_000),
+                                           Value(ACTUAL, "x")),))
+        c.put(big)  # past DECODE_INLINE: its tuple is parsed in the executor (a small
+        # bundle's tuples are parsed as they come: not worth an executor hop)
+        assert len(c.call("getAll").tuples or ()) == 4
+        assert len(c.call("snoopEvents", [c.template("Job")]).tuples or ()) == 4
+        assert c.call("getEvent", [c.template("Job")]).tuples
+        assert c.call("removeEvent", [c.template("Job")]).tuples
+        tag = c.send("waitForEvent", [c.template("Later")])
+        d = connect("d")
+        d.put(d.event("Later"))
+        reply = c.receive()
+        assert reply.destination_tag == tag and reply.tuples
+        names = {name for name, _ in ran}
+        assert names >= {"event_of", "template_of", "tuple_of", "encode_tuple",
+                         "encode_bundle_of", "decode_tuple"}, names
+        on_loop = [name for name, thread in ran if thread is loop._thread]  # type: ignore[attr-defined]
+        assert on_loop == [], on_loop
+        assert session.DECODE_INLINE == 16 * 1024
