@@ -52,11 +52,12 @@ def start(context: Context, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *
           lease: float = 600.0, notify_timeout: float = 10.0,
           read_not_found: Literal[402, 404] = 404, explain: bool = False,
           contacts: Literal["peer", "any"] = "peer",
-          contact_connections: int = 256) -> OESFrontEnd:
+          contact_connections: int = 256, contracts_per_connection: int = 1_000,
+          contracts_per_host: int = 5_000) -> OESFrontEnd:
     """Serve the OES tree of ``channel`` (an id, a name, None: ``default``) on
     ``host:port``; the keyword options are :class:`Options`'."""
     options = Options(lease, notify_timeout, read_not_found, explain, contacts,
-                      contact_connections)
+                      contact_connections, contracts_per_connection, contracts_per_host)
     tree = Tree.of(context.channel(channel))
     service = Service(context.loop, tree, options)
 

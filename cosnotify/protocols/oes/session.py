@@ -34,6 +34,11 @@ unless the front end is told to ``explain`` (an ``Error`` header with the
 reason). A valid request the service cannot carry out (a full channel, a
 failing store, a destroyed channel, a LEASECONTRACT as the front end closes)
 is 503, and a bug 500: the seed has no code for either, and follows HTTP's.
+
+A connection, and a client host over all its connections, hold at most
+``Options.contracts_per_connection`` (1,000) and ``contracts_per_host`` (5,000)
+live contracts: past it a new LEASECONTRACT is 400, so one client cannot take
+the tree's whole table (MAX_CONTRACTS) from every other (review 118).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import asyncio
 import ipaddress
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
@@ -97,6 +103,11 @@ class Options:
     #: Connections to contacts kept open between NOTIFYs, at most (past it a contract's
     #: connection closes after each NOTIFY).
     contact_connections: int = 256
+    #: Live contracts leased over one connection, and by one client host over all its
+    #: connections, at most (past it a new LEASECONTRACT is 400; renewals are not
+    #: counted): one client cannot take the tree's whole table (MAX_CONTRACTS, 10,000).
+    contracts_per_connection: int = 1_000
+    contracts_per_host: int = 5_000
 
 
 class _Bad(ValueError):
@@ -126,6 +137,11 @@ class Service:
         #: contract number -> the Notifier of a contract leased over the wire
         self._notifiers: dict[int, Notifier] = {}
         self._leases = 0
+        #: contract number -> (the connection, the host) that leased it; and how many
+        #: live contracts each connection and each host holds (``_reserve``).
+        self._lessees: dict[int, tuple[object, Any]] = {}
+        self._held: dict[object, int] = {}
+        self._pruned = 0.0
         self._closed = False
         self._verbs: dict[str, Callable[[Request, str], _Answer]] = {
             "LIST": self._list, "GET": self._get, "POST": self._post, "REMOVE": self._remove,
@@ -135,9 +151,10 @@ class Service:
         }
 
     # -- the boundary ---------------------------------------------------------------------
-    async def answer(self, request: Request, peer: str) -> bytes:
-        """The reply to ``request`` (from a client at ``peer``), as bytes."""
-        found = await self.loop.call(self._dispatch, request, peer)
+    async def answer(self, request: Request, peer: str, lessee: object = None) -> bytes:
+        """The reply to ``request`` (from a client at ``peer``, over the connection
+        ``lessee`` names), as bytes."""
+        found = await self.loop.call(self._dispatch, request, peer, lessee)
         return self.encode(found)
 
     def encode(self, answer: _Answer) -> bytes:
@@ -151,11 +168,13 @@ class Service:
         """The reply to a request the codec refused."""
         return self.encode(_Answer(400, why=error.reason))
 
-    def _dispatch(self, request: Request, peer: str) -> _Answer:
+    def _dispatch(self, request: Request, peer: str, lessee: object = None) -> _Answer:
         verb = self._verbs.get(request.verb)
         if verb is None:
             return _Answer(400, why=f"unknown verb {request.verb[:20]!r}")
         try:
+            if request.verb == "LEASECONTRACT":
+                return self._lease(request, peer, lessee)
             return verb(request, peer)
         except (_Bad, BodyError, InvalidRequest, NodeExists) as exc:
             return _Answer(400, why=str(exc))
@@ -210,7 +229,7 @@ class Service:
                        f"{peer}")
         return contact
 
-    def _lease(self, request: Request, peer: str) -> _Answer:
+    def _lease(self, request: Request, peer: str, lessee: object = None) -> _Answer:
         contact = self._contact(request, peer)
         quality = request.header("Quality-of-service")
         if quality is not None and quality.strip().lower() != "keep-alive":
@@ -234,14 +253,25 @@ class Service:
                 if current is not None:
                     current.supersede(fresh)
         else:
+            held = (lessee if lessee is not None else object(), ("host", _address(peer)))
+            self._reserve(held)
             notifier = self._notifier(contact, 0)
-            contract = tree.lease_contract(notifier, self.options.lease, keep_alive=keep_alive)
+            try:
+                contract = tree.lease_contract(notifier, self.options.lease,
+                                               keep_alive=keep_alive)
+            except BaseException:
+                with self._lock:
+                    self._release(held)
+                raise
             notifier.contract_id = contract.contract_id
             with self._lock:
                 closed = self._closed
                 if not closed:
                     self._notifiers[contract.contract_id] = notifier
+                    self._lessees[contract.contract_id] = held
                     self._leases += 1
+                else:
+                    self._release(held)
                 prune = self._leases % _PRUNE_EVERY == 0
             if closed:  # the front end closed while this was carried out: no one else
                 self._end(notifier)  # would ever cancel it
@@ -287,6 +317,44 @@ class Service:
             raise ContractNotFound(0)
         return found
 
+    def _reserve(self, held: tuple[object, Any]) -> None:
+        """Count a new contract against its connection and its host, or refuse it (400:
+        the seed's status for a request refused) when either holds its limit already.
+        Contracts that ended unseen are pruned first, at most once a second."""
+        connection, host = held
+        options = self.options
+        limits = ((connection, options.contracts_per_connection, "this connection",
+                   "contracts_per_connection"),
+                  (host, options.contracts_per_host, f"the client host {host[1]}",
+                   "contracts_per_host"))
+        for attempt in (0, 1):
+            with self._lock:
+                full = next((limit for limit in limits
+                             if self._held.get(limit[0], 0) >= limit[1]), None)
+                if full is None:
+                    for key in held:
+                        self._held[key] = self._held.get(key, 0) + 1
+                    return
+                now = time.monotonic()
+                stale = now - self._pruned >= 1.0
+                if stale:
+                    self._pruned = now
+            if attempt or not stale:
+                break
+            self._prune()
+        assert full is not None
+        _, most, who, option = full
+        raise _Bad(f"{who} holds {most} live contracts, its most ({option})")
+
+    def _release(self, held: tuple[object, Any]) -> None:
+        """A counted contract ended (``_reserve``); the lock is held."""
+        for key in held:
+            left = self._held.get(key, 0) - 1
+            if left > 0:
+                self._held[key] = left
+            else:
+                self._held.pop(key, None)
+
     # -- the notifiers --------------------------------------------------------------------
     def _notifier(self, contact: Contact, contract_id: int) -> Notifier:
         made = Notifier(contact, self.loop, self.options.notify_timeout, self._forget,
@@ -298,6 +366,9 @@ class Service:
         with self._lock:
             if self._notifiers.get(notifier.contract_id) is notifier:
                 del self._notifiers[notifier.contract_id]
+                held = self._lessees.pop(notifier.contract_id, None)
+                if held is not None:
+                    self._release(held)
 
     def _prune(self) -> None:
         """Notifiers of contracts that ended without telling them (a lease that ran out
@@ -349,6 +420,8 @@ class Session:
 
     def __init__(self, service: Service, connection: Connection) -> None:
         self._service = service
+        #: Names this connection for its contracts' count (Options.contracts_per_connection).
+        self._lessee = object()
         self._reader = Reader("request", max_frame=connection.limits.max_frame)
 
     async def run(self, connection: Connection) -> None:
@@ -388,4 +461,4 @@ class Session:
                 deadline = None  # the next request's time starts now
                 counters.frames_in += 1
                 assert isinstance(request, Request)
-                connection.send(await service.answer(request, peer))
+                connection.send(await service.answer(request, peer, self._lessee))

@@ -304,3 +304,56 @@ class TestUtf7Headers:
         assert post is not None and post.status == 200 and tree.exists(r"\a")
         assert listing is not None and listing.status == 200
         assert [n.get("nodename") for n in listing.xml()] == ["a"]
+
+
+class TestContractsPerClient:
+    """Review 118: one connection leased the tree's whole contract table (MAX_CONTRACTS,
+    10,000) in seconds, and every other client's LEASECONTRACT was refused for the
+    lease's 600 s. A connection, and a client host, hold a bounded share; past it a new
+    lease is refused with the seed's status for a request refused: "If the request is
+    not a syntactically valid and complete request, status code 400 is returned"."""
+
+    def test_default_per_connection_limit(self, fe: OESFrontEnd) -> None:
+        hog = Client(fe.address, timeout=60)
+        try:
+            hog.send(request("LEASECONTRACT", "tcp:127.0.0.1:9") * 1_001)
+            statuses = [hog.read() for _ in range(1_001)]
+            assert all(m is not None for m in statuses)
+            assert [m.status for m in statuses[:1_000]] == [200] * 1_000  # type: ignore[union-attr]
+            last = statuses[-1]
+            assert last is not None and last.status == 400
+            assert "contracts_per_connection" in last.headers.get("error", "")
+        finally:
+            hog.close()
+        other = Client(fe.address)
+        try:
+            assert other.call("LEASECONTRACT", "tcp:127.0.0.1:10").status == 200
+        finally:
+            other.close()
+        assert fe.service.options.contracts_per_connection == 1_000  # the defaults
+        assert fe.service.options.contracts_per_host == 5_000
+
+    def test_connection_and_host_limits(self, serve: Callable[..., OESFrontEnd]) -> None:
+        """Cancelling a contract gives its slot back; a renewal takes none; a closed
+        connection's contracts (leases outlive it) still count for its host."""
+        fe = serve(explain=True, contracts_per_connection=3, contracts_per_host=5)
+        tree = fe.service.tree
+        a, b = Client(fe.address), Client(fe.address)
+        try:
+            made = [a.call("LEASECONTRACT", "tcp:127.0.0.1:9") for _ in range(3)]
+            assert [m.status for m in made] == [200] * 3
+            refused = a.call("LEASECONTRACT", "tcp:127.0.0.1:9")
+            assert refused.status == 400
+            assert "contracts_per_connection" in refused.headers.get("error", "")
+            cid = made[0].xml().get("contractid")
+            renewed = a.call("LEASECONTRACT", "tcp:127.0.0.1:9", [("Contract-id", cid)])
+            assert renewed.status == 200  # a renewal is not a new contract
+            assert a.call("CANCELCONTRACT", cid).status == 200
+            assert a.call("LEASECONTRACT", "tcp:127.0.0.1:9").status == 200  # its slot back
+            a.close()
+            assert [b.call("LEASECONTRACT", "tcp:127.0.0.1:9").status
+                    for _ in range(3)] == [200, 200, 400]
+            assert len(tree.contract_ids()) == 5
+        finally:
+            a.close()
+            b.close()
