@@ -430,9 +430,13 @@ class Session:
         clock = asyncio.get_running_loop().time
         #: When the request begun must be whole (Limits.read_timeout for the whole
         #: request, not for each read: a client trickling a byte at a time is closed).
-        deadline: float | None = None
+        #: A connection is not idle before its first request: that request must be
+        #: whole within read_timeout of the accept, or a peer's silent sockets would
+        #: hold the front end's connections (Limits.max_connections) for idle_timeout.
+        deadline: float | None = clock() + connection.limits.read_timeout
+        asked = False
         while True:
-            if reader.in_frame:
+            if reader.in_frame or not asked:
                 if deadline is None:
                     deadline = clock() + connection.limits.read_timeout
                 try:
@@ -454,11 +458,11 @@ class Session:
                     if exc.fatal:
                         connection.close()
                         return
-                    deadline = None
+                    deadline, asked = None, True
                     continue
                 if request is None:
                     break
-                deadline = None  # the next request's time starts now
+                deadline, asked = None, True  # the next request's time starts now
                 counters.frames_in += 1
                 assert isinstance(request, Request)
                 connection.send(await service.answer(request, peer, self._lessee))

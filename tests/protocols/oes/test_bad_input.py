@@ -101,6 +101,23 @@ class TestClosed:
         finally:
             slow.close()
 
+    def test_silent_connections_are_closed_after_read_timeout(
+            self, serve: Callable[..., OESFrontEnd]) -> None:
+        """Review 118: a connection that never sent a byte counted as idle and was kept
+        for idle_timeout (an hour), so a peer's silent sockets held every connection
+        slot. Before its first request a connection is held to Limits.read_timeout,
+        as a request begun is; then the slots are free for other clients."""
+        fe = serve(limits=Limits(read_timeout=0.3, max_connections=4))  # idle: an hour
+        silent = [Client(fe.address, timeout=10) for _ in range(4)]
+        try:
+            assert all(s.closed() for s in silent)  # the peer closes them: no sleep
+            assert eventually(lambda: fe.counters.open == 0)
+            assert fe.counters.closed_bad == 4
+            assert works(fe)
+        finally:
+            for s in silent:
+                s.close()
+
     def test_connection_limit(self, serve: Callable[..., OESFrontEnd]) -> None:
         """Limits.max_connections: the next connection is closed at once."""
         fe = serve(limits=Limits(max_connections=1))
