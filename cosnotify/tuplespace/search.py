@@ -42,14 +42,16 @@ _NO_BOUND = float("inf")
 
 class _Scan:
     """One template's progress: every candidate up to arrival number ``last`` has been
-    examined; ``hits`` are the matches among them (oldest first)."""
+    examined; ``hits`` are the matches among them (oldest first); ``passed``: the
+    oldest fresh match the caller's ``accept`` refused, if any."""
 
-    __slots__ = ("hits", "last", "template")
+    __slots__ = ("hits", "last", "passed", "template")
 
     def __init__(self, template: CompiledTemplate, last: int) -> None:
         self.template = template
         self.last = last
         self.hits: list[Live] = []
+        self.passed: int | None = None
 
 
 class Search:
@@ -57,8 +59,9 @@ class Search:
     lock; ``pause()`` lets the lock go and takes it again, and returns the time then
     (it raises when the space or the client went meanwhile). ``seen``: the client's
     sequencing (sequencing.Seen), or None for an anonymous call. ``accept``: the caller's
-    test of a matching event (space.py); a match it refuses is passed over as one the
-    client has received (its cursor moves past it), but is not received."""
+    test of a matching event (space.py); a match it refuses is passed over, not
+    received, and the client's cursor stays before it (another caller of the Source,
+    without that test, may take it)."""
 
     def __init__(self, table: Any, templates: Iterable[CompiledTemplate], now: float,
                  pause: Callable[[], float], seen: Any = None,
@@ -81,8 +84,10 @@ class Search:
         seen = self._seen
         if seen is not None:
             for s in self._scans:
-                seen.set_cursor(s.template.text, self._epoch,
-                                s.hits[0].seq - 1 if s.hits else s.last)
+                upto = s.hits[0].seq - 1 if s.hits else s.last
+                if s.passed is not None:
+                    upto = min(upto, s.passed - 1)
+                seen.set_cursor(s.template.text, self._epoch, upto)
         return best
 
     def every(self, limit: int) -> list[Live]:
@@ -97,7 +102,7 @@ class Search:
             if self._table.epoch != self._epoch:  # a tuple came back at its old place
                 self._epoch = self._table.epoch
                 for s in self._scans:
-                    s.last, s.hits = 0, []
+                    s.last, s.hits, s.passed = 0, [], None
             if self._pass(want, check):
                 return
             self._now = self._pause()
@@ -156,11 +161,13 @@ class Search:
                 if live.dropped or live.expires <= now:
                     continue
                 work -= 1
-                if matches(live) and (fresh is None or fresh(live)) and (
-                        accept is None or accept(live.event.as_structured())):
-                    hits.append(live)
-                    if len(hits) >= want:
-                        return True
+                if matches(live) and (fresh is None or fresh(live)):
+                    if accept is None or accept(live.event.as_structured()):
+                        hits.append(live)
+                        if len(hits) >= want:
+                            return True
+                    elif s.passed is None or seq < s.passed:
+                        s.passed = seq
                 if work <= 0:
                     return at >= end
             return True

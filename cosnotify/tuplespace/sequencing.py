@@ -34,7 +34,8 @@ A received event can be *un-received* (:meth:`Seen.unnote`): a wait whose
 caller went before the reply gives its tuple back, and the client has not
 received it (corba.py). And :class:`Seen` keeps the client's *cursors*: per
 template text, the arrival number up to which every tuple that template
-matches is one the client has received (or gone), so a sequenced read
+matches is one the client has received (or gone; never one a caller's
+``accept`` test passed over: search.py), so a sequenced read
 starts past them instead of rescanning them (search.py). Receiving more
 only keeps a cursor true; forgetting (the bounds above) or un-receiving
 voids the client's cursors, and a tuple given back at its old place voids

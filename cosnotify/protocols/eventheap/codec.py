@@ -17,7 +17,9 @@ mask, a tag, a count, a SourceInfo, a whole tuple found by its length and
 then parsed), keeps how far it got between pieces and drops the bytes read,
 and remembers how many bytes its next step needs at least before trying
 again: a big bundle arriving in pieces is not re-read per piece, each byte
-is examined once (review 118). Every length and count
+is examined once (review 118). A reader told to ``defer`` hands a bundle
+with tuples out as :class:`Undecoded`, its tuples' bytes parsed when its
+caller likes (a server: off its loop thread). Every length and count
 is checked against ``max_frame`` as it is read, so an oversize length is
 refused at once, not after a megabyte has been buffered, and a bundle that
 grows past ``max_frame`` unfinished is refused too. Any fault is

@@ -16,6 +16,7 @@ import concurrent.futures
 import itertools
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
 
@@ -132,6 +133,10 @@ class EventHeapServer:
         self._lingering: OrderedDict[Client, int] = OrderedDict()
         #: Clients ended early for a new Source at the limit.
         self.evicted = 0
+        #: Stored events the wire cannot carry (EventHeapSession._encodable), by identity
+        #: and guarded by _count_lock: each is encoded once, however often retrievals
+        #: pass it over, and forgotten with the event.
+        self.unencodable: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
     def connect(self, source: str) -> Client:
         """``space.connect(source)``, counted until the client ends (its ``on_end``). At

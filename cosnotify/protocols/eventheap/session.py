@@ -222,10 +222,17 @@ class EventHeapSession:
         connection's retrievals (in its lock): one it cannot carry (a string past 65,535
         bytes) is passed over, neither taken nor received, and the next match returned
         -- "A wire bundle with exactly one event that matches" (Tables 5-8) -- as
-        snoopEvents, getAll and the streams leave it out."""
+        snoopEvents, getAll and the streams leave it out. A refusal is remembered (by
+        the event's identity, ``EventHeapServer.unencodable``)."""
+        server = self.server
+        with server._count_lock:
+            if event in server.unencodable:
+                return False
         try:
             encode_tuple(tuple_of(event))
         except (EventHeapWireError, MappingError) as exc:
+            with server._count_lock:
+                server.unencodable[event] = True
             log.info("%s: an event passed over: %s", self.name, exc)
             return False
         return True

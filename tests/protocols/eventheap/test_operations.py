@@ -428,6 +428,16 @@ class TestLimitsAndLoss:
         assert front_end.space.live_count == 1  # the event it cannot carry stays
         for source in ("g", "r", "late"):
             assert self._fresh(front_end, source, poison)  # and none received it
+        # Passed over is not received: the Source's sequencing cursor stays before it,
+        # and a caller without the wire's limits (in process, CORBA) still gets it.
+        from cosnotify.protocols.eventheap.mapping import template_of
+
+        again = late.call("getEvent", [late.template("Job", target_me=True)])
+        assert again.tuples is None
+        assert len(front_end.server.unencodable) == 1  # its verdict is kept, not redone
+        found = front_end.space._clients["late"].get_event(
+            [template_of(late.template("Job", target_me=True))])
+        assert found is not None and found.id == poison
 
     @pytest.mark.parametrize("op", ["waitForEvent", "waitToRemoveEvent"])
     def test_wait_passes_over_unencodable_event(self, op: str, connect: Connect,
