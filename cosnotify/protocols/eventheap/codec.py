@@ -412,6 +412,11 @@ class BundleReader:
         #: Hand out a bundle with tuples as :class:`Undecoded` (its tuples parsed later).
         self.defer = defer
         self._buffer = bytearray()
+        #: A copy of ``_buffer`` parsed from (made once per ``feed``, not per event, so
+        #: many small bundles in one read are not each a copy of the rest), and how many
+        #: of its bytes are consumed (dropped from ``_buffer`` at the next ``feed``).
+        self._data: bytes | None = None
+        self._offset = 0
         #: Bytes of the bundle being read that were read already (and dropped).
         self._base = 0
         #: Bytes of the bundle (or handshake), from its start, needed at least.
@@ -420,44 +425,48 @@ class BundleReader:
         self._walk_state = _Walk()
         #: Bundles decoded so far.
         self.bundles = 0
-        #: Bytes examined so far (each attempt's buffer): bounded by what came, not by
-        #: how many pieces it came in.
+        #: Bytes copied to be parsed so far: bounded by what came, not by how many pieces
+        #: it came in.
         self.examined = 0
 
     def feed(self, data: bytes) -> None:
+        if self._data is not None:
+            del self._buffer[:self._offset]
+            self._data, self._offset = None, 0
         self._buffer += data
 
     @property
     def pending(self) -> int:
         """Bytes received that are not yet part of an event handed out."""
-        return self._base + len(self._buffer)
+        return self._base + len(self._buffer) - self._offset
 
     def next_event(self) -> str | WireBundle | Undecoded | None:
         """The next whole event, or None; EventHeapWireError for bytes that are not one."""
         if self.pending < max(self._need, 1):
             return None
-        data = bytes(self._buffer)
-        self.examined += len(data)
-        walk = self._walk_state
-        c = Cursor(memoryview(data), base=self._base)
+        data = self._data
+        if data is None:
+            data = self._data = bytes(self._buffer)
+            self.examined += len(data)
+        start = self._offset
+        # Positions are in ``data``; ``base`` makes them offsets in the bundle.
+        c = Cursor(memoryview(data), start, base=self._base - start)
         result: str | WireBundle | Undecoded
         try:
             if self._handshake:
                 result = c.read_utf("the protocol version")
                 self._handshake = False
             else:
-                result = self._walk(c, walk)
+                result = self._walk(c, self._walk_state)
         except NeedData as exc:
-            base = self._base
-            self._need = base + exc.need
-            if self._need > self.max_frame or base + len(data) > self.max_frame:
+            self._need = c.base + exc.need
+            if self._need > self.max_frame or c.base + len(data) > self.max_frame:
                 raise EventHeapWireError(f"a bundle of more than {self.max_frame} bytes "
                                          "(max_frame)", 0, "too_large") from None
-            used = 0 if self._handshake else c.pos  # the last whole step's end (_walk)
-            del self._buffer[:used]
-            self._base += used
+            if not self._handshake:  # up to the last whole step's end (_walk)
+                self._base, self._offset = c.base + c.pos, c.pos
             return None
-        del self._buffer[:c.pos]
+        self._offset = c.pos
         self._base = self._need = 0
         if not isinstance(result, str):
             self._walk_state = _Walk()

@@ -360,3 +360,19 @@ class TestPieces:
         with pytest.raises(EventHeapWireError) as info:
             found.decode()
         assert info.value.offset == len(bad) - 1
+
+    def test_many_bundles_in_one_read_are_one_copy(self) -> None:
+        """Many small bundles in one read (here 20,000 one-byte bundles, mask 0: the
+        seed's nulls) are parsed from one copy of the buffer, not each from a copy of
+        all that follows it (20,000 copies of ~10 KB on the loop thread)."""
+        reader = BundleReader(handshake=False)
+        reader.feed(bytes(20_000) + b"\x08")  # and the start of one more
+        found = 0
+        while (event := reader.next_event()) is not None:
+            assert event == WireBundle()
+            found += 1
+        assert found == 20_000 and reader.pending == 1
+        assert reader.examined == 20_001
+        reader.feed(struct.pack(">i", 0))
+        assert reader.next_event() == WireBundle(tuples=())
+        assert reader.examined == 20_001 + 4 and reader.pending == 0  # its mask was read
