@@ -218,6 +218,11 @@ class Notifier:
         self._successor = successor
         self.close()
 
+    @property
+    def ended(self) -> bool:
+        """Closed: its contract ended (or the front end went)."""
+        return self._ended.is_set()
+
     def close(self) -> None:
         """Forget the contract and close its connection (any thread)."""
         if self._ended.is_set():

@@ -255,8 +255,8 @@ class Service:
         else:
             held = (lessee if lessee is not None else object(), ("host", _address(peer)))
             self._reserve(held)
-            notifier = self._notifier(contact, 0)
             try:
+                notifier = self._notifier(contact, 0)
                 contract = tree.lease_contract(notifier, self.options.lease,
                                                keep_alive=keep_alive)
             except BaseException:
@@ -276,6 +276,8 @@ class Service:
             if closed:  # the front end closed while this was carried out: no one else
                 self._end(notifier)  # would ever cancel it
                 return _Answer(503, why="the front end is closed")
+            if notifier.ended:  # its contract ended before it was registered: _forget
+                self._forget(notifier)  # found nothing then, and close() runs only once
             if prune:
                 self._prune()
         return _Answer(200, contract_xml(contract.contract_id, contract.expiry, contact.text))

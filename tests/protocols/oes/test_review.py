@@ -357,3 +357,26 @@ class TestContractsPerClient:
         finally:
             a.close()
             b.close()
+
+    def test_a_contract_that_ends_before_it_is_registered_gives_its_slot_back(
+            self, serve: Callable[..., OESFrontEnd], monkeypatch: Any) -> None:
+        """Review 123: a contract that ended between the tree's lease and the front
+        end's registration of its notifier (whose close, seeing nothing registered,
+        ran once and for all) kept its slot for ever."""
+        fe = serve(explain=True, contracts_per_connection=1)
+        tree = fe.service.tree
+        lease = tree.lease_contract
+
+        def lease_then_end(notifier: Any, *args: Any, **kwargs: Any) -> Any:
+            contract = lease(notifier, *args, **kwargs)
+            notifier.close()  # the contract ended at once (as when its lease ran out)
+            return contract
+
+        monkeypatch.setattr(tree, "lease_contract", lease_then_end)
+        a = Client(fe.address)
+        try:
+            assert a.call("LEASECONTRACT", "tcp:127.0.0.1:9").status == 200
+            monkeypatch.setattr(tree, "lease_contract", lease)
+            assert a.call("LEASECONTRACT", "tcp:127.0.0.1:9").status == 200
+        finally:
+            a.close()
