@@ -289,7 +289,7 @@ def _assoc_lookup(names: tuple[str, ...], rest: Sequence[ast.Step]
 def _as_component(node: ast.Identifier | ast.Component) -> ast.Component:
     """A bare identifier resolves exactly like ``$ident`` (docs/filters.md decision 1)."""
     if isinstance(node, ast.Identifier):
-        return ast.Component(node.name, node.name in ast.KEYWORDS, ())
+        return ast.Component(node.name, node.escaped, ())
     return node
 
 

@@ -224,14 +224,26 @@ class BooleanLiteral(Node):
 class Identifier(Node):
     """A bare ``<Ident>``: a property name (``severity``) or an enum label (``HOUSE``).
 
-    ``\\ident`` parses to the same node as ``ident``: the backslash only lets an
-    identifier spell a keyword (§2.4.1).
+    ``escaped`` records ``\\ident``: a bare identifier resolves exactly like
+    ``$ident`` (docs/filters.md decision 1), so ``\\curtime`` is ``$\\curtime``,
+    the property, not the reserved variable (§2.4.2: "A reserved run-time
+    variable may be escaped by inserting a backslash between the dollar sign
+    and the <Ident>"). A keyword is always escaped (§2.4.1), so
+    ``Identifier("and")`` is ``\\and``.
     """
 
     name: str = attrs.field(validator=_identifier)
+    escaped: bool = attrs.field(
+        default=attrs.Factory(lambda self: self.name in KEYWORDS, takes_self=True),
+        validator=attrs.validators.instance_of(bool))
+
+    @escaped.validator
+    def _check_escaped(self, attribute: attrs.Attribute[bool], value: bool) -> None:
+        if not value and self.name in KEYWORDS:
+            raise ValueError(f"identifier {self.name!r} spells a keyword: it must be escaped")
 
     def to_text(self) -> str:
-        return _escape_name(self.name)
+        return ("\\" if self.escaped else "") + self.name
 
 
 @attrs.frozen

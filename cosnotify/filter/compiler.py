@@ -433,9 +433,10 @@ class _Generator:
 
 
 def _as_component(node: ast.Identifier | ast.Component) -> ast.Component:
-    """A bare identifier resolves exactly like ``$ident`` (§2.4.5; docs/filters.md #1)."""
+    """A bare identifier resolves exactly like ``$ident`` (§2.4.5; docs/filters.md #1):
+    ``\\curtime`` is ``$\\curtime`` (decision 16)."""
     if isinstance(node, ast.Identifier):
-        return ast.Component(node.name, node.name in ast.KEYWORDS, ())
+        return ast.Component(node.name, node.escaped, ())
     return node
 
 

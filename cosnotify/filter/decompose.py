@@ -54,7 +54,7 @@ def decompose(tree: ast.Expression) -> Access | None:
 
 def _component(node: ast.Expression) -> ast.Component | None:
     if isinstance(node, ast.Identifier):
-        node = ast.Component(node.name, node.name in ast.KEYWORDS, ())
+        node = ast.Component(node.name, node.escaped, ())
     if not isinstance(node, ast.Component):
         return None
     if node.variable == CURTIME and not node.escaped:

@@ -198,11 +198,11 @@ class ConstraintParser:
 
     def p_factor_identifier(self, p: Any) -> None:
         "factor : ident"
-        p[0] = ast.Identifier(p[1])
+        p[0] = ast.Identifier(*p[1])
 
     def p_factor_exist_identifier(self, p: Any) -> None:
         "factor : EXIST ident"
-        p[0] = ast.Exist(ast.Identifier(p[2]))
+        p[0] = ast.Exist(ast.Identifier(*p[2]))
 
     def p_factor_exist_component(self, p: Any) -> None:
         "factor : EXIST component"
@@ -230,11 +230,13 @@ class ConstraintParser:
 
     def p_ident_plain(self, p: Any) -> None:
         "ident : IDENT"
-        p[0] = p[1]
+        p[0] = (p[1], False)
 
     def p_ident_escaped(self, p: Any) -> None:
         "ident : ESCAPED_IDENT"
-        p[0] = p[1]
+        # (name, escaped): a bare '\curtime' is '$\curtime', not the reserved
+        # variable (§2.4.2; docs/filters.md decisions 1 and 16).
+        p[0] = (p[1], True)
 
     # -- components (§2.4.8 <Component>) -------------------------------------------
 
@@ -300,7 +302,7 @@ class ConstraintParser:
         # omniNotify's extension: an enumerator of the discriminator's enum as the
         # case label (docs/filters.md, "omniNotify extension"). A bare identifier,
         # so it cannot be confused with the <String> label .('x').
-        p[0] = ast.UnionEnumLabel(p[3])
+        p[0] = ast.UnionEnumLabel(p[3][0])
 
     def p_step_index(self, p: Any) -> None:
         "step : LBRACKET INTEGER RBRACKET"
@@ -308,7 +310,7 @@ class ConstraintParser:
 
     def p_step_assoc(self, p: Any) -> None:
         "step : LPAREN ident RPAREN"
-        p[0] = ast.Assoc(p[2])
+        p[0] = ast.Assoc(p[2][0])
 
     def p_union_label_default(self, p: Any) -> None:
         "union_label :"

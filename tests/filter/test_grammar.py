@@ -144,6 +144,17 @@ class TestSpecExamples:
         assert parse_constraint("$\\curtime") == escaped
         assert parse_constraint("\\$curtime") == escaped
 
+    def test_escaped_bare_identifier(self) -> None:
+        """A bare '\\curtime' keeps its escape (§2.4.2; decision 1: it resolves like
+        '$\\curtime'); a keyword is always escaped, and the text round-trips (review 114)."""
+        assert parse_constraint("\\curtime") == Id("curtime", escaped=True)
+        assert parse_constraint("curtime") == Id("curtime") == Id("curtime", escaped=False)
+        assert parse_constraint("\\and") == Id("and") == Id("and", escaped=True)
+        assert parse_constraint("exist \\curtime") == A.Exist(Id("curtime", escaped=True))
+        assert Id("curtime", escaped=True).to_text() == "\\curtime"
+        with pytest.raises(ValueError, match="keyword"):
+            Id("and", escaped=False)
+
     def test_default_operator(self) -> None:
         """§2.4.7: 'default $_.d' applies default to a component."""
         node = parse_constraint("default $_.d and $.defvalue == 2")

@@ -71,6 +71,20 @@ class TestRunTimeVariables:
         later.add_constraints([_exp(f"$curtime.time > {NOW}")])
         assert later.match_structured(event) is True
 
+    def test_escaped_bare_curtime_is_the_property(self) -> None:
+        """§2.4.2: "A reserved run-time variable may be escaped by inserting a backslash
+        between the dollar sign and the <Ident>", and a bare <Ident> resolves exactly
+        like $ident (decision 1): '\\curtime' is '$\\curtime', the property (review 114)."""
+        event = structured(filterable={"curtime": 5})
+        assert evaluate("\\curtime == 5", event) is True
+        assert evaluate("\\curtime == $\\curtime and exist \\curtime", event) is True
+        assert evaluate("exist \\curtime", structured()) is False
+        assert evaluate("exist curtime and not exist \\curtime", structured()) is True
+        typed = [N.Property("curtime", CORBA.Any(CORBA.TC_long, 5))]
+        assert make_filter("\\curtime == 5").match_typed(typed) is True
+        record = value(struct_tc("IDL:test/C:1.0", "C", [("curtime", CORBA.TC_long)]), 5)
+        assert evaluate("\\curtime == 5 and $\\curtime == 5", record) is True
+
     def test_typed_events(self) -> None:
         """A typed event (§2.7): its event_type pair names domain and type; the other
         parameters are $(name)."""

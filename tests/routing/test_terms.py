@@ -217,6 +217,13 @@ class TestDecompose:
         """``FALSE and x`` is never TRUE: no terms, even when x has none."""
         assert _access("FALSE and $a != 1") == ()
 
+    def test_escaped_bare_curtime_is_a_property(self) -> None:
+        """'\\curtime' is the property '$\\curtime' (§2.4.2, decision 1), so it is indexed
+        like any property, while the reserved '$curtime' and bare 'curtime' are not."""
+        assert _access("\\curtime == 5") == _access("$\\curtime == 5") == (
+            Term(Kind.EQ, _comp("curtime", escaped=True), (_num(5),)),)
+        assert _access("curtime == 5") is None
+
     def test_false_is_never_true(self) -> None:
         """FALSE gives the empty access, not None."""
         assert _access("FALSE") == ()

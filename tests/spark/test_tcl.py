@@ -91,6 +91,7 @@ def corpus() -> list[Any]:
     events.append(structured(filterable={"severity": 4}, body=a(CORBA.TC_string, "body text")))
     events.append(structured(filterable={"in": a(SHAPE, SHAPE._d[3][1])}))
     events.append(structured(body=a(CORBA.TC_long, 42)))
+    events.append(structured(filterable={"curtime": 7}))  # '\\curtime' is this property
     return events
 
 
@@ -123,6 +124,7 @@ TARGETED = [
     "\\in == HOUSE", "$\\in == CAR", "\\in == CAR or \\in == HOUSE",
     "$n == 1.0e+300 * 10.0", "$n * 1.0e+300 > 1.0e+300", "$n / 3 * 3 == $n",
     "severity != 4", "$curtime.time > 0", "$n._type_id == 'long'", "$m.x == 1",
+    "\\curtime == 7", "exist \\curtime", "$\\curtime == 7 and \\curtime > 6",
 ]
 
 
@@ -203,6 +205,7 @@ class TestTranslation:
         ("exist $n or $event_name == 'x'", "sql"),
         ("$n > 5 and $s == 'abc'", "sql+udf"),
         ("$curtime.time > 0", "udf"),
+        ("\\curtime == 7", "sql+udf"),  # the property '$\\curtime' (decision 16)
         ("$where.rack == 1", "udf"),
         ("default $.u", "udf"),
         ("$a * $b * $c > 0", "udf"),
