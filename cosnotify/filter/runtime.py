@@ -36,6 +36,7 @@ as in C.
 
 from __future__ import annotations
 
+import decimal
 from decimal import Decimal
 from typing import Any, Final, TypeAlias
 
@@ -260,6 +261,23 @@ def number(value: Any) -> Any:
     raise Fail
 
 
+#: ``fixed`` arithmetic never uses the thread's decimal context (another library's
+#: ``decimal.getcontext()`` changes must not change filter results; Python's default
+#: rounds to 28 digits where CORBA ``fixed`` has up to 31). Sums, differences and
+#: products are exact: unlimited precision, which is safe because their exact result
+#: is finite and only as long as the operands need (a ``fixed<31>`` product has 62
+#: digits) (docs/filters.md decision 24).
+_EXACT: Final = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX,
+                                Emin=decimal.MIN_EMIN, rounding=decimal.ROUND_HALF_EVEN)
+#: Quotients may not terminate (1/3), so they get a finite precision: 128 significant
+#: digits, enough for every terminating quotient of two ``fixed<31>`` values to be
+#: exact (the longest, (10**31 - 1) / 2**102, has 103 digits); a longer one is rounded
+#: half-even at the 128th digit.
+DIVISION_DIGITS: Final = 128
+_QUOTIENT: Final = decimal.Context(prec=DIVISION_DIGITS, Emax=decimal.MAX_EMAX,
+                                   Emin=decimal.MIN_EMIN, rounding=decimal.ROUND_HALF_EVEN)
+
+
 def _numbers(a: Any, b: Any) -> tuple[Any, Any]:
     """Both operands as numbers of one kind: float if either is floating (§2.4.3)."""
     a, b = number(a), number(b)
@@ -277,6 +295,8 @@ def add(a: Any, b: Any) -> Any:
     if type(a) is int and type(b) is int:
         return a + b
     a, b = _numbers(a, b)
+    if type(a) is Decimal:
+        return _EXACT.add(a, b)
     return a + b
 
 
@@ -284,6 +304,8 @@ def sub(a: Any, b: Any) -> Any:
     if type(a) is int and type(b) is int:
         return a - b
     a, b = _numbers(a, b)
+    if type(a) is Decimal:
+        return _EXACT.subtract(a, b)
     return a - b
 
 
@@ -291,6 +313,8 @@ def mul(a: Any, b: Any) -> Any:
     if type(a) is int and type(b) is int:
         return a * b
     a, b = _numbers(a, b)
+    if type(a) is Decimal:
+        return _EXACT.multiply(a, b)
     return a * b
 
 
@@ -305,6 +329,8 @@ def div(a: Any, b: Any) -> Any:
         if q < 0 and q * b != a:
             q += 1
         return q
+    if type(a) is Decimal:
+        return _QUOTIENT.divide(a, b)
     return a / b
 
 

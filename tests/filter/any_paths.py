@@ -96,6 +96,9 @@ def cases(CORBA: Any, modules: dict[str, Any]) -> list[tuple[str, Any]]:
     events["numbers_ll_min"] = of(fe.Numbers, *{**numbers, "ll": -(2**63)}.values())
     events["fixed_1_25"] = CORBA.Any(tci.createFixedTC(5, 2), CORBA.fixed("1.25"))
     events["price"] = of(fe.Price, CORBA.fixed("12345678901234567.89"), CORBA.fixed("0.0125"))
+    events["fixed_31"] = CORBA.Any(tci.createFixedTC(31, 0), CORBA.fixed("9" * 31))
+    events["fixed_31_2"] = CORBA.Any(tci.createFixedTC(31, 2),
+                                     CORBA.fixed("12345678901234567890123456789.01"))
     events["long_1"] = long_(1)
     events["long_50"], events["long_49"] = long_(50), long_(49)
     events["null"] = CORBA.Any(CORBA.TC_null, None)
@@ -266,6 +269,13 @@ _check(_FIXED, "$.amount > 12345678901234567 and $.rate < 0.02 and $.rate * 1000
 _check(_FIXED, "$.amount._type_id == 'Money' and $.rate._type_id == 'fixed'",
        true=["price"])
 _check(_FIXED, "$.amount / 0 > 1", false=["price"])
+# CORBA fixed has up to 31 digits: Python's default decimal context (28) rounded them.
+_check(_FIXED, "$ + 0 == $ and $ - 1 < $ and $ * 1 == $ and $ / 1 == $",
+       true=["fixed_31", "fixed_31_2"])
+_check(_FIXED, "$ * $ - ($ + 1) * ($ - 1) == 1 and $ * $ / $ == $ and $ - $ == 0",
+       true=["fixed_31"])
+_check(_FIXED, "$ / 2 * 2 == $ and $ * 100 - 1234567890123456789 * 1000000000000 == 12345678901",
+       true=["fixed_31_2"])
 
 _EXACT = "decision 24: integers are exact (64 bits)"
 _check(_EXACT, f"$.ull == {MAX_ULL}", true=["numbers"])

@@ -430,3 +430,44 @@ class TestNestedAnyCap:
         assert f.match_structured(structured(filterable={"x": cyclic, "node": cyclic})) is False
         assert f.match_typed([N.Property("x", cyclic), N.Property("node", cyclic)]) is False
         assert f.match(cyclic) is False
+
+
+class TestFixedArithmeticContext:
+    """Review 114: ``fixed`` arithmetic used the thread's decimal context, 28 digits by
+    default, while CORBA fixed has up to 31 (decision 24 promises exact arithmetic),
+    and a library that changed ``decimal.getcontext()`` changed filter results."""
+
+    BIG = "9" * 31  # fixed<31,0>, the widest CORBA fixed
+
+    def _event(self, digits: int, scale: int, text: str) -> Any:
+        return CORBA.Any(tcInternal.createFixedTC(digits, scale), CORBA.fixed(text))
+
+    def test_31_digits_are_exact(self) -> None:
+        event = self._event(31, 0, self.BIG)
+        assert any_match("$ + 0 == $ and $ - 1 < $ and $ * 1 == $")(event) is True
+        assert any_match("$ * $ - ($ + 1) * ($ - 1) == 1")(event) is True  # 62 digits
+
+    def test_a_changed_thread_context_changes_nothing(self) -> None:
+        """Sums, products and quotients use the filter's own contexts, never the thread's."""
+        import decimal
+        event = self._event(31, 2, "12345678901234567890123456789.01")
+        match = any_match("$ * 1 == $ and $ + 1 - 1 == $ and $ / 1 == $ and $ / 4 * 4 == $")
+        with decimal.localcontext() as context:
+            context.prec = 5
+            context.rounding = decimal.ROUND_FLOOR
+            context.traps[decimal.Inexact] = True
+            assert match(event) is True
+        assert match(event) is True
+
+    def test_quotients_have_128_digits(self) -> None:
+        """A quotient that does not terminate is rounded at runtime.DIVISION_DIGITS digits
+        (docs/filters.md decision 24); one of two fixed<31> values that does is exact."""
+        from decimal import Decimal
+
+        from cosnotify.filter import runtime
+        one = runtime.fixed_operand(CORBA.fixed("1"))
+        assert runtime.div(one, 3) == Decimal("0." + "3" * runtime.DIVISION_DIGITS)
+        big = runtime.fixed_operand(CORBA.fixed(self.BIG))
+        quotient = runtime.div(big, runtime.fixed_operand(CORBA.fixed(str(2 ** 102))))
+        assert len(quotient.as_tuple().digits) == 103
+        assert runtime.mul(quotient, 2 ** 102) == big
