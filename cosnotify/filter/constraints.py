@@ -145,14 +145,15 @@ def _type_test(types: Sequence[TypePair]) -> Callable[[str, str], bool] | None:
 
 
 def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
-                  constraint_id: int = 0, value: Any = None, *, index: bool = True,
-                  limits: bool = True) -> Entry:
+                  constraint_id: int = 0, value: Any = None, *, index: bool = True) -> Entry:
     """Check and compile one ConstraintExp; InvalidConstraint if it is not valid.
 
     With ``index`` (forwarding filters), the grammar's decompose function gives
-    the entry's routing access, and its limits apply; without ``limits`` (a
-    constraint read back from a store, accepted before those limits existed), a
-    constraint beyond them is kept, unindexed."""
+    the entry's routing access. A constraint beyond the index's limits (more than
+    ``routing.terms.MAX_KEYS`` keys) is still valid, so it is kept, unindexed: the
+    router evaluates it for every event of its types. §3.2.1.2 raises
+    InvalidConstraint only for a constraint that "is not a valid expression within
+    the supported constraint grammar" (review 114)."""
     try:
         text = expression.constraint_expr
         raw_types = list(expression.event_types)
@@ -185,9 +186,7 @@ def compile_entry(grammar: Grammar, context: CompileContext, expression: Any,
         try:
             access = grammar.decompose(compiled)
         except ValueError as exc:
-            if limits:
-                raise InvalidConstraintError(copy, str(exc)) from None
-            log.warning("constraint %r kept unindexed: %s", text, exc)
+            log.info("constraint %r kept unindexed: %s", text, exc)
         except Exception:
             log.exception("decomposing constraint %r failed", text)
     unique = tuple(dict.fromkeys(types)) or (ALL,)

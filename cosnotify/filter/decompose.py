@@ -43,7 +43,8 @@ _LITERALS: Final = (ast.IntegerLiteral, ast.FloatLiteral, ast.StringLiteral, ast
 def decompose(tree: ast.Expression) -> Access | None:
     """The access of a constraint (None: it cannot be indexed).
 
-    Raises ValueError when the access would need more than ``MAX_KEYS`` keys.
+    Raises ValueError when the access would need more than ``MAX_KEYS`` keys:
+    ``compile_entry`` then keeps the constraint unindexed (it is still valid).
     """
     found = _comparison(tree, whole=True) if isinstance(tree, ast.BinaryOp) else _necessary(tree)
     if found is not None and sum(len(term.keys) for term in found) > MAX_KEYS:

@@ -65,8 +65,7 @@ def restore(factory: FilterFactory, record: dict[str, Any]) -> Filter | MappingF
         if isinstance(flt, MappingFilter):
             entry = flt._compile(expression, item["value"], item["id"])
         else:
-            entry = compile_entry(grammar, factory._context, expression, item["id"],
-                                  limits=False)
+            entry = compile_entry(grammar, factory._context, expression, item["id"])
         entries.append(entry)
     flt._restore(entries, record.get("next_id", 1))
     return flt

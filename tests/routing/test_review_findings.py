@@ -274,20 +274,31 @@ _BIG_OR = " or ".join(f"$a == {i}" for i in range(1100))
 ])
 def test_constraint_with_a_small_access_is_accepted(world: World, text: str) -> None:
     """decompose's And keeps the option with the fewest *ranges* first, so a 1,100-key
-    equality alternative wins over a 1-key range and the constraint is refused
-    (decompose.py _cost / _necessary And); an Or stops at MAX_KEYS before it meets an
-    operand without access, so ``big or exist $x`` is refused while ``exist $x or big``
-    is accepted (And/Or are not commutative here). Both are refused with routing="scan"
-    too, and the previous version accepted them."""
+    equality alternative wins over a 1-key range (decompose.py _cost / _necessary And);
+    an Or stops at MAX_KEYS before it meets an operand without access. Either way the
+    constraint is valid and accepted (review 114: beyond the key limit it is kept
+    unindexed), with routing="scan" and "index" alike."""
     flt = world.filter()
     flt.add_constraints([F.ConstraintExp([], text)])
 
 
+def test_constraint_beyond_the_key_limit_routes_as_the_scan(world: World) -> None:
+    """Review 114: a valid constraint that needs more than MAX_KEYS index keys is
+    accepted (§3.2.1.2: InvalidConstraint only for "not a valid expression within the
+    supported constraint grammar") and kept unindexed; the index delivers what the scan
+    delivers."""
+    proxy = world.proxy()
+    proxy.add_filter(world.filter("$b == 1", _BIG_OR))
+    for a, b in ((0, 0), (5, 0), (1099, 0), (1100, 0), (2000, 1), (-1, 2)):
+        world.push(a=a, b=b)
+    assert world.drain(proxy) == [{"a": 0, "b": 0}, {"a": 5, "b": 0}, {"a": 1099, "b": 0},
+                                  {"a": 2000, "b": 1}]
+
+
 def test_filter_stored_by_the_previous_version_comes_back(tmp_path: Any) -> None:
-    """A filter with a 1,100-alternative constraint (valid before the index; made here
-    with the limit lifted, as the previous version stored it) is dropped at restore
-    (compile_entry raises InvalidConstraint, restore.py skips the record) and its proxy
-    comes back without the filter: it then receives every event."""
+    """A filter with a 1,100-alternative constraint (made here with the limit lifted, as
+    a version before the index stored it) comes back at restore, its constraint kept
+    unindexed like any constraint beyond the key limit (review 114)."""
     from cosnotify.store.sqlite import SQLiteStore
 
     persistent = [N.Property("ConnectionReliability", CORBA.Any(CORBA.TC_short, N.Persistent))]
@@ -310,6 +321,8 @@ def test_filter_stored_by_the_previous_version_comes_back(tmp_path: Any) -> None
         channel = factory.get_event_channel(channel_id)
         proxy = channel._get_default_consumer_admin().get_proxy_supplier(proxy_id)
         assert proxy.get_all_filters() == [1]
+        [kept] = proxy.get_filter(1).get_all_constraints()
+        assert kept.constraint_expression.constraint_expr == _BIG_OR
     finally:
         factory.close()
 

@@ -23,8 +23,11 @@ import CosNotifyFilter as F
 import cosnotify
 from cosnotify.filter import ast
 from cosnotify.filter import runtime as R
+from cosnotify.filter.constraints import structured_type
 from cosnotify.filter.decompose import decompose
 from cosnotify.filter.parser import parse_constraint
+from cosnotify.filter.paths import Form
+from cosnotify.routing.router import Router
 from cosnotify.routing.terms import MAX_KEYS, Key, Kind, Term, keys_of
 from tests.strategies import ROUTING_ENUM_TC, routing_operands
 
@@ -241,45 +244,73 @@ class TestDecompose:
 
 
 class TestKeyLimit:
-    """A constraint may add at most MAX_KEYS keys to a forwarding filter's index."""
+    """A constraint may add at most MAX_KEYS keys to a forwarding filter's index; one
+    that needs more is still valid (§3.2.1.2: InvalidConstraint is for a constraint that
+    "is not a valid expression within the supported constraint grammar"), so it is
+    accepted and kept unindexed: the router evaluates it for every event (review 114)."""
 
-    def test_more_keys_than_the_limit_are_refused(self, filters: Any) -> None:
-        """An ``or`` of 1,100 equalities is refused with InvalidConstraint, and the
-        filter keeps its other constraints (add_constraints is all or nothing)."""
+    @staticmethod
+    def _router_agrees(flt: Any, events: list[Any]) -> Router:
+        """A router holding ``flt`` whose index finds it exactly for the events it matches."""
+        router = Router()
+        router.attach(object(), flt)
+        for event in events:
+            found = bool(router.index.match(event, Form.STRUCTURED, structured_type(event)))
+            assert found is flt.match_structured(event), event.filterable_data
+        return router
+
+    def test_more_keys_than_the_limit_are_accepted_unindexed(self, filters: Any) -> None:
+        """An ``or`` of 1,100 equalities is accepted with the filter's other constraints;
+        it is not indexed, and the index still answers as the filter does."""
         f = filters.create_filter("EXTENDED_TCL")
         text = _alternatives(1100)
         assert len(text) < ast.MAX_LENGTH
-        with pytest.raises(F.InvalidConstraint) as raised:
-            f.add_constraints([F.ConstraintExp([], "$b == 1"), F.ConstraintExp([], text)])
-        assert raised.value.constr.constraint_expr == text
-        assert f.get_all_constraints() == []
+        f.add_constraints([F.ConstraintExp([], "$b == 1"), F.ConstraintExp([], text)])
+        assert [c.constraint_expression.constraint_expr for c in f.get_all_constraints()] == [
+            "$b == 1", text]
+        events = [_event({"a": a, "b": b}) for a in (0, 1, 1024, 1025, 1100, 1101) for b in (0, 1)]
+        assert [f.match_structured(e) for e in events] == [
+            False, True, True, True, True, True, True, True, True, True, False, True]
+        router = self._router_agrees(f, events)
+        assert router.stats()["fallback_constraints"] == 1
 
-    def test_the_limit_itself_is_accepted(self, filters: Any) -> None:
-        """MAX_KEYS keys are accepted, MAX_KEYS + 1 are not."""
+    def test_the_limit_itself_is_indexed(self, filters: Any) -> None:
+        """MAX_KEYS keys are indexed; MAX_KEYS + 1 are accepted and evaluated by scan."""
         f = filters.create_filter("EXTENDED_TCL")
         f.add_constraints([F.ConstraintExp([], _alternatives(MAX_KEYS))])
         assert f.match_structured(_event({"a": MAX_KEYS}))
-        with pytest.raises(F.InvalidConstraint):
-            f.add_constraints([F.ConstraintExp([], _alternatives(MAX_KEYS + 1))])
-        assert len(f.get_all_constraints()) == 1
+        events = [_event({"a": a}) for a in (0, 1, MAX_KEYS, MAX_KEYS + 1)]
+        assert self._router_agrees(f, events).stats()["fallback_constraints"] == 0
+        f.add_constraints([F.ConstraintExp([], _alternatives(MAX_KEYS + 1))])
+        assert len(f.get_all_constraints()) == 2
+        assert self._router_agrees(f, events).stats()["fallback_constraints"] == 1
 
     def test_a_char_literal_counts_two_keys(self, filters: Any) -> None:
         """A one-character literal adds a string key and a number key."""
-        f = filters.create_filter("EXTENDED_TCL")
         half = MAX_KEYS // 2
-        f.add_constraints([F.ConstraintExp([], _alternatives(half, lambda i: "'x'"))])
-        with pytest.raises(F.InvalidConstraint):
-            f.add_constraints([F.ConstraintExp([], _alternatives(half + 1, lambda i: "'x'"))])
-
-    def test_modify_constraints_is_refused_too(self, filters: Any) -> None:
-        """Replacing a constraint by one over the limit is refused; the old one stays."""
+        assert len(_access(_alternatives(half, lambda i: "'x'"))[0].keys) == 2
+        with pytest.raises(ValueError, match=str(MAX_KEYS)):
+            _access(_alternatives(half + 1, lambda i: "'x'"))
         f = filters.create_filter("EXTENDED_TCL")
-        [info] = f.add_constraints([F.ConstraintExp([], "$a == 1")])
-        with pytest.raises(F.InvalidConstraint):
-            f.modify_constraints([], [F.ConstraintInfo(
-                F.ConstraintExp([], _alternatives(1100)), info.constraint_id)])
+        f.add_constraints([F.ConstraintExp([], _alternatives(half + 1, lambda i: "'x'"))])
+        assert self._router_agrees(f, [_event({"a": 120}), _event({"b": 120})]).stats()[
+            "fallback_constraints"] == 1
+
+    def test_modify_constraints_accepts_it_too(self, filters: Any) -> None:
+        """Replacing an indexed constraint by one over the limit unindexes it."""
+        f = filters.create_filter("EXTENDED_TCL")
+        [info] = f.add_constraints([F.ConstraintExp([], "$a == 2000")])
+        router = Router()
+        router.attach(object(), f)
+        f.modify_constraints([], [F.ConstraintInfo(
+            F.ConstraintExp([], _alternatives(1100)), info.constraint_id)])
         [kept] = f.get_all_constraints()
-        assert kept.constraint_expression.constraint_expr == "$a == 1"
+        assert kept.constraint_expression.constraint_expr == _alternatives(1100)
+        assert router.stats()["fallback_constraints"] == 1
+        for a in (1, 1100, 2000):
+            event = _event({"a": a})
+            assert bool(router.index.match(event, Form.STRUCTURED, structured_type(event))) \
+                is f.match_structured(event) is (a <= 1100)
 
     def test_an_and_with_a_cheap_operand_is_accepted(self, filters: Any) -> None:
         """``x and (1,100 alternatives)`` is indexed by x alone, so it is accepted."""
@@ -295,7 +326,8 @@ class TestKeyLimit:
         assert f.match_structured(_event({"a": 1101}))
 
     def test_decompose_raises_value_error(self) -> None:
-        """decompose itself reports the limit as ValueError (compile_entry maps it)."""
+        """decompose itself reports the limit as ValueError (compile_entry then keeps the
+        constraint unindexed)."""
         with pytest.raises(ValueError, match=str(MAX_KEYS)):
             _access(_alternatives(MAX_KEYS + 1))
 
