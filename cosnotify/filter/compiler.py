@@ -181,6 +181,8 @@ _NAMESPACE: Final[dict[str, Any]] = {
 }
 
 _OP = ast.BinaryOperator
+#: Steps that read differently as the operand of ``exist`` (§2.4.6, decision 31).
+_UNION_LABELS: Final = (ast.UnionArm, ast.UnionEnumLabel)
 _COMPARE: Final = {_OP.EQ: ("==", "_eq"), _OP.NE: ("!=", "_ne"), _OP.LT: ("<", "_lt"),
                    _OP.LE: ("<=", "_le"), _OP.GT: (">", "_gt"), _OP.GE: (">=", "_ge")}
 _ARITH: Final = {_OP.ADD: ("+", "_add"), _OP.SUB: ("-", "_sub"), _OP.MUL: ("*", "_mul"),
@@ -220,7 +222,7 @@ class _Generator:
         self.namespace: dict[str, Any] = dict(_NAMESPACE)
         self.functions: list[str] = []
         self._ids = itertools.count()
-        self._locators: dict[ast.Component, str] = {}
+        self._locators: dict[tuple[ast.Component, bool], str] = {}
         self._cache: dict[tuple[ast.Component, str], str] = {}
         self._uses: collections.Counter[ast.Component] = collections.Counter()
         for tree in trees:
@@ -258,17 +260,22 @@ class _Generator:
             self._current.cached.append(name)
         return f"({name} if {name} is not _U else ({name} := {code}))"
 
-    def _locator(self, component: ast.Component) -> str:
-        name = self._locators.get(component)
+    def _locator(self, component: ast.Component, exist: bool) -> str:
+        name = self._locators.get((component, exist))
         if name is None:
             name = self._fresh("_L")
-            self.namespace[name] = paths.component_locator(component, self.form, self.clock)
-            self._locators[component] = name
+            self.namespace[name] = paths.component_locator(component, self.form, self.clock,
+                                                           exist)
+            self._locators[component, exist] = name
         return name
 
-    def located(self, component: ast.Component) -> str:
-        """Code for the located ``(value, descriptor)`` pair of ``component``, or None."""
-        return self._cached(component, "loc", f"{self._locator(component)}(ev)")
+    def located(self, component: ast.Component, exist: bool = False) -> str:
+        """Code for the located ``(value, descriptor)`` pair of ``component``, or None;
+        with ``exist``, as the operand of ``exist`` reads it (a union label resolves
+        only while the discriminator is that label, §2.4.6)."""
+        exist = exist and any(isinstance(step, _UNION_LABELS) for step in component.steps)
+        return self._cached(component, "exl" if exist else "loc",
+                            f"{self._locator(component, exist)}(ev)")
 
     # -- entry points ----------------------------------------------------------------------
     def source(self, trees: Sequence[ast.Expression]) -> str:
@@ -322,7 +329,7 @@ class _Generator:
         if isinstance(node, ast.Not):
             return f"(not {self.boolean(node.operand, level)})", "b"
         if isinstance(node, ast.Exist):
-            return f"({self.located(_as_component(node.operand))} is not None)", "b"
+            return f"({self.located(_as_component(node.operand), exist=True)} is not None)", "b"
         if isinstance(node, ast.Default):
             return f"_dflt({self.located(_union_of(node.operand))})", "b"
         if isinstance(node, ast.In):

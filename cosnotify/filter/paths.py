@@ -269,8 +269,11 @@ def _any_variable(name: str, general: Locator) -> Locator:
     return locate
 
 
-def component_locator(component: ast.Component, form: Form, clock: Clock) -> Locator:
-    """The locator of a ``$`` component (or, with no steps, a bare identifier)."""
+def component_locator(component: ast.Component, form: Form, clock: Clock,
+                      exist: bool = False) -> Locator:
+    """The locator of a ``$`` component (or, with no steps, a bare identifier); with
+    ``exist``, for the operand of ``exist``: a union label then resolves only while
+    the discriminator is that label (§2.4.6, ``steps.make_step``)."""
     steps: Sequence[ast.Step] = component.steps
     if component.variable is None:
         if form is Form.STRUCTURED:
@@ -284,4 +287,4 @@ def component_locator(component: ast.Component, form: Form, clock: Clock) -> Loc
                                      lambda ev: _UtcT(clock(), 0, 0, 0))
     else:
         root, covered = _variable_root(component.variable, component.escaped, form, clock), 0
-    return _chain(root, [make_step(step) for step in steps[covered:]])
+    return _chain(root, [make_step(step, exist) for step in steps[covered:]])

@@ -10,7 +10,8 @@ then applies one rule:
   on a union is its member of that name when that member is active;
 - ``.(label)`` / ``.()``: the union member the label (or ``default:``)
   selects, resolvable only while that member is the active one (§2.4.6; see
-  docs/filters.md decision 31);
+  docs/filters.md decision 31); as the operand of ``exist``, only while the
+  discriminator is that label ("exist $. (0)" is equivalent to "$. _d == 0");
 - ``.(e5)`` (omniNotify's extension): the same, the label given by the name of
   an enumerator of the union's enum discriminator (docs/filters.md,
   "omniNotify extension");
@@ -191,9 +192,12 @@ def _label_value(label: int | str, disc: Descriptor) -> Any:
     return _NO_LABEL
 
 
-def _union_member(target_of: Callable[[Descriptor], Any]) -> Step:
-    """A step to the union member ``target_of(union descriptor)`` names (None: no
-    member), resolvable only while that member is the active one (decision 31)."""
+def _union_member(label_of: Callable[[Descriptor], Any], exist: bool) -> Step:
+    """A step to the union member the label ``label_of(union descriptor)`` selects
+    (``None``: the ``default:`` member; ``_NO_LABEL``: nothing), resolvable only
+    while that member is the active one (decision 31). With ``exist``, only while
+    the discriminator is that very label (§2.4.6: "exist $. (0)" is TRUE "if and
+    only if the discriminator is set to 0")."""
     def step(value: Any, d: Descriptor) -> Pair | None:
         found = _struct_or_union(value, d)
         if found is None:
@@ -201,21 +205,23 @@ def _union_member(target_of: Callable[[Descriptor], Any]) -> Step:
         value, base = found
         if base[0] != D.UNION:
             return None
-        target = target_of(base)
+        label = label_of(base)
+        if label is _NO_LABEL:
+            return None
+        target = base[7] if label is None else D.union_select(base, label)
         active = D.union_select(base, value._d)
         if target is None or active is None or not _same_member(active, target):
+            return None
+        if exist and label is not None and not bool(value._d == label):
             return None
         return value._v, active[2]
     return step
 
 
-def _union_arm(label: int | str | None) -> Step:
-    def target_of(base: Descriptor) -> Any:
-        if label is None:
-            return base[7]  # the default member, None without one
-        disc_value = _label_value(label, base[4])
-        return None if disc_value is _NO_LABEL else D.union_select(base, disc_value)
-    return _union_member(target_of)
+def _union_arm(label: int | str | None, exist: bool) -> Step:
+    def label_of(base: Descriptor) -> Any:
+        return None if label is None else _label_value(label, base[4])
+    return _union_member(label_of, exist)
 
 
 def _enumerator(disc: Descriptor, name: str) -> Any:
@@ -230,7 +236,7 @@ def _enumerator(disc: Descriptor, name: str) -> Any:
     return _NO_LABEL
 
 
-def _union_enum_label(name: str) -> Step:
+def _union_enum_label(name: str, exist: bool) -> Step:
     """``.(name)``: ``.(n)`` for the ordinal ``n`` of enumerator ``name`` (omniNotify).
 
     Which enumerator a name stands for is remembered for the last discriminator
@@ -238,14 +244,14 @@ def _union_enum_label(name: str) -> Step:
     """
     last: list[tuple[Any, Any]] = [(None, _NO_LABEL)]  # replaced whole (atomic)
 
-    def target_of(base: Descriptor) -> Any:
+    def label_of(base: Descriptor) -> Any:
         disc = base[4]
         seen, label = last[0]
         if seen is not disc:
             label = _enumerator(disc, name)
             last[0] = (disc, label)
-        return None if label is _NO_LABEL else D.union_select(base, label)
-    return _union_member(target_of)
+        return label
+    return _union_member(label_of, exist)
 
 
 def _index(index: int) -> Step:
@@ -344,16 +350,18 @@ _IMPLICIT: Final[dict[ast.Implicit, Step]] = {
 }
 
 
-def make_step(step: ast.Step) -> Step:
-    """The closure for one component step."""
+def make_step(step: ast.Step, exist: bool = False) -> Step:
+    """The closure for one component step; with ``exist``, for the operand of
+    ``exist``, where a union label resolves only while the discriminator is that
+    label (§2.4.6, decision 31)."""
     if isinstance(step, ast.Member):
         return member(step.name)
     if isinstance(step, ast.Position):
         return _position(step.index)
     if isinstance(step, ast.UnionArm):
-        return _union_arm(step.label)
+        return _union_arm(step.label, exist)
     if isinstance(step, ast.UnionEnumLabel):
-        return _union_enum_label(step.name)
+        return _union_enum_label(step.name, exist)
     if isinstance(step, ast.Index):
         return _index(step.index)
     if isinstance(step, ast.Assoc):

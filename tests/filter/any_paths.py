@@ -421,9 +421,21 @@ _check("§2.4.6 putty", "'putty' ~ $.(2)", true=["k_0_silly_putty"], false=["k_0
 _check("§2.4.6 putty (unquoted: a property name)", "putty ~ $.(2)", false=["k_0_silly_putty"])
 for _text in ("$.N == 999", "$.() == 999"):
     _check("§2.4.6 the default member", _text, true=["k_7_999"], false=["k_7_998", "k_5_999"])
-for _text in ("exist $.str", "exist $.(0) or exist $.(2)", "exist $.(0)"):
+for _text in ("exist $.str", "exist $.(0) or exist $.(2)"):
     _check("§2.4.6 exist on unions", _text, true=["k_0_a", "k_2_a"],
            false=["k_3_x2", "k_9_1"])
+# §2.4.6: "exist $. (0)" is TRUE "if and only if the discriminator is set to 0" and "is
+# equivalent to $. _d == 0", though $.(0) reads member K while _d is 2 (review 114).
+_check("§2.4.6 exist $.(0) is $._d == 0", "exist $.(0)", true=["k_0_a"],
+       false=["k_2_a", "k_3_x2", "k_9_1"])
+_check("§2.4.6 exist $.(0) is $._d == 0", "exist $.(2) and $.(0) == 'a' and not exist $.(0)",
+       true=["k_2_a"], false=["k_0_a"])
+_check("§2.4.6 exist $.(0) is $._d == 0", "(exist $.(0)) == ($._d == 0)",
+       true=["k_0_a", "k_2_a", "k_3_x2", "k_9_1", "k_7_999"])
+_check("§2.4.6 exist $.(L) on the default member is $._d == L",
+       "exist $.(7) and exist $.() and not exist $.(99) and $.(99) == 999", true=["k_7_999"])
+_check("§2.4.6 exist $.(L) on the default member is $._d == L", "exist $.(99)",
+       false=["k_7_999", "k_5_1"])
 _check("§2.4.6 exist on unions", "exist $.(5)", true=["k_5_1"], false=["k_0_a"])
 _check("§2.4.6 exist on unions", "$._d == 5", true=["k_5_1"], false=["k_0_a"])
 _check("§2.4.7 Marx Brothers", "$type_name == 'MOVIE' and\n"
@@ -471,8 +483,8 @@ _check(_DEFAULT, "default $.second and not default $.first and $.second._d == 9"
 _check(_DEFAULT, "default $.second", false=["drawing_line"])
 _check(_DEFAULT, "$.second.tree.name == 'root' and $.second.().kids._length == 2",
        true=["drawing_dot"])
-_check(_DEFAULT, "$.second.().kids[1].kids[0].name == 'c' and exist $.second.(3)",
-       true=["drawing_dot"])
+_check(_DEFAULT, "$.second.().kids[1].kids[0].name == 'c' and $.second.(3).name == 'root' "
+                 "and exist $.second.(9) and not exist $.second.(3)", true=["drawing_dot"])
 _check(_DEFAULT, "exist $.second.() or exist $.second.tree", false=["drawing_line"])
 _check(_DEFAULT, "exist $.first.() or $.second.tree.kids[0].name == 'b'",
        false=["drawing_dot"])

@@ -281,8 +281,10 @@ class TestExist:
 
     def test_one_member_two_labels(self, ev: SimpleNamespace) -> None:
         """Decision 31: a label names its member, so ``.(e0)`` reads it while ``_d`` is e2
-        (omniNotify compares the discriminator itself: there it would not resolve)."""
+        (omniNotify compares the discriminator itself: there it would not resolve); but
+        ``exist $.(e0)`` is ``$._d == e0`` (§2.4.6), as in omniNotify (review 114)."""
         assert _match("$.(e0) == 'putty' and $.(e2) == 'putty'", ev.shared_e2)
+        assert _match("exist $.(e2) and not exist $.(e0)", ev.shared_e2)
         assert not _match("exist $.(e0)", ev.shared_e1)
 
 
@@ -295,8 +297,10 @@ class TestDefaultArm:
 
     def test_any_unused_enumerator(self, ev: SimpleNamespace) -> None:
         """Every unused enumerator selects the default member, whichever of them is
-        the discriminator (omniNotify: only the one equal to ``_d``)."""
+        the discriminator (omniNotify: only the one equal to ``_d``); ``exist`` only
+        for the discriminator's own (§2.4.6, review 114)."""
         assert _match("$.(e6) == FALSE and $.(e7) == FALSE", ev.e6)
+        assert _match("exist $.(e6) and not exist $.(e7)", ev.e6)
 
     def test_not_while_another_member_is_active(self, ev: SimpleNamespace) -> None:
         """The default member is unresolved while a labelled case is active."""

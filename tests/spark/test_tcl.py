@@ -43,6 +43,12 @@ STRINGS = tcInternal.createSequenceTC(0, CORBA.TC_string)
 LONGS = tcInternal.createSequenceTC(0, CORBA.TC_long)
 CHARS = tcInternal.createSequenceTC(0, CORBA.TC_char)
 DOUBLES = tcInternal.createSequenceTC(0, CORBA.TC_double)
+#: §2.4.6's union K: "case 0: case 2: string K; ... default: short N;".
+UNION_K = tcInternal.createUnionTC("IDL:test/tcl/K:1.0", "K", CORBA.TC_short, [
+    CORBA.UnionMember("K", CORBA.Any(CORBA.TC_short, 0), CORBA.TC_string, None),
+    CORBA.UnionMember("K", CORBA.Any(CORBA.TC_short, 2), CORBA.TC_string, None),
+    CORBA.UnionMember("M", CORBA.Any(CORBA.TC_short, 5), CORBA.TC_long, None),
+    CORBA.UnionMember("N", CORBA.Any(CORBA.TC_octet, 0), CORBA.TC_short, None)])
 
 
 def a(typecode: Any, value: Any) -> Any:
@@ -92,6 +98,8 @@ def corpus() -> list[Any]:
     events.append(structured(filterable={"in": a(SHAPE, SHAPE._d[3][1])}))
     events.append(structured(body=a(CORBA.TC_long, 42)))
     events.append(structured(filterable={"curtime": 7}))  # '\\curtime' is this property
+    for disc, member in ((2, "putty"), (0, "putty"), (7, 99)):
+        events.append(structured(body=CORBA.Any(UNION_K, UNION_K._d[1](disc, member))))
     return events
 
 
@@ -125,6 +133,9 @@ TARGETED = [
     "$n == 1.0e+300 * 10.0", "$n * 1.0e+300 > 1.0e+300", "$n / 3 * 3 == $n",
     "severity != 4", "$curtime.time > 0", "$n._type_id == 'long'", "$m.x == 1",
     "\\curtime == 7", "exist \\curtime", "$\\curtime == 7 and \\curtime > 6",
+    "exist $.remainder_of_body.(0)", "exist $.remainder_of_body.(2)",
+    "$.remainder_of_body.(0) == 'putty'", "exist $.remainder_of_body.(99)",
+    "exist $.remainder_of_body.(7)", "exist $.remainder_of_body.()",
 ]
 
 
@@ -208,6 +219,7 @@ class TestTranslation:
         ("\\curtime == 7", "sql+udf"),  # the property '$\\curtime' (decision 16)
         ("$where.rack == 1", "udf"),
         ("default $.u", "udf"),
+        ("exist $.remainder_of_body.(0)", "udf"),  # §2.4.6: $._d == 0, by the filter itself
         ("$a * $b * $c > 0", "udf"),
     ])
     def test_modes(self, spark: Any, constraint: str, mode: str) -> None:
