@@ -112,14 +112,42 @@ def _struct_or_union(value: Any, d: Descriptor) -> tuple[Any, Descriptor] | None
     return found[0], base
 
 
-def _same_member(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Do union entries ``a`` and ``b`` (labels of one member repeat) name one member?"""
+def _same_member(base: Descriptor, a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Do entries ``a`` and ``b`` of union descriptor ``base`` (one per label: the labels
+    of one member repeat its name and type) belong to one member?
+
+    Named entries are one member when their names are equal. Without names (§2.4.6:
+    "CORBA does not require that the names of IDL type members be marshaled into the
+    TypeCode"), the labels of one member are the consecutive entries of one type, so
+    entries of one run of unnamed, equivalent types are one member: §2.4.6's
+    ``$. _d == 2 and $. (0) != 'hoob'`` must hold with or without names. Two
+    distinct consecutive members of one type are then read as one (such a TypeCode
+    cannot tell them apart; docs/filters.md decision 31).
+    """
     if a is b:
         return True
-    name = a[1]
-    if name:
-        return bool(name == b[1])
-    return bool(a[0] == b[0]) and not b[1]
+    if a[1] or b[1]:
+        return bool(a[1] == b[1])
+    entries = base[6]
+    i, j = _entry_index(entries, a), _entry_index(entries, b)
+    if i < 0 or j < 0:
+        return False
+    if i > j:
+        i, j = j, i
+    kind = a[2]
+    return all(not entries[k][1] and (entries[k][2] is kind or D.equivalent(entries[k][2], kind))
+               for k in range(i, j + 1))
+
+
+def _entry_index(entries: tuple[tuple[Any, ...], ...], entry: tuple[Any, ...]) -> int:
+    """The position of ``entry`` in a union's entries (by identity, else equality), or -1."""
+    for k, candidate in enumerate(entries):
+        if candidate is entry:
+            return k
+    for k, candidate in enumerate(entries):
+        if candidate == entry:
+            return k
+    return -1
 
 
 # -- steps ------------------------------------------------------------------------------------
@@ -210,7 +238,7 @@ def _union_member(label_of: Callable[[Descriptor], Any], exist: bool) -> Step:
             return None
         target = base[7] if label is None else D.union_select(base, label)
         active = D.union_select(base, value._d)
-        if target is None or active is None or not _same_member(active, target):
+        if target is None or active is None or not _same_member(base, active, target):
             return None
         if exist and label is not None and not bool(value._d == label):
             return None
@@ -390,4 +418,4 @@ def is_default_active(found: Pair | None) -> bool:
     if default is None:
         return False
     active = D.union_select(base, value._d)
-    return active is not None and _same_member(active, default)
+    return active is not None and _same_member(base, active, default)

@@ -9,8 +9,10 @@ second filter, or nothing but the compiler.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from omniORB import CORBA, tcInternal
 
 import CosNotification as N
@@ -168,3 +170,55 @@ class TestLookupShortcuts:
         assert make_filter(text).match_structured(event) is True
         assert reads == [1]
         assert evaluate(text, structured(domain="E")) is False
+
+
+def _union_k(names: list[str], members: Sequence[tuple[Any, Any]], disc: int,
+             value: Any) -> Any:
+    """An Any of a union over ``short`` with the given member names, (label, type) pairs
+    (label None: ``default:``), holding ``value`` under discriminator ``disc``."""
+    entries = [CORBA.UnionMember(name, CORBA.Any(CORBA.TC_octet, 0) if label is None
+                                 else CORBA.Any(CORBA.TC_short, label), tc, None)
+               for name, (label, tc) in zip(names, members)]
+    tag = "".join(name or "_" for name in names)
+    tc = tcInternal.createUnionTC(f"IDL:test/K{tag}{len(entries)}:1.0", "K",
+                                  CORBA.TC_short, entries)
+    return CORBA.Any(tc, tc._d[1](disc, value))
+
+
+class TestUnionsWithoutMemberNames:
+    """§2.4.6: "CORBA does not require that the names of IDL type members be marshaled
+    into the TypeCode"; positional notation is how a constraint reads such a union, so
+    its worked example must hold without names too (review 114, decision 31)."""
+
+    #: §2.4.6's union K: "case 0: case 2: string K; case 3: X L; case 5: long M;
+    #: default: short N;" (case 3 left out).
+    K = ((0, CORBA.TC_string), (2, CORBA.TC_string), (5, CORBA.TC_long), (None, CORBA.TC_short))
+
+    @pytest.mark.parametrize("names", [["K", "K", "M", "N"], ["", "", "", ""]])
+    def test_the_worked_example(self, names: list[str]) -> None:
+        """Either label reads member K while the discriminator is 2."""
+        for text in ("$._d == 2 and $.(0) != 'hoob'", "$._d == 2 and $.(2) != 'hoob'"):
+            assert evaluate(text, _union_k(names, self.K, 2, "putty")) is True
+            assert evaluate(text, _union_k(names, self.K, 2, "hoob")) is False
+            assert evaluate(text, _union_k(names, self.K, 0, "putty")) is False
+        putty = _union_k(names, self.K, 2, "putty")
+        assert evaluate("exist $.(2) and not exist $.(0) and not exist $.(5)", putty) is True
+        assert evaluate("$.(5) == 1 or $.() == 1", putty) is False
+        assert evaluate("$.() == 3 and default $ and not exist $.(5)",
+                        _union_k(names, self.K, 9, 3)) is True
+
+    def test_members_of_one_type_apart_stay_apart(self) -> None:
+        """Unnamed entries of one type are one member only when consecutive (the labels
+        of one member are listed together): here (0) and (2) are two members."""
+        members = [(0, CORBA.TC_string), (5, CORBA.TC_long), (2, CORBA.TC_string)]
+        event = _union_k(["", "", ""], members, 2, "putty")
+        assert evaluate("$.(2) == 'putty' and not exist $.(0)", event) is True
+        assert evaluate("$.(0) == 'putty'", event) is False
+
+    def test_a_label_shared_with_default(self) -> None:
+        """``case 3: default: short N;`` without names: ``default $`` for 3 and for 9."""
+        members = [(0, CORBA.TC_string), (3, CORBA.TC_short), (None, CORBA.TC_short)]
+        for disc, expected in ((3, True), (9, True), (0, False)):
+            value = "s" if disc == 0 else 1
+            assert evaluate("default $", _union_k(["", "", ""], members, disc, value)) is expected
+        assert evaluate("$.(3) == 1 and $.() == 1", _union_k(["", "", ""], members, 9, 1))
