@@ -224,12 +224,8 @@ class BooleanLiteral(Node):
 class Identifier(Node):
     """A bare ``<Ident>``: a property name (``severity``) or an enum label (``HOUSE``).
 
-    ``escaped`` records ``\\ident``: a bare identifier resolves exactly like
-    ``$ident`` (docs/filters.md decision 1), so ``\\curtime`` is ``$\\curtime``,
-    the property, not the reserved variable (§2.4.2: "A reserved run-time
-    variable may be escaped by inserting a backslash between the dollar sign
-    and the <Ident>"). A keyword is always escaped (§2.4.1), so
-    ``Identifier("and")`` is ``\\and``.
+    ``escaped`` records ``\\ident``: like ``$\\curtime``, ``\\curtime`` is the property,
+    not the reserved variable (§2.4.2, decisions 1 and 16). A keyword is always escaped.
     """
 
     name: str = attrs.field(validator=_identifier)
