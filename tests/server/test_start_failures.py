@@ -212,3 +212,44 @@ def test_a_context_whose_server_is_gone_cannot_proceed(omniorb: Any, tmp_path: P
     finally:
         far.stop()
         server.stop()
+
+
+def test_names_are_put_back_when_the_start_fails_after_binding_them(
+        omniorb: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """Review 113: the names are bound before the IOR file is put in place; when that
+    last step fails, each name is bound back to what it named before, or unbound
+    (``_bind_back``): the naming service is left as the start found it."""
+    import os
+
+    import pytest
+
+    from cosnotify.server import NotificationServer, ServerConfig
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    naming_host = ServeProcess(tmp_path / "a")
+    try:
+        naming = _naming_url(naming_host)
+        live = ServeProcess(tmp_path / "b", "--naming", naming, "--name", "Shared")
+        try:
+            def refuse(src: Any, dst: Any) -> None:
+                raise PermissionError(f"cannot put {src} in place")
+
+            monkeypatch.setattr(os, "replace", refuse)
+            for name in ("Shared", "Fresh"):
+                server = NotificationServer(ServerConfig(
+                    port=0, naming_url=naming, name=name, ior_file=tmp_path / "x.ior"))
+                with pytest.raises(PermissionError):
+                    server.start()
+                server.stop()
+            monkeypatch.undo()
+            context = omniorb.string_to_object(naming)._narrow(CosNaming.NamingContext)
+            found = context.resolve([CosNaming.NameComponent("Shared", "")])
+            assert omniorb.object_to_string(found) == live.ior  # bound back
+            with pytest.raises(CosNaming.NamingContext.NotFound):
+                context.resolve([CosNaming.NameComponent("Fresh", "")])  # unbound again
+            assert not list(tmp_path.glob(".x.ior*"))  # no staged file left
+        finally:
+            live.stop()
+    finally:
+        naming_host.stop()
