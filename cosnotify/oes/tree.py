@@ -269,12 +269,16 @@ class Tree:
             self._records.delete_subtree(path)
             removed = [(node_path, self._nodes.pop(node_path)) for node_path in doomed]
             self._nodes[path[:-1]].children.pop(path[-1], None)
-            # Each node's notification is routed with its own limits still in force.
-            self._notify([notification(REMOVE, node_path, node.content, None, node.upl,
-                                       node.guaranteed, node.barricade, node.pool)
-                          for node_path, node in removed])
-            self._limits_changed([(node_path, node, None) for node_path, node in removed])
-            self.contracts.nodes_removed(inside)
+            # Each node's notification is routed with its own limits still in force. The
+            # nodes are gone whatever the notifications met (a guaranteed one not kept
+            # raises, COMPLETED_YES): their limits, pools and subscriptions go too.
+            try:
+                self._notify([notification(REMOVE, node_path, node.content, None, node.upl,
+                                           node.guaranteed, node.barricade, node.pool)
+                              for node_path, node in removed])
+            finally:
+                self._limits_changed([(node_path, node, None) for node_path, node in removed])
+                self.contracts.nodes_removed(inside)
             return len(removed)
 
     # -- contracts (contracts.py) -------------------------------------------------------------

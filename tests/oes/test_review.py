@@ -16,7 +16,7 @@ import gc
 import threading
 import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from omniORB import CORBA
@@ -414,3 +414,61 @@ class TestLesser:
             with pytest.raises(ContractNotFound):
                 tree.subscribe(contract_id, r"\a")
         assert tree.contract_ids() == []
+
+
+class TestRemoveWhoseNotificationFails:
+    """Review 125: a REMOVE whose guaranteed notification could not be kept raises
+    (COMPLETED_YES: the nodes are gone) -- and left the removed nodes' limits, pool
+    references and subscriptions behind. The seed's tables: a subscription's and a
+    pool's Nodeid names an existing node ("1=COUNT(SELECT * FROM NODE N WHERE
+    N.Nodeid = [Nodeid])")."""
+
+    FULL: ClassVar[list[Any]] = [
+        N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 2)),
+        N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))]
+    ROOMY: ClassVar[list[Any]] = [N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 0))]
+
+    def _fail_remove(self, channel: Any, tree: Tree) -> None:
+        import CosNotifyChannelAdmin as CA
+
+        held, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.STRUCTURED_EVENT)
+        held.connect_structured_pull_consumer(None)  # keeps every event queued
+        channel.set_admin(self.FULL)
+        with pytest.raises((CORBA.IMP_LIMIT, CORBA.NO_RESOURCES)) as raised:
+            tree.remove(r"\x")  # three notifications, room for two
+        assert raised.value.completed == CORBA.COMPLETED_YES
+        assert not tree.exists(r"\x")
+        channel.set_admin(self.ROOMY)
+        settle(channel)
+
+    def test_limits_and_subscriptions_of_removed_nodes_go(self, clock: ManualClock) -> None:
+        with EventChannelFactory(clock=clock, store=MemoryStore()) as made:
+            channel, _ = made.create_channel(PERSISTENT, [])
+            tree = Tree.of(channel)
+            tree.create(r"\x\y\z", parents=True)
+            tree.post(r"\x\y", barricade=True)
+            guaranteed = tree.lease_contract(Recorder(), 3600, keep_alive=True)
+            tree.subscribe(guaranteed.contract_id, r"\x\y", -1, True)
+            root = Recorder()
+            tree.subscribe(tree.lease_contract(root, 3600).contract_id, "\\")
+            settle(channel)
+            self._fail_remove(channel, tree)
+            assert not tree.get_contract(guaranteed.contract_id).subscriptions
+            before = len(root.seen)
+            tree.create(r"\x\y\q", parents=True)  # no barricade at \x\y any more
+            settle(channel)
+            assert [n for _, n in root.seen[before:]] == [r"\x", r"\x\y", r"\x\y\q"]
+
+    def test_a_removed_nodes_pool_can_go(self, clock: ManualClock) -> None:
+        with EventChannelFactory(clock=clock, store=MemoryStore()) as made:
+            channel, _ = made.create_channel(PERSISTENT, [])
+            tree = Tree.of(channel)
+            tree.create(r"\P")
+            tree.create(r"\x\y\z", parents=True)
+            tree.post(r"\x\y", subscription_pool=r"\P")
+            guaranteed = tree.lease_contract(Recorder(), 3600, keep_alive=True)
+            tree.subscribe(guaranteed.contract_id, "\\", -1, True)
+            settle(channel)
+            self._fail_remove(channel, tree)
+            assert tree.remove(r"\P") == 1  # nothing is pooled to \P any more
