@@ -220,6 +220,18 @@ def _no_nul(text: str, what: str) -> str:
     return text
 
 
+def _json_text(text: Any) -> str:
+    """``text`` if it is JSON (as hat-event's server decodes a json payload on arrival,
+    ``hat.json.decode``); Unmappable if not. Its size is the frame's (``max_frame``)."""
+    if not isinstance(text, str):
+        raise Unmappable("a json payload is not a string")
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise Unmappable(f"a json payload is not JSON: {exc!s:.100}") from None
+    return text
+
+
 def payload_any(payload: Payload) -> Any:
     """An Eventer payload as the remainder of body (docs/protocols.md, "Eventer")."""
     if payload.kind is PayloadKind.BINARY:
@@ -297,7 +309,8 @@ _MAX_ID_TEXT = 3 * 19 + 2
 def to_structured(event: RegisterEvent, event_id: EventId, timestamp: Timestamp) -> Any:
     """A RegisterEvent as the Structured Event it enters the channel as; Unmappable when
     a notification event cannot carry it (fewer than two type segments, NUL in a
-    string, a source timestamp outside UtcT)."""
+    string, a source timestamp outside UtcT) or it is not an Eventer event (a json
+    payload that is not JSON: never stored, never forwarded)."""
     if len(event.type) < 2:
         raise Unmappable(f"type {list(event.type)} has fewer than the two segments "
                          "domain_name and type_name")
@@ -309,6 +322,8 @@ def to_structured(event: RegisterEvent, event_id: EventId, timestamp: Timestamp)
         header.append(N.Property(SUBTYPE, CORBA.Any(_STRINGS_TC, list(event.type[2:]))))
     if event.source_timestamp is not None:
         header.append(N.Property(SOURCE_TIMESTAMP, _utc(event.source_timestamp)))
+    if event.payload is not None and event.payload.kind is PayloadKind.JSON:
+        _json_text(event.payload.data)
     body = _NULL if event.payload is None else payload_any(event.payload)
     return N.StructuredEvent(
         N.EventHeader(N.FixedEventHeader(N.EventType(event.type[0], event.type[1]), ""),

@@ -1,0 +1,71 @@
+"""Review 124's findings on the Eventer front end, each pinned by a test: json payloads
+that are not JSON, a NUL in a query's payload, a ``*`` that is not a subscription
+pattern's last segment, JSON payloads compared as values, source timestamps out of
+range (docs/protocols.md, "Eventer")."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import hat.event.common as hc
+from hat import chatter
+from hat.event.eventer import client as hat_client
+
+from tests.protocols.eventer.conftest import WAIT, Served, run
+
+
+def J(value: Any) -> hc.EventPayload:
+    return hc.EventPayload(hc.EventPayloadType.JSON, value)
+
+
+def _register_raw(address: str, events: list[dict[str, Any]]) -> list[Any]:
+    """A MsgRegisterReq sent as SBS data (hat-event's client would not send bad JSON):
+    its MsgRegisterRes's items."""
+    async def go() -> list[Any]:
+        conn = await chatter.connect(hc.sbs_repo, address)
+        try:
+            conn.send(chatter.Data("HatEventer", "MsgRegisterReq", events), last=False)
+            msg = await asyncio.wait_for(conn.receive(), WAIT)
+            assert msg.data.type == "MsgRegisterRes"
+            return list(msg.data.data)
+        finally:
+            await conn.async_close()
+    return run(go)
+
+
+def _raw_event(event_type: tuple[str, ...], payload: Any) -> dict[str, Any]:
+    return {"type": list(event_type), "sourceTimestamp": ("none", None),
+            "payload": ("value", payload)}
+
+
+class TestJsonThatIsNotJson:
+    """Seed: a json payload is ``Json`` -- hat-event's server decodes it on arrival."""
+
+    def test_it_fails_its_registration_and_is_never_stored(self, served: Served) -> None:
+        res = _register_raw(served.address, [
+            _raw_event(("poison", "x"), ("json", "{not json")),
+            _raw_event(("poison", "y"), ("json", '{"a": 1}'))])
+        assert res[0] == ("failure", None)
+        assert res[1][0] == "event"
+
+        async def go() -> list[Any]:
+            client = await hat_client.connect(served.address)
+            found = await client.query(hc.QueryData(event_types=[("poison", "*")]))
+            await client.async_close()
+            return found
+        assert [(tuple(e.event_type), e.payload.data) for e in run(go)] == \
+            [(("poison", "y"), {"a": 1})]
+
+    def test_a_subscriber_is_not_sent_it(self, served: Served) -> None:
+        async def go() -> list[Any]:
+            good = await hat_client.connect(served.address, [("poison", "*")])
+            await good.query(hc.QueryData(max_results=1))  # the subscription is in place
+            await asyncio.get_running_loop().run_in_executor(None, _register_raw, served.address,
+                                                             [_raw_event(("poison", "x"),
+                                                                         ("json", "[1,"))])
+            await good.register_with_response([hc.RegisterEvent(("poison", "ok"), None, None)])
+            got = await asyncio.wait_for(good.receive(), WAIT)  # ConnectionError when broken
+            await good.async_close()
+            return got
+        assert [tuple(e.event_type) for e in run(go)] == [("poison", "ok")]
