@@ -412,10 +412,15 @@ def to_queries(data: QueryData, server_id: int) -> list[Query]:
     its ids' constraint (one without ids): the events of the QueryData are
     ``history.query.select`` over theirs (each returns the first ``max_results`` of
     its ids in the query's order, so the first of all are among them). None matches
-    nothing here: []."""
+    nothing here (as :func:`to_query`, or a payload no stored event can hold: a NUL
+    in a json text or an sbs string): []."""
     if data.server_id is not None and data.server_id != server_id:
         return []
     if data.max_results is not None and data.max_results < 1:
+        return []
+    try:
+        payload = None if data.payload is None else payload_any(data.payload)
+    except Unmappable:  # a NUL: no stored payload holds one, so nothing matches
         return []
     constraints: list[str | None] = [None]
     if data.event_ids is not None:
@@ -441,7 +446,7 @@ def to_queries(data: QueryData, server_id: int) -> list[Query]:
         t_to=_bound(data.t_to, _HALF_MICRO),
         source_t_from=_bound(data.source_t_from, -_HALF_MICRO),
         source_t_to=_bound(data.source_t_to, _HALF_MICRO),
-        payload=None if data.payload is None else payload_any(data.payload),
+        payload=payload,
         order=HOrder.ASCENDING if data.order is Order.ASCENDING else HOrder.DESCENDING,
         order_by=HOrderBy.SOURCE_TIMESTAMP if data.order_by is OrderBy.SOURCE_TIMESTAMP
         else HOrderBy.TIMESTAMP,

@@ -178,7 +178,7 @@ class EventerService:
             queries = to_queries(data, self.server_id)
             pages = [query_page(self.channel, query, {}, max_bytes=self.max_reply)
                      for query in queries]
-        except (CORBA.BAD_PARAM, CORBA.BAD_INV_ORDER) as exc:
+        except (CORBA.BAD_PARAM, CORBA.BAD_INV_ORDER, Unmappable) as exc:
             log.info("eventer: query answered with no events: %.300s", exc)
             return []
         if not pages:

@@ -9,6 +9,7 @@ import asyncio
 from typing import Any
 
 import hat.event.common as hc
+import pytest
 from hat import chatter
 from hat.event.eventer import client as hat_client
 
@@ -69,3 +70,32 @@ class TestJsonThatIsNotJson:
             await good.async_close()
             return got
         assert [tuple(e.event_type) for e in run(go)] == [("poison", "ok")]
+
+
+def _query_with_payload(payload: Any) -> dict[str, Any]:
+    data = hc.query_to_sbs(hc.QueryData(event_types=[("a", "*")]))
+    data["payload"] = ("value", payload)
+    return data
+
+
+@pytest.mark.parametrize("payload", [
+    ("json", '"a\x00b"'),
+    ("sbs", {"module": ("none", None), "type": "T\x00", "data": b""}),
+    ("sbs", {"module": ("value", "M\x00"), "type": "T", "data": b""}),
+])
+def test_a_query_with_nul_in_its_payload_is_answered_empty(served: Served, payload: Any) -> None:
+    """docs/protocols.md: "A query that cannot be answered ... is answered with no
+    events" -- and the session goes on (a query after it is answered)."""
+    async def go() -> tuple[Any, ...]:
+        conn = await chatter.connect(hc.sbs_repo, served.address)
+        try:
+            conn.send(chatter.Data("HatEventer", "MsgQueryReq", _query_with_payload(payload)),
+                      last=False)
+            msg = await asyncio.wait_for(conn.receive(), WAIT)  # ConnectionError if closed
+            again = hc.query_to_sbs(hc.QueryData(max_results=1))
+            conn.send(chatter.Data("HatEventer", "MsgQueryReq", again), last=False)
+            after = await asyncio.wait_for(conn.receive(), WAIT)
+            return msg.data.type, msg.data.data, after.data.type
+        finally:
+            await conn.async_close()
+    assert run(go) == ("MsgQueryRes", [], "MsgQueryRes")
