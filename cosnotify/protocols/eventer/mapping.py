@@ -48,7 +48,7 @@ from cosnotify.history.query import MAX_IDS, MAX_RESULTS_LIMIT, Query, Retained,
 from cosnotify.history.query import Order as HOrder
 from cosnotify.history.query import OrderBy as HOrderBy
 from cosnotify.history.records import SOURCE_TIMESTAMP
-from cosnotify.history.types import SUBTYPE
+from cosnotify.history.types import SUBTYPE, check_pattern
 from cosnotify.protocols.eventer.codec import (
     Event,
     EventId,
@@ -129,8 +129,10 @@ class Sessions:
 class Subscription:
     """A MsgSubscribe's patterns as a tree (module docstring): :meth:`matches` is
     ``any(history.types.matches(p, path) for p in patterns)`` -- ``?`` one segment,
-    ``*`` any rest (wherever it stands, as hat-event's own Subscription) -- walking
-    the tree level by level, no recursion however long a type."""
+    ``*`` any rest -- walking the tree level by level, no recursion however long a
+    type. A ``*`` must be a pattern's last segment: ValueError otherwise, as
+    hat-event's own Subscription ("invalid query event type"; its server then closes
+    the connection, and so does the session here)."""
 
     __slots__ = ("_root",)
 
@@ -138,6 +140,10 @@ class Subscription:
         # A node: [is a pattern's end, has a "*" here, {segment: node}].
         self._root: list[Any] = [False, False, {}]
         for pattern in patterns:
+            try:
+                check_pattern(pattern)
+            except ValueError as exc:
+                raise ValueError(f"invalid query event type: {exc}") from None
             node = self._root
             for segment in pattern:
                 if segment == "*":

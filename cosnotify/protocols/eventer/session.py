@@ -358,8 +358,12 @@ class EventerSession:
             found = await service.loop.call(service.query, msg.value)
             connection.send(self.codec.query_res_encoded(msg, found))
         elif key == ("HatEventer", "MsgSubscribe"):
+            try:  # a "*" not last: hat-event's server closes the connection, as here
+                subscription = Subscription(msg.value)
+            except ValueError as exc:
+                raise EventerProtocolError(str(exc), None, key) from None
             self.patterns = tuple(msg.value)
-            self.subscription = Subscription(self.patterns)
+            self.subscription = subscription
             if not self.patterns:
                 await self._unsubscribe()
             elif self.proxy is None:

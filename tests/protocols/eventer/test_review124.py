@@ -99,3 +99,37 @@ def test_a_query_with_nul_in_its_payload_is_answered_empty(served: Served, paylo
         finally:
             await conn.async_close()
     assert run(go) == ("MsgQueryRes", [], "MsgQueryRes")
+
+
+class TestStarNotLast:
+    """A ``*`` that is not a subscription pattern's last segment: hat-event 0.8.17's
+    Subscription raises ValueError('invalid query event type') and its server closes
+    the connection; so does the front end (it read ("s", "*", "b") as ("s", "*"))."""
+
+    @pytest.mark.parametrize("pattern", [("s", "*", "b"), ("*", "x"), ("s", "?", "*", "*")])
+    def test_the_subscription_refuses_it_as_hat_events(self, pattern: tuple[str, ...]) -> None:
+        from hat.event.common.subscription import PySubscription
+
+        from cosnotify.protocols.eventer.mapping import Subscription
+
+        with pytest.raises(ValueError, match="invalid query event type"):
+            PySubscription([pattern])
+        with pytest.raises(ValueError, match="invalid query event type"):
+            Subscription([("s", "a"), pattern])
+
+    def test_the_connection_is_closed_and_nothing_delivered(self, served: Served) -> None:
+        async def go() -> list[Any]:
+            bad = await hat_client.connect(served.address, [("s", "*", "b")])
+            outcome: list[Any] = []
+            try:
+                outcome.append(await asyncio.wait_for(bad.receive(), WAIT))
+            except ConnectionError:
+                outcome.append("closed")
+            await bad.async_close()
+            client = await hat_client.connect(served.address)  # the front end serves on
+            await client.register_with_response([hc.RegisterEvent(("s", "a"), None, None)])
+            outcome.append(len(await client.query(hc.QueryData(event_types=[("s", "*")]))))
+            await client.async_close()
+            return outcome
+        assert run(go) == ["closed", 1]
+        assert served.front_end.counters.closed_bad >= 1
