@@ -24,7 +24,8 @@ The seed's conditions, field by field (all must hold):
   defined, and greater than or equal / lower than or equal";
 - ``payload``: "only events with payload defined and whose payload is the
   same as the query's payload" (here: the remainder of body, an Any; the
-  same: equivalent TypeCodes holding equal values, payload.same_payload);
+  same: equivalent TypeCodes holding equal values, or for a query payload of the
+  Eventer Json alias equal JSON values, payload.same_payload);
 - ``order`` (ascending, descending) and ``order_by`` (timestamp, source
   timestamp: "events with source timestamp undefined returned last");
 - ``unique_type``: one event per type, the latest under descending order,

@@ -44,6 +44,7 @@ import TimeBase
 
 from cosnotify.channel.clock import TIMET_EPOCH_OFFSET
 from cosnotify.corba import descriptors as D
+from cosnotify.history.payload import JSON_ID, SBS_DATA_ID
 from cosnotify.history.query import MAX_IDS, MAX_RESULTS_LIMIT, Query, Retained, bad_query
 from cosnotify.history.query import Order as HOrder
 from cosnotify.history.query import OrderBy as HOrderBy
@@ -86,9 +87,9 @@ _OCTETS = (tcInternal.tv_sequence, tcInternal.tv_octet, 0)
 #: ``binary`` payloads: ``sequence<octet>``.
 OCTETS_TC = tcInternal.createTypeCode(_OCTETS)
 #: ``json`` payloads: the text as sent, an alias of string.
-_JSON_ID = "IDL:cosnotify.org/Eventer/Json:1.0"
+_JSON_ID = JSON_ID
 JSON_TC = tcInternal.createTypeCode((tcInternal.tv_alias, _JSON_ID, "Json", (tcInternal.tv_string, 0)))
-_SBS_ID = "IDL:cosnotify.org/Eventer/SbsData:1.0"
+_SBS_ID = SBS_DATA_ID
 _SbsData = omniORB.createUnknownStruct(_SBS_ID, ["module", "type", "data"])
 #: ``sbs`` payloads (``Hat.Data``): module (none or one string), type, data.
 SBS_DATA_TC = tcInternal.createTypeCode(
@@ -419,14 +420,17 @@ def to_queries(data: QueryData, server_id: int) -> list[Query]:
     ``history.query.select`` over theirs (each returns the first ``max_results`` of
     its ids in the query's order, so the first of all are among them). None matches
     nothing here (as :func:`to_query`, or a payload no stored event can hold: a NUL
-    in a json text or an sbs string): []."""
+    in an sbs string, a json text that is not JSON): []."""
     if data.server_id is not None and data.server_id != server_id:
         return []
     if data.max_results is not None and data.max_results < 1:
         return []
     try:
-        payload = None if data.payload is None else payload_any(data.payload)
-    except Unmappable:  # a NUL: no stored payload holds one, so nothing matches
+        asked = data.payload
+        payload = None if asked is None else payload_any(asked)
+        if asked is not None and asked.kind is PayloadKind.JSON:
+            _json_text(asked.data)  # compared as decoded JSON (history.payload)
+    except Unmappable:  # a NUL, a text that is not JSON: no stored payload is the same
         return []
     constraints: list[str | None] = [None]
     if data.event_ids is not None:

@@ -133,3 +133,84 @@ class TestStarNotLast:
             return outcome
         assert run(go) == ["closed", 1]
         assert served.front_end.counters.closed_bad >= 1
+
+
+def _register_and_query(served: Served, stored: Any, asked: hc.EventPayload) -> tuple[Any, Any]:
+    async def go() -> tuple[Any, Any]:
+        client = await hat_client.connect(served.address)
+        made = await client.register_with_response([hc.RegisterEvent(("j", "x"), None, stored)])
+        found = await client.query(hc.QueryData(payload=asked))
+        await client.async_close()
+        return made, found
+    return run(go)
+
+
+class TestJsonComparedAsValues:
+    """Seed, "query events": "only events with payload defined and whose payload is the
+    same as the query's payload"; hat-event 0.8.17 decodes a json payload on arrival
+    and compares the decoded values (``event.payload != payload``)."""
+
+    @pytest.mark.parametrize(("stored", "asked"), [
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
+        (1.0, 1),
+        (1, 1.0),
+        ([1, {"x": "é", "y": None}], [1, {"y": None, "x": "é"}]),
+    ])
+    def test_equal_json_values_match(self, served: Served, stored: Any, asked: Any) -> None:
+        made, found = _register_and_query(served, J(stored), J(asked))
+        assert found == made
+
+    @pytest.mark.parametrize(("stored", "asked"), [
+        (J({"a": 1}), J({"a": 2})),
+        (J([1, 2]), J([2, 1])),
+        (J("1"), J(1)),
+        (hc.EventPayload(hc.EventPayloadType.BINARY, b"1"), J(1)),
+    ])
+    def test_different_values_do_not(self, served: Served, stored: Any, asked: Any) -> None:
+        assert _register_and_query(served, stored, asked)[1] == []
+
+    def test_spacing_of_the_text_does_not_matter(self, served: Served) -> None:
+        res = _register_raw(served.address, [_raw_event(("j", "x"), ("json", '{ "a" : [1, 2] }'))])
+        assert res[0][0] == "event"
+        assert _register_and_query(served, None, J({"a": [1, 2]}))[1] == \
+            [hc.event_from_sbs(res[0][1])]
+
+    def test_a_query_json_that_is_not_json_finds_nothing(self, served: Served) -> None:
+        _register_and_query(served, J({"a": 1}), J({"a": 1}))
+
+        async def go() -> tuple[Any, ...]:
+            conn = await chatter.connect(hc.sbs_repo, served.address)
+            try:
+                conn.send(chatter.Data("HatEventer", "MsgQueryReq",
+                                       _query_with_payload(("json", '{"a": 1'))), last=False)
+                msg = await asyncio.wait_for(conn.receive(), WAIT)
+                return msg.data.type, msg.data.data
+            finally:
+                await conn.async_close()
+        assert run(go) == ("MsgQueryRes", [])
+
+
+def test_a_corba_payload_is_found_by_the_json_it_was_shown_as(served: Served) -> None:
+    """A CORBA supplier's ``long`` 42 is answered as json 42 (docs/protocols.md, "any
+    other Any as json"); a query with that very payload finds it."""
+    import CosNotifyChannelAdmin as CA
+
+    from tests.protocols.eventer.test_interplay import corba_event
+
+    proxy, _ = served.channel._get_default_supplier_admin() \
+        .obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
+    proxy.connect_structured_push_supplier(None)
+    proxy.push_structured_event(corba_event())
+
+    async def go() -> tuple[Any, Any, Any]:
+        client = await hat_client.connect(served.address)
+        first = await client.query(hc.QueryData(event_types=[("corba", "*")]))
+        again = await client.query(hc.QueryData(event_types=[("corba", "*")],
+                                                payload=first[0].payload))
+        other = await client.query(hc.QueryData(payload=J(43)))
+        await client.async_close()
+        return first, again, other
+    first, again, other = run(go)
+    assert first[0].payload.data == 42
+    assert again == first
+    assert other == []
