@@ -155,8 +155,8 @@ class EventerService:
                 log.info("eventer: registration of %s failed: %s", list(event.type), exc)
                 made.append(None)
                 continue
-            made.append(Event(event_id, event.type, timestamp, event.source_timestamp,
-                              event.payload))
+            made.append(Event(event_id, event.type, timestamp,
+                              _normalised(event.source_timestamp), event.payload))
         if structured:
             try:
                 _push_at(self.supplier, structured, timestamp.seconds())
@@ -454,6 +454,16 @@ def _encodable(events: list[Event]) -> list[Event]:
             continue
         kept.append(event)
     return kept
+
+
+def _normalised(t: Timestamp | None) -> Timestamp | None:
+    """A source timestamp as a query and MsgNotify return it (read back from its UtcT):
+    ``us`` within 0..999999, the rest carried into ``s`` ((5, 1500000) is (6, 500000)),
+    so MsgRegisterRes gives the event the same source timestamp they do."""
+    if t is None or 0 <= t.us < 1_000_000:
+        return t
+    s, us = divmod(t.s * 1_000_000 + t.us, 1_000_000)
+    return Timestamp(s, us)
 
 
 def _with_id(event: Event, event_id: EventId) -> Event:

@@ -214,3 +214,23 @@ def test_a_corba_payload_is_found_by_the_json_it_was_shown_as(served: Served) ->
     assert first[0].payload.data == 42
     assert again == first
     assert other == []
+
+
+@pytest.mark.parametrize(("given", "kept"), [((5, 1_500_000), (6, 500_000)),
+                                             ((5, -1), (4, 999_999)),
+                                             ((5, 7), (5, 7))])
+def test_a_source_timestamp_is_the_same_in_register_query_and_notify(
+        served: Served, given: tuple[int, int], kept: tuple[int, int]) -> None:
+    """The seed's Timestamp is {s: Integer, us: Integer}: a us outside 0..999999 is
+    carried into s, and MsgRegisterRes, MsgNotify and MsgQueryRes agree on it."""
+    async def go() -> tuple[Any, Any, Any]:
+        client = await hat_client.connect(served.address, [("u", "*")])
+        await client.query(hc.QueryData(max_results=1))  # the subscription is in place
+        made = await client.register_with_response(
+            [hc.RegisterEvent(("u", "a"), hc.Timestamp(*given), None)])
+        notified = await asyncio.wait_for(client.receive(), WAIT)
+        found = await client.query(hc.QueryData(event_types=[("u", "*")]))
+        await client.async_close()
+        return made, notified, found
+    made, notified, found = run(go)
+    assert [tuple(e.source_timestamp) for e in (*made, *notified, *found)] == [kept] * 3
