@@ -30,7 +30,7 @@ import pytest
 
 from cosnotify.tools import ls
 from cosnotify.tools import top as top_tool
-from tests.tools.conftest import ROOT, WAIT, Tmux
+from tests.tools.conftest import FOREGROUND, ROOT, WAIT, Tmux
 
 PAGE = Path(ROOT) / "docs" / "operations.md"
 BIN = os.path.dirname(os.path.abspath(os.sys.executable))  # type: ignore[attr-defined]
@@ -65,7 +65,8 @@ class Background:
     """A command running in the background; its output (stdout and stderr) as lines."""
 
     def __init__(self, command: str, env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=ROOT, env=env,
+        self.process = subprocess.Popen([*FOREGROUND, "bash", "-c", f"exec {command}"],
+                                        cwd=ROOT, env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, text=True)
         self.lines: list[str] = []

@@ -31,7 +31,7 @@ from cosnotify.tools.eventjson import to_json
 from cosnotify.tools.jsonevents import MAX_LINE_BYTES, JsonEventError
 from cosnotify.tools.publish import BOM, Pacer, Pusher, Refused, read_events
 from tests.channel.conftest import WAIT, StructuredPushConsumer
-from tests.tools.conftest import ROOT, cli
+from tests.tools.conftest import FOREGROUND, ROOT, cli
 
 LINES = [  # Priority 0 (the default): another would let the channel reorder the events
     ('{"domain": "Telescope", "type": "Alarm", "name": "dome-1", "filterable": {"n": 0, '
@@ -79,17 +79,6 @@ def admins(server: NotificationServer, channel_id: int) -> list[tuple[str, Any]]
 def numbers(consumer: StructuredPushConsumer) -> list[int]:
     with consumer.cond:
         return [e.filterable_data[0].value.value() for e in consumer.received]
-
-
-#: ``cosnotify publish ARGS`` with SIGINT and SIGTERM as a terminal's foreground
-#: command has them (Python's handlers, not blocked).
-_AS_FROM_A_TERMINAL = (
-    "import runpy, signal, sys\n"
-    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-    "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
-    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})\n"
-    "sys.argv = ['cosnotify', 'publish', *sys.argv[1:]]\n"
-    "runpy.run_module('cosnotify', run_name='__main__', alter_sys=True)\n")
 
 
 def _signal_masks() -> str:
@@ -166,12 +155,11 @@ class TestPublish:
         args = [url, "--channel", str(channel[1]), "--repeat", "--rate", "200",
                 write(tmp_path, *LINES)]
         inherited = _signal_masks()
-        # As from a terminal: SIGINT and SIGTERM at Python's defaults and not blocked,
-        # whatever this worker passes on (twice, in full runs, one pytest worker's
-        # publish ignored SIGINT; the masks it inherited are in the failure, if it comes
-        # back). faulthandler: a publish that does not exit dumps its threads on SIGABRT.
+        # As from a terminal (FOREGROUND; the masks this worker passes on are in the
+        # failure). faulthandler: a publish that does not exit dumps its threads on SIGABRT.
         child = subprocess.Popen(
-            [sys.executable, "-X", "faulthandler", "-c", _AS_FROM_A_TERMINAL, *args],
+            [*FOREGROUND, sys.executable, "-X", "faulthandler", "-m", "cosnotify", "publish",
+             *args],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, cwd=ROOT)
         try:

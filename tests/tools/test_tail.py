@@ -43,7 +43,7 @@ from cosnotify.tools.eventjson import to_json
 from cosnotify.tools.jsonevents import loads
 from tests.channel.conftest import WAIT, StructuredPushConsumer, structured_supplier
 from tests.server.conftest import ServeProcess
-from tests.tools.conftest import ROOT, cli
+from tests.tools.conftest import FOREGROUND, ROOT, cli
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ class Tail:
 
     def __init__(self, *args: str, read: bool = True) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "cosnotify", "tail", *args], cwd=ROOT, text=True,
+            [*FOREGROUND, sys.executable, "-m", "cosnotify", "tail", *args], cwd=ROOT, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
         self.lines: queue.Queue[str | None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
