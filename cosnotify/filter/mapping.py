@@ -9,7 +9,8 @@ boolean result followed by its ``out any``.
 
 "Highest" (docs/filters.md decision 43): numbers (integers, floating point,
 fixed, ``TimeBase::TimeT``) by numeric value, so the highest priority and
-the longest lifetime come first; booleans TRUE before FALSE; strings by
+the longest lifetime come first -- a ``TimeBase::TimeT`` 0, no timeout (Table
+2-4), before any other lifetime; booleans TRUE before FALSE; strings by
 descending code-point order; enums by descending ordinal. Values of any other
 type cannot be ordered and keep their insertion order. Equal values keep
 insertion (constraint id) order. When ``value_type`` is ``any``, values of
@@ -53,8 +54,24 @@ _UNORDERED: Final = (0, 0)
 _ENUM, _STRING, _NUMBER = 1, 2, 3
 
 
-def value_rank(value: Any) -> tuple[int, Any]:
-    """A sort key: a larger key is a better value (see the module docstring)."""
+#: ``TimeBase::TimeT``: a lifetime, for which 0 is the longest (no timeout, Table 2-4).
+_TIMET_ID: Final = "IDL:omg.org/TimeBase/TimeT:1.0"
+_NO_TIMEOUT: Final = (_NUMBER, math.inf)
+
+
+def _is_lifetime(d: D.Descriptor) -> bool:
+    """Is ``d`` (a value type's descriptor) ``TimeBase::TimeT``, a lifetime?"""
+    try:
+        return D.repo_id(d) == _TIMET_ID
+    except Exception:  # noqa: BLE001 - a malformed descriptor names no type
+        return False
+
+
+def value_rank(value: Any, lifetime: bool = False) -> tuple[int, Any]:
+    """A sort key: a larger key is a better value (see the module docstring).
+
+    ``lifetime``: the filter's value type is ``TimeBase::TimeT``, whose 0 means
+    no timeout and so ranks first; in an ``any`` value type, a held TimeT is."""
     try:
         operand = any_operand(value)
     except Exception:  # noqa: BLE001 - Fail, or a malformed value: no order
@@ -67,8 +84,20 @@ def value_rank(value: Any) -> tuple[int, Any]:
     if t is bool or t is int or t is Decimal or t is float:
         if t is float and math.isnan(operand) or t is Decimal and operand.is_nan():
             return _UNORDERED
+        if operand == 0 and t is int and (lifetime or _holds_timet(value)):
+            return _NO_TIMEOUT
         return (_NUMBER, operand)
     return _UNORDERED
+
+
+def _holds_timet(value: Any) -> bool:
+    """Is ``value`` an ``any`` holding a ``TimeBase::TimeT`` (a value type of ``any``)?"""
+    held = value._v
+    try:
+        return D.kind(value._t._d) == D.ANY and type(held) is CorbaAny \
+            and _is_lifetime(held._t._d)
+    except Exception:  # noqa: BLE001 - a malformed descriptor names no type
+        return False
 
 
 @attrs.frozen(eq=False)
@@ -82,10 +111,10 @@ class _State:
     typed: EntryMatcher
 
     @classmethod
-    def of(cls, entries: Sequence[Entry]) -> _State:
+    def of(cls, entries: Sequence[Entry], lifetime: bool = False) -> _State:
         by_id = {e.constraint_id: e for e in entries}
-        ordered = tuple(sorted(entries, key=lambda e: (value_rank(e.value), -e.constraint_id),
-                               reverse=True))
+        ordered = tuple(sorted(entries, key=lambda e: (value_rank(e.value, lifetime),
+                                                       -e.constraint_id), reverse=True))
         structured, any_form, typed = entry_dispatch(ordered)
         return cls(ordered, by_id, structured, any_form, typed)
 
@@ -105,12 +134,17 @@ class MappingFilter:
         if type(default_value) is not CorbaAny:
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"default_value must be a CORBA.Any, "
                                                          f"not {default_value!r}")
+        unfit = _unfit(default_value)
+        if unfit is not None:  # §3.2.3.2 names no exception for it
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"default_value: {unfit}")
         self._grammar_name = grammar_name
         self._grammar = grammar
         self._default = default_value
         # A TypeCode from the wire may carry the wheel's 0xffffffff marker: typecode()
         # rebuilds such a one into a TypeCode whose methods work.
         self._value_type = D.typecode(default_value._t._d)
+        #: A lifetime filter's value type: its 0 (no timeout) is the best value.
+        self._lifetime = _is_lifetime(self._value_type._d)
         self._context = context or CompileContext()
         self._lock = threading.Lock()
         self._state = _State.of(())
@@ -170,7 +204,7 @@ class MappingFilter:
             first = self._next_constraint_id
             added = [attrs.evolve(e, constraint_id=first + i) for i, e in enumerate(compiled)]
             self._next_constraint_id = first + len(added)
-            self._state = _State.of([*self._state.by_id.values(), *added])
+            self._state = _State.of([*self._state.by_id.values(), *added], self._lifetime)
             self._changed()
         return [_info(e) for e in added]
 
@@ -195,7 +229,7 @@ class MappingFilter:
                 del current[constraint_id]
             current.update(replaced)
             if doomed or replaced:
-                self._state = _State.of(list(current.values()))
+                self._state = _State.of(list(current.values()), self._lifetime)
                 self._changed()
 
     def get_mapping_constraints(self, id_list: Iterable[int]) -> list[Any]:
@@ -213,7 +247,8 @@ class MappingFilter:
     def get_all_mapping_constraints(self) -> list[Any]:
         """Every pair, by ascending id (§3.2.2.7)."""
         self._check("get_all_mapping_constraints")
-        return [_info(self._state.by_id[i]) for i in sorted(self._state.by_id)]
+        by_id = self._state.by_id  # one published set, however the filter changes meanwhile
+        return [_info(by_id[i]) for i in sorted(by_id)]
 
     def remove_all_mapping_constraints(self) -> None:
         """Remove every pair; the filter stays usable (§3.2.2.8)."""
@@ -245,16 +280,40 @@ class MappingFilter:
         """Install pairs with their own ids (read back from the store); the
         next id given is ``next_id`` or above."""
         with self._lock:
-            self._state = _State.of(entries)
+            self._state = _State.of(entries, self._lifetime)
             top = max((e.constraint_id for e in entries), default=0)
             self._next_constraint_id = max(next_id, top + 1)
 
     def _compile(self, expression: Any, value: Any, constraint_id: int = 0) -> Entry:
         entry = compile_entry(self._grammar, self._context, expression, constraint_id,
                               index=False)
-        if type(value) is not CorbaAny or not D.equivalent(value._t._d, self._value_type._d):
+        if type(value) is not CorbaAny or not D.equivalent(value._t._d, self._value_type._d) \
+                or _unfit(value) is not None:
             raise CosNotifyFilter.InvalidValue(entry.expression, value)
         return attrs.evolve(entry, value=value)
+
+
+def _unfit(value: Any) -> str | None:
+    """Why ``value``'s TypeCode cannot hold its value, or None when it can.
+
+    An Any made in process is never marshalled, so nothing else checks that its
+    value fits its TypeCode (a short of 70000). One that does not would be
+    published and then fail where it is marshalled: the store saving the filter
+    (after the change was published: §3.2.2.4's "or none of them" broken), or a
+    remote client reading it. So values are tried with the encoder the store
+    uses (``codec.encode_any``: omniORB's ``cdrMarshal``, which makes a loopback
+    ORB if the process has none), once, when they are added."""
+    from cosnotify.channel.codec import encode_any  # the store's encoder (layering: lazy)
+
+    try:
+        encode_any(value)
+    except CORBA.BAD_PARAM as exc:
+        return " ".join(map(str, getattr(exc, "_info", None) or [exc]))
+    except (CORBA.SystemException, ValueError, SystemError) as exc:
+        # A str omniORB cannot encode (a lone surrogate) comes out of cdrMarshal as a
+        # SystemError or UNKNOWN, not BAD_PARAM (as in typed/events.py).
+        return f"a value its type cannot hold ({type(exc).__name__})"
+    return None
 
 
 def _items(items: Iterable[Any], *fields: str) -> list[Any]:

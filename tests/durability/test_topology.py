@@ -244,6 +244,31 @@ class TestFilters:
             supplier.push_structured_event(structured(fields={"n": n}))
         assert drain(admin.get_proxy_supplier(proxy_id)) == [1, 0, 2]
 
+    def test_a_value_that_does_not_fit_adds_nothing_here_or_in_the_store(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        """§3.2.2.4: "either all of the constraint-value pairs ... or none of them" are
+        added, and a value not of value_type is InvalidValue. A short of 70000 (an Any
+        made in process is not marshalled) is refused before it is published, so it is
+        neither live nor half-saved, and later changes are saved again (review 127)."""
+        factory = reopen()
+        channel, channel_id = persistent_channel(factory)
+        mapping = channel._get_default_filter_factory().create_mapping_filter(
+            "EXTENDED_TCL", CORBA.Any(CORBA.TC_short, 0))
+        admin, admin_id = channel.new_for_consumers(CA.AND_OP)
+        admin._set_priority_filter(mapping)
+        pair = lambda text, value: CosNotifyFilter.MappingConstraintPair(
+            CosNotifyFilter.ConstraintExp([], text), CORBA.Any(CORBA.TC_short, value))
+        with pytest.raises(CosNotifyFilter.InvalidValue):
+            mapping.add_mapping_constraints([pair("TRUE", 70000)])
+        assert mapping.get_all_mapping_constraints() == []
+        mapping.add_mapping_constraints([pair("$n == 1", 9)])
+
+        factory = reopen()
+        restored = factory.get_event_channel(channel_id).get_consumeradmin(
+            admin_id)._get_priority_filter()
+        assert [(c.constraint_expression.constraint_expr, c.value.value())
+                for c in restored.get_all_mapping_constraints()] == [("$n == 1", 9)]
+
 
 class TestConnections:
     def test_a_push_proxy_reconnects_and_delivers_after_a_restart(

@@ -228,6 +228,23 @@ class TestModifyConstraints:
         assert texts(f) == ["$a == 1", "$b == 2"]
         assert f.match_structured(structured(filterable={"a": 1}))
 
+    def test_item_without_expression_is_bad_param(self) -> None:
+        """A modify_list item that is no ConstraintInfo (it has no constraint_expression)
+        is BAD_PARAM and changes nothing, as for mapping filters (§3.2.1.3: the
+        "modify_list parameter is a sequence of ConstraintInfo data structures";
+        docs/filters.md decision 40: a malformed argument is BAD_PARAM)."""
+
+        class IdOnly:
+            constraint_id = 1
+
+        f = make_filter("$a == 1", "$b == 2")
+        a, b = (info.constraint_id for info in f.get_all_constraints())
+        holder = IdOnly()
+        holder.constraint_id = b
+        with pytest.raises(CORBA.BAD_PARAM):
+            f.modify_constraints([a], [holder])
+        assert texts(f) == ["$a == 1", "$b == 2"]
+
 
 class TestQueries:
     """get_constraints, get_all_constraints, remove_all_constraints (§3.2.1.4-5)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 from omniORB import CORBA
 
@@ -51,6 +52,19 @@ class TestAttributes:
         with pytest.raises(CORBA.BAD_PARAM):
             FilterFactory().create_mapping_filter("EXTENDED_TCL", 5)
 
+    @pytest.mark.parametrize("default", [
+        CORBA.Any(CORBA.TC_short, 70000),
+        CORBA.Any(TimeBase._tc_TimeT, -1),
+        CORBA.Any(CORBA.TC_string, 5),
+    ])
+    def test_default_must_fit_its_typecode(self, default: Any) -> None:
+        """A default value whose TypeCode cannot hold its value is BAD_PARAM (§3.2.3.2
+        names no exception for it; the Any "will be set as the default_value", whose
+        TypeCode is the value_type every value must have, §3.2.2.2)."""
+        with pytest.raises(CORBA.BAD_PARAM) as info:
+            FilterFactory().create_mapping_filter("EXTENDED_TCL", default)
+        assert info.value.completed == CORBA.COMPLETED_NO
+
 
 class TestAddAndModify:
     """add_mapping_constraints and modify_mapping_constraints (§3.2.2.4-5)."""
@@ -74,6 +88,29 @@ class TestAddAndModify:
         assert info.value.constr.constraint_expr == "$a == 1"
         assert same_any(info.value.value, CORBA.Any(CORBA.TC_long, 1))
         assert m.get_all_mapping_constraints() == []
+
+    @pytest.mark.parametrize("bad", [
+        CORBA.Any(CORBA.TC_short, 70000),
+        CORBA.Any(CORBA.TC_short, "seven"),
+    ])
+    def test_value_that_does_not_fit_its_typecode_is_invalid(self, bad: Any) -> None:
+        """A value whose TypeCode is value_type's but whose value that type cannot hold
+        (an Any made in process is never marshalled) is InvalidValue, and nothing is
+        added or modified (§3.2.2.4: "If any of the values supplied in the input
+        sequence is not of the same type as that of the value_type attribute ... the
+        InvalidValue exception is raised", and "all of the constraint-value pairs
+        ... or none of them")."""
+        m = mapping()
+        with pytest.raises(F.InvalidValue) as info:
+            m.add_mapping_constraints([pair("TRUE", short(1)), pair("$a == 1", bad)])
+        assert info.value.constr.constraint_expr == "$a == 1"
+        assert m.get_all_mapping_constraints() == []
+        [kept] = m.add_mapping_constraints([pair("TRUE", short(1))])
+        with pytest.raises(F.InvalidValue):
+            m.modify_mapping_constraints([], [F.MappingConstraintInfo(
+                F.ConstraintExp([], "FALSE"), kept.constraint_id, bad)])
+        [only] = m.get_all_mapping_constraints()
+        assert (only.constraint_expression.constraint_expr, only.value.value()) == ("TRUE", 1)
 
     def test_alias_values_are_equivalent(self) -> None:
         """TimeBase::TimeT values fit an unsigned long long value type."""
@@ -170,6 +207,26 @@ class TestMatch:
         m.add_mapping_constraints([pair("TRUE", CORBA.Any(typecode, v)) for v in values])
         assert m.match_structured(structured())[1].value() == best
 
+    def test_lifetime_zero_is_the_longest(self) -> None:
+        """A TimeBase::TimeT value of 0 is no timeout (Table 2-4: "The special value zero
+        indicates there is no timeout"), so for a lifetime mapping filter it is the
+        longest lifetime and is tried first (§3.2.2.10: "starting with the constraint
+        with the 'best' associated value ... the longest lifetime"); decision 43."""
+        timet = lambda n: CORBA.Any(TimeBase._tc_TimeT, n)
+        m = mapping(timet(10))
+        m.add_mapping_constraints([pair("TRUE", timet(v)) for v in (5, 2**64 - 1, 0, 7)])
+        assert m.match_structured(structured())[1].value() == 0
+        # Values given as plain unsigned long long, equivalent to a TimeT value_type:
+        m = mapping(timet(10))
+        m.add_mapping_constraints([pair("TRUE", CORBA.Any(CORBA.TC_ulonglong, v))
+                                   for v in (5, 0, 7)])
+        assert m.match_structured(structured())[1].value() == 0
+        # An unsigned long long value_type names no lifetime: 0 is the smallest number.
+        m = mapping(CORBA.Any(CORBA.TC_ulonglong, 1))
+        m.add_mapping_constraints([pair("TRUE", CORBA.Any(CORBA.TC_ulonglong, v))
+                                   for v in (0, 7)])
+        assert m.match_structured(structured())[1].value() == 7
+
     def test_enums_by_ordinal(self, idl: Any) -> None:
         """Enum values are tried from the highest ordinal down."""
         fe = idl.FE
@@ -185,6 +242,31 @@ class TestMatch:
         m = mapping(make(0))
         m.add_mapping_constraints([pair("TRUE", make(1)), pair("TRUE", make(9))])
         assert m.match_structured(structured())[1].value().x == 1
+
+
+class TestSnapshots:
+    """Readers see one published constraint set (docs/filters.md, "Thread safety")."""
+
+    def test_get_all_reads_one_snapshot(self) -> None:
+        """A change published while get_all_mapping_constraints runs does not reach its
+        answer: it is the pairs of one moment (§3.2.2.7: "returns all of the
+        constraint-value pairs encapsulated by the target mapping filter"), never a
+        KeyError nor a mix of two sets."""
+        m = mapping()
+        m.add_mapping_constraints([pair(f"$n == {i}", short(i)) for i in range(3)])
+
+        class SwappedWhileRead(dict):  # type: ignore[type-arg]
+            """The published ids; reading them publishes another set, as a concurrent
+            remove_all_mapping_constraints could."""
+
+            def __iter__(self) -> Any:
+                yield from list(dict.__iter__(self))
+                m.remove_all_mapping_constraints()
+
+        m._state = attrs.evolve(m._state, by_id=SwappedWhileRead(m._state.by_id))
+        got = m.get_all_mapping_constraints()
+        assert [(i.constraint_id, i.value.value()) for i in got] == [(1, 0), (2, 1), (3, 2)]
+        assert m.get_all_mapping_constraints() == []
 
 
 class TestValuesFromTheWire:
