@@ -265,8 +265,8 @@ def apply_qos(event: Event, proxy_qos: dict[str, Any], explicit: set[str] | froz
         return  # nothing to resolve: the defaults set by Event() stand
     if "Priority" in explicit:
         event.priority, event.priority_source = proxy_qos["Priority"], 1
-    if "Timeout" in explicit and proxy_qos["Timeout"]:
-        event.lifetime, event.lifetime_source = proxy_qos["Timeout"] / 1e7, 1
+    if "Timeout" in explicit:  # an explicit 0 too: associated, and no timeout (Table 2-4)
+        event.lifetime, event.lifetime_source = proxy_qos["Timeout"] / 1e7 or None, 1
     if header:
         for prop in header:
             if prop.name in _HEADER_QOS:

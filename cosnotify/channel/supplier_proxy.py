@@ -9,11 +9,12 @@ InterFilterGroupOperator), resolves priority and lifetime for *its* copy
 decide how the queue is emptied.
 
 Priority for a proxy's copy (sections 2.3.1 and 3.4.2.3), first that applies:
-a priority mapping filter that *matches*; the event header's Priority; an
-explicitly set Priority QoS of the proxy consumer that received the event,
-then of this proxy supplier; the mapping filter's default value; 0.
-Lifetime follows the same order with Timeout, measured from arrival; a
-header StopTime is an absolute limit on top.
+a priority mapping filter (the proxy's if valid, else the admin's: 3.4.15.4)
+that *matches*; the event header's Priority; an explicitly set Priority QoS
+of the proxy consumer that received the event, then of this proxy supplier
+(an explicit 0 too); the mapping filter's default value; 0. Lifetime follows
+the same order with Timeout, measured from arrival; a header StopTime is an
+absolute limit on top.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import collections
 import logging
 from collections.abc import Mapping
 from typing import Any
+
+from omniORB import CORBA
 
 from cosnotify.channel.admin_mixins import groups_pass
 from cosnotify.channel.clients import narrowed
@@ -410,26 +413,37 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         priority, source = event.priority, event.priority_source
         if source == 0 and "Priority" in explicit:
             priority, source = qos["Priority"], 1
-        mapping = self._priority_filter or getattr(self._admin, "_priority_filter", None)
-        if mapping is not None:
-            matched, value = _map(mapping, event, self._channel._oes_limits)
-            if value is not None and (matched or source == 0) \
-                    and _mapped(self, mapping, value, "priority"):
-                priority = value
+        mapping, matched, value = self._mapping("_priority_filter", event)
+        if value is not None and (matched or source == 0) \
+                and _mapped(self, mapping, value, "priority"):
+            priority = value
         lifetime, source = event.lifetime, event.lifetime_source
-        if source == 0 and "Timeout" in explicit and qos["Timeout"]:
-            lifetime, source = qos["Timeout"] / 1e7, 1
-        mapping = self._lifetime_filter or getattr(self._admin, "_lifetime_filter", None)
-        if mapping is not None:
-            matched, value = _map(mapping, event, self._channel._oes_limits)
-            if value is not None and (matched or source == 0) \
-                    and _mapped(self, mapping, value, "lifetime"):
-                lifetime = value / 1e7 if value else None
+        if source == 0 and "Timeout" in explicit:  # an explicit 0 too: no timeout (2-4)
+            lifetime, source = qos["Timeout"] / 1e7 or None, 1
+        mapping, matched, value = self._mapping("_lifetime_filter", event)
+        if value is not None and (matched or source == 0) \
+                and _mapped(self, mapping, value, "lifetime"):
+            lifetime = value / 1e7 if value else None
         deadline = event.stop_time
         if lifetime:
             expiry = event.arrival + lifetime
             deadline = expiry if deadline is None else min(deadline, expiry)
         return priority, deadline
+
+    def _mapping(self, attribute: str, event: Any) -> tuple[Any, bool, Any]:
+        """(filter, matched, value) of this proxy's ``attribute`` mapping filter if it is
+        valid, else of its admin's (section 3.4.15.4: "If this attribute is set to the
+        reference of a valid mapping filter object, this mapping filter will override
+        that set at the admin level. Otherwise, the mapping filter object referred to
+        by the priority_filter attribute of the ConsumerAdmin is used"); a destroyed
+        or gone filter (found so by this very call, too) is not valid."""
+        for mapping in (getattr(self, attribute), getattr(self._admin, attribute, None)):
+            if mapping is None or _gone(mapping):
+                continue
+            matched, value = _map(mapping, event, self._channel._oes_limits)
+            if value is not _GONE and not _gone(mapping):
+                return mapping, matched, value
+        return None, False, None
 
     # -- subscription sharing: NotifySubscribe on the proxy (section 2.6.5) ---------------
     def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
@@ -531,7 +545,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
 
 #: The values a priority and a lifetime mapping filter give, and their type's name
 #: (section 2.3.1: "of type short", "of type TimeBase::TimeT").
-_MAPPED = {"priority": (-2**15, 2**15 - 1, "short"),
+_MAPPED = {"priority": (-32767, 32767, "short"),  # section 2.5.5.2, as headers are
            "lifetime": (0, 2**64 - 1, "TimeBase::TimeT")}
 
 
@@ -550,8 +564,19 @@ def _mapped(proxy: Any, mapping: Any, value: Any, what: str) -> bool:
     return False
 
 
+#: What ``_map`` gives for a filter that no longer exists (OBJECT_NOT_EXIST).
+_GONE: Any = object()
+
+
+def _gone(mapping: Any) -> bool:
+    """Is ``mapping`` destroyed (ours) or gone (a client's: server/remote.py)?"""
+    return getattr(mapping, "_is_destroyed", False) is True \
+        or getattr(mapping, "_gone", False) is True
+
+
 def _map(mapping: Any, event: Any, limits: Any) -> tuple[bool, Any]:
-    """Apply a mapping filter; returns (matched, python value or None).
+    """Apply a mapping filter; returns (matched, python value or None), or
+    (False, ``_GONE``) when the filter raised OBJECT_NOT_EXIST.
 
     ``limits`` are the channel's OES node limits, made current for the filter:
     a copy may be resolved outside the channel's routing (read back from the
@@ -565,6 +590,8 @@ def _map(mapping: Any, event: Any, limits: Any) -> tuple[bool, Any]:
         else:
             matched, result = mapping.match(event.any)
         return bool(matched), result.value() if result is not None else None
+    except CORBA.OBJECT_NOT_EXIST:
+        return False, _GONE
     except Exception as exc:  # noqa: BLE001 - a failing mapping filter maps nothing
         log.warning("mapping filter %r failed: %s", mapping, exc)
         return False, None

@@ -13,7 +13,8 @@ misbehaving filter from holding up that thread:
   answer of the wrong type maps nothing (section 2.3.1: priorities are
   shorts, lifetimes TimeT).
 - ``OBJECT_NOT_EXIST``: the filter is gone. It never matches again and is
-  not called again.
+  not called again; a proxy's gone mapping filter gives way to its admin's
+  (section 3.4.15.4, ``supplier_proxy._mapping``).
 - A communication failure (``TIMEOUT``, ``TRANSIENT``, ``COMM_FAILURE``,
   ``NO_RESPONSE``) trips the guard: the filter does not match and is not
   called from the event path until a probe, made on the worker pool with a
@@ -224,6 +225,11 @@ class RemoteMappingFilter(GuardedFilter):
 
     def match_structured(self, filterable_data: Any) -> tuple[bool, Any]:
         return self._ask("match_structured", filterable_data)  # type: ignore[no-any-return]
+
+    def match_typed(self, filterable_data: Any) -> tuple[bool, Any]:
+        """A typed event's mapping (sections 3.2.2 and 3.2.2.12: a proxy "will invoke
+        the appropriate match operation variant"), as RemoteFilter asks it."""
+        return self._ask("match_typed", filterable_data)  # type: ignore[no-any-return]
 
 
 #: (minimum, maximum) of what a priority mapping filter may answer: a short

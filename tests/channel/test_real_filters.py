@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from omniORB import CORBA
 
 import CosNotification as N
@@ -13,6 +14,9 @@ import TimeBase
 
 from cosnotify.eventtypes import ALL
 from tests.channel.conftest import PushSupplier, StructuredPushConsumer, number, structured
+
+TIMET = TimeBase._tc_TimeT
+SECOND = 10_000_000  # TimeBase::TimeT units (100 ns)
 
 
 def tcl(channel: Any, *constraints: tuple[list[tuple[str, str]], str]) -> Any:
@@ -171,6 +175,96 @@ class TestMappingFilters:
             supplier.push_structured_event(structured(fields={"n": n}))
         clock.advance(5)
         assert drain(proxy) == [0, 2]
+
+    def test_lifetime_zero_is_the_longest(self, manual_channel: Any, clock: Any) -> None:
+        """A lifetime of 0 is no timeout (Table 2-4: "The special value zero indicates
+        there is no timeout"), the longest lifetime, so its constraint is tried first
+        (§3.2.2.11: "starting with the constraint with the 'best' associated value
+        ... the longest lifetime"): an event matching it and a 2 s one never expires."""
+        proxy = pull(manual_channel)
+        proxy._set_lifetime_filter(mapping(manual_channel, CORBA.Any(TIMET, SECOND),
+                                           ("$n >= 0", CORBA.Any(TIMET, 2 * SECOND)),
+                                           ("$n == 0", CORBA.Any(TIMET, 0))))
+        supplier = entry(manual_channel)
+        for n in range(2):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        clock.advance(5)
+        assert drain(proxy) == [0]
+
+    def test_priority_below_lowest_is_ignored(self, channel: Any) -> None:
+        """A mapped priority of -32768 is no priority (§2.5.5.2: "Priority is represented
+        as a short value, where -32,767 is the lowest priority and 32,767 the highest",
+        as a header Priority and a client's mapping filter's answer are checked); the
+        value is ignored and the event keeps its own priority (0)."""
+        proxy = pull(channel)
+        proxy.set_qos([N.Property("OrderPolicy", short(N.PriorityOrder))])
+        proxy._set_priority_filter(mapping(channel, short(0), ("$n == 1", short(-32768)),
+                                           ("$n == 2", short(-32767))))
+        supplier = entry(channel)
+        for n in range(4):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert drain(proxy) == [0, 1, 3, 2]
+
+    def test_explicit_timeout_zero_of_proxy_supplier(self, manual_channel: Any,
+                                                     clock: Any) -> None:
+        """§2.3.1 rule 2 (footnote 4: the same for lifetime): no constraint matched and no
+        header Timeout, but the proxy supplier "has an associated" Timeout QoS, so "that
+        value will be used", not the mapping filter's default (rule 3). An explicit
+        Timeout of 0 is such a value: no timeout (Table 2-4)."""
+        proxy = pull(manual_channel)
+        proxy.set_qos([N.Property("Timeout", CORBA.Any(TIMET, 0))])
+        proxy._set_lifetime_filter(mapping(manual_channel, CORBA.Any(TIMET, 2 * SECOND),
+                                           ("$n == 99", CORBA.Any(TIMET, SECOND))))
+        entry(manual_channel).push_structured_event(structured(fields={"n": 0}))
+        clock.advance(5)
+        assert drain(proxy) == [0]
+
+    def test_explicit_timeout_zero_of_proxy_consumer(self, manual_channel: Any,
+                                                     clock: Any) -> None:
+        """§2.3.1 rule 2, with the Timeout of 0 associated with "the proxy consumer that
+        first received the event": it is used, not the mapping filter's default."""
+        proxy = pull(manual_channel)
+        proxy._set_lifetime_filter(mapping(manual_channel, CORBA.Any(TIMET, 2 * SECOND),
+                                           ("$n == 99", CORBA.Any(TIMET, SECOND))))
+        supplier = entry(manual_channel)
+        supplier.set_qos([N.Property("Timeout", CORBA.Any(TIMET, 0))])
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        clock.advance(5)
+        assert drain(proxy) == [0]
+
+    def test_default_timeout_zero_is_not_associated(self, manual_channel: Any,
+                                                    clock: Any) -> None:
+        """The built-in Timeout of 0, set nowhere, is no associated QoS (§2.3.1 rule 2):
+        the mapping filter's default value applies (rule 3) and the event expires."""
+        proxy = pull(manual_channel)
+        proxy._set_lifetime_filter(mapping(manual_channel, CORBA.Any(TIMET, 2 * SECOND)))
+        entry(manual_channel).push_structured_event(structured(fields={"n": 0}))
+        clock.advance(5)
+        assert drain(proxy) == []
+
+    @pytest.mark.parametrize("admin_too", [False, True])
+    def test_destroyed_proxy_mapping_filter_falls_back_to_the_admins(
+            self, channel: Any, admin_too: bool) -> None:
+        """§3.4.15.4: "If this attribute is set to the reference of a valid mapping filter
+        object, this mapping filter will override that set at the admin level. Otherwise,
+        the mapping filter object referred to by the priority_filter attribute of the
+        ConsumerAdmin is used." A destroyed filter is not valid; if the admin's is
+        destroyed too, nothing is mapped."""
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        shared = mapping(channel, short(0), ("$n == 1", short(9)))
+        admin._set_priority_filter(shared)
+        proxy, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        proxy.set_qos([N.Property("OrderPolicy", short(N.PriorityOrder))])
+        own = mapping(channel, short(0), ("$n == 2", short(5)))
+        proxy._set_priority_filter(own)
+        own.destroy()
+        if admin_too:
+            shared.destroy()
+        supplier = entry(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert drain(proxy) == ([0, 1, 2] if admin_too else [1, 0, 2])
 
 
 class TestSharing:
