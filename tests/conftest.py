@@ -5,9 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from omniORB import CORBA
 
 import cosnotify.corba  # noqa: F401 - omniORB first, then the COS and Ack modules
+
+# Property tests check values, never time: no per-example deadline (hypothesis's
+# 200 ms default failed an example on a loaded 2-core machine once), and a slow
+# strategy is no failure either. The examples stay random: a random example found
+# omniORBpy's sequence<unsigned long long> defect (docs/orb.md).
+settings.register_profile("cosnotify", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("cosnotify")
 
 
 @pytest.fixture(scope="session")
