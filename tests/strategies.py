@@ -249,6 +249,12 @@ def _values(d: Any, depth: int) -> st.SearchStrategy[Any]:
             return st.binary(min_size=low, max_size=high)
         if inner == D.CHAR:
             return st.text(_chars, min_size=low, max_size=high)
+        if content == D.ULONGLONG:
+            # omniORBpy 4.3.3 cannot marshal an unsigned long long >= 2**63 in a
+            # sequence or array of ulonglong itself (SystemError from OverflowError;
+            # scalars, aliases and struct members are fine): docs/orb.md, "The
+            # wheel's defects", pinned in tests/corba/test_descriptors.py.
+            return st.lists(st.integers(0, 2**63 - 1), min_size=low, max_size=high)
         return st.lists(_values(content, depth + 1), min_size=low, max_size=high)
     if k in (D.STRUCT, D.EXCEPT):
         cls = d[1]
