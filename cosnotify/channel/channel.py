@@ -39,6 +39,7 @@ from cosnotify.channel.admin_props import AdminPropertiesMixin
 from cosnotify.channel.names import NameTable
 from cosnotify.channel.subscriptions import SubscriptionHub
 from cosnotify.channel.supplier_proxy import offer_plain
+from cosnotify.corba.marshal import REASON
 from cosnotify.filter.oes.limits import CURRENT_LIMITS, NodeLimits
 from cosnotify.qos.negotiation import Target
 from cosnotify.qos.properties import (
@@ -351,10 +352,13 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
         """Admit ``event`` and route it to every consumer admin."""
         event_log = self._event_log
         if event_log is not None and event_log.wants(event):
+            self._storable(event)
             staged = self._staged(event)
             if staged:
                 event_log.admit([(event, staged)])
         else:
+            if self._retention is not None:
+                self._storable(event)
             self._route(event)
         retention = self._retention
         if retention is not None:
@@ -388,15 +392,20 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
         (those before a refused one are, and stay counted when it raises)."""
         event_log = self._event_log
         if event_log is None:
+            retained = self._retention is not None
             for event in events:
+                if retained:
+                    self._storable(event)
                 self._route(event)
                 taken[0] += 1
             return
         items: list[Any] = []
         waiting = 0  # persistent events since the last admit: taken once it commits
         try:
+            retained = self._retention is not None
             for event in events:
                 if event_log.wants(event):
+                    self._storable(event)
                     staged = self._staged(event)
                     if staged:
                         items.append((event, staged))
@@ -407,6 +416,8 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
                         admitted, items = items, []
                         event_log.admit(admitted)
                     taken[0] += done
+                    if retained:
+                        self._storable(event)
                     self._route(event)
                     taken[0] += 1
         except BaseException:
@@ -419,6 +430,15 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
         if items:
             event_log.admit(items)
         taken[0] += waiting
+
+    @staticmethod
+    def _storable(event: Any) -> None:
+        """Refuse, before it is routed, an event the store could not keep intact:
+        omniORBpy 4.3.3 would encode an unsigned long long >= 2**63 in a sequence
+        or array as 2**64 - 1, often without an error (cosnotify/corba/marshal.py).
+        Asked only of events to be stored or retained, where encoding costs more."""
+        if event.holds_unmarshallable():
+            raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"event refused: it holds {REASON}")
 
     def _staged(self, event: Any) -> list[Any]:
         """Route ``event`` with durable proxies staging their copies (durable.py)."""

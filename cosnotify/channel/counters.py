@@ -119,12 +119,14 @@ def supplier_counts(proxy: Any) -> tuple[dict[str, int], int, tuple[float, str] 
         # An Ack proxy's entries given, never acknowledged, then expired (ack_state.py).
         given_expired = getattr(proxy, "_n_given_expired", None)
         failed = proxy._n_failed
+        unsendable = proxy._n_unsendable
         last = proxy._last_failure
     if dropped:
         proxy._channel._released(dropped)
     # Copies appended to the inbox since the fold are not yet in the queue: queued too.
     counts = {"queued": accepted + inbox, "delivered": delivered, "discarded": discarded,
-              "expired": expired, "removed": removed, "failed": failed, "depth": depth}
+              "expired": expired, "removed": removed, "failed": failed,
+              "unsendable": unsendable, "depth": depth}
     if given_expired is not None:  # an Ack proxy's (ack_state.py)
         counts["unacknowledged_expired"] = given_expired
     for name in _TYPED_COUNTS:  # a typed proxy's (cosnotify/typed/proxies.py)

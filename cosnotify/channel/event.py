@@ -34,6 +34,7 @@ from omniORB import CORBA
 import CosNotification
 
 from cosnotify.corba import descriptors as D
+from cosnotify.corba.marshal import any_holds_big_ulonglong, structured_holds_big_ulonglong
 
 __all__ = [
     "ANY_TYPE_NAME",
@@ -89,6 +90,7 @@ class Event:
         "structured",
         "type_name",
         "typed",
+        "unsendable",
     )
 
     def __init__(self, structured: Any, any_value: Any, arrival: float) -> None:
@@ -137,6 +139,9 @@ class Event:
         #: For a typed call (cosnotify/typed): the name-value sequence section 2.7 hands
         #: ``match_typed``, which every filter then gets instead of the event; else None.
         self.typed: Any = None
+        #: Whether omniORBpy would corrupt it when marshalling (holds_unmarshallable):
+        #: None until asked.
+        self.unsendable: bool | None = None
 
     # -- the two forms ------------------------------------------------------------
     def as_structured(self) -> Any:
@@ -163,6 +168,19 @@ class Event:
                 value = CORBA.Any(_TC_STRUCTURED, self.structured)
             self.any = value
         return value
+
+    def holds_unmarshallable(self) -> bool:
+        """Does the event hold what omniORBpy 4.3.3 cannot marshal (an unsigned long
+        long >= 2**63 in a sequence or array, cosnotify/corba/marshal.py)? Asked
+        before it leaves the process; answered once, for every proxy."""
+        known = self.unsendable
+        if known is None:
+            if self.structured is not None:
+                known = structured_holds_big_ulonglong(self.structured)
+            else:
+                known = any_holds_big_ulonglong(self.any)
+            self.unsendable = known
+        return known
 
     def __repr__(self) -> str:
         return (f"<Event #{self.seq} {self.domain_name}/{self.type_name} "

@@ -34,7 +34,7 @@ import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.event import empty_structured_event
 from cosnotify.channel.queue import Entry
-from cosnotify.channel.supplier_proxy import ProxySupplier
+from cosnotify.channel.supplier_proxy import ProxySupplier, without_unmarshallable
 from cosnotify.qos.properties import Level
 
 __all__ = [
@@ -57,6 +57,9 @@ class _PullSupplier(ProxySupplier):
         self._connect(consumer, required=None, interface=None, allow_nil=True)
 
     _idle_timer: Any = None
+    #: The consumer pulls through the ORB (the server made a servant for this proxy):
+    #: events omniORBpy cannot marshal are not given to it (without_unmarshallable).
+    _marshalled = False
 
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
@@ -145,6 +148,12 @@ class _PullSupplier(ProxySupplier):
                 self._pulling += 1
                 try:
                     batch = self._wait_and_take(limit, block, batched, expired, timers)
+                    while batch and self._marshalled:
+                        kept = without_unmarshallable(self, batch)
+                        if kept:
+                            batch = kept
+                            break
+                        batch = self._wait_and_take(limit, block, batched, expired, timers)
                     if self._counting:
                         self._n_delivered += len(batch)
                     return batch

@@ -34,7 +34,7 @@ from cosnotify.channel.counters import failure_reason
 from cosnotify.channel.event import Event
 from cosnotify.channel.proxy import Suspendable
 from cosnotify.channel.queue import Entry
-from cosnotify.channel.supplier_proxy import ProxySupplier
+from cosnotify.channel.supplier_proxy import ProxySupplier, without_unmarshallable
 from cosnotify.channel.topology import retries_for_ever
 from cosnotify.qos.properties import Level
 
@@ -262,6 +262,10 @@ class _PushSupplier(Suspendable, ProxySupplier):
                 continue
             if not batch:
                 return False
+            if isinstance(consumer, CORBA.Object):  # marshalled: omniORBpy's defect
+                batch = without_unmarshallable(self, batch)
+                if not batch:
+                    continue
             started = clock.now()  # the service's clock: tests move a ManualClock
             try:
                 self._send(consumer, batch)

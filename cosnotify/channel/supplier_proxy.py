@@ -34,6 +34,7 @@ from cosnotify.channel.proxy import ProxyBase
 from cosnotify.channel.queue import Entry, EventQueue
 from cosnotify.channel.subscriptions import Relay, SubscriptionContributor
 from cosnotify.channel.topology import Topology, persistent
+from cosnotify.corba.marshal import REASON
 from cosnotify.eventtypes import ALL, type_matches
 from cosnotify.filter.constraints import typed_type
 from cosnotify.filter.oes.limits import CURRENT_LIMITS
@@ -88,6 +89,9 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         self._n_delivered = 0
         self._n_failed = 0
         self._last_failure: tuple[float, str] | None = None
+        #: Events not given to the consumer because omniORBpy cannot marshal them
+        #: (``_without_unmarshallable``); the same one writer as ``_n_delivered``.
+        self._n_unsendable = 0
         self._priority_filter: Any = None
         #: A mapping filter's value of the wrong type was logged (once per proxy: _mapped).
         self._mapping_warned = False
@@ -598,3 +602,19 @@ def _map(mapping: Any, event: Any, limits: Any) -> tuple[bool, Any]:
     finally:
         if token is not None:
             CURRENT_LIMITS.reset(token)
+
+
+def without_unmarshallable(proxy: Any, batch: list[Entry]) -> list[Entry]:
+    """``batch`` without the events omniORBpy 4.3.3 cannot marshal for a consumer
+    reached through the ORB (cosnotify/corba/marshal.py: it would send each unsigned
+    long long >= 2**63 of a sequence as 2**64 - 1, often without an error). Those
+    leave ``proxy``'s queue, counted (``unsendable``) and logged: the consumer is
+    not blamed, and the events after them go on. Asked once per event."""
+    bad = [entry for entry in batch if entry.event.holds_unmarshallable()]
+    if not bad:
+        return batch
+    proxy._n_unsendable += len(bad)
+    log.warning("%r: %d event(s) not given to the consumer: they hold %s",
+                proxy, len(bad), REASON)
+    proxy._channel._released(bad)
+    return [entry for entry in batch if not entry.event.unsendable]

@@ -46,7 +46,8 @@ _SUPPLIER_COUNTERS = [
     ("expired", "Queued events dropped because their Timeout/StopTime passed", "expired"),
     ("failed", "Push calls to the consumer that failed", "failed"),
 ]
-_DISCARD_REASONS = [("max_events_per_consumer", "discarded"), ("max_queue_length", "removed")]
+_DISCARD_REASONS = [("max_events_per_consumer", "discarded"), ("max_queue_length", "removed"),
+                    ("unmarshallable", "unsendable")]  # omniORBpy's defect (docs/orb.md)
 _PROXY_LABELS = ["channel", "admin", "proxy"]
 
 
@@ -117,7 +118,8 @@ def _channel_families(channels: list[dict[str, Any]]) -> Iterator[Metric]:
         delivered.add_metric(label, counters["delivered"])
         queued.add_metric(label, totals["depth"])
         failed.add_metric(label, totals["failed"])
-        discarded.add_metric(label, totals["discarded"] + totals["removed"] + totals["expired"])
+        discarded.add_metric(label, totals["discarded"] + totals["removed"] + totals["expired"]
+                             + totals.get("unsendable", 0))
     yield from (events_in, delivered, queued, failed, discarded)
 
 
@@ -178,7 +180,7 @@ def _supplier_families(rows: list[Any]) -> Iterator[Metric]:
         labels=[*_PROXY_LABELS, "reason"])
     for labels, proxy in rows:
         for reason, key in _DISCARD_REASONS:
-            discarded.add_metric([*labels, reason], proxy["counters"][key])
+            discarded.add_metric([*labels, reason], proxy["counters"].get(key, 0))
     yield discarded
     depth = GaugeMetricFamily("cosnotify_supplier_queue_depth",
                               "Events waiting for the consumer", labels=_PROXY_LABELS)

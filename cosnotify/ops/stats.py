@@ -106,7 +106,7 @@ def _channel(channel: Any) -> dict[str, Any]:
         listed = [_admin(admin) for admin in admins]
         departed = departures(channel)  # so a proxy is listed live or departed, not both
     totals = {"queued": 0, "delivered": 0, "discarded": 0, "expired": 0, "removed": 0,
-              "failed": 0, "depth": 0, "received": 0, "rejected": 0}
+              "failed": 0, "unsendable": 0, "depth": 0, "received": 0, "rejected": 0}
     for name, value in gone.items():  # proxies gone: their final counts
         if name in totals:
             totals[name] += value

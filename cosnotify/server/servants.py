@@ -229,6 +229,9 @@ class ServantFactory:
         cls = self._servant_class(type(core))
         if cls is None:
             return None
+        if isinstance(core, pls._PullSupplier):
+            # Its events go out through the ORB: none omniORBpy would garble (docs/orb.md).
+            core._marshalled = True
         return cls(self, core, oid)
 
     def _servant_class(self, core_type: type) -> type | None:

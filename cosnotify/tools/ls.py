@@ -164,6 +164,8 @@ def _counters(proxy: dict[str, Any], indent: str) -> Iterator[str]:
                 f"expired {counters['expired']}, failed {counters['failed']}")
         if counters.get("unacknowledged_expired"):  # an Ack proxy's
             line += f", expired unacknowledged {counters['unacknowledged_expired']}"
+        if counters.get("unsendable"):  # events omniORBpy cannot marshal (docs/orb.md)
+            line += f", not sendable {counters['unsendable']}"
         if "not_typed" in counters:  # a typed proxy: no call of its interface
             line += f", not typed {counters['not_typed']}"
         last = proxy.get("last_failure")

@@ -25,6 +25,7 @@ def main(outdir: str) -> None:
 
     # Skeletons for every interface a test may make remote (they register on import).
     import CosEventComm__POA  # noqa: F401
+    import CosNotifyChannelAdmin__POA  # noqa: F401 - proxies a test pulls from through here
     import CosNotifyComm__POA  # noqa: F401
     import CosNotifyFilter__POA  # noqa: F401
 
