@@ -24,12 +24,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from omniORB import CORBA
-
 from cosnotify.channel.admin_mixins import groups_pass
 from cosnotify.channel.clients import narrowed
 from cosnotify.channel.durable import DurableQueue
 from cosnotify.channel.event import Event
+from cosnotify.channel.mapping import GONE, gone, map_event, mapped
 from cosnotify.channel.proxy import ProxyBase
 from cosnotify.channel.queue import Entry, EventQueue
 from cosnotify.channel.subscriptions import Relay, SubscriptionContributor
@@ -37,7 +36,6 @@ from cosnotify.channel.topology import Topology, persistent
 from cosnotify.corba.marshal import REASON
 from cosnotify.eventtypes import ALL, type_matches
 from cosnotify.filter.constraints import typed_type
-from cosnotify.filter.oes.limits import CURRENT_LIMITS
 
 __all__ = ["ProxySupplier"]
 
@@ -93,7 +91,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         #: (``_without_unmarshallable``); the same one writer as ``_n_delivered``.
         self._n_unsendable = 0
         self._priority_filter: Any = None
-        #: A mapping filter's value of the wrong type was logged (once per proxy: _mapped).
+        #: A mapping filter's value of the wrong type was logged (once per proxy: mapping.mapped).
         self._mapping_warned = False
         self._lifetime_filter: Any = None
         self._init_subscriptions()
@@ -419,14 +417,14 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             priority, source = qos["Priority"], 1
         mapping, matched, value = self._mapping("_priority_filter", event)
         if value is not None and (matched or source == 0) \
-                and _mapped(self, mapping, value, "priority"):
+                and mapped(self, mapping, value, "priority"):
             priority = value
         lifetime, source = event.lifetime, event.lifetime_source
         if source == 0 and "Timeout" in explicit:  # an explicit 0 too: no timeout (2-4)
             lifetime, source = qos["Timeout"] / 1e7 or None, 1
         mapping, matched, value = self._mapping("_lifetime_filter", event)
         if value is not None and (matched or source == 0) \
-                and _mapped(self, mapping, value, "lifetime"):
+                and mapped(self, mapping, value, "lifetime"):
             lifetime = value / 1e7 if value else None
         deadline = event.stop_time
         if lifetime:
@@ -442,10 +440,10 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         by the priority_filter attribute of the ConsumerAdmin is used"); a destroyed
         or gone filter (found so by this very call, too) is not valid."""
         for mapping in (getattr(self, attribute), getattr(self._admin, attribute, None)):
-            if mapping is None or _gone(mapping):
+            if mapping is None or gone(mapping):
                 continue
-            matched, value = _map(mapping, event, self._channel._oes_limits)
-            if value is not _GONE and not _gone(mapping):
+            matched, value = map_event(mapping, event, self._channel._oes_limits)
+            if value is not GONE and not gone(mapping):
                 return mapping, matched, value
         return None, False, None
 
@@ -545,63 +543,6 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         topology = self._service.topology
         if durable is not None and event_log is not None and not topology.closing:
             event_log.dropped(durable.path)  # destroyed: what it still held goes
-
-
-#: The values a priority and a lifetime mapping filter give, and their type's name
-#: (section 2.3.1: "of type short", "of type TimeBase::TimeT").
-_MAPPED = {"priority": (-32767, 32767, "short"),  # section 2.5.5.2, as headers are
-           "lifetime": (0, 2**64 - 1, "TimeBase::TimeT")}
-
-
-def _mapped(proxy: Any, mapping: Any, value: Any, what: str) -> bool:
-    """Is ``value`` one a ``what`` mapping filter may give? Section 2.3.1 types the
-    values (short, TimeT) but a MappingFilter's value type is its default value's, so
-    one of another type (a string, a NaN double) is ignored, as if the filter gave
-    none, and logged once per proxy: ordering and expiry never see it."""
-    low, high, type_name = _MAPPED[what]
-    if type(value) is int and low <= value <= high:
-        return True
-    if not proxy._mapping_warned:
-        proxy._mapping_warned = True
-        log.warning("%r: its %s mapping filter %r gave %r, not a %s: ignored", proxy, what,
-                    mapping, value, type_name)
-    return False
-
-
-#: What ``_map`` gives for a filter that no longer exists (OBJECT_NOT_EXIST).
-_GONE: Any = object()
-
-
-def _gone(mapping: Any) -> bool:
-    """Is ``mapping`` destroyed (ours) or gone (a client's: server/remote.py)?"""
-    return getattr(mapping, "_is_destroyed", False) is True \
-        or getattr(mapping, "_gone", False) is True
-
-
-def _map(mapping: Any, event: Any, limits: Any) -> tuple[bool, Any]:
-    """Apply a mapping filter; returns (matched, python value or None), or
-    (False, ``_GONE``) when the filter raised OBJECT_NOT_EXIST.
-
-    ``limits`` are the channel's OES node limits, made current for the filter:
-    a copy may be resolved outside the channel's routing (read back from the
-    store, channel/durable.py)."""
-    token = CURRENT_LIMITS.set(limits) if limits is not CURRENT_LIMITS.get() else None
-    try:
-        if event.typed is not None:  # a typed call: section 2.3.1, as admin_mixins.match_any
-            matched, result = mapping.match_typed(event.typed)
-        elif event.is_structured:
-            matched, result = mapping.match_structured(event.structured)
-        else:
-            matched, result = mapping.match(event.any)
-        return bool(matched), result.value() if result is not None else None
-    except CORBA.OBJECT_NOT_EXIST:
-        return False, _GONE
-    except Exception as exc:  # noqa: BLE001 - a failing mapping filter maps nothing
-        log.warning("mapping filter %r failed: %s", mapping, exc)
-        return False, None
-    finally:
-        if token is not None:
-            CURRENT_LIMITS.reset(token)
 
 
 def without_unmarshallable(proxy: Any, batch: list[Entry]) -> list[Entry]:
