@@ -40,6 +40,7 @@ class Stats:
     def __init__(self) -> None:
         self.notifications_in = 0     # NotifyEmit and UNotify accepted
         self.notifications_ignored = 0  # §7.3.3: protocol errors in a NotifyEmit, ignored
+        self.notifications_refused = 0  # accepted, but the channel refused them (its limits)
         self.deliveries = 0           # NotifyDeliver packets queued
         self.dropped = 0              # droppable packets dropped (a DropWarn follows)
         self.nacks = 0

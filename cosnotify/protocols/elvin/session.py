@@ -313,10 +313,24 @@ class Session(Subscriptions):
             proxy = self._supplier_proxy
         push = proxy.push_structured_event
 
-        def push_all() -> None:
-            for event in events:
-                push(event)
-        await self.router.loop.call(push_all)
+        def push_all() -> tuple[int, bool]:
+            """(events refused, proxy gone). §7.4.7: the router "MUST NOT close the
+            client's session ... without sending either a DisconnRply or Disconn": a
+            refusal (MaxQueueLength with RejectNewEvents, the store's NO_RESOURCES)
+            costs its notification only (review 130)."""
+            refused = 0
+            for done, event in enumerate(events):
+                try:
+                    push(event)
+                except CORBA.OBJECT_NOT_EXIST:
+                    return refused + len(events) - done, True
+                except CORBA.SystemException:
+                    refused += 1
+            return refused, False
+        refused, gone = await self.router.loop.call(push_all)
+        self.router.stats.notifications_refused += refused
+        if gone:
+            self.disconnect(CLOSING_DOWN, "")       # the channel is gone
 
     # -- notifications in ------------------------------------------------------------------------
     def _valid(self, attributes: P.NameValues) -> bool:

@@ -7,6 +7,7 @@ import gc
 import hashlib
 import logging
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
@@ -26,6 +27,7 @@ from cosnotify.protocols.elvin.outbox import DROPWARN, Outbox
 from cosnotify.protocols.listener import Limits
 from tests.protocols.elvin.client import (
     I64,
+    WAIT,
     Client,
     conn_rqst,
     frame,
@@ -302,6 +304,84 @@ class TestChannelLimits:
         late.send(conn_rqst(5))
         nack = late.expect("Nack")
         assert (nack["xid"], nack["error"]) == (5, 2006)
+
+
+    def test_a_full_channel_costs_notifications_not_the_session(
+            self, client: Make, front_end: Any, channel: Any, no_bugs: Any) -> None:
+        """§7.4.7: "The router MUST NOT close the client's session (or channel) without
+        sending either a DisconnRply or Disconn packet except in the case of a protocol
+        violation" -- the channel's IMP_LIMIT (MaxQueueLength, RejectNewEvents) refuses
+        notifications; the producer's session goes on (review 130)."""
+        channel.set_admin([N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 1)),
+                           N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))])
+        gate = _Gate()
+        sink, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        sink.connect_structured_push_consumer(gate)
+        try:
+            producer = connected(client)
+            producer.send(b"".join(notify_emit({"n": n}) for n in range(5)))
+            producer.send(frame("TestConn"))
+            producer.expect("ConfConn")
+        finally:
+            gate.release.set()
+        stats = front_end.router.stats
+        assert stats.notifications_in == 5
+        assert stats.notifications_refused >= 3       # one delivered, one queued at most
+
+    def test_a_refused_notification_costs_only_itself(self, client: Make, front_end: Any,
+                                                      no_bugs: Any) -> None:
+        """§7.3.3: "MUST maintain a connection in the face of protocol errors"; one
+        refusal loses neither the session nor the rest of the read's notifications."""
+        sub = connected(client)
+        sub.subscribe("require(n)")
+        producer = connected(client)
+        _refuse(front_end, CORBA.NO_RESOURCES)
+        producer.send(b"".join(notify_emit({"n": n}) for n in range(3)))
+        got = [sub.expect("NotifyDeliver")["attributes"]["n"] for _ in range(2)]
+        assert got == [0, 2]
+        producer.send(frame("TestConn"))
+        producer.expect("ConfConn")
+        assert front_end.router.stats.notifications_refused == 1
+
+    def test_a_proxy_gone_is_disconn(self, client: Make, front_end: Any) -> None:
+        """§7.4.7: Disconn "MUST be the last packet sent by a router", reason 1 ("Router
+        is closing down"): the channel no longer has the producer's proxy."""
+        producer = connected(client)
+        _refuse(front_end, CORBA.OBJECT_NOT_EXIST)
+        producer.send(notify_emit({"n": 1}))
+        assert producer.expect("Disconn")["reason"] == 1
+        assert producer.recv() is None
+
+
+class _Gate:
+    """A structured push consumer that holds the channel's delivery until released."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def push_structured_event(self, event: Any) -> None:
+        self.release.wait(WAIT)
+
+    def offer_change(self, added: Any, removed: Any) -> None:
+        pass
+
+    def disconnect_structured_push_consumer(self) -> None:
+        pass
+
+
+def _refuse(front_end: Any, error: type[Exception]) -> None:
+    """The only session's proxy consumer raises ``error`` for the event whose n is 1."""
+    [session] = front_end.router.sessions - {s for s in front_end.router.sessions
+                                             if s.subscriptions}
+    proxy = session._supplier_proxy
+
+    class Refusing:
+        def push_structured_event(self, event: Any) -> None:
+            if any(p.name == "n" and p.value.value() == 1 for p in event.filterable_data):
+                raise error(0, CORBA.COMPLETED_NO)
+            proxy.push_structured_event(event)
+    session._supplier_proxy = Refusing()
 
 
 class TestCorbaStrings:
