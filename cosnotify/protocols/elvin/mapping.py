@@ -13,8 +13,11 @@ wrote it:
   ``filterable_data`` property, in the notification's order. A repeated
   name's later attributes are dropped (the grammar reads the first). int32 ->
   ``long``, int64 -> ``long long``, real64 -> ``double``, string ->
-  ``string``, opaque -> ``sequence<octet>``: the inverse of the grammar's
-  CORBA -> Elvin table, so a round trip keeps every type. The producer's
+  ``string`` when it is ISO-8859-1 text, else ``wstring`` (omniORB marshals a
+  ``string`` in ISO-8859-1 only: DATA_CONVERSION on IIOP and in the store;
+  such a header attribute stays a property), opaque -> ``sequence<octet>``:
+  the inverse of the grammar's CORBA -> Elvin table, so a round trip keeps
+  every type. The producer's
   public keys (keys.py) travel in the variable header as the opaque
   property :data:`KEYS_PROPERTY`, **sealed**: an HMAC-SHA256, under the
   front end's secret, of the keys and the notification's attributes comes
@@ -65,13 +68,28 @@ _Any = CORBA.Any
 _Property = N.Property
 
 
+def _latin1(text: str) -> bool:
+    """Can a CORBA ``string`` carry ``text``? omniORB's native code set for ``string`` is
+    ISO-8859-1: other text raises DATA_CONVERSION when marshalled (IIOP, the store)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def to_any(value: Value) -> Any:
-    """An Elvin value as a CORBA Any of the mapped type."""
+    """An Elvin value as a CORBA Any of the mapped type (a string that is not ISO-8859-1
+    as a ``wstring``, review 130)."""
     kind = type(value)
     if kind is Int64:
         return _Any(CORBA.TC_longlong, int(value))
     if kind is bool:
         return _Any(CORBA.TC_long, int(value))
+    if kind is str and not _latin1(value):  # type: ignore[arg-type]
+        return _Any(CORBA.TC_wstring, value)
     return _Any(_TC[kind], value)
 
 
@@ -112,8 +130,9 @@ def to_event(attributes: NameValues, public: K.PublicKeys = K.NO_KEYS,
             continue
         seen.add(name)
         # An empty string is no header field (from_event and the grammar read an empty
-        # field as absent): the attribute stays a property, so it is kept.
-        if name in header and type(value) is str and value:
+        # field as absent): the attribute stays a property, so it is kept. So does text
+        # a CORBA string cannot carry (not ISO-8859-1): a wstring property (review 130).
+        if name in header and type(value) is str and value and _latin1(value):
             header[name] = value
         else:
             data.append(_Property(name, to_any(value)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import omniORB
 from omniORB import CORBA
 
 import CosNotification as N
@@ -16,6 +17,7 @@ import CosNotifyChannelAdmin as CA
 import CosNotifyFilter as F
 
 from cosnotify.protocols.elvin import start
+from cosnotify.protocols.elvin.mapping import from_event, to_event
 from tests.channel.conftest import StructuredPushConsumer, structured_supplier
 from tests.protocols.elvin.client import I64, Client, notify_emit
 
@@ -128,6 +130,55 @@ class TestElvinToCorba:
         pub.send(notify_emit({"host": "db2", "big": I64(1)}))
         assert sink.wait_for(1)
         assert props(sink.received[0].filterable_data)["host"].value() == "db2"
+
+
+class TestTextBeyondLatin1:
+    """Elvin strings are UTF-8 (§5.3.1); a CORBA ``string`` is ISO-8859-1 on the wire."""
+
+    def test_the_event_marshals(self) -> None:
+        """§5.3.1: "String values are UTF-8 encoded" -- text outside ISO-8859-1 is a
+        wstring, which omniORB marshals (a string raised DATA_CONVERSION, review 130);
+        ISO-8859-1 text stays a string."""
+        event = to_event((("s", "\u20ac \U0001f600"), ("t", "caf\u00e9"),
+                          ("type_name", "\u0416urnal")))
+        data = props(event.filterable_data)
+        assert data["s"].typecode().kind() == CORBA.tk_wstring
+        assert data["t"].typecode().kind() == CORBA.tk_string
+        back = omniORB.cdrUnmarshal(N._tc_StructuredEvent,
+                                    omniORB.cdrMarshal(N._tc_StructuredEvent, event))
+        assert from_event(back) == (("s", "\u20ac \U0001f600"), ("t", "caf\u00e9"),
+                                    ("type_name", "\u0416urnal"))
+
+    def test_a_header_name_beyond_latin1_stays_a_property(self) -> None:
+        """§5.3.1: an attribute is "a name and a typed value"; the fixed header's
+        type_name is a CORBA string, so the text is kept as a wstring property."""
+        event = to_event((("type_name", "\u0416urnal"),))
+        assert event.header.fixed_header.event_type.type_name == ""
+        assert props(event.filterable_data)["type_name"].value() == "\u0416urnal"
+
+    def test_the_grammars_match_it(self, client: Make, channel: Any) -> None:
+        """§6.1.4 "String: A sequence of UTF-8 encoded Unicode characters": an ELVIN4
+        filter, an EXTENDED_TCL filter and an Elvin subscription compare the text as
+        the producer wrote it."""
+        text = "\u20ac\u0416"
+        elvin4 = consumer(channel, "ELVIN4",
+                          f'equals(s, "{text}") && type_name == "{text}" && '
+                          f'begins-with(s, "\u20ac")')
+        tcl = consumer(channel, "EXTENDED_TCL", f"$s == '{text}' and '\u0416' ~ $s")
+        sub = client()
+        sub.connect()
+        sid = sub.subscribe(f's == "{text}"')
+        pub = client()
+        pub.connect()
+        pub.send(notify_emit({"s": "other", "type_name": text}))
+        pub.send(notify_emit({"s": text, "type_name": text}))
+        assert elvin4.wait_for(1) and tcl.wait_for(1)
+        got = sub.expect("NotifyDeliver")
+        assert (got["attributes"], got["insecure"]) == ({"s": text, "type_name": text},
+                                                        [sid])
+        for sink in (elvin4, tcl):
+            assert props(sink.received[0].filterable_data)["s"].value() == text
+            assert len(sink.received) == 1
 
 
 class TestChannelChoice:
