@@ -27,6 +27,9 @@ event runs no tree walk and builds no tri-state values in the common case:
   exception the guarded matcher still meets (a malformed event, read in the
   prologue) answers False. ``strict=True`` (tests) compiles without any of
   this, so a helper that raises fails the test that reached it.
+- ``regex`` and ``wildcard`` calls share one ``regex.Budget`` per evaluation,
+  made first in the prologue: the evaluation's pattern work is bounded, not
+  each call's (review 130); a call that finds it spent is bottom.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import attrs
 
 from cosnotify.filter.elvin4 import ast, evaluate, values
 from cosnotify.filter.elvin4.errors import SubscriptionError
-from cosnotify.filter.elvin4.regex import Glob, PatternError, Regex
+from cosnotify.filter.elvin4.regex import Budget, Glob, PatternError, Regex
 from cosnotify.filter.paths import STRUCTURED_HEADER
 
 __all__ = ["ElvinProgram", "generate"]
@@ -86,7 +89,7 @@ _NOT3: Final = {True: False, False: True, None: None}
 _GLOBALS: Final[dict[str, Any]] = {
     "M": values.MISSING, "P": values.PLAIN_TYPECODES, "S": values.from_any,
     "_Int64": values.Int64, "_NUM": evaluate.NUMBERS, "_and3": _and3, "_or3": _or3,
-    "_xor3": _xor3, "_NOT3": _NOT3, "_equals": evaluate.equals,
+    "_xor3": _xor3, "_NOT3": _NOT3, "_equals": evaluate.equals, "_Budget": Budget,
     **{helper: getattr(evaluate, helper[1:]) for helper in (
         *_COMPARE_HELPERS.values(), *_MATH_HELPERS.values(), *_UNARY_HELPERS.values(),
         *_STRING_HELPERS.values())},
@@ -122,6 +125,7 @@ class _Generator:
         self.text = text
         self.consts: dict[str, Any] = {}
         self.temps = 0
+        self.patterns = False        # does the expression call regex or wildcard?
         if len(names) <= _MAX_LOCALS:
             self.var = {name: f"v{i}" for i, name in enumerate(names)}
         else:
@@ -189,13 +193,17 @@ class _Generator:
         if name == "contains":
             return _Leaf(guard, "(" + " or ".join(
                 f"{self.const(p)} in {subject}" for p in patterns) + ")")
-        if name == "wildcard":  # bottom for a value too long or too costly (regex.Glob)
-            tests = [f"{self.const(Glob(str(p)))}.match({subject})" for p in patterns]
+        # regex and wildcard: bottom for a value too long or too costly, the cost counted
+        # in the evaluation's one budget B (regex.Budget, made by the prologue)
+        if name == "wildcard":
+            self.patterns = True
+            tests = [f"{self.const(Glob(str(p)))}.match({subject}, B)" for p in patterns]
             test = tests[0] if len(tests) == 1 else "_or3(" + ", ".join(tests) + ")"
             return _Tri(f"({test} if {guard} else None)")
         if name == "regex":
+            self.patterns = True
             regex = self.const(self.regex(args[1]))
-            return _Tri(f"({regex}.search({subject}) if {guard} else None)")
+            return _Tri(f"({regex}.search({subject}, B) if {guard} else None)")
         raise AssertionError(f"not a predicate: {node!r}")
 
     def regex(self, node: ast.Node) -> Regex:
@@ -339,15 +347,15 @@ class _GuardedPattern:
     def __init__(self, pattern: Regex | Glob) -> None:
         self._pattern = pattern
 
-    def search(self, subject: str) -> bool | None:
+    def search(self, subject: str, budget: Budget) -> bool | None:
         try:
-            return self._pattern.search(subject)  # type: ignore[union-attr]
+            return self._pattern.search(subject, budget)  # type: ignore[union-attr]
         except Exception:  # noqa: BLE001 - an operand that raises is bottom
             return None
 
-    def match(self, subject: str) -> bool | None:
+    def match(self, subject: str, budget: Budget) -> bool | None:
         try:
-            return self._pattern.match(subject)  # type: ignore[union-attr]
+            return self._pattern.match(subject, budget)  # type: ignore[union-attr]
         except Exception:  # noqa: BLE001 - an operand that raises is bottom
             return None
 
@@ -365,9 +373,13 @@ def generate(text: str, tree: ast.Node, *, strict: bool = False) -> ElvinProgram
     names = sorted(ast.names_of(tree))
     gen = _Generator(text, names)
     body = gen.truth(tree, True)
+    # One work budget for the patterns of each evaluation (regex.Budget, review 130).
+    budget = ["B = _Budget()"] if gen.patterns else []
     source = "\n".join([
-        _function("match_structured", "ev", _prologue_structured(gen, names), body, strict),
-        _function("match_attributes", "A", _prologue_attributes(gen, names), body, strict),
+        _function("match_structured", "ev", budget + _prologue_structured(gen, names), body,
+                  strict),
+        _function("match_attributes", "A", budget + _prologue_attributes(gen, names), body,
+                  strict),
         "def match_typed(ev):", "    return match_attributes(typed_attributes(ev))", "",
         "def match_any(ev):", "    return match_attributes(any_attributes(ev))", "",
     ])

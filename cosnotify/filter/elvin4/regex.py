@@ -10,10 +10,14 @@ pointer to glob semantics"); its references name POSIX.1, so:
   backtracks. A transition already in the DFA cache costs one dictionary
   lookup; building a new one visits up to ``MAX_STATES`` NFA states, and a
   pattern such as ``(a[ab]{240}){8}x`` builds a new one at almost every
-  character. So each search has a *work budget*: ``WORK_BUDGET`` NFA-state
+  character. So a search has a *work budget*: ``WORK_BUDGET`` NFA-state
   visits spent building transitions; a search that exhausts it answers
-  bottom. A search thus costs at most ``len(subject)`` cached transitions
-  plus ``WORK_BUDGET`` state visits. The DFA cache of a pattern holds at most
+  bottom. One evaluation of a constraint shares one :class:`Budget` among
+  all its ``regex`` and ``wildcard`` calls (review 130: six costly calls of
+  a 150-byte subscription took six budgets, seconds per notification), so
+  once it is spent every further call that needs uncached work is bottom
+  too. An evaluation thus costs at most ``len(subject)`` cached transitions
+  per call plus ``WORK_BUDGET`` state visits in all. The DFA cache of a pattern holds at most
   ``_CACHE_WEIGHT`` NFA states (summed over its entries), then starts over.
   Limits: at most ``MAX_STATES`` NFA states (``{m,n}`` copies its operand;
   ``n`` at most ``DUP_MAX`` = POSIX RE_DUP_MAX) else REGEXP_TOO_COMPLEX; a
@@ -33,8 +37,8 @@ pointer to glob semantics"); its references name POSIX.1, so:
   pattern at ``*`` and places each piece leftmost (greedy-free): a piece of
   plain characters is found with ``str.find`` (linear); a piece with ``?`` or
   brackets is tried position by position, each position costing one unit of
-  the same ``WORK_BUDGET`` per run of the piece; exhausting it, or a subject
-  longer than ``MAX_SUBJECT``, gives bottom.
+  the same budget (shared with the evaluation's other calls) per run of the
+  piece; exhausting it, or a subject longer than ``MAX_SUBJECT``, gives bottom.
 """
 
 from __future__ import annotations
@@ -45,14 +49,15 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["DUP_MAX", "MAX_STATES", "MAX_SUBJECT", "WORK_BUDGET", "Glob", "PatternError",
-           "Regex"]
+__all__ = ["DUP_MAX", "MAX_STATES", "MAX_SUBJECT", "WORK_BUDGET", "Budget", "Glob",
+           "PatternError", "Regex"]
 
 MAX_STATES: Final = 2000
 DUP_MAX: Final = 255
 MAX_SUBJECT: Final = 1 << 20
-#: NFA-state visits (regex) or piece positions (wildcard) one match may spend beyond
-#: cached work; read at each match so tests can lower it.
+#: NFA-state visits (regex) or piece positions (wildcard) one evaluation of a constraint
+#: may spend beyond cached work, over all its calls; read at each Budget so tests can
+#: lower it.
 WORK_BUDGET = 3_000_000
 #: The DFA cache of one pattern holds at most this weight: each entry weighs the
 #: size of its state set plus ``_ENTRY_WEIGHT`` (its own overhead), so a few MB.
@@ -70,6 +75,16 @@ _CLASSES: Final[dict[str, Callable[[str], bool]]] = {
     "punct": lambda c: unicodedata.category(c)[0] in "PS",
     "xdigit": lambda c: c in "0123456789abcdefABCDEF",
 }
+
+
+class Budget:
+    """The work one evaluation of a constraint has left for its ``regex`` and ``wildcard``
+    calls (module docstring); below zero, it is spent."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = WORK_BUDGET
 
 
 class PatternError(ValueError):
@@ -346,8 +361,8 @@ class _Builder:
 
 
 class Regex:
-    """A compiled ERE; ``search(subject)`` is True, False, or None (bottom: the
-    subject is too long or the search exhausted ``WORK_BUDGET``)."""
+    """A compiled ERE; ``search(subject, budget)`` is True, False, or None (bottom: the
+    subject is too long or the search exhausted ``budget``, a fresh one by default)."""
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -423,40 +438,47 @@ class Regex:
         table[c] = result
         return result
 
-    def search(self, subject: str) -> bool | None:
+    def search(self, subject: str, shared: Budget | None = None) -> bool | None:
         n = len(subject)
         if n > MAX_SUBJECT:
             return None
-        budget = WORK_BUDGET
-        closures, steps = self._closures, self._steps
-        key = (frozenset({self._start}), True, n == 0)
-        found = closures.get(key)
-        if found is None:
-            found, cost = self._closure(*key)
-            budget -= cost
-        current, accepting = found
-        if accepting:
-            return True
-        last = n - 1
-        for i, c in enumerate(subject):
-            table = steps.get(current)
-            kernel = None if table is None else table.get(c)
-            if kernel is None:
-                budget -= len(current) + 1
-                if budget < 0:
-                    return None
-                kernel = self._step(current, c)
-            at_end = i == last
-            found = closures.get((kernel, False, at_end))
+        if shared is None:
+            shared = Budget()
+        budget = shared.left
+        try:
+            closures, steps = self._closures, self._steps
+            key = (frozenset({self._start}), True, n == 0)
+            found = closures.get(key)
             if found is None:
-                found, cost = self._closure(kernel, False, at_end)
+                found, cost = self._closure(*key)
                 budget -= cost
                 if budget < 0:
                     return None
             current, accepting = found
             if accepting:
                 return True
-        return False
+            last = n - 1
+            for i, c in enumerate(subject):
+                table = steps.get(current)
+                kernel = None if table is None else table.get(c)
+                if kernel is None:
+                    budget -= len(current) + 1
+                    if budget < 0:
+                        return None
+                    kernel = self._step(current, c)
+                at_end = i == last
+                found = closures.get((kernel, False, at_end))
+                if found is None:
+                    found, cost = self._closure(kernel, False, at_end)
+                    budget -= cost
+                    if budget < 0:
+                        return None
+                current, accepting = found
+                if accepting:
+                    return True
+            return False
+        finally:
+            shared.left = budget
 
 
 class _Piece:
@@ -493,9 +515,9 @@ class _Piece:
 
 
 class Glob:
-    """A compiled wildcard pattern; ``match(subject)`` tests the whole value: True,
-    False, or None (bottom: the subject is too long or the match exhausted
-    ``WORK_BUDGET``)."""
+    """A compiled wildcard pattern; ``match(subject, budget)`` tests the whole value:
+    True, False, or None (bottom: the subject is too long or the match exhausted
+    ``budget``, a fresh one by default)."""
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -525,7 +547,7 @@ class Glob:
                 segments[-1].append(c)
         self._pieces = [_Piece(s) for s in segments]
 
-    def match(self, subject: str) -> bool | None:
+    def match(self, subject: str, shared: Budget | None = None) -> bool | None:
         n = len(subject)
         if n > MAX_SUBJECT:
             return None
@@ -542,7 +564,8 @@ class Glob:
         if not last.at(subject, end):
             return False
         pos = first.width
-        budget = WORK_BUDGET
+        if shared is None:
+            shared = Budget()
         for piece in pieces[1:-1]:
             width = piece.width
             if piece.text is not None:
@@ -552,14 +575,18 @@ class Glob:
                 pos = found + width
                 continue
             cost = len(piece.runs) or 1
+            budget = shared.left
             while True:
                 if pos + width > end:
+                    shared.left = budget
                     return False
                 budget -= cost
                 if budget < 0:
+                    shared.left = budget
                     return None
                 if piece.at(subject, pos):
                     break
                 pos += 1
+            shared.left = budget
             pos += width
         return True

@@ -146,6 +146,49 @@ class TestRegexCost:
         assert Regex("(a+)+$").search("a" * 100_000 + "b") is False
         assert Regex("b$").search("a" * 100_000 + "b") is True
 
+    def test_one_budget_per_evaluation(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """§6.1.8 "regex(attr, re)" calls of one subscription share one work budget per
+        evaluation: six costly calls spend WORK_BUDGET in all, not six times it, and each
+        call that finds it spent is bottom (review 130)."""
+        monkeypatch.setattr(regex, "WORK_BUDGET", 20_000)
+        visits = [0]
+        step, closure = Regex._step, Regex._closure
+
+        def counted_step(self: Regex, current: frozenset[int], c: str) -> frozenset[int]:
+            visits[0] += len(current) + 1           # what search charges for it
+            return step(self, current, c)
+
+        def counted_closure(self: Regex, *key: object) -> object:
+            found, cost = closure(self, *key)  # type: ignore[arg-type]
+            visits[0] += cost
+            return found, cost
+        monkeypatch.setattr(Regex, "_step", counted_step)
+        monkeypatch.setattr(Regex, "_closure", counted_closure)
+        rnd = random.Random(1)
+        names = "abcdef"
+        event = event_of({n: ("string", "".join(rnd.choice("ab") for _ in range(3000)))
+                          for n in names})
+        text = " || ".join(f'regex({n}, "(a[ab]{{240}}){{8}}x")' for n in names)
+        program = compile_program(text, strict=True)
+        for _ in range(2):                           # a fresh budget each evaluation
+            visits[0] = 0
+            assert program.structured(event) is False
+            # the budget, and at most one closure past it (built, then charged)
+            assert 10_000 < visits[0] <= 20_000 + MAX_STATES + 1
+        assert tri(text, event) is None              # bottom, not false
+
+    def test_a_spent_budget_leaves_cached_work_free(self) -> None:
+        """A search on a spent budget still runs its cached transitions (as before: only
+        building them costs); one that needs a new one is bottom."""
+        compiled = Regex("b$")
+        assert compiled.search("ab") is True                      # now cached
+        spent = regex.Budget()
+        spent.left = -1
+        assert compiled.search("aab", spent) is True
+        assert compiled.search("abc", spent) is None
+        assert Glob("*a?b*").match("a" * 10, spent) is None
+        assert Glob("*ab*").match("xaby", spent) is True          # str.find: no budget
+
     def test_default_budget_is_a_few_million(self) -> None:
         """The documented bound: a few million NFA-state visits per search."""
         assert 1_000_000 <= regex.WORK_BUDGET <= 5_000_000
@@ -195,6 +238,25 @@ class TestGlobCost:
         monkeypatch.setattr(regex, "WORK_BUDGET", 100)
         assert Glob("*a?b*").match("a" * 1000) is None
         assert tri('wildcard(x, "*a?b*")', event_of({"x": ("string", "a" * 1000)})) is None
+
+    def test_calls_share_the_evaluation_budget(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """§6.1.8 "wildcard(attr, glob)" calls of one subscription share one budget per
+        evaluation with its regex calls: positions tried in all stay within it."""
+        monkeypatch.setattr(regex, "WORK_BUDGET", 100)
+        tried = [0]
+        at = regex._Piece.at
+
+        def counted(self: regex._Piece, subject: str, i: int) -> bool:
+            tried[0] += 1
+            return at(self, subject, i)
+        monkeypatch.setattr(regex._Piece, "at", counted)
+        event = event_of({n: ("string", "a" * 1000) for n in "xyz"})
+        text = " || ".join(f'wildcard({n}, "*a?b*")' for n in "xyz")
+        assert compile_program(text, strict=True).structured(event) is False
+        # a position tried costs 2 (two runs), besides each call's test of its (empty)
+        # first and last pieces: 56, where a budget per call allowed 156
+        assert 40 < tried[0] <= 100 // 2 + 3 * 2
+        assert tri(text, event) is None              # bottom, not false
 
     def test_subject_bound(self) -> None:
         """Values longer than MAX_SUBJECT characters are bottom, as for regex."""
