@@ -2,8 +2,10 @@
 
 Strategy: one :class:`Router` per front end. It owns what outlives a session:
 the channel the front end serves, the set of open sessions, the allocation
-of subscription, quench and term ids (id64s, never zero, §7.4: "an all zeros
+of subscription and quench ids (id64s, never zero, §7.4: "an all zeros
 value is reserved", unique across sessions so a log line names one thing),
+quench term ids (a keyed hash of the attribute name, so they hold no state:
+review 130 found a table of them that only grew),
 and the one route that does not go through the channel: a notification
 emitted with ``deliver_insecure`` unset may only reach consumers holding a
 matching key (§7.4.15), which no CORBA consumer can hold, so it is handed to
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import itertools
 import os
 import threading
@@ -56,7 +59,6 @@ class Router:
         self.sessions: set[Session] = set()
         self.stats = Stats()
         self._ids = itertools.count(1)
-        self._terms: dict[str, int] = {}
         self._lock = threading.Lock()
         #: The key that seals the public keys an Elvin producer's event carries through the
         #: channel (mapping.py), so no CORBA supplier can forge them.
@@ -68,12 +70,13 @@ class Router:
             return next(self._ids)
 
     def term_id(self, name: str) -> int:
-        """The term id of the quench term testing attribute ``name`` (§7.4.25)."""
-        with self._lock:
-            found = self._terms.get(name)
-            if found is None:
-                found = self._terms[name] = next(self._ids)
-            return found
+        """The term id of the quench term testing attribute ``name`` (§7.4.25): 64 bits of
+        a BLAKE2b of the name keyed with :attr:`secret`, never zero. The same for the name
+        for the front end's life, so a SubDelNotify names its SubAddNotify's term, and
+        nothing is kept per name; two names share one with odds of 2**-64."""
+        digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8,
+                                 key=self.secret, person=b"elvin term").digest()
+        return int.from_bytes(digest, "big") or 1
 
     def deliver_secure(self, event: Any, public: K.PublicKeys,
                        sessions: list[Session] | None = None) -> None:

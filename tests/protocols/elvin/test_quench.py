@@ -115,6 +115,44 @@ class TestQuench:
         quencher.expect("ConfConn")
 
 
+class TestTermIds:
+    """The term ids of SubAddNotify and SubDelNotify (§7.4.25, §7.4.27)."""
+
+    def test_names_that_come_and_go_leave_nothing_behind(self, client: Make, channel: Any,
+                                                         front_end: Any) -> None:
+        """§7.4.27: a SubDelNotify names "the removal of a subscription predicate
+        component" by the term id its SubAddNotify gave; the router keeps nothing per
+        name once the names go (review 130: a table of them only grew)."""
+        router = front_end.router
+
+        def held() -> dict[str, int]:
+            return {key: len(value) for key, value in vars(router).items()
+                    if isinstance(value, (dict, set, list))}
+        quencher = connected(client)
+        sub = connected(client)
+        before = held()
+        seen: dict[str, int] = {}
+        for cycle in range(3):
+            names = [f"n{cycle}_{i}" for i in range(5)]
+            qid = quench(quencher, names)
+            sid = sub.subscribe(" || ".join(f"require({n})" for n in names))
+            added = [quencher.expect("SubAddNotify") for _ in names]
+            sub.request(sub_del, sid)
+            removed = [quencher.expect("SubDelNotify") for _ in names]
+            terms = {a["ast"][1][0][1]: a["term"] for a in added}
+            assert {r["term"] for r in removed} == set(terms.values())
+            assert 0 not in terms.values() and len(set(terms.values())) == len(names)
+            assert quencher.request(qnch_del, qid)["type"] == "QnchRply"
+            seen.update(terms)
+        settle(channel)
+        assert held() == before
+        # the same name, the same id, while the front end lives
+        assert all(router.term_id(name) == term for name, term in seen.items())
+        for name in (f"x{i}" for i in range(1000)):
+            assert 0 < router.term_id(name) < 1 << 64
+        assert held() == before
+
+
 class TestQuenchErrors:
     """The quench Nack codes of §7.4.2."""
 
