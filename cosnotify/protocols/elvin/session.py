@@ -53,6 +53,7 @@ from cosnotify.protocols.elvin.nacks import (
     NO_SUCH_KEY,
     PROT_ERROR,
     PROT_INCOMPAT,
+    encode_nack,
 )
 from cosnotify.protocols.elvin.outbox import Outbox
 from cosnotify.protocols.elvin.quench import Quenches, Refused
@@ -242,7 +243,8 @@ class Session(Subscriptions):
 
     def _nack(self, xid: int, code: int, message: str, args: tuple[P.Value, ...] = ()) -> None:
         self.router.stats.nacks += 1
-        self._send(P.Nack(xid, code, message, args))
+        self._queue(encode_nack(P.Nack(xid, code, message, args),
+                                int(self.options["Packet.Max-Length"])))
 
     def _close(self, abort: bool) -> None:
         self.state = CLOSED

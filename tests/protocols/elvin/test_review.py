@@ -7,6 +7,7 @@ import gc
 import hashlib
 import logging
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,8 +23,11 @@ import CosNotifyChannelAdmin as CA
 from cosnotify.filter.filter import Filter
 from cosnotify.protocols.elvin import keys as K
 from cosnotify.protocols.elvin import start
+from cosnotify.protocols.elvin.codec import Decoder, encode_packet
 from cosnotify.protocols.elvin.mapping import KEYS_PROPERTY
+from cosnotify.protocols.elvin.nacks import encode_nack
 from cosnotify.protocols.elvin.outbox import DROPWARN, Outbox
+from cosnotify.protocols.elvin.packets import Nack
 from cosnotify.protocols.listener import Limits
 from tests.protocols.elvin.client import (
     I64,
@@ -165,6 +169,40 @@ class TestNackArguments:
         assert nack["error"] == 2106
         assert [type(a) for a in nack["args"]] == [int, str, str]
         assert nack["args"][2] == "string"
+
+    def test_a_nack_fits_the_clients_packet_max_length(self, client: Make) -> None:
+        """§8.2.1: "After reading a header preceding a packet exceeding that length, the
+        implementation MUST reset the TCP connection": a Nack quoting a long expression
+        is cut to the client's Packet.Max-Length (review 130: 1,000-odd bytes to a
+        client of 1024)."""
+        c = connected(client, [("Packet.Max-Length", 1024), ("Subscription.Max-Length", 1000)])
+        c.send(sub_add(c.next_xid(), "b" * 900 + "(x)"))
+        assert c._fill(4)
+        assert struct.unpack(">I", c.buffer[:4])[0] <= 1024
+        nack = c.expect("Nack")
+        assert (nack["error"], nack["args"][0]) == (2104, 0)
+        assert nack["message"].endswith("...") and "bbbb" in nack["message"]
+        c.send(frame("TestConn"))
+        c.expect("ConfConn")
+
+    @pytest.mark.parametrize("size", [0, 990, 1003, 1004, 1005, 1006, 1007, 5000])
+    def test_encode_nack_cuts_the_message_only(self, size: int) -> None:
+        """§7.4.2: a Nack has "a message" and "arguments"; cut to fit, the message keeps
+        whole characters, the arguments stay."""
+        message = ("\u20ac" * size)[:size]
+        nack = Nack(7, 2104, message, (3, "b" * 64))
+        data = encode_nack(nack, 1024)
+        assert len(data) - 4 <= 1024
+        back = Decoder(1 << 20)
+        back.receive_data(data)
+        got = back.next_packet()
+        assert (got.xid, got.error, got.args) == (7, 2104, (3, "b" * 64))  # type: ignore
+        if data == encode_packet(nack):
+            assert got.message == message  # type: ignore[union-attr]
+        else:
+            assert got.message.endswith("...")  # type: ignore[union-attr]
+            assert message.startswith(got.message[:-3])  # type: ignore[union-attr]
+            assert len(data) - 4 > 1024 - 12            # cut no more than it must
 
 
 class TestLastPacket:
