@@ -30,9 +30,11 @@ wrote it:
   ``filterable_data`` properties, then the ``variable_header`` ones (the
   first of a name wins, as for the grammar), through the grammar's own
   converter (``values.from_any``); properties with no Elvin type are left
-  out, since a notification cannot carry them; so are names and strings holding
-  NUL (§7.4: "no NUL bytes") and, when encoding meets one, names and strings
-  that are not UTF-8-encodable (:func:`sendable`).
+  out, since a notification cannot carry them; so are names that are no Elvin
+  attribute name (:func:`elvin_name`: §5.3.1, printable ASCII, at most 1024
+  bytes, not empty; review 130), strings holding NUL (§7.4: "no NUL bytes")
+  and, when encoding meets one, strings that are not UTF-8-encodable
+  (:func:`sendable`).
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ from cosnotify.filter.elvin4.values import Int64, from_any
 from cosnotify.protocols.elvin import keys as K
 from cosnotify.protocols.elvin.packets import NameValues, Value, encode_attributes
 
-__all__ = ["HEADER_NAMES", "KEYS_PROPERTY", "event_keys", "from_event", "sendable", "to_any",
-           "to_event"]
+__all__ = ["HEADER_NAMES", "KEYS_PROPERTY", "MAX_NAME", "elvin_name", "event_keys",
+           "from_event", "sendable", "to_any", "to_event"]
 
 #: The fixed-header fields that are also attributes (docs/grammars/elvin4.md).
 HEADER_NAMES: Final = ("domain_name", "type_name", "event_name")
@@ -58,6 +60,8 @@ HEADER_NAMES: Final = ("domain_name", "type_name", "event_name")
 KEYS_PROPERTY: Final = "elvin:keys"
 #: The seal's length: an HMAC-SHA256.
 SEAL_SIZE: Final = 32
+#: §5.3.1: "The maximum length of an attribute name is 1024 bytes".
+MAX_NAME: Final = 1024
 
 _TC_OCTETS: Final = CORBA._tc_OctetSeq
 _TC: Final[dict[type, Any]] = {int: CORBA.TC_long, Int64: CORBA.TC_longlong,
@@ -66,6 +70,13 @@ _TC: Final[dict[type, Any]] = {int: CORBA.TC_long, Int64: CORBA.TC_longlong,
 _NULL: Final = CORBA.Any(CORBA.TC_null, None)
 _Any = CORBA.Any
 _Property = N.Property
+
+
+def elvin_name(name: str) -> bool:
+    """Is ``name`` an Elvin attribute name? §5.3.1: "An attribute name is a string value
+    from a subset of the printable ASCII character set. The maximum length of an
+    attribute name is 1024 bytes"; and not empty (the front end's input check too)."""
+    return 0 < len(name) <= MAX_NAME and name.isascii() and name.isprintable()
 
 
 def _latin1(text: str) -> bool:
@@ -162,13 +173,12 @@ def from_event(event: Any) -> NameValues:
         for prop in source:
             name = prop.name
             # The keys are the variable header's; an attribute of that name is data.
-            if name in out or name == hidden or type(name) is not str:
+            if name in out or name == hidden or type(name) is not str or not elvin_name(name):
                 continue
             value = from_any(prop.value)
             if value is not None and not (type(value) is str and "\0" in value):
                 out[name] = value      # §7.4: an Elvin string has "no NUL bytes"
-    return tuple(out.items()) if "\0" not in "".join(out) else tuple(
-        (name, value) for name, value in out.items() if "\0" not in name)
+    return tuple(out.items())
 
 
 def _utf8(text: str) -> bool:
@@ -180,10 +190,10 @@ def _utf8(text: str) -> bool:
 
 
 def sendable(attributes: NameValues) -> NameValues:
-    """``attributes`` without the names and string values UTF-8 cannot encode (lone
-    surrogates a CORBA string may hold): a notification carries UTF-8 (§5.3.1)."""
+    """``attributes`` without the string values UTF-8 cannot encode (lone surrogates a
+    CORBA string may hold): a notification carries UTF-8 (§5.3.1). Names are ASCII."""
     return tuple((name, value) for name, value in attributes
-                 if _utf8(name) and (type(value) is not str or _utf8(value)))
+                 if type(value) is not str or _utf8(value))
 
 
 def event_keys(event: Any, secret: bytes = b"") -> K.PublicKeys:

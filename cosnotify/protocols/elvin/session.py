@@ -46,7 +46,7 @@ from cosnotify.protocols.elvin import options as O
 from cosnotify.protocols.elvin import packets as P
 from cosnotify.protocols.elvin.callbacks import Consumer, Supplier
 from cosnotify.protocols.elvin.codec import NEED_DATA, Decoder, encode_packet
-from cosnotify.protocols.elvin.mapping import from_event, sendable, to_event
+from cosnotify.protocols.elvin.mapping import elvin_name, from_event, sendable, to_event
 from cosnotify.protocols.elvin.nacks import (
     IMPL_LIMIT,
     KEY_EXISTS,
@@ -344,7 +344,7 @@ class Session(Subscriptions):
         string_max = int(o["Attribute.String.Max-Length"])
         opaque_max = int(o["Attribute.Opaque.Max-Length"])
         for name, value in attributes:
-            if len(name) > name_max or not name or not (name.isascii() and name.isprintable()):
+            if len(name) > name_max or not elvin_name(name):   # §5.3.1
                 return False
             kind = type(value)
             if kind is str and len(value) * 4 > string_max and (  # type: ignore[arg-type]

@@ -438,6 +438,20 @@ class TestCorbaStrings:
         assert [g["attributes"] for g in got] == [{"s": "ok"}, {"s": "ok"}, {"s": "last"}]
         assert got[0]["insecure"] == [sid]
 
+    def test_names_that_are_not_elvin_names_are_left_out(self, client: Make,
+                                                          channel: Any) -> None:
+        """§5.3.1: "An attribute name is a string value from a subset of the printable
+        ASCII character set. The maximum length of an attribute name is 1024 bytes":
+        a CORBA property named otherwise is left out of the NotifyDeliver (review 130)."""
+        sub = connected(client)
+        sub.subscribe("require(x)")
+        bad = ["h\u00e9llo", "line\n", "", "n" * 1025, "tab\there"]
+        good = ["n" * 1024, "a b", "~!"]
+        supplier = corba_supplier(channel)
+        supplier.push_structured_event(event({"x": 1, **{n: 2 for n in bad + good}}))
+        got = sub.expect("NotifyDeliver")["attributes"]
+        assert sorted(got) == sorted(["x", *good])
+
 
 class TestSlowLoris:
     """Limits.read_timeout bounds a whole packet, not each read."""
