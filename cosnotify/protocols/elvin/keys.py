@@ -79,9 +79,11 @@ def check(keys: Keys) -> None:
             raise BadKeys(f"unknown key scheme {ksl.scheme}", BAD_KEY_SCHEME,
                           (_id32(ksl.scheme),))
         if len(ksl.key_sets) != known[1]:
+            # §7.4.2: BAD_KEY_INDEX's arguments are "scheme_id, id32; index, int32": the
+            # first index missing (too few sets) or extra (too many) (review 130)
             raise BadKeys(f"key scheme {known[0]} has {known[1]} key set(s), not "
                             f"{len(ksl.key_sets)}", BAD_KEY_INDEX,
-                            (ksl.scheme, len(ksl.key_sets) - 1))
+                            (ksl.scheme, min(len(ksl.key_sets), known[1])))
 
 
 def flatten(keys: Keys) -> set[RawKey]:

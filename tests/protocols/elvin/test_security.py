@@ -10,6 +10,8 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 import CosNotifyChannelAdmin as CA
 
 from tests.channel.conftest import StructuredPushConsumer
@@ -160,6 +162,17 @@ class TestSessionKeys:
         assert c.request(sec_rqst, add_nfn=[(9, [[b"k"]])])["error"] == 1004
         assert c.request(sec_rqst, add_nfn=[(2, [[b"k"], [b"j"]])])["error"] == 1005
         assert c.request(sec_rqst, del_nfn=PRODUCER)["type"] == "SecRply"
+
+    @pytest.mark.parametrize(("scheme", "sets", "index"), [
+        (1, 1, 1), (1, 0, 0), (1, 3, 2), (2, 0, 0), (2, 2, 1), (3, 4, 1)])
+    def test_bad_key_index_names_the_first_wrong_index(self, client: Make, scheme: int,
+                                                       sets: int, index: int) -> None:
+        """§7.4.2: BAD_KEY_INDEX (1005) has arguments "scheme_id, id32; index, int32":
+        the first key set index missing or extra (review 130: the last one given)."""
+        c = client()
+        c.connect()
+        nack = c.request(sec_rqst, add_nfn=[(scheme, [[b"k"]] * sets)])
+        assert (nack["error"], nack["args"]) == (1005, [scheme, index])
 
     def test_bad_scheme_in_conn_rqst(self, client: Make) -> None:
         """ConnRqst with an unknown scheme is Nacked BAD_KEY_SCHEME with the scheme id."""

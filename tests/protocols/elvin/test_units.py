@@ -71,10 +71,12 @@ class TestKeys:
         assert K.unpack(b"\x01\x05ab") == K.NO_KEYS
 
     def test_check(self) -> None:
-        """Unknown schemes and wrong key set counts are refused with their Nack codes."""
+        """Unknown schemes and wrong key set counts are refused with their Nack codes;
+        BAD_KEY_INDEX's "index, int32" (§7.4.2) is the first set missing: SHA-1-Dual's
+        second."""
         with pytest.raises(K.BadKeys) as info:
             K.check((KeySetList(1, ((b"a",),)),))
-        assert (info.value.code, info.value.nack_args) == (K.BAD_KEY_INDEX, (1, 0))
+        assert (info.value.code, info.value.nack_args) == (K.BAD_KEY_INDEX, (1, 1))
 
 
 values = st.one_of(st.integers(-2**31, 2**31 - 1), st.integers(-2**63, 2**63 - 1).map(Int64),
