@@ -147,6 +147,12 @@ def _parser() -> argparse.ArgumentParser:
                            help=f"the channel the {protocol} front end serves: an id, or a "
                                 "name made on first use (default: the channel named "
                                 "'default')")
+    serve.add_argument("--elvin-test-conn", type=_seconds_or_zero, metavar="SECONDS",
+                       help="seconds of silence from an Elvin session after which the "
+                            "front end sends TestConn, closing the session if nothing "
+                            "answers within 30 s (seed section 7.4.13; default 3600: it is "
+                            "how a dead client's connection is found; 0: never, and a "
+                            "silent session is never closed)")
     serve.add_argument("--server-id", type=int, default=0, metavar="N",
                        help="this server's id where a protocol names one (Eventer's "
                             "EventId.server; default 0)")
@@ -160,7 +166,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def serve_command(args: argparse.Namespace) -> int:
     from cosnotify.channel.service import ServiceConfig
-    from cosnotify.protocols.serve import PROTOCOLS, front_end_config
+    from cosnotify.protocols.serve import PROTOCOLS, elvin_limits, front_end_config
     from cosnotify.server import NotificationServer, ServerConfig
 
     host, port = args.endpoint
@@ -169,9 +175,13 @@ def serve_command(args: argparse.Namespace) -> int:
             if getattr(args, f"{protocol}_channel") is not None and \
                     getattr(args, protocol) is None:
                 raise ValueError(f"--{protocol}-channel needs --{protocol} HOST:PORT")
+        if args.elvin_test_conn is not None and args.elvin is None:
+            raise ValueError("--elvin-test-conn needs --elvin HOST:PORT")
+        limits = {"elvin": None if args.elvin_test_conn is None
+                  else elvin_limits(args.elvin_test_conn)}
         front_ends = tuple(
             front_end_config(protocol, getattr(args, protocol),
-                             getattr(args, f"{protocol}_channel"))
+                             getattr(args, f"{protocol}_channel"), limits.get(protocol))
             for protocol in PROTOCOLS if getattr(args, protocol) is not None)
         config = ServerConfig(front_ends=front_ends, server_id=args.server_id,
                               host=host, port=port, naming_url=args.naming, name=args.name,

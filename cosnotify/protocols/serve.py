@@ -19,9 +19,10 @@ from typing import Any
 import attrs
 
 from cosnotify.protocols import Context
-from cosnotify.protocols.listener import FrontEnd, Loop, parse_address
+from cosnotify.protocols.listener import FrontEnd, Limits, Loop, parse_address
 
-__all__ = ["DEFAULT_PORTS", "PROTOCOLS", "FrontEndConfig", "FrontEnds", "front_end_config"]
+__all__ = ["DEFAULT_PORTS", "PROTOCOLS", "FrontEndConfig", "FrontEnds", "elvin_limits",
+           "front_end_config"]
 
 log = logging.getLogger("cosnotify.protocols")
 
@@ -40,19 +41,30 @@ def _protocol(instance: Any, attribute: Any, value: str) -> None:
 
 @attrs.frozen
 class FrontEndConfig:
-    """One front end of a server: ``--PROTOCOL HOST:PORT`` and ``--PROTOCOL-channel``."""
+    """One front end of a server: ``--PROTOCOL HOST:PORT``, ``--PROTOCOL-channel`` and the
+    protocol's own options (``--elvin-test-conn``)."""
 
     protocol: str = attrs.field(validator=_protocol)
     host: str = "127.0.0.1"
     port: int = 0
     #: A channel id, or a name made on first use; None: the channel named "default".
     channel: str | None = None
+    #: The listener's limits; None: ``Limits()``.
+    limits: Limits | None = None
 
 
-def front_end_config(protocol: str, address: str, channel: str | None = None) -> FrontEndConfig:
+def front_end_config(protocol: str, address: str, channel: str | None = None,
+                     limits: Limits | None = None) -> FrontEndConfig:
     """The configuration ``--PROTOCOL ADDRESS`` asks for (ValueError if it is malformed)."""
     host, port = parse_address(address, DEFAULT_PORTS.get(protocol, 0))
-    return FrontEndConfig(protocol, host, port, channel)
+    return FrontEndConfig(protocol, host, port, channel, limits)
+
+
+def elvin_limits(test_conn: float) -> Limits:
+    """``--elvin-test-conn SECONDS``: the Elvin front end's ``idle_timeout``, the silence
+    after which it sends TestConn (§7.4.13: "This period MUST be configurable, sending
+    MUST be able to be disabled"); 0: never, and a silent session is never closed."""
+    return Limits(idle_timeout=test_conn or None)
 
 
 class FrontEnds:
@@ -67,7 +79,7 @@ class FrontEnds:
             for config in configs:
                 module = importlib.import_module(f"cosnotify.protocols.{config.protocol}")
                 front_end = module.start(context, config.host, config.port,
-                                         channel=config.channel)
+                                         channel=config.channel, limits=config.limits)
                 self.running.append((config, front_end))
                 log.warning("%s front end at %s:%d", config.protocol, *front_end.address)
         except BaseException:

@@ -17,8 +17,8 @@ import pytest
 
 import cosnotify
 from cosnotify.protocols import Context
-from cosnotify.protocols.listener import Loop
-from cosnotify.protocols.serve import FrontEndConfig, FrontEnds, front_end_config
+from cosnotify.protocols.listener import Limits, Loop
+from cosnotify.protocols.serve import FrontEndConfig, FrontEnds, elvin_limits, front_end_config
 from tests.protocols.oes.client import Client
 from tests.server.conftest import ServeProcess
 
@@ -123,6 +123,27 @@ class TestConfig:
         assert main(["serve", "--endpoint", "127.0.0.1:0", "--eventer-channel", "x"]) == 1
         assert capsys.readouterr().err.strip().splitlines() == [
             "cosnotify serve: cannot start: --eventer-channel needs --eventer HOST:PORT"]
+
+    def test_elvin_test_conn_parses(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Elvin §7.4.13: the TestConn period "MUST be configurable, sending MUST be able
+        to be disabled": --elvin-test-conn SECONDS, 0 for never; default: the Limits'."""
+        from cosnotify.__main__ import _parser, main
+
+        def parsed(*flags: str) -> Any:
+            return _parser().parse_args(["serve", "--elvin", "127.0.0.1:0", *flags])
+        assert parsed().elvin_test_conn is None
+        assert parsed("--elvin-test-conn", "120").elvin_test_conn == 120.0
+        assert elvin_limits(parsed("--elvin-test-conn", "120").elvin_test_conn) == Limits(
+            idle_timeout=120.0)
+        assert elvin_limits(parsed("--elvin-test-conn", "0").elvin_test_conn) == Limits(
+            idle_timeout=None)
+        for bad in ("-1", "soon", "inf"):
+            with pytest.raises(SystemExit):
+                parsed("--elvin-test-conn", bad)
+        capsys.readouterr()
+        assert main(["serve", "--endpoint", "127.0.0.1:0", "--elvin-test-conn", "5"]) == 1
+        assert capsys.readouterr().err.strip().splitlines() == [
+            "cosnotify serve: cannot start: --elvin-test-conn needs --elvin HOST:PORT"]
 
     def test_a_host_alone_takes_the_default_port(self) -> None:
         """--elvin HOST listens on the seed's port 2917 (section 8)."""

@@ -7,8 +7,11 @@ from typing import Any
 
 import pytest
 
+import cosnotify
+from cosnotify.__main__ import _parser
 from cosnotify.protocols.elvin import start
 from cosnotify.protocols.listener import Limits
+from cosnotify.protocols.serve import FrontEnds, elvin_limits, front_end_config
 from tests.protocols.elvin.client import (
     I64,
     Client,
@@ -130,6 +133,36 @@ class TestConnect:
             good.close()
         finally:
             fe.close()
+
+    def test_the_test_conn_period_is_a_serve_option(self) -> None:
+        """§7.4.13: "This period MUST be configurable, sending MUST be able to be
+        disabled": ``cosnotify serve --elvin-test-conn SECONDS`` sets the front end's
+        idle_timeout; 0 turns TestConn (and closing a silent session) off."""
+        factory = cosnotify.EventChannelFactory()
+        try:
+            args = _parser().parse_args(["serve", "--elvin", "127.0.0.1:0",
+                                         "--elvin-test-conn", "0.3"])
+            running = FrontEnds((front_end_config("elvin", args.elvin,
+                                                  limits=elvin_limits(args.elvin_test_conn)),),
+                                factory)
+            try:
+                c = Client(running.address("elvin"))
+                c.connect()
+                c.expect("TestConn")
+                c.close()
+            finally:
+                running.close()
+            args = _parser().parse_args(["serve", "--elvin", "127.0.0.1:0",
+                                         "--elvin-test-conn", "0"])
+            running = FrontEnds((front_end_config("elvin", args.elvin,
+                                                  limits=elvin_limits(args.elvin_test_conn)),),
+                                factory)
+            try:
+                assert running.running[0][1].limits.idle_timeout is None
+            finally:
+                running.close()
+        finally:
+            factory.close(wait=False)
 
     def test_qos_renegotiation(self, client: Make) -> None:
         """§7.4.10/§7.4.11: QosRqst is answered by QosRply, and the new limit applies."""
