@@ -7,8 +7,11 @@ subscription type ``("%ATTRIBUTE", name)`` for each attribute it tests, and
 the channel tells every supplier (here, the client's proxy consumer) with
 ``subscription_change`` when the first constraint testing a name appears and
 when the last one goes. :class:`Quenches` keeps the names active on the
-channel and the client's registrations, and turns each change into the
-seed's packets: a SubAddNotify whose ``sub_expr`` is the term
+channel -- only while the client holds a quench (review 130: every session
+kept its own copy of every tested name): the first quench reads them from
+the channel (:meth:`Quenches.track`), with the changes heard meanwhile
+applied on top, in order, and the last one going forgets them -- and the
+client's registrations, and turns each change into the seed's packets: a SubAddNotify whose ``sub_expr`` is the term
 ``require(name)`` (func_require_tc over name_tc, §8.2.3.4) with a
 ``term_id`` per name, and a SubDelNotify when the name goes.
 
@@ -27,6 +30,9 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
+from omniORB import CORBA
+
+import CosNotifyChannelAdmin as CA
 
 from cosnotify.eventtypes import ATTRIBUTE_DOMAIN
 from cosnotify.filter.elvin4.values import Int64
@@ -78,6 +84,11 @@ class Quench:
     keys: set[K.RawKey]
 
 
+def _names(types: list[Any]) -> set[str]:
+    """The attribute names among ``("%ATTRIBUTE", name)`` subscription types."""
+    return {t.type_name for t in types if t.domain_name == ATTRIBUTE_DOMAIN}
+
+
 def term(name: str) -> SubAST:
     """The quench term reported for attribute ``name``: ``require(name)``."""
     return SubAST(REQUIRE_TC, None, (SubAST(NAME_TC, name),))
@@ -110,7 +121,10 @@ class Quenches:
         self._queue = queue
         self._lock = threading.Lock()
         self.table: dict[int, Quench] = {}
-        self.active: set[str] = set()
+        #: The names tested on the channel; None while no quench is held (not followed).
+        self.active: set[str] | None = None
+        #: Changes heard while :meth:`track` reads the channel's names; else None.
+        self._heard: list[tuple[set[str], set[str]]] | None = None
         #: Names the quenches hold, in all (MAX_QUENCH_NAMES).
         self.names = 0
 
@@ -126,9 +140,13 @@ class Quenches:
 
     def attributes_changed(self, added: list[Any], removed: list[Any]) -> None:
         """The channel's ``("%ATTRIBUTE", name)`` types changed (any thread)."""
-        new = {t.type_name for t in added if t.domain_name == ATTRIBUTE_DOMAIN}
-        gone = {t.type_name for t in removed if t.domain_name == ATTRIBUTE_DOMAIN}
         with self._lock:
+            if self.active is None:
+                if self._heard is None:
+                    return                 # no quench: the names are not followed
+                self._heard.append((_names(added), _names(removed)))
+                return
+            new, gone = _names(added), _names(removed)
             new -= self.active
             gone &= self.active
             self.active |= new
@@ -137,8 +155,37 @@ class Quenches:
         self._tell(new, quenches, True)
         self._tell(gone, quenches, False)
 
+    def track(self, proxy: Any) -> None:
+        """Follow the channel's names from now (before a first quench: not the loop's
+        thread). The changes heard while they are read are applied on top, in order: the
+        channel relays them in order, so one made before the read and heard after it
+        changes nothing the later ones do not set right."""
+        with self._lock:
+            if self.active is not None or self._heard is not None:
+                return
+            self._heard = []
+        try:
+            types = proxy.obtain_subscription_types(CA.ALL_NOW_UPDATES_ON)
+        except CORBA.SystemException:  # the channel is gone: its callbacks end the session
+            types = []
+        with self._lock:
+            active = _names(types)
+            for new, gone in self._heard:
+                active |= new
+                active -= gone
+            self.active, self._heard = active, None
+
     def add(self, packet: QnchAddRqst) -> tuple[int, Callable[[], None]]:
         """Register a quench: its id, and what to send after the QnchRply (§7.4.21)."""
+        try:
+            return self._add(packet)
+        except Refused:
+            with self._lock:
+                if not self.table:
+                    self.active = None     # still no quench: stop following the names
+            raise
+
+    def _add(self, packet: QnchAddRqst) -> tuple[int, Callable[[], None]]:
         if not packet.names:
             raise Refused(EMPTY_QUENCH, "Empty quench")
         _keys(packet.keys)
@@ -152,7 +199,7 @@ class Quenches:
             quench = Quench(self._router.new_id(), names, packet.deliver_insecure, raw)
             self.table[quench.id] = quench
             self.names += len(names)
-            active = self.active & quench.names
+            active = (self.active or set()) & quench.names
         return quench.id, lambda: self._tell(active, [quench], True)
 
     def _find(self, quench_id: int) -> Quench:
@@ -183,7 +230,7 @@ class Quenches:
             self.names += len(names) - len(quench.names)
             quench.names, quench.deliver_insecure = names, packet.deliver_insecure
             quench.keys = keys
-            active = set(self.active)
+            active = set(self.active or ())
         after = Quench(quench.id, set(names), quench.deliver_insecure, set())
 
         def report() -> None:
@@ -199,6 +246,8 @@ class Quenches:
         with self._lock:
             self.names -= len(self._find(quench_id).names)
             del self.table[quench_id]
+            if not self.table:
+                self.active = None         # no quench: stop following the names
 
     def _check_names(self, more: int) -> None:
         """With the lock held: IMPL_LIMIT if ``more`` names would pass MAX_QUENCH_NAMES."""

@@ -11,7 +11,8 @@ front end's channel:
   one read are pushed in one call on the loop's executor, so a busy
   producer costs one thread hop per read, not per notification. Its
   supplier object hears the channel's ``subscription_change``: the
-  ``("%ATTRIBUTE", name)`` types ELVIN4 filters report, which feed quench.
+  ``("%ATTRIBUTE", name)`` types ELVIN4 filters report, which feed quench
+  (followed only while the client holds a quench: quench.py).
 * one ``StructuredProxyPushSupplier`` per client, made at its first
   SubAddRqst, carries one ELVIN4 filter holding one constraint per
   subscription. The channel's filter routes (a notification no subscription
@@ -272,12 +273,11 @@ class Session(Subscriptions):
                 self._loop.call_soon_threadsafe(self._close, False)
 
     # -- the channel side ---------------------------------------------------------------------
-    def _connect_supplier(self) -> list[Any]:
+    def _connect_supplier(self) -> None:
         admin = self.router.channel._get_default_supplier_admin()
         proxy, _ = admin.obtain_notification_push_consumer(CA.STRUCTURED_EVENT)
         proxy.connect_structured_push_supplier(Supplier(self))
         self._supplier_proxy = proxy
-        return list(proxy.obtain_subscription_types(CA.ALL_NOW_UPDATES_ON))
 
     def _connect_consumer(self) -> None:
         channel = self.router.channel
@@ -485,7 +485,7 @@ class Session(Subscriptions):
                                           self._send_queue_limit())
         self.decoder.max_packet = int(self.options["Packet.Max-Length"])
         try:
-            current = await self.router.loop.call(self._connect_supplier)
+            await self.router.loop.call(self._connect_supplier)
         except CA.AdminLimitExceeded:
             # The channel's MaxSuppliers: "a ConnRply, a Nack or a disconnect" (§7.4.3).
             self._nack(packet.xid, IMPL_LIMIT,
@@ -496,7 +496,6 @@ class Session(Subscriptions):
             return
         self.state = OPEN
         self._send(P.ConnRply(packet.xid, reply))
-        self.attributes_changed(current, [])
 
     async def _qos_rqst(self, packet: P.QosRqst) -> None:
         """§7.4.10: renegotiation, answered like ConnRqst's options."""
@@ -554,6 +553,8 @@ class Session(Subscriptions):
         self.quenches.attributes_changed(added, removed)
 
     async def _qnch_add(self, packet: P.QnchAddRqst) -> None:
+        if self.quenches.active is None:     # the first quench: the channel's names now
+            await self.router.loop.call(self.quenches.track, self._supplier_proxy)
         try:
             quench_id, report = self.quenches.add(packet)
         except Refused as exc:

@@ -10,11 +10,15 @@ the last one goes (docs/protocols.md, "Elvin 4", "Quench").
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
+import CosNotification as N
 import CosNotifyChannelAdmin as CA
 import CosNotifyFilter as F
 
+from cosnotify.eventtypes import ATTRIBUTE_DOMAIN
+from cosnotify.protocols.elvin.quench import Quenches
 from tests.channel.conftest import StructuredPushConsumer
 from tests.protocols.elvin.client import Client, frame, qnch_add, qnch_del, qnch_mod, sub_del
 
@@ -35,6 +39,11 @@ def quench(c: Client, names: list[str], insecure: bool = True) -> int:
     reply = c.request(qnch_add, names, insecure)
     assert reply["type"] == "QnchRply", reply
     return int(reply["id"])
+
+
+def attribute(name: str) -> Any:
+    """The subscription type an ELVIN4 constraint testing ``name`` reports."""
+    return N.EventType(ATTRIBUTE_DOMAIN, name)
 
 
 def require(name: str) -> tuple[int, list[Any]]:
@@ -151,6 +160,51 @@ class TestTermIds:
         for name in (f"x{i}" for i in range(1000)):
             assert 0 < router.term_id(name) < 1 << 64
         assert held() == before
+
+
+class TestNamesFollowedOnlyWithAQuench:
+    """Quenches.active: the channel's tested names, kept per session (review 130)."""
+
+    def test_a_session_without_a_quench_keeps_no_names(self, client: Make, channel: Any,
+                                                       front_end: Any) -> None:
+        """§5.3.3: quench tells "producers" which attributes subscriptions test, so a
+        session keeps the channel's tested names only while it holds a quench: read at
+        its first QnchAddRqst, forgotten with its last QnchDelRqst."""
+        idle = [connected(client) for _ in range(3)]
+        quencher = connected(client)
+        names = [f"a{i}" for i in range(50)]
+        connected(client).subscribe(" || ".join(f"require({n})" for n in names))
+        settle(channel)
+
+        def session(c: Client) -> Any:
+            [found] = [s for s in front_end.router.sessions
+                       if s.connection.peer == c.sock.getsockname()]
+            return found
+        assert [session(c).quenches.active for c in idle + [quencher]] == [None] * 4
+        qid = quench(quencher, ["a7", "zz"])
+        assert quencher.expect("SubAddNotify")["ast"] == require("a7")
+        assert session(quencher).quenches.active == set(names)
+        connected(client).subscribe("require(zz)")
+        assert quencher.expect("SubAddNotify")["ast"] == require("zz")
+        assert session(quencher).quenches.active == {*names, "zz"}
+        assert quencher.request(qnch_del, qid)["type"] == "QnchRply"
+        assert session(quencher).quenches.active is None
+        assert [session(c).quenches.active for c in idle] == [None] * 3
+
+    def test_changes_heard_while_reading_apply_on_top(self) -> None:
+        """§7.4.25/§7.4.27: SubAddNotify and SubDelNotify follow the channel's changes;
+        one relayed while the first quench reads the names is applied after the read."""
+        quenches = Quenches(SimpleNamespace(), lambda data, droppable: True)  # type: ignore
+        quenches.attributes_changed([attribute("early")], [])      # no quench: not kept
+        assert quenches.active is None
+
+        class Proxy:
+            def obtain_subscription_types(self, mode: Any) -> list[Any]:
+                assert mode == CA.ALL_NOW_UPDATES_ON
+                quenches.attributes_changed([attribute("x")], [attribute("y")])
+                return [attribute("y"), attribute("z"), N.EventType("Ops", "Alarm")]
+        quenches.track(Proxy())
+        assert quenches.active == {"x", "z"}
 
 
 class TestQuenchErrors:
