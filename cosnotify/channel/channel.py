@@ -577,6 +577,8 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
             for proxy in admin._all_proxies():
                 if proxy._id is None or not persistent(proxy):
                     proxy._destroy()
+                else:
+                    proxy._service_stops()  # a pull waiting on it ends (pull_supplier.py)
         space = self._tuplespace
         if space is not None:
             space.close()  # tuples live in memory only: its waits end as the service stops

@@ -246,6 +246,10 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
     def _on_teardown(self) -> None:
         """Hook: release queues, timers, subscriptions."""
 
+    def _service_stops(self) -> None:
+        """Hook: the service stops and keeps this proxy for its next start
+        (``EventChannel._shutdown``): end what waits on it (pull_supplier.py)."""
+
     def kind_text(self) -> str:
         """``"structured push supplier"`` and the like (``"event service push consumer"``)."""
         form = _FORMS.get(str(self.proxy_type), type(self).__name__)

@@ -7,6 +7,13 @@ arm a timer on the service clock that notifies the condition, which keeps
 an injected ``ManualClock`` in charge of time. Teardown wakes every waiter,
 which then raises ``Disconnected`` (sections 3.3.9.1 and 3.3.13.1).
 
+A proxy the service keeps when it stops (ConnectionReliability=Persistent:
+"the connection will be re-established upon restart", section 2.5.5.1) is not
+torn down: ``_service_stops`` wakes its waiting pulls, which raise
+``TRANSIENT`` (the client may pull again once the service is back), as does
+any pull that comes after. Served, a pull left waiting would be a request in
+progress that the POA's destruction waits for, and the server would never stop.
+
 ``pull_structured_events(max)`` follows section 3.3.13.1: at most
 min(max, MaximumBatchSize) events (none for a ``max`` of 0 or less); no
 short batch before PacingInterval has passed since the request arrived
@@ -60,6 +67,8 @@ class _PullSupplier(ProxySupplier):
     #: The consumer pulls through the ORB (the server made a servant for this proxy):
     #: events omniORBpy cannot marshal are not given to it (without_unmarshallable).
     _marshalled = False
+    #: The service is stopping and keeps this proxy: pulls raise TRANSIENT (docstring).
+    _stopping = False
 
     def __init__(self, admin: Any, proxy_id: int | None) -> None:
         super().__init__(admin, proxy_id)
@@ -96,6 +105,11 @@ class _PullSupplier(ProxySupplier):
         log.warning("%r: no pull for %.0f s; destroying the proxy (idle_pull_consumer_timeout)",
                     self, timeout)
         self._teardown(notify_client=True, why=f"no pull for {timeout:.0f} s")
+
+    def _service_stops(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
 
     def _on_teardown(self) -> None:
         with self._lock:
@@ -139,7 +153,7 @@ class _PullSupplier(ProxySupplier):
         clock = self._service.clock
         if batched is not None:
             limit = self._limit(batched)
-        if self._on_disk() and self._queue.ready() < limit:
+        if self._on_disk() and self._queue.ready() < limit and not self._stopping:
             self._refill()  # persistent events waiting on disk (channel/durable.py)
         expired: list[Entry] = []
         timers: list[Any] = []
@@ -174,6 +188,9 @@ class _PullSupplier(ProxySupplier):
         armed_deadline: float | None = None
         while True:
             self._require_connected()
+            if self._stopping:
+                raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO,
+                                      "the service is stopping: pull again once it is back")
             deadline = None
             if batched is not None:  # a set_qos while waiting applies (_qos_changed)
                 limit = self._limit(batched)

@@ -9,6 +9,7 @@ be stored and called again.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,7 @@ import CosNotifyFilter
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import MemoryStore, Record
 from cosnotify.store.interface import Reason, StoreError
-from tests.channel.conftest import number, structured
+from tests.channel.conftest import WAIT, number, structured
 from tests.channel.test_real_filters import drain
 from tests.durability.conftest import (
     PERSISTENT_QOS,
@@ -308,6 +309,50 @@ class TestConnections:
             proxy.suspend_connection()
         proxy.resume_connection()
 
+
+    def test_a_waiting_pull_on_a_kept_proxy_ends_when_the_service_stops(
+            self, reopen: Callable[[], EventChannelFactory]) -> None:
+        """Section 2.5.5.1: with ConnectionReliability Persistent "the connection will be
+        re-established upon restart": a pull waiting as the service stops raises
+        TRANSIENT (pull again later) rather than waiting for ever, and the kept proxy
+        comes back and still delivers."""
+        factory = reopen()
+        channel, channel_id = persistent_channel(factory)
+        proxy, proxy_id = channel._get_default_consumer_admin(
+        ).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_consumer(None)
+        waiting = threading.Event()
+        wait = proxy._cond.wait
+
+        def noted_wait(*args: Any) -> bool:
+            waiting.set()
+            return bool(wait(*args))
+
+        proxy._cond.wait = noted_wait
+        outcome: list[Any] = []
+
+        def pull() -> None:
+            try:
+                outcome.append(proxy.pull_structured_event())
+            except BaseException as exc:  # noqa: BLE001 - the test reads it
+                outcome.append(exc)
+
+        puller = threading.Thread(target=pull, daemon=True)
+        puller.start()
+        assert waiting.wait(WAIT)
+
+        factory = reopen()
+        puller.join(WAIT)
+        assert not puller.is_alive(), "the pull still waits after the service stopped"
+        assert len(outcome) == 1 and isinstance(outcome[0], CORBA.TRANSIENT)
+        with pytest.raises(CORBA.TRANSIENT):
+            proxy.try_pull_structured_event()  # the old object answers so from now on
+        channel = factory.get_event_channel(channel_id)
+        proxy = channel._get_default_consumer_admin().get_proxy_supplier(proxy_id)
+        supplier, _ = push_proxy(channel)
+        supplier.connect_structured_push_supplier(None)
+        supplier.push_structured_event(structured(fields={"n": 7}))
+        assert number(proxy.pull_structured_event()) == 7
 
     def test_a_consumer_in_process_is_not_kept(
             self, reopen: Callable[[], EventChannelFactory]) -> None:

@@ -355,6 +355,56 @@ class TestSignals:
         assert "stopped" in "".join(served.log)
 
 
+class TestStopWithAPullWaiting:
+    def test_stop_returns_while_a_client_waits_in_a_pull_on_a_kept_proxy(
+            self, omniorb: Any, tmp_path: Any) -> None:
+        """Section 2.5.5.1: Persistent connections are "re-established upon restart", so
+        the stop keeps the proxy; the pull waiting on it gets TRANSIENT, and stop()
+        (which waits for requests in progress) returns (review 129: SIGTERM was
+        ignored by `serve --db` while a pull waited)."""
+        srv = NotificationServer(ServerConfig(port=0, call_timeout=2.0,
+                                              db=tmp_path / "store.db")).start()
+        stopper = threading.Thread(target=srv.stop, daemon=True)
+        try:
+            factory = omniorb.string_to_object(srv.ior)._narrow(CA.EventChannelFactory)
+            persistent = [N.Property("ConnectionReliability",
+                                     CORBA.Any(CORBA.TC_short, N.Persistent))]
+            channel, channel_id = factory.create_channel(persistent, [])
+            proxy, proxy_id = channel._get_default_consumer_admin(
+            ).obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+            proxy = proxy._narrow(CA.StructuredProxyPullSupplier)
+            proxy.connect_structured_pull_consumer(None)
+            core = srv.factory.get_event_channel(channel_id)._get_default_consumer_admin(
+            ).get_proxy_supplier(proxy_id)
+            waiting = threading.Event()
+            wait = core._cond.wait
+
+            def noted_wait(*args: Any) -> bool:
+                waiting.set()
+                return bool(wait(*args))
+
+            core._cond.wait = noted_wait
+            outcome: list[Any] = []
+
+            def pull() -> None:
+                try:
+                    outcome.append(proxy.pull_structured_event())
+                except CORBA.SystemException as exc:
+                    outcome.append(exc)
+
+            puller = threading.Thread(target=pull, daemon=True)
+            puller.start()
+            assert waiting.wait(WAIT)  # the request is in progress in the server
+            stopper.start()
+            stopper.join(WAIT)
+            assert not stopper.is_alive(), "stop() waits for the pull for ever"
+            puller.join(WAIT)
+            assert len(outcome) == 1 and isinstance(outcome[0], CORBA.TRANSIENT)
+        finally:
+            if stopper.ident is None:  # not started: the test failed before
+                srv.stop()
+
+
 class TestReviewOfTheMigration:
     """Findings of the review of the move to omniORBpy."""
 
