@@ -29,6 +29,14 @@ reference, and when its counted copies have all gone, copies offered after that
 are queued uncounted. A plain copy (routed before any limit) of an event the
 limit then discarded is still delivered. The count can be low for a while,
 never high for good.
+
+Expired copies leave the count as soon as the limit is reached: section
+2.5.5.3, "If an event is not delivered within a specified time, then it should
+be discarded", and the count is of undelivered events. ``next_expiry`` is a
+lower bound of the deadlines of the copies queued in the channel (each queue
+lowers it, queue.py); when the channel is full and it has passed, the channel
+sweeps its queues' expired copies out, releasing them here, before it rejects
+an event (RejectNewEvents TRUE) or picks a victim (channel.py).
 """
 
 from __future__ import annotations
@@ -57,6 +65,8 @@ class QueueAccount:
         #: The current epoch; an Event's ``counted`` of 0 is never one.
         self.epoch = 1
         self._victims: list[tuple[float, int, Any]] = []
+        #: No copy queued in the channel expires before this (module docstring).
+        self.next_expiry = math.inf
 
     def _key(self, event: Any) -> float:
         policy = self.discard_policy
@@ -154,6 +164,19 @@ class QueueAccount:
 
     def full(self) -> bool:
         return bool(self.limit) and self.count >= self.limit
+
+    def expires_at(self, deadline: float) -> None:
+        """A copy expiring at ``deadline`` was queued (or, after a sweep: the soonest
+        deadline still queued): lower ``next_expiry`` to it."""
+        if deadline < self.next_expiry:
+            with self.lock:
+                self.next_expiry = min(self.next_expiry, deadline)
+
+    def sweep_begins(self) -> None:
+        """The channel sweeps every queue: each one it visits gives its soonest
+        deadline again (``expires_at``), and so does each copy queued meanwhile."""
+        with self.lock:
+            self.next_expiry = math.inf
 
     def rerank(self) -> None:
         """Re-key the victims after the DiscardPolicy changed."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import threading
 from typing import Any, ClassVar
 
@@ -456,6 +457,8 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
         if not account.limit:
             self._deliver(event, now, None)
             return
+        if account.full():
+            self._sweep_expired()  # expired copies make room first (account.py)
         victims, epoch = account.reserve(event)
         for victim in victims:
             self._discard(victim)
@@ -521,7 +524,32 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
 
     def _full_and_rejecting(self) -> bool:
         account = self._account
-        return account.reject and account.full()
+        if not (account.reject and account.full()):
+            return False
+        self._sweep_expired()
+        return account.full()
+
+    def _sweep_expired(self) -> None:
+        """The channel is full (MaxQueueLength): take the copies whose Timeout or
+        StopTime has passed out of every queue, if any may have (section 2.5.5.3: "If
+        an event is not delivered within a specified time, then it should be
+        discarded"), so they neither fill the channel nor survive a live victim."""
+        account = self._account
+        now = self._service.clock.now()
+        if account.next_expiry > now:
+            return
+        account.sweep_begins()
+        soonest = math.inf
+        for admin in self._scan_routes():
+            for proxy in admin._all_proxies():
+                queue = getattr(proxy, "_queue", None)
+                if queue is None:
+                    continue
+                with proxy._lock:
+                    gone = queue.expire(now)
+                    soonest = min(soonest, queue.next_expiry)
+                self._released(gone)
+        account.expires_at(soonest)
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def _check_alive(self) -> None:

@@ -28,8 +28,16 @@ when anything needs entries of the run (a spill, a discard, expiry, a policy
 change, inspection: ``_own_run``). A backlog of plain copies then costs one
 slot of a deque per copy, and nothing the garbage collector walks.
 
-Expired events (Timeout / StopTime) are dropped when they reach the front;
-events whose StartTime lies ahead wait in a *held* heap until released.
+Expired events (Timeout / StopTime) are dropped when they reach the front,
+and also swept out (``expire``) before MaxEventsPerConsumer discards anything:
+section 2.5.5.3, "If an event is not delivered within a specified time, then
+it should be discarded", so an expired copy neither takes a live event's place
+in the limit nor is kept while a live one is chosen as the victim. The sweep
+walks the queue, so it runs only when the limit is reached and ``next_expiry``
+(a lower bound of the queued deadlines) says some copy may have expired; the
+channel sweeps every queue the same way before MaxQueueLength rejects or
+discards (channel.py). Events whose StartTime lies ahead wait in a *held*
+heap until released.
 The queue is not thread-safe: its owner (the proxy supplier) locks.
 """
 
@@ -107,6 +115,10 @@ _ORDER_KEYS = {ANY_ORDER: _priority_key, FIFO_ORDER: _fifo_key,
 _NOTHING: list[Entry] = []
 
 
+def _arrival(entry: Entry) -> int:
+    return entry.seq
+
+
 def _discard_key(policy: int, entry: Entry) -> float:
     if policy == LIFO_ORDER:
         return float(-entry.seq)
@@ -123,8 +135,9 @@ class EventQueue:
     # Slots: a routed copy touches a queue nobody touched for a while (one of
     # thousands), and slots keep its fields in the object, not a dict beside it.
     __slots__ = ("_dead_in_order", "_discard", "_held", "_order", "_order_key", "_run",
-                 "_run_key", "_size", "accepted", "counting", "discard_policy", "discarded",
-                 "durable", "expired", "lock", "max_events", "order_policy", "removed")
+                 "_run_key", "_size", "accepted", "account", "counting", "discard_policy",
+                 "discarded", "durable", "expired", "lock", "max_events", "next_expiry",
+                 "order_policy", "removed")
 
     def __init__(self, order_policy: int = ANY_ORDER, discard_policy: int = ANY_ORDER,
                  max_events: int = 0) -> None:
@@ -140,6 +153,12 @@ class EventQueue:
         self.lock: Any = None
         #: The store side of a durable proxy's queue (channel/durable.py), else None.
         self.durable: Any = None
+        #: No queued copy expires before this (a lower bound: copies taken since may
+        #: have had it); ``expire`` makes it exact again (module docstring).
+        self.next_expiry = _INF
+        #: The channel's MaxQueueLength account (channel/account.py), told of a lower
+        #: ``next_expiry`` so that the channel knows when to sweep; None: no one is.
+        self.account: Any = None
         self.order_policy = order_policy
         self.discard_policy = discard_policy
         self.max_events = max_events
@@ -155,9 +174,11 @@ class EventQueue:
         self.set_policies(order_policy, discard_policy, max_events)
 
     # -- configuration ----------------------------------------------------------
-    def set_policies(self, order_policy: int, discard_policy: int, max_events: int) -> list[Entry]:
+    def set_policies(self, order_policy: int, discard_policy: int, max_events: int,
+                     now: float | None = None) -> list[Entry]:
         """Change policies, reordering what is queued; returns entries discarded
-        because the new limit is lower than the current length."""
+        because the new limit is lower than the current length (expired ones first,
+        given ``now``)."""
         ready = [t[2] for t in self._order if t[2].alive] + [e for e in self._own_run() if e.alive]
         self.order_policy, self.discard_policy, self.max_events = (
             order_policy, discard_policy, max_events)
@@ -167,7 +188,7 @@ class EventQueue:
         self._run.clear()
         self._dead_in_order = 0
         self._discard = None  # built lazily, the first time the limit is exceeded
-        return self._enforce_limit()
+        return self._enforce_limit(now)
 
     # -- adding -------------------------------------------------------------------
     def put(self, entry: Entry | Event, now: float) -> list[Entry]:
@@ -185,9 +206,16 @@ class EventQueue:
                     self._run_key = key
                     run.append(entry)
                     self._size += 1
-                    return self._enforce_limit() if self._size > self.max_events > 0 else _NOTHING
+                    deadline = entry.deadline
+                    if deadline is not None and deadline < self.next_expiry:
+                        self._expires_at(deadline)
+                    return (self._enforce_limit(now) if self._size > self.max_events > 0
+                            else _NOTHING)
             entry = self._entry_of(entry)  # held, or not in the run's order: an entry
         entry.owner = self
+        deadline = entry.deadline
+        if deadline is not None and deadline < self.next_expiry:
+            self._expires_at(deadline)
         event = entry.event
         start = event.start
         if start is not None and start > now:
@@ -200,7 +228,7 @@ class EventQueue:
         if discard is not None:
             heapq.heappush(discard, (_discard_key(self.discard_policy, entry), entry.seq, entry))
         if self._size > self.max_events > 0:
-            return self._enforce_limit()
+            return self._enforce_limit(now)
         return _NOTHING
 
     def put_many(self, items: list[Entry | Event], now: float) -> list[Entry]:
@@ -216,6 +244,7 @@ class EventQueue:
             by_priority = key_of is _priority_key  # AnyOrder's, the default: inline
             key = self._run_key
             last = run[-1].seq if run else None
+            soonest = self.next_expiry
             for item in items:
                 if isinstance(item, Entry):
                     break
@@ -230,6 +259,11 @@ class EventQueue:
                 run.append(item)
                 last = item.seq
                 at += 1
+                deadline = item.deadline
+                if deadline is not None and deadline < soonest:
+                    soonest = deadline
+            if soonest < self.next_expiry:
+                self._expires_at(soonest)
             if at:
                 self._run_key = key
                 self._size += at
@@ -333,6 +367,9 @@ class EventQueue:
             self._spill()  # they go before the run: the heap puts them there
         for entry in entries:
             entry.alive = True
+            deadline = entry.deadline
+            if deadline is not None and deadline < self.next_expiry:
+                self._expires_at(deadline)
             heapq.heappush(self._order, (self._order_key(entry), entry.seq, entry))
             if self._discard is not None:
                 heapq.heappush(self._discard, (_discard_key(self.discard_policy, entry),
@@ -353,13 +390,39 @@ class EventQueue:
         return True
 
     def drop_expired(self, now: float) -> list[Entry]:
-        """Remove every queued entry whose deadline has passed."""
-        gone = [e for e in self._live_entries() if e.deadline is not None and e.deadline <= now]
+        """Remove every queued entry whose deadline has passed (the caller releases
+        them, as those ``get`` drops); ``next_expiry`` is exact after it."""
+        gone: list[Entry] = []
+        soonest = _INF
+        for entry in self._live_entries():
+            deadline = entry.deadline
+            if deadline is None:
+                continue
+            if deadline <= now:
+                gone.append(entry)
+            elif deadline < soonest:
+                soonest = deadline
         for entry in gone:
-            self.remove(entry)
-        self.removed -= len(gone)
-        self.expired += len(gone)
+            self._kill(entry)
+        self.next_expiry = soonest
+        if gone:
+            gone.sort(key=_arrival)  # in arrival order, whatever held them
+            self.expired += len(gone)
+            self._maybe_compact()
         return gone
+
+    def expire(self, now: float) -> list[Entry]:
+        """``drop_expired``, if ``next_expiry`` says a queued copy may have expired."""
+        if self.next_expiry > now:
+            return _NOTHING
+        return self.drop_expired(now)
+
+    def _expires_at(self, deadline: float) -> None:
+        """A copy with an earlier deadline than ``next_expiry`` was queued."""
+        self.next_expiry = deadline
+        account = self.account
+        if account is not None:
+            account.expires_at(deadline)
 
     def clear(self) -> list[Entry]:
         """Empty the queue, returning what was in it."""
@@ -379,22 +442,30 @@ class EventQueue:
         return self._size
 
     # -- internals -------------------------------------------------------------------
-    def _enforce_limit(self) -> list[Entry]:
+    def _enforce_limit(self, now: float | None = None) -> list[Entry]:
+        """Discard down to MaxEventsPerConsumer under the DiscardPolicy; the expired
+        copies go first (module docstring), when ``now`` is known. Returns both."""
         discarded: list[Entry] = []
         if self.max_events <= 0 or self._size <= self.max_events:
             return discarded
+        if now is not None and self.next_expiry <= now:
+            expired = self.drop_expired(now)
+            if self._size <= self.max_events:
+                return expired
+            discarded = list(expired)
         heap = self._discard
         if heap is None:
             heap = self._discard = [(_discard_key(self.discard_policy, e), e.seq, e)
                                     for e in self._live_entries()]
             heapq.heapify(heap)
+        swept = len(discarded)
         while self._size > self.max_events and heap:
             entry = heapq.heappop(heap)[2]
             if not entry.alive:
                 continue
             self._kill(entry)
             discarded.append(entry)
-        self.discarded += len(discarded)
+        self.discarded += len(discarded) - swept
         self._maybe_compact()
         return discarded
 

@@ -74,6 +74,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         config = self._service.config
         self._queue = EventQueue(*self._queue_policies(config.consumer_queue_cap))
         self._queue.lock = self._lock
+        self._queue.account = self._channel._account  # told of deadlines (queue.py)
         #: Copies offered but not yet in the queue: plain copies (queue.py), and for
         #: push proxies every copy while no MaxQueueLength is counted. Suppliers
         #: append without the lock (deque.append is atomic); whoever takes from the
@@ -124,7 +125,8 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 # they came under, as if they had gone straight into the queue.
                 dropped = self._fold_inbox(self._service.clock.now())
                 dropped += self._queue.set_policies(
-                    *self._queue_policies(self._service.config.consumer_queue_cap))
+                    *self._queue_policies(self._service.config.consumer_queue_cap),
+                    now=self._service.clock.now())
             self._channel._released(dropped)
         self._refresh_fast_path()
 

@@ -75,10 +75,17 @@ class Model:
     def _sorted_ready(self) -> list[Entry]:
         return sorted(self.ready, key=lambda e: (order_key(self.order, e), e.event.seq))
 
-    def _enforce(self) -> list[Entry]:
+    def _enforce(self, now: float | None = None) -> list[Entry]:
         lost: list[Entry] = []
         if self.limit <= 0:
             return lost
+        if now is not None and len(self.ready) + len(self.held) > self.limit:
+            # Section 2.5.5.3: expired copies are discarded first, whatever the policy.
+            lost = sorted((e for e in self.ready + self.held
+                           if e.deadline is not None and e.deadline <= now),
+                          key=lambda e: e.event.seq)  # in arrival order
+            self.ready = [e for e in self.ready if e not in lost]
+            self.held = [e for e in self.held if e not in lost]
         while len(self.ready) + len(self.held) > self.limit:
             victim = min(self.ready + self.held,
                          key=lambda e: (discard_key(self.discard, e), e.event.seq))
@@ -89,7 +96,7 @@ class Model:
     def put(self, entry: Entry, now: float) -> list[Entry]:
         start = entry.event.start
         (self.held if start is not None and start > now else self.ready).append(entry)
-        return self._enforce()
+        return self._enforce(now)
 
     def release(self, now: float) -> None:
         for entry in sorted(self.held, key=lambda e: (e.event.start, e.event.seq)):
@@ -116,9 +123,10 @@ class Model:
                 return True
         return False
 
-    def set_policies(self, order: int, discard: int, limit: int) -> list[Entry]:
+    def set_policies(self, order: int, discard: int, limit: int,
+                     now: float | None = None) -> list[Entry]:
         self.order, self.discard, self.limit = order, discard, limit
-        return self._enforce()
+        return self._enforce(now)
 
 
 #: A copy to put: priority, deadline (None or a time), start (None or a time), out of
@@ -209,7 +217,8 @@ class TestAgainstTheModel:
             elif op[0] == "tick":
                 now += 1.0
             elif op[0] == "policies":
-                assert held(queue.set_policies(*op[1:])) == held(model.set_policies(*op[1:]))
+                assert held(queue.set_policies(*op[1:], now=now)) == held(
+                    model.set_policies(*op[1:], now=now))
                 last_batch = model_batch = []
             assert len(queue) == len(model.ready) + len(model.held)
         queue.release_held(now)
@@ -218,6 +227,43 @@ class TestAgainstTheModel:
         assert held(queue.snapshot()) == held(model._sorted_ready())
         rest: list[Entry] = []
         assert held(queue.get_batch(1000, now, rest)) == held(model.get_batch(1000, now, []))
+
+
+class TestExpiry:
+    def test_expired_copies_go_before_a_live_victim(self) -> None:
+        """Section 2.5.5.3: "If an event is not delivered within a specified time, then it
+        should be discarded": over MaxEventsPerConsumer, expired copies are discarded
+        before the DiscardPolicy picks a live one, and counted as expired."""
+        queue = EventQueue(FIFO_ORDER, FIFO_ORDER, 2)
+        old = Entry(FakeEvent(1, None), 0, None)  # type: ignore[arg-type]
+        expiring = Entry(FakeEvent(2, None), 0, 5.0)  # type: ignore[arg-type]
+        new = Entry(FakeEvent(3, None), 0, None)  # type: ignore[arg-type]
+        queue.put(old, 0.0)
+        queue.put(expiring, 0.0)
+        assert queue.put(new, 10.0) == [expiring]
+        assert (queue.expired, queue.discarded) == (1, 0)
+        assert queue.get_batch(10, 10.0) == [old, new]
+
+    def test_next_expiry_bounds_the_queued_deadlines(self) -> None:
+        """The sweep runs only once a deadline may have passed; after it, ``next_expiry``
+        is the soonest deadline still queued, and the channel's account is told."""
+
+        class Account:
+            soonest = math.inf
+
+            def expires_at(self, deadline: float) -> None:
+                self.soonest = min(self.soonest, deadline)
+
+        queue = EventQueue(FIFO_ORDER, FIFO_ORDER, 0)
+        queue.account = account = Account()
+        later = Entry(FakeEvent(1, None), 0, 7.0)  # type: ignore[arg-type]
+        never = Entry(FakeEvent(2, None), 0, None)  # type: ignore[arg-type]
+        queue.put_many([later, FakeEvent(5, None, 0, 3.0)], 0.0)  # type: ignore[list-item]
+        queue.put(never, 0.0)
+        assert queue.next_expiry == 3.0 and account.soonest == 3.0
+        assert queue.expire(2.0) == []
+        assert [e.event.seq for e in queue.expire(4.0)] == [5]
+        assert queue.next_expiry == 7.0
 
 
 class TestRun:

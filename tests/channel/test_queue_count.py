@@ -17,7 +17,8 @@ from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
 from cosnotify.filter.factory import FilterFactory
 from cosnotify.store import MemoryStore
-from tests.channel.conftest import number, structured
+from tests.channel.conftest import PullSupplier, StructuredPushConsumer, number, structured
+from tests.qos.test_channel_qos import boolean, drain, entry, long_, pull_proxy, timet
 
 N_EVENTS = 81  # a multiple of the batch size: a sequence push waits for a full batch
 LIMIT = 4
@@ -150,3 +151,95 @@ def test_count_back_to_zero(kind: str, flags: tuple[str, ...], n_consumers: int)
         for r in received():
             assert sorted(set(r)) == list(range(N_EVENTS))
         assert channel._account.count == 0, (channel._account.count, rejected)
+
+
+class TestExpiredEvents:
+    """Section 2.5.5.3: "If an event is not delivered within a specified time, then it
+    should be discarded"; MaxQueueLength and MaxEventsPerConsumer count undelivered
+    events (2.5.7), so expired copies leave them before anything is refused or
+    discarded, not only when a consumer's take reaches them (review 129)."""
+
+    def test_expired_events_do_not_fill_the_channel(self, manual_factory: Any,
+                                                    clock: Any) -> None:
+        """RejectNewEvents TRUE: a channel holding only expired events takes a push."""
+        channel, _ = manual_factory.create_channel(
+            [], [long_("MaxQueueLength", 2), boolean("RejectNewEvents", True)])
+        consumer = pull_proxy(channel)
+        supplier = entry(channel)
+        for n in range(2):
+            supplier.push_structured_event(structured(fields={"n": n},
+                                                      header=[timet("Timeout", 1)]))
+        clock.advance(10)
+        supplier.push_structured_event(structured(fields={"n": 2}))  # was IMP_LIMIT
+        assert drain(consumer) == [2]
+        assert channel._account.count == 0
+        assert consumer._queue.expired == 2
+
+    def test_the_channel_discards_an_expired_event_before_a_live_one(
+            self, manual_factory: Any, clock: Any) -> None:
+        """RejectNewEvents FALSE: the expired event goes, not the DiscardPolicy's victim."""
+        channel, _ = manual_factory.create_channel([], [long_("MaxQueueLength", 2)])
+        consumer = pull_proxy(channel)
+        supplier = entry(channel)
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        supplier.push_structured_event(structured(fields={"n": 1},
+                                                  header=[timet("Timeout", 1)]))
+        clock.advance(10)
+        supplier.push_structured_event(structured(fields={"n": 2}))
+        assert drain(consumer) == [0, 2]  # was [2]: 0 discarded, expired 1 kept
+        assert channel._account.count == 0
+
+    def test_max_events_per_consumer_discards_an_expired_event_first(
+            self, manual_channel: Any, clock: Any) -> None:
+        """MaxEventsPerConsumer with FifoOrder discards: the expired copy goes first."""
+        consumer = pull_proxy(manual_channel)
+        consumer.set_qos([long_("MaxEventsPerConsumer", 2),
+                          prop("DiscardPolicy", N.FifoOrder)])
+        supplier = entry(manual_channel)
+        supplier.push_structured_event(structured(fields={"n": 0}))
+        supplier.push_structured_event(structured(fields={"n": 1},
+                                                  header=[timet("Timeout", 1)]))
+        clock.advance(10)
+        supplier.push_structured_event(structured(fields={"n": 2}))
+        assert drain(consumer) == [0, 2]  # was [2]
+
+    def test_a_suspended_consumers_expired_events_do_not_fill_the_channel(
+            self, manual_factory: Any, clock: Any) -> None:
+        """Section 3.4.13.2: while suspended, "events that time out prior to resumption of
+        the connection will be discarded"; they leave MaxQueueLength's count."""
+        channel, _ = manual_factory.create_channel(
+            [], [long_("MaxQueueLength", 2), boolean("RejectNewEvents", True)])
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        consumer = StructuredPushConsumer()
+        proxy.connect_structured_push_consumer(consumer)
+        proxy.suspend_connection()
+        supplier = entry(channel)
+        for n in range(2):
+            supplier.push_structured_event(structured(fields={"n": n},
+                                                      header=[timet("Timeout", 1)]))
+        clock.advance(10)
+        supplier.push_structured_event(structured(fields={"n": 2}))  # was IMP_LIMIT
+        proxy.resume_connection()
+        assert consumer.wait_for(1)
+        assert channel._service.dispatcher.wait_idle()
+        assert [number(e) for e in consumer.received] == [2]
+
+    def test_a_pull_supplier_is_polled_again_once_its_expired_events_go(
+            self, manual_factory: Any, clock: Any) -> None:
+        """Section 2.5.7: polling pauses while the channel is full with RejectNewEvents
+        TRUE; a channel full only of expired events is not full."""
+        channel, _ = manual_factory.create_channel(
+            [], [long_("MaxQueueLength", 1), boolean("RejectNewEvents", True)])
+        consumer = pull_proxy(channel)
+        entry(channel).push_structured_event(
+            structured(fields={"n": 0}, header=[timet("Timeout", 1)]))
+        supplier = PullSupplier([structured(fields={"n": 1})])
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_pull_consumer(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_supplier(supplier)
+        assert channel._service.dispatcher.wait_idle()
+        assert supplier.polls == 0  # full: not polled
+        clock.advance(10)
+        assert channel._service.dispatcher.wait_idle()
+        assert drain(consumer) == [1]
