@@ -15,7 +15,10 @@ on the worker pool, every ``pull_interval`` while the supplier has nothing,
 and at once again while it has; a pull that would block is never made, so
 polling never holds a worker. Polling pauses while the connection is
 suspended (section 3.4.9.2) or while the channel is full with
-RejectNewEvents TRUE (section 2.5.7).
+RejectNewEvents TRUE (section 2.5.7). A pulled event the channel refuses
+(IMP_LIMIT, or NO_RESOURCES from the store) waits in the proxy and goes in
+before anything more is pulled; the refusal is the channel's, never counted
+as the supplier failing.
 """
 
 from __future__ import annotations
@@ -298,8 +301,9 @@ class _PullConsumer(Suspendable, ProxyConsumer):
         #: drops it: _on_connected).
         self._poll_timer: Any = None
         self._poll_token: object | None = None
-        #: Pulled events the channel could not take yet (full, RejectNewEvents TRUE):
-        #: injected before anything more is pulled, so none is lost (section 2.5.7).
+        #: Pulled events the channel could not take yet (full, RejectNewEvents TRUE;
+        #: a store that refused them, NO_RESOURCES): injected before anything more is
+        #: pulled, so none is lost (section 2.5.7) -- the refusal is not the supplier's.
         self._pending: list[tuple[Any, Any]] = []
 
     def _connect_supplier(self, supplier: Any) -> None:
@@ -352,7 +356,12 @@ class _PullConsumer(Suspendable, ProxyConsumer):
                 self._polling = False
                 return False
             supplier = self._client
-        if self._channel._full_and_rejecting() or not self._flush_pending():
+        try:  # whatever happens, the poll is scheduled again (_polling reset)
+            held = self._channel._full_and_rejecting() or not self._flush_pending()
+        except Exception:
+            log.exception("%r: the channel could not take the events held for it", self)
+            held = True
+        if held:
             self._repoll(interval)
             return False
         try:
@@ -396,28 +405,40 @@ class _PullConsumer(Suspendable, ProxyConsumer):
         raise NotImplementedError
 
     def _inject_checked(self, inject: Any, value: Any) -> None:
-        """Inject a pulled event; if the channel is full and rejecting, keep it for later."""
+        """Inject a pulled event; one the channel refuses (full and rejecting, a store
+        that cannot take it) is kept for later, not lost nor blamed on the supplier."""
         if self._pending:
             self._pending.append((inject, value))
             return
-        try:
-            inject(value)
-        except CORBA.BAD_QOS as exc:  # a pulled event we cannot honour is dropped, not fatal
-            log.warning("%r: dropped a pulled event: %s", self, exc)
-        except CORBA.IMP_LIMIT:
+        if not self._injected(inject, value, logging.WARNING):
             self._pending.append((inject, value))
 
     def _flush_pending(self) -> bool:
         """Inject held events in order; True when none is left waiting."""
         while self._pending:
             inject, value = self._pending[0]
-            try:
-                inject(value)
-            except CORBA.IMP_LIMIT:
+            if not self._injected(inject, value, logging.DEBUG):  # warned when kept
                 return False
-            except CORBA.BAD_QOS as exc:
-                log.warning("%r: dropped a pulled event: %s", self, exc)
             self._pending.pop(0)
+        return True
+
+    def _injected(self, inject: Any, value: Any, level: int) -> bool:
+        """Inject one pulled event; False if the channel refused it for now (IMP_LIMIT:
+        full with RejectNewEvents TRUE, section 2.5.7; NO_RESOURCES: the store could
+        not take it; any other system exception of the channel's) -- the event then
+        waits, and polling pauses for ``pull_interval`` without counting a failure of
+        the supplier, which did its part. A pulled event whose QoS cannot be honoured
+        (BAD_QOS) is dropped."""
+        try:
+            inject(value)
+        except CORBA.BAD_QOS as exc:
+            log.warning("%r: dropped a pulled event: %s", self, exc)
+        except CORBA.IMP_LIMIT:
+            return False
+        except CORBA.SystemException as exc:
+            log.log(level, "%r: the channel did not take a pulled event (%s); it waits",
+                    self, failure_reason(exc))
+            return False
         return True
 
 

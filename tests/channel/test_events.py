@@ -217,3 +217,30 @@ class TestPullConsumers:
         getattr(proxy, name)(supplier)
         assert consumer.wait_for(4)
         assert numbers_of(consumer.received, CA.STRUCTURED_EVENT) == [0, 1, 2, 3]
+
+    def test_a_poll_that_fails_before_pulling_polls_again(self, manual_channel: Any,
+                                                           clock: Any) -> None:
+        """Section 2.5.7: polling only pauses while the channel cannot take events; a
+        poll whose check of the channel raises is scheduled again all the same (review
+        129: the raise left the poll marked as running, and it never polled again)."""
+        supplier = PullSupplier()
+        proxy, _ = manual_channel._get_default_supplier_admin(
+        ).obtain_notification_pull_consumer(CA.STRUCTURED_EVENT)
+        checks = manual_channel._full_and_rejecting
+        failing = [True]
+
+        def check_once_failing() -> bool:
+            if failing.pop() if failing else False:
+                raise RuntimeError("the channel's check failed")
+            return bool(checks())
+
+        manual_channel._full_and_rejecting = check_once_failing
+        dispatcher = manual_channel._service.dispatcher
+        proxy.connect_structured_pull_supplier(supplier)
+        assert dispatcher.wait_idle()
+        assert supplier.polls == 0 and not failing  # the first poll failed before pulling
+        _, consumer = push_consumer(manual_channel, CA.STRUCTURED_EVENT)
+        supplier.add(structured(fields={"n": 5}))
+        clock.advance(1.0)  # pull_interval
+        assert consumer.wait_for(1)
+        assert supplier.polls >= 1 and number(consumer.received[0]) == 5

@@ -18,9 +18,11 @@ import CosNotification as N
 import CosNotifyChannelAdmin as CA
 import TimeBase
 
+from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.channel.service import ServiceConfig
 from cosnotify.store import MemoryStore, Store
-from tests.channel.conftest import number, structured
+from tests.channel.conftest import PullSupplier, number, structured
 from tests.durability.conftest import (
     DURABLE_QOS,
     PERSISTENT_QOS,
@@ -247,6 +249,87 @@ class TestLimitsAndFailures:
             assert consumer.wait_for(1)
             assert numbers(consumer) == [7] and consumer.failures == 0
             assert not consumer.disconnected.is_set()
+
+    def test_a_pulled_event_the_store_refuses_waits_for_room(self) -> None:
+        """Section 2.5.5.1 (Persistent/Persistent): "Each event is guaranteed to be
+        delivered to all consumers registered to receive it at the time the event was
+        delivered to the channel": a pulled event the store refuses (NO_RESOURCES) is
+        kept and injected once there is room, and is no failure of its supplier."""
+        clock = ManualClock()
+        with EventChannelFactory(ServiceConfig(pull_interval=1.0, slow_push=0), clock=clock,
+                                 store=MemoryStore(max_events=2)) as factory:
+            channel, _ = factory.create_channel(DURABLE_QOS, [])
+            out = pull_out(channel)
+            supplier = PullSupplier([structured(fields={"n": n}) for n in range(5)])
+            proxy, _ = channel._get_default_supplier_admin().obtain_notification_pull_consumer(
+                CA.STRUCTURED_EVENT)
+            proxy.set_qos([N.Property("Retries", CORBA.Any(CORBA.TC_long, 0))])
+            proxy.connect_structured_pull_supplier(supplier)
+            dispatcher = channel._service.dispatcher
+            got: list[int] = []
+            for _ in range(10):  # the consumer keeps reading: the store has room again
+                assert dispatcher.wait_idle()
+                got += drain(out)
+                clock.advance(1.0)
+            assert dispatcher.wait_idle()
+            got += drain(out)
+            assert got == [0, 1, 2, 3, 4]  # was [0, 1, ...]: the refused events were lost
+            assert not supplier.disconnected.is_set() and not proxy.destroyed
+            assert proxy._failures == 0
+
+    def test_polling_goes_on_after_a_held_event_is_refused_again(self) -> None:
+        """Section 2.5.7: a pulled event held while the channel is full (RejectNewEvents
+        TRUE) waits; when the store then refuses it too (NO_RESOURCES), the proxy keeps
+        polling (it stopped for good: the refusal escaped the poll, which stayed marked
+        as running)."""
+        clock = ManualClock()
+        with EventChannelFactory(ServiceConfig(pull_interval=1.0, slow_push=0), clock=clock,
+                                 store=MemoryStore(max_events=1)) as factory:
+            full = [N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 1)),
+                    N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))]
+            a, _ = factory.create_channel(DURABLE_QOS, full)
+            b, _ = factory.create_channel(DURABLE_QOS, [])
+            out_a, out_b = pull_out(a), pull_out(b)
+            supplier = PullSupplier([structured(fields={"n": n}) for n in range(2)])
+            proxy, _ = a._get_default_supplier_admin().obtain_notification_pull_consumer(
+                CA.SEQUENCE_EVENT)
+            proxy.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 2))])
+            proxy.connect_sequence_pull_supplier(supplier)  # one poll takes both
+            dispatcher = a._service.dispatcher
+            assert dispatcher.wait_idle()
+            assert len(proxy._pending) == 1  # event 1 waits: the channel is full
+            assert number(out_a.pull_structured_event()) == 0  # room in channel a
+            supplier_of(b).push_structured_event(structured(fields={"n": 99}))  # store full
+            clock.advance(1.0)  # a's poll: injecting event 1 is refused (NO_RESOURCES)
+            assert dispatcher.wait_idle()
+            assert len(proxy._pending) == 1
+            assert number(out_b.pull_structured_event()) == 99  # the store has room again
+            supplier.add(structured(fields={"n": 2}))
+            polls = supplier.polls
+            got: list[int] = []
+            for _ in range(5):
+                clock.advance(1.0)
+                assert dispatcher.wait_idle()
+                got += drain(out_a)
+            assert supplier.polls > polls, "the proxy stopped polling its supplier for good"
+            assert got == [1, 2]
+
+
+def pull_out(channel: Any) -> Any:
+    """A connected structured pull proxy supplier of ``channel``'s default admin."""
+    out, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+        CA.STRUCTURED_EVENT)
+    out.connect_structured_pull_consumer(None)
+    return out
+
+
+def drain(proxy: Any) -> list[int]:
+    got = []
+    while True:
+        event, has = proxy.try_pull_structured_event()
+        if not has:
+            return got
+        got.append(number(event))
 
 
 def test_a_supplier_batch_is_stored_in_one_commit(tmp_path: Any, omniorb: Any) -> None:
