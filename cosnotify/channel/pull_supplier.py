@@ -18,7 +18,10 @@ progress that the POA's destruction waits for, and the server would never stop.
 min(max, MaximumBatchSize) events (none for a ``max`` of 0 or less); no
 short batch before PacingInterval has passed since the request arrived
 (never, with a PacingInterval of 0); and after an empty interval, the first
-event to arrive is returned. A waiting pull reads MaximumBatchSize and
+event to arrive is returned. A batch larger than the queue can hold
+(MaxEventsPerConsumer, or ``ServiceConfig.consumer_queue_cap``) is held to
+that: a full queue is a full batch, or the pull would wait for ever while
+the DiscardPolicy dropped every further event (review 129). A waiting pull reads MaximumBatchSize and
 PacingInterval again when a ``set_qos`` changes them.
 
 A consumer that stops pulling without disconnecting (a killed process) would
@@ -143,8 +146,9 @@ class _PullSupplier(ProxySupplier):
 
     def _limit(self, max_number: int) -> int:
         """§3.3.13.1: "the maximum length of the sequence returned will never exceed
-        the value of the input parameter" (0 or less: an empty sequence)."""
-        return max(0, min(max_number, int(self._qos.get("MaximumBatchSize", 1))))
+        the value of the input parameter" (0 or less: an empty sequence); nor what the
+        queue can hold (module docstring)."""
+        return max(0, min(max_number, self._batch_size()))
 
     def _take(self, limit: int, block: bool, batched: int | None = None) -> list[Entry]:
         """Up to ``limit`` entries; blocks (if asked). ``batched``: a sequence pull's

@@ -467,7 +467,7 @@ class SequenceProxyPushSupplier(_PushSupplier):
 
     def _enqueued(self) -> None:
         # Only wake the sender when a batch could go: full, or the window is over.
-        if self._queue.ready() >= self._qos.get("MaximumBatchSize", 1):
+        if self._queue.ready() >= self._batch_size():
             super()._enqueued()
         elif self._pacing() > 0:
             if self._service.clock.now() >= self._window_end:
@@ -477,7 +477,7 @@ class SequenceProxyPushSupplier(_PushSupplier):
 
     def _take(self, now: float, expired: list[Entry]) -> list[Entry]:
         self._queue.release_held(now)
-        size = self._qos.get("MaximumBatchSize", 1)
+        size = self._batch_size()  # a full queue is a full batch (supplier_proxy.py)
         ready = self._queue.ready()
         pacing = self._pacing()
         if ready >= size or (pacing > 0 and ready and now >= self._window_end):

@@ -292,6 +292,13 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
                 durable = self._queue.durable = DurableQueue(path)
             durable.admitting += count
 
+    def _batch_size(self) -> int:
+        """MaximumBatchSize, held to what the queue can hold (MaxEventsPerConsumer or
+        the cap): a full queue is a full batch, else one would never come (review 129)."""
+        size = int(self._qos.get("MaximumBatchSize", 1))
+        room = self._queue.max_events
+        return min(size, room) if room > 0 else size
+
     def _window(self) -> int:
         """Stored copies kept in memory at most: the log's window, or a whole batch."""
         window = int(self._channel._event_log.window)

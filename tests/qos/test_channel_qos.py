@@ -431,6 +431,55 @@ class TestBatching:
             proxy.disconnect_sequence_pull_supplier()
             puller.join(WAIT)
 
+    def test_a_full_queue_is_a_full_batch_for_a_pull(self, channel: Any) -> None:
+        """§2.5.5: PacingInterval 0 "will never forward a sequence of events whose
+        length is less than MaximumBatchSize"; with MaximumBatchSize above what the
+        queue holds (MaxEventsPerConsumer), a full queue is a full batch, or the pull
+        would wait for ever while every further event is discarded (review 129)."""
+        import threading
+
+        proxy = pull_proxy(channel, CA.SEQUENCE_EVENT)
+        proxy.set_qos([long_("MaxEventsPerConsumer", 2), long_("MaximumBatchSize", 3)])
+        waiting = threading.Event()
+
+        class Noting(threading.Condition):
+            def wait(self, timeout: float | None = None) -> bool:
+                waiting.set()  # the pull found too few and waits
+                return super().wait(timeout)
+
+        proxy._cond = Noting(proxy._lock)
+        got: list[Any] = []
+        puller = threading.Thread(target=lambda: got.append(proxy.pull_structured_events(3)),
+                                  daemon=True)
+        puller.start()
+        try:
+            assert waiting.wait(WAIT)
+            supplier = entry(channel)
+            for n in range(10):
+                supplier.push_structured_event(structured(fields={"n": n}))
+            puller.join(WAIT)
+            assert got, "the pull still waits for a batch the queue cannot hold"
+            first, second = (number(e) for e in got[0])  # the two newest, when it woke
+            assert second == first + 1
+        finally:
+            proxy.disconnect_sequence_pull_supplier()
+            puller.join(WAIT)
+
+    def test_a_full_queue_is_a_full_batch_for_a_push(self, manual_channel: Any,
+                                                     clock: Any) -> None:
+        """§2.5.5, as above, for a sequence push: MaximumBatchSize 5 over a queue of
+        MaxEventsPerConsumer 2 sends batches of 2 rather than nothing."""
+        sink = SequencePushConsumer()
+        proxy, _ = manual_channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([long_("MaxEventsPerConsumer", 2), long_("MaximumBatchSize", 5)])
+        proxy.connect_sequence_push_consumer(sink)
+        supplier = entry(manual_channel)
+        for n in range(4):
+            supplier.push_structured_event(structured(fields={"n": n}))
+            settle(manual_channel)
+        assert [[number(e) for e in batch] for batch in sink.received] == [[0, 1], [2, 3]]
+
 
 class TestReviewFindings:
     def test_default_admins_take_channel_qos_until_first_touched(self, factory: Any) -> None:
