@@ -335,7 +335,7 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             if delay > 0:  # in the same step: a reconnect meanwhile drops it (review 104)
                 self._poll_token = token
         if delay <= 0:
-            self._service.submit(self._poll, self._lane)
+            self._service.submit(self._poll, self._poll_lane())
             return
         timer = self._service.clock.call_later(delay, lambda: self._poll_due(token))
         with self._lock:
@@ -347,7 +347,15 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             if self._poll_token is not token:  # dropped by a reconnect
                 return
             self._poll_token = self._poll_timer = None
-        self._service.submit(self._poll, self._lane)
+        self._service.submit(self._poll, self._poll_lane())
+
+    def _poll_lane(self) -> Any:
+        """While its polls fail, a supplier is polled in the shared ``failing`` lane,
+        as a failing push consumer is retried (push_supplier._delivery_lane), so dead
+        suppliers hold at most ``max_workers_failing`` workers; else in its client's."""
+        if self._failures:
+            return self._service.dispatcher.failing
+        return self._lane
 
     def _poll(self) -> bool:
         interval = self._service.config.pull_interval

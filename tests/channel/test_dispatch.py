@@ -14,7 +14,13 @@ import CosNotifyChannelAdmin as CA
 import TimeBase
 
 from cosnotify.channel.dispatch import Dispatcher
-from tests.channel.conftest import WAIT, StructuredPushConsumer, number, structured
+from tests.channel.conftest import (
+    WAIT,
+    PullSupplier,
+    StructuredPushConsumer,
+    number,
+    structured,
+)
 
 
 class GatedConsumer(StructuredPushConsumer):
@@ -278,6 +284,43 @@ class TestLanes:
             consumer.gate.set()
         assert all(c.wait_for(1) for c in doomed)
         assert all(p._delivery_lane() is p._lane for p in proxies)  # healthy again
+
+    def test_failing_pull_suppliers_are_polled_in_the_failing_lane(
+            self, manual_channel: Any, clock: Any) -> None:
+        """As failing push consumers are (docs/architecture.md, "Lanes"), a pull supplier
+        whose last poll failed is polled again in the shared ``failing`` lane, and in its
+        client's lane once a poll succeeds (review 129: retries used the client's lane,
+        so N dead suppliers in N processes held N workers)."""
+
+        class FailingOnce(PullSupplier):
+            def try_pull_structured_event(self) -> tuple[Any, bool]:
+                if not self.polls:
+                    self.polls += 1
+                    raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+                return super().try_pull_structured_event()
+
+        service = manual_channel._service
+        failing = service.dispatcher.failing
+        proxy, _ = manual_channel._get_default_supplier_admin(
+        ).obtain_notification_pull_consumer(CA.STRUCTURED_EVENT)
+        lanes: list[Any] = []
+        submit = service.submit
+
+        def recording(task: Any, lane: Any = None) -> bool:
+            if getattr(task, "__self__", None) is proxy:
+                lanes.append(lane)
+            return bool(submit(task, lane))
+
+        service.submit = recording
+        supplier = FailingOnce([structured(fields={"n": 0})])
+        proxy.connect_structured_pull_supplier(supplier)
+        assert service.dispatcher.wait_idle(WAIT)
+        clock.advance(1.0)  # the retry (RetryInterval 0.1 s) succeeds
+        assert service.dispatcher.wait_idle(WAIT)
+        clock.advance(1.0)  # pull_interval: the next poll
+        assert service.dispatcher.wait_idle(WAIT)
+        assert lanes == [proxy._lane, failing, proxy._lane]
+        assert supplier.polls >= 3
 
 
 class TestRecovery:
