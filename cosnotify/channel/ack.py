@@ -123,7 +123,9 @@ class _PushAck(_Ack, pss._PushSupplier):
                 log.info("%r: resend of %d failed (%s)", self, number, exc)
                 self._n_failed += 1  # a failed push call, counted as _failed counts them
                 self._last_failure = (self._service.clock.now(), failure_reason(exc))
-                if isinstance(exc, pss._GONE):
+                # A resend to a consumer that another replaced meanwhile (allow_reconnect)
+                # is not the new one's failure (push_supplier._failed; review 129).
+                if isinstance(exc, pss._GONE) and self._client is consumer:
                     with self._lock:
                         self._scheduled = False
                     self._teardown(notify_client=False,

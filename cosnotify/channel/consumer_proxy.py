@@ -375,7 +375,7 @@ class _PullConsumer(Suspendable, ProxyConsumer):
         try:
             got = self._pull_from(supplier)
         except Exception as exc:  # noqa: BLE001 - every failure goes through the policy
-            self._failed(exc)
+            self._failed(exc, supplier)
             return False
         self._failures = 0
         if got:
@@ -388,7 +388,18 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             self._polling = False
         self._schedule_poll(delay)
 
-    def _failed(self, exc: Exception) -> None:
+    def _failed(self, exc: Exception, supplier: Any) -> None:
+        """The poll of ``supplier`` failed: the failure policy (section 2.5.5.1's
+        Retries and RetryInterval), unless another supplier has connected meanwhile
+        (``allow_reconnect``): the old one's failure is not the new one's, which is
+        polled at once, with no backoff (review 129: it was torn down or backed off)."""
+        with self._lock:
+            stale = self._client is not supplier
+        if stale:
+            log.info("%r: a poll of the previous supplier failed (%s); polling the new one",
+                     self, type(exc).__name__)
+            self._repoll(0.0)
+            return
         if isinstance(exc, _GONE):
             log.info("%r: supplier is gone (%s); destroying the proxy", self, type(exc).__name__)
             with self._lock:

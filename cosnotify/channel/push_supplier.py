@@ -281,7 +281,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
                     # the slow lane (or, if the consumer went meanwhile, it is let go).
                     self._failures = 0
                     return self._stopped(batch[failure.sent:])
-                return self._failed(batch[failure.sent:], failure.error)
+                return self._failed(batch[failure.sent:], failure.error, consumer)
             ended = clock.now()
             if self._counting:
                 self._n_delivered += len(batch)
@@ -330,7 +330,21 @@ class _PushSupplier(Suspendable, ProxySupplier):
         self._kick()  # resumed meanwhile? then carry on
         return False
 
-    def _failed(self, batch: list[Entry], exc: Exception) -> bool:
+    def _failed(self, batch: list[Entry], exc: Exception, consumer: Any) -> bool:
+        """The push of ``batch`` to ``consumer`` failed: the failure policy, unless
+        another consumer has connected meanwhile (``allow_reconnect``): the old one's
+        failure is not the new one's, which gets ``batch`` at once, with no backoff
+        (review 129: it was torn down or backed off)."""
+        with self._lock:
+            stale = self._client is not consumer and not self._destroyed
+            if stale:
+                self._retry = batch + self._retry  # first, in order, to the new consumer
+        if stale:
+            log.info("%r: a push to the previous consumer failed (%s); delivering to the"
+                     " new one", self, type(exc).__name__)
+            # _scheduled stays True: this is the proxy's one task in flight.
+            self._service.submit(self._deliver, self._delivery_lane())
+            return False
         self._n_failed += 1  # the delivery task is the only writer
         self._last_failure = (self._service.clock.now(), failure_reason(exc))
         if isinstance(exc, _GONE):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,8 +11,13 @@ from omniORB import CORBA
 
 import CosEventChannelAdmin as ECA
 import CosEventComm
+import CosNotification as N
 import CosNotifyChannelAdmin as CA
+import TimeBase
 
+from cosnotify.channel.clock import ManualClock
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.channel.service import ServiceConfig
 from tests.channel.conftest import (
     WAIT,
     PullSupplier,
@@ -185,3 +191,132 @@ class TestDisconnect:
         entry.push(CORBA.Any(CORBA.TC_string, "hello"))
         assert consumer.wait_for(1)
         assert same_any(consumer.received[0], CORBA.Any(CORBA.TC_string, "hello"))
+
+
+@pytest.fixture
+def reconnecting() -> Iterator[Any]:
+    """A channel of a factory with ``allow_reconnect`` (TAO's -AllowReconnect), on a
+    manual clock: a backed-off retry waits for the test to move it."""
+    config = ServiceConfig(pull_interval=1.0, slow_push=0, allow_reconnect=True)
+    with EventChannelFactory(config, clock=ManualClock()) as factory:
+        yield factory.create_channel([], [])[0]
+
+
+class Hanging:
+    """An old client whose call is under way when its proxy is reconnected; the call
+    then fails with ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def _call(self) -> Any:
+        self.entered.set()
+        assert self.release.wait(WAIT)
+        raise self.error
+
+    def try_pull_structured_event(self) -> Any:
+        return self._call()
+
+    def push_structured_event(self, event: Any) -> None:
+        self._call()
+
+    def disconnect_structured_pull_supplier(self) -> None: ...
+    def disconnect_structured_push_consumer(self) -> None: ...
+
+
+OLD_FAILURES = [CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO),
+                CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)]
+
+
+class TestReconnectDuringACall:
+    """With allow_reconnect, a call to the old client that fails after the new one
+    connected is not the new one's failure: it neither destroys the proxy (Disconnected
+    or OBJECT_NOT_EXIST: section 3.3.7.1's "gone") nor backs it off (Retries and
+    RetryInterval, section 2.5.5.1) (review 129)."""
+
+    @pytest.mark.parametrize("error", OLD_FAILURES, ids=lambda e: type(e).__name__)
+    def test_a_failed_poll_of_the_old_supplier_keeps_the_new_connection(
+            self, reconnecting: Any, error: Exception) -> None:
+        """The new pull supplier is polled at once, and its event goes through."""
+        channel = reconnecting
+        consumer = StructuredPushConsumer()
+        out, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        out.connect_structured_push_consumer(consumer)
+        proxy, _ = channel._get_default_supplier_admin().obtain_notification_pull_consumer(
+            CA.STRUCTURED_EVENT)
+        old = Hanging(error)
+        proxy.connect_structured_pull_supplier(old)
+        assert old.entered.wait(WAIT)
+        try:
+            proxy.connect_structured_pull_supplier(PullSupplier([structured(fields={"n": 1})]))
+        finally:
+            old.release.set()
+        assert channel._service.dispatcher.wait_idle()
+        assert not proxy.destroyed
+        assert consumer.wait_for(1)  # no clock moved: polled with no backoff
+        assert number(consumer.received[0]) == 1 and proxy._failures == 0
+
+    @pytest.mark.parametrize("error", OLD_FAILURES, ids=lambda e: type(e).__name__)
+    def test_a_failed_push_to_the_old_consumer_keeps_the_new_connection(
+            self, reconnecting: Any, error: Exception) -> None:
+        """The new push consumer gets the event at once, the one whose push failed."""
+        channel = reconnecting
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        old = Hanging(error)
+        proxy.connect_structured_push_consumer(old)
+        structured_push_supplier_proxy(channel).push_structured_event(
+            structured(fields={"n": 1}))
+        assert old.entered.wait(WAIT)
+        new = StructuredPushConsumer()
+        try:
+            proxy.connect_structured_push_consumer(new)
+        finally:
+            old.release.set()
+        assert channel._service.dispatcher.wait_idle()
+        assert not proxy.destroyed
+        assert new.wait_for(1)  # no clock moved: delivered with no backoff
+        assert number(new.received[0]) == 1 and proxy._failures == 0
+
+    def test_a_failed_resend_to_the_old_consumer_keeps_the_new_connection(
+            self, reconnecting: Any) -> None:
+        """An Ack proxy's resend (section 3.7.7.1) to the old consumer that fails with
+        OBJECT_NOT_EXIST after a new one connected leaves the proxy to the new one,
+        which is given the unacknowledged event."""
+        channel = reconnecting
+        clock = channel._service.clock
+        admin = channel._get_default_consumer_admin()
+        admin.set_qos([N.Property("DeliveryReliability", CORBA.Any(CORBA.TC_short, 1)),
+                       N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 10_000_000))])
+        proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+
+        class TakesOneThenHangs(Hanging):
+            given = 0
+
+            def push_structured_event(self, event: Any) -> None:
+                self.given += 1
+                if self.given > 1:  # the resend: never acknowledged, given again
+                    self._call()
+
+        old = TakesOneThenHangs(CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO))
+        proxy.connect_structured_push_consumer(old)
+        structured_push_supplier_proxy(channel).push_structured_event(
+            structured(fields={"n": 1}))
+        assert channel._service.dispatcher.wait_idle() and old.given == 1
+        clock.advance(1.0)  # RetryInterval: the resend
+        assert old.entered.wait(WAIT)
+        new = StructuredPushConsumer()
+        try:
+            proxy.connect_structured_push_consumer(new)
+        finally:
+            old.release.set()
+        for _ in range(5):
+            assert channel._service.dispatcher.wait_idle()
+            if new.received:
+                break
+            clock.advance(1.0)
+        assert not proxy.destroyed
+        assert [number(e) for e in new.received] == [1]
