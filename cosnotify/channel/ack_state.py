@@ -27,6 +27,7 @@ from omniORB import CORBA
 import CosNotification
 
 from cosnotify.channel import pull_supplier as pls
+from cosnotify.channel.proxy import retry_interval
 from cosnotify.channel.queue import Entry
 from cosnotify.channel.topology import (
     COMMUNICATION_FAILURES,
@@ -158,7 +159,9 @@ class _Ack:
         return f"ack/{Topology.path(self)}"
 
     def _interval(self) -> float:
-        return float(self._qos.get("RetryInterval", 1_000_000)) / 1e7
+        """RetryInterval, at least ``proxy.MIN_RETRY_INTERVAL`` (a 0 would give again,
+        or back off by, nothing at all)."""
+        return retry_interval(self._qos)
 
     def _given(self, number: int, entries: list[Entry], push: bool = False) -> bool:
         """``entries`` went to the consumer as ``number``; they wait for its acknowledge

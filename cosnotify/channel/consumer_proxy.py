@@ -36,7 +36,7 @@ from cosnotify.channel.clients import narrowed
 from cosnotify.channel.counters import Counter, channel_events_in, failure_reason
 from cosnotify.channel.counters import calls as _calls
 from cosnotify.channel.event import apply_qos, from_any, from_structured
-from cosnotify.channel.proxy import ProxyBase, Suspendable
+from cosnotify.channel.proxy import ProxyBase, Suspendable, retry_delay
 from cosnotify.channel.subscriptions import Relay, TypeSet
 from cosnotify.channel.supplier_ack import SupplierAck
 from cosnotify.channel.topology import retries_for_ever
@@ -416,9 +416,7 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             self._teardown(notify_client=True,
                            why=f"gave up after {_calls(self._failures)} failed: {failure_reason(exc)}")
             return
-        interval = self._qos.get("RetryInterval", 1_000_000) / 1e7
-        self._repoll(min(interval * 2.0 ** min(self._failures - 1, 64),  # no OverflowError
-                         self._service.config.max_backoff))
+        self._repoll(retry_delay(self._qos, self._failures, self._service.config.max_backoff))
 
     def _pull_from(self, supplier: Any) -> bool:
         raise NotImplementedError

@@ -36,11 +36,30 @@ from cosnotify.eventtypes import check_event_types
 from cosnotify.qos.negotiation import Target, additional_qos, check_qos
 from cosnotify.qos.properties import Level
 
-__all__ = ["ProxyBase", "Suspendable"]
+__all__ = ["MIN_RETRY_INTERVAL", "ProxyBase", "Suspendable", "retry_delay", "retry_interval"]
 
 log = logging.getLogger("cosnotify.channel")
 
 _DELIVERY = "DeliveryReliability"
+
+#: The least a retry of a failing client waits (seconds): a RetryInterval of 0, which
+#: the QoS allows, would otherwise retry a dead client in a tight loop, 0 doubled
+#: being 0 (review 129). Backoffs double from it.
+MIN_RETRY_INTERVAL = 0.01
+
+
+def retry_interval(qos: Any) -> float:
+    """The proxy's RetryInterval in seconds, at least ``MIN_RETRY_INTERVAL``."""
+    return max(float(qos.get("RetryInterval", 1_000_000)) / 1e7, MIN_RETRY_INTERVAL)
+
+
+def retry_delay(qos: Any, failures: int, max_backoff: float) -> float:
+    """How long the ``failures``-th retry waits: RetryInterval (at least
+    ``MIN_RETRY_INTERVAL``) doubled for each failure before it, up to ``max_backoff``
+    (and never below the minimum). The exponent is bounded: 2 ** 1024 is no float
+    (review 102: a durable proxy's 1,025th failure raised OverflowError)."""
+    delay = retry_interval(qos) * 2.0 ** min(failures - 1, 64)
+    return max(min(delay, max_backoff), MIN_RETRY_INTERVAL)
 
 
 class ProxyBase(QoSAdminMixin, FilterAdminMixin):

@@ -32,7 +32,7 @@ import CosNotifyChannelAdmin as CA
 from cosnotify.channel.counters import calls as _calls
 from cosnotify.channel.counters import failure_reason
 from cosnotify.channel.event import Event
-from cosnotify.channel.proxy import Suspendable
+from cosnotify.channel.proxy import Suspendable, retry_delay
 from cosnotify.channel.queue import Entry
 from cosnotify.channel.supplier_proxy import ProxySupplier, without_unmarshallable
 from cosnotify.channel.topology import retries_for_ever
@@ -364,11 +364,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
             self._teardown(notify_client=True,
                            why=f"gave up after {_calls(self._failures)} failed: {failure_reason(exc)}")
             return False
-        interval = self._qos.get("RetryInterval", 1_000_000) / 1e7
-        # The exponent is bounded: 2 ** 1024 is no float (review 102: a durable proxy's
-        # 1,025th failure raised OverflowError here and its delivery stopped for good).
-        delay = min(interval * 2.0 ** min(self._failures - 1, 64),
-                    self._service.config.max_backoff)
+        delay = retry_delay(self._qos, self._failures, self._service.config.max_backoff)
         log.info("%r: push failed (%s); retry %d of %d in %.2fs",
                  self, exc, self._failures, retries, delay)
         with self._lock:

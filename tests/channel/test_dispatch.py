@@ -145,6 +145,53 @@ class TestConsumerErrors:
         assert [number(e) for e in consumer.received] == [1, 2]
         assert not proxy.destroyed
 
+    def test_a_retry_interval_of_0_still_backs_off(self, manual_channel: Any,
+                                                    clock: Any) -> None:
+        """RetryInterval 0 (section 2.5.5: the QoS's range allows it) would retry a dead
+        consumer in a tight loop, 0 doubled being 0: retries wait at least
+        ``MIN_RETRY_INTERVAL`` (10 ms), doubling from there (review 129)."""
+        from cosnotify.channel.proxy import MIN_RETRY_INTERVAL
+
+        dispatcher = manual_channel._service.dispatcher
+        consumer = FailingConsumer(CORBA.TRANSIENT(0, CORBA.COMPLETED_NO), failures=10**6)
+        proxy = connect(manual_channel, consumer)
+        proxy.set_qos([N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 0)),
+                       N.Property("Retries", CORBA.Any(CORBA.TC_long, 10**6))])
+        entry(manual_channel).push_structured_event(structured(fields={"n": 1}))
+        assert dispatcher.wait_idle() and consumer.attempts == 1
+        clock.advance(0.0)  # the time has not moved: no retry is due
+        assert dispatcher.wait_idle() and consumer.attempts == 1
+        clock.advance(MIN_RETRY_INTERVAL)
+        assert dispatcher.wait_idle() and consumer.attempts == 2
+        clock.advance(MIN_RETRY_INTERVAL)  # the second waits twice as long
+        assert dispatcher.wait_idle() and consumer.attempts == 2
+        clock.advance(MIN_RETRY_INTERVAL)
+        assert dispatcher.wait_idle() and consumer.attempts == 3
+
+    def test_a_retry_interval_of_0_still_backs_off_polls(self, manual_channel: Any,
+                                                          clock: Any) -> None:
+        """The same for the channel's polls of a failing pull supplier: with RetryInterval
+        0 they were resubmitted at once, for ever (review 129)."""
+        from cosnotify.channel.proxy import MIN_RETRY_INTERVAL
+
+        class Dead(PullSupplier):
+            def try_pull_structured_event(self) -> tuple[Any, bool]:
+                with self.cond:
+                    self.polls += 1
+                raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+
+        dispatcher = manual_channel._service.dispatcher
+        proxy, _ = manual_channel._get_default_supplier_admin(
+        ).obtain_notification_pull_consumer(CA.STRUCTURED_EVENT)
+        proxy.set_qos([N.Property("RetryInterval", CORBA.Any(TimeBase._tc_TimeT, 0)),
+                       N.Property("Retries", CORBA.Any(CORBA.TC_long, 10**6))])
+        supplier = Dead()
+        proxy.connect_structured_pull_supplier(supplier)
+        assert dispatcher.wait_idle(2.0), "the polls of a dead supplier never stop"
+        assert supplier.polls == 1
+        clock.advance(MIN_RETRY_INTERVAL)
+        assert dispatcher.wait_idle() and supplier.polls == 2
+
     def test_persistent_failure_disconnects_after_retries(self, manual_channel: Any,
                                                           clock: Any) -> None:
         """After Retries failed retries the proxy gives up, tells the consumer, and is gone."""
