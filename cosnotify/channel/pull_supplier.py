@@ -7,9 +7,10 @@ arm a timer on the service clock that notifies the condition, which keeps
 an injected ``ManualClock`` in charge of time. Teardown wakes every waiter,
 which then raises ``Disconnected`` (sections 3.3.9.1 and 3.3.13.1).
 
-A proxy the service keeps when it stops (ConnectionReliability=Persistent:
-"the connection will be re-established upon restart", section 2.5.5.1) is not
-torn down: ``_service_stops`` wakes its waiting pulls, which raise
+A proxy the service keeps when it stops (ConnectionReliability=Persistent,
+section 2.5.5.1: "upon restart from a failure the notification channel will
+automatically re-establish connections to all clients that were connected to
+it at the time the failure occurred") is not torn down: ``_service_stops`` wakes its waiting pulls, which raise
 ``TRANSIENT`` (the client may pull again once the service is back), as does
 any pull that comes after. Served, a pull left waiting would be a request in
 progress that the POA's destruction waits for, and the server would never stop.

@@ -231,10 +231,11 @@ OLD_FAILURES = [CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO),
 
 
 class TestReconnectDuringACall:
-    """With allow_reconnect, a call to the old client that fails after the new one
-    connected is not the new one's failure: it neither destroys the proxy (Disconnected
-    or OBJECT_NOT_EXIST: section 3.3.7.1's "gone") nor backs it off (Retries and
-    RetryInterval, section 2.5.5.1) (review 129)."""
+    """Section 2.5.5.1: "Clients which then re-instantiate objects with these references
+    will (logically) reconnect to their associated proxies"; with allow_reconnect, a
+    call to the old client that fails after the new one connected is not the new one's
+    failure: it neither destroys the proxy (Disconnected or OBJECT_NOT_EXIST) nor backs
+    it off (Retries and RetryInterval) (review 129)."""
 
     @pytest.mark.parametrize("error", OLD_FAILURES, ids=lambda e: type(e).__name__)
     def test_a_failed_poll_of_the_old_supplier_keeps_the_new_connection(

@@ -147,9 +147,10 @@ class TestConsumerErrors:
 
     def test_a_retry_interval_of_0_still_backs_off(self, manual_channel: Any,
                                                     clock: Any) -> None:
-        """RetryInterval 0 (section 2.5.5: the QoS's range allows it) would retry a dead
-        consumer in a tight loop, 0 doubled being 0: retries wait at least
-        ``MIN_RETRY_INTERVAL`` (10 ms), doubling from there (review 129)."""
+        """Section 3.7.8.3: "The QoS property RetryInterval specifies interval between
+        original invocation and first retry or between retries"; a RetryInterval of
+        0 would retry a dead consumer in a tight loop, 0 doubled being 0: retries wait
+        at least ``MIN_RETRY_INTERVAL`` (10 ms), doubling from there (review 129)."""
         from cosnotify.channel.proxy import MIN_RETRY_INTERVAL
 
         dispatcher = manual_channel._service.dispatcher
@@ -170,8 +171,10 @@ class TestConsumerErrors:
 
     def test_a_retry_interval_of_0_still_backs_off_polls(self, manual_channel: Any,
                                                           clock: Any) -> None:
-        """The same for the channel's polls of a failing pull supplier: with RetryInterval
-        0 they were resubmitted at once, for ever (review 129)."""
+        """Section 3.7.8.3: "The QoS property RetryInterval specifies interval between
+        original invocation and first retry or between retries": the channel's polls
+        of a failing pull supplier with RetryInterval 0 were resubmitted at once, for
+        ever; they wait ``MIN_RETRY_INTERVAL`` (review 129)."""
         from cosnotify.channel.proxy import MIN_RETRY_INTERVAL
 
         class Dead(PullSupplier):
@@ -334,10 +337,11 @@ class TestLanes:
 
     def test_failing_pull_suppliers_are_polled_in_the_failing_lane(
             self, manual_channel: Any, clock: Any) -> None:
-        """As failing push consumers are (docs/architecture.md, "Lanes"), a pull supplier
-        whose last poll failed is polled again in the shared ``failing`` lane, and in its
-        client's lane once a poll succeeds (review 129: retries used the client's lane,
-        so N dead suppliers in N processes held N workers)."""
+        """Section 3.7.8.3: "The QoS property RetryInterval specifies interval between
+        original invocation and first retry or between retries"; as failing push
+        consumers' (docs/architecture.md, "Lanes"), a pull supplier's retried polls run
+        in the shared ``failing`` lane, and in its client's lane once a poll succeeds
+        (review 129: N dead suppliers in N processes held N workers)."""
 
         class FailingOnce(PullSupplier):
             def try_pull_structured_event(self) -> tuple[Any, bool]:

@@ -220,9 +220,10 @@ class TestPullConsumers:
 
     def test_a_poll_that_fails_before_pulling_polls_again(self, manual_channel: Any,
                                                            clock: Any) -> None:
-        """Section 2.5.7: polling only pauses while the channel cannot take events; a
-        poll whose check of the channel raises is scheduled again all the same (review
-        129: the raise left the poll marked as running, and it never polled again)."""
+        """Section 2.5.7: a pull-style proxy consumer stops pulling only "until the total
+        number of undelivered events within the channel is decreased"; a poll whose
+        check of the channel raises is scheduled again all the same (review 129: the
+        raise left the poll marked as running, and it never polled again)."""
         supplier = PullSupplier()
         proxy, _ = manual_channel._get_default_supplier_admin(
         ).obtain_notification_pull_consumer(CA.STRUCTURED_EVENT)

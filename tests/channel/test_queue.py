@@ -245,8 +245,10 @@ class TestExpiry:
         assert queue.get_batch(10, 10.0) == [old, new]
 
     def test_next_expiry_bounds_the_queued_deadlines(self) -> None:
-        """The sweep runs only once a deadline may have passed; after it, ``next_expiry``
-        is the soonest deadline still queued, and the channel's account is told."""
+        """Section 2.5.5.3: "If an event is not delivered within a specified time, then it
+        should be discarded": the sweep runs only once a deadline may have passed; after
+        it, ``next_expiry`` is the soonest deadline still queued, and the channel's
+        account is told."""
 
         class Account:
             soonest = math.inf

@@ -161,7 +161,11 @@ class TestExpiredEvents:
 
     def test_expired_events_do_not_fill_the_channel(self, manual_factory: Any,
                                                     clock: Any) -> None:
-        """RejectNewEvents TRUE: a channel holding only expired events takes a push."""
+        """Section 2.5.7, RejectNewEvents TRUE: "When the total number of undelivered
+        events within the channel is equal to MaxQueueLength ... attempts to push new
+        events to the channel by push-style suppliers will result in the IMPL_LIMIT
+        system exception being raised": expired events are not undelivered ones, so a
+        channel holding only those takes a push."""
         channel, _ = manual_factory.create_channel(
             [], [long_("MaxQueueLength", 2), boolean("RejectNewEvents", True)])
         consumer = pull_proxy(channel)
@@ -177,7 +181,9 @@ class TestExpiredEvents:
 
     def test_the_channel_discards_an_expired_event_before_a_live_one(
             self, manual_factory: Any, clock: Any) -> None:
-        """RejectNewEvents FALSE: the expired event goes, not the DiscardPolicy's victim."""
+        """Section 2.5.7, RejectNewEvents FALSE: "one of the currently queued undelivered
+        events being discarded by the channel to make room for the new event": the
+        expired event goes, not the DiscardPolicy's live victim."""
         channel, _ = manual_factory.create_channel([], [long_("MaxQueueLength", 2)])
         consumer = pull_proxy(channel)
         supplier = entry(channel)
@@ -191,7 +197,9 @@ class TestExpiredEvents:
 
     def test_max_events_per_consumer_discards_an_expired_event_first(
             self, manual_channel: Any, clock: Any) -> None:
-        """MaxEventsPerConsumer with FifoOrder discards: the expired copy goes first."""
+        """Section 2.5.5.3: "If an event is not delivered within a specified time, then it
+        should be discarded": over MaxEventsPerConsumer (FifoOrder discards), the
+        expired copy goes first."""
         consumer = pull_proxy(manual_channel)
         consumer.set_qos([long_("MaxEventsPerConsumer", 2),
                           prop("DiscardPolicy", N.FifoOrder)])
@@ -227,8 +235,9 @@ class TestExpiredEvents:
 
     def test_a_pull_supplier_is_polled_again_once_its_expired_events_go(
             self, manual_factory: Any, clock: Any) -> None:
-        """Section 2.5.7: polling pauses while the channel is full with RejectNewEvents
-        TRUE; a channel full only of expired events is not full."""
+        """Section 2.5.7: "each pull-style proxy consumer will stop attempting to perform
+        pull invocations on its supplier until the total number of undelivered events
+        within the channel is decreased": expired events are not undelivered ones."""
         channel, _ = manual_factory.create_channel(
             [], [long_("MaxQueueLength", 1), boolean("RejectNewEvents", True)])
         consumer = pull_proxy(channel)

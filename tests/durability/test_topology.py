@@ -312,10 +312,11 @@ class TestConnections:
 
     def test_a_waiting_pull_on_a_kept_proxy_ends_when_the_service_stops(
             self, reopen: Callable[[], EventChannelFactory]) -> None:
-        """Section 2.5.5.1: with ConnectionReliability Persistent "the connection will be
-        re-established upon restart": a pull waiting as the service stops raises
-        TRANSIENT (pull again later) rather than waiting for ever, and the kept proxy
-        comes back and still delivers."""
+        """Section 2.5.5.1 (ConnectionReliability Persistent): "upon restart from a failure
+        the notification channel will automatically re-establish connections to all
+        clients that were connected to it at the time the failure occurred": a pull
+        waiting as the service stops raises TRANSIENT (pull again later) rather than
+        waiting for ever, and the kept proxy comes back and still delivers."""
         factory = reopen()
         channel, channel_id = persistent_channel(factory)
         proxy, proxy_id = channel._get_default_consumer_admin(

@@ -358,8 +358,9 @@ class TestSignals:
 class TestStopWithAPullWaiting:
     def test_stop_returns_while_a_client_waits_in_a_pull_on_a_kept_proxy(
             self, omniorb: Any, tmp_path: Any) -> None:
-        """Section 2.5.5.1: Persistent connections are "re-established upon restart", so
-        the stop keeps the proxy; the pull waiting on it gets TRANSIENT, and stop()
+        """Section 2.5.5.1: "upon restart from a failure the notification channel will
+        automatically re-establish connections to all clients that were connected to it
+        at the time the failure occurred", so the stop keeps the proxy; the pull waiting on it gets TRANSIENT, and stop()
         (which waits for requests in progress) returns (review 129: SIGTERM was
         ignored by `serve --db` while a pull waited)."""
         srv = NotificationServer(ServerConfig(port=0, call_timeout=2.0,
