@@ -428,7 +428,7 @@ class _Translator:
         has_number = _flag(f"exists({numbers}, __n -> __n = {element.field('i')})")
         cases = _errors_first(element)
         cases += [(f"{cell} IS NULL", _FX),
-                  (f"({kind} IS NULL OR {kind} IN ('any', 'fixed'))", _FU),
+                  (f"({kind} IS NULL OR {kind} IN ('any', 'fixed', 'alias'))", _FU),
                   (f"({kind} NOT IN ('sequence', 'array'))", _FX),
                   (_and(_is(element, "s"), f"({content} IN {_in_list(_STRING_KINDS)})"),
                    f"CASE WHEN {strings} IS NULL THEN {_FU} ELSE {has_string} END"),

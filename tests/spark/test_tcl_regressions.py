@@ -1,4 +1,4 @@
-"""Regressions of tcl found by review 109: each test names the input that went wrong.
+"""Regressions of tcl found by reviews 109 and 128: each test names the input that went wrong.
 
 Like ``test_tcl.py``, each check compares Spark's answer with the channel's
 own filter (``Filter.match_structured``) and costs one Spark job.
@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from omniORB import CORBA
+from omniORB import CORBA, tcInternal
 
 from spark_bridge import event_schema, event_to_row
 from spark_bridge.convert import row_to_event
@@ -126,3 +126,22 @@ class TestSurrogates:
         assert_same(spark, constraints, events)
         df = spark.createDataFrame(convertible(events)[1], event_schema())
         assert tcl_filter(df, constraints[0]).count() == 1
+
+
+def aliased(typecode: Any, depth: int) -> Any:
+    """``typecode`` behind ``depth`` typedefs."""
+    for i in range(depth):
+        typecode = tcInternal.createAliasTC(f"IDL:test/tcl/Deep{i}:1.0", f"Deep{i}", typecode)
+    return typecode
+
+
+class TestDeepAliases:
+    def test_in_over_a_sequence_behind_five_typedefs(self, spark: Any) -> None:
+        """`5 in $n`, $n a sequence<long> under five typedefs (more than SQL unwraps), goes
+        to the UDF: TRUE as match_structured says (SQL called it an error: FALSE)."""
+        events = [ev(n=a(aliased(LONGS, depth), [1, 5])) for depth in (4, 5, 7)]
+        events += [ev(n=a(aliased(tcInternal.createSequenceTC(0, aliased(CORBA.TC_string, 5)),
+                                   5), ["x", "abc"]))]
+        constraints = ["5 in $n", "not (5 in $n)", "7 in $n or TRUE", "'abc' in $n"]
+        assert [reference(c, events[1]) for c in constraints] == [True, False, True, False]
+        assert_same(spark, constraints, events)
