@@ -60,6 +60,9 @@ from cosnotify.corba import descriptors as D
 from spark_bridge import variant as V
 from spark_bridge.anydecode import (
     _CACHE_LIMIT,
+    BEYOND_CHAR,
+    CHAR_LIMIT,
+    WCHAR_LIMIT,
     ConversionError,
     References,
     _lazy,
@@ -92,10 +95,13 @@ def encode_any(value: Any, references: References | None = None) -> Raw:
     if cell is None or cell[0] is not d:
         cell = _cell(d)
     _, text, encode, scalar = cell
-    if scalar:  # no object keys and no references: skip the writer
-        return text, encode(value._v, None), V.EMPTY_METADATA
-    writer = _Writer(references)
-    data = encode(value._v, writer)
+    try:
+        if scalar:  # no object keys and no references: skip the writer
+            return text, encode(value._v, None), V.EMPTY_METADATA
+        writer = _Writer(references)
+        data = encode(value._v, writer)
+    except UnicodeEncodeError as exc:  # a lone surrogate: only made in process
+        raise ConversionError(f"{exc.object[exc.start:exc.end]!r} has no UTF-8 form") from exc
     return text, data, writer.metadata()
 
 
@@ -176,16 +182,21 @@ def _enc_bool(value: Any, w: _Writer) -> bytes:
     return V.boolean(value)
 
 
+# What the decoders (anydecode) refuse is refused here too, so every row written reads
+# back: a string or wstring holds no NUL, a char is below U+0100, a wchar below U+10000.
+
 def _enc_string(value: Any, w: _Writer) -> bytes:
-    if type(value) is not str:
-        raise ConversionError(f"{value!r:.60} is not a string")
+    if type(value) is not str or "\0" in value:
+        raise ConversionError(f"{value!r:.60} is not a string (or holds NUL)")
     return V.string(value)
 
 
-def _enc_char(value: Any, w: _Writer) -> bytes:
-    if type(value) is not str or len(value) != 1:
-        raise ConversionError(f"{value!r:.60} is not one character")
-    return V.string(value)
+def _char_encoder(limit: int) -> Encoder:
+    def encode(value: Any, w: _Writer) -> bytes:
+        if type(value) is not str or len(value) != 1 or ord(value) >= limit:
+            raise ConversionError(f"{value!r:.60} is not one character below U+{limit:04X}")
+        return V.string(value)
+    return encode
 
 
 def _enc_null(value: Any, w: _Writer) -> bytes:
@@ -240,7 +251,7 @@ _SIMPLE_ENCODERS: Final[dict[int, Encoder]] = {
     D.ULONG: _checked_int(0, 2**32 - 1, "unsigned long", V.int64),
     D.ULONGLONG: _enc_ulonglong,
     D.FLOAT: _enc_float, D.DOUBLE: _enc_double, D.BOOLEAN: _enc_bool,
-    D.CHAR: _enc_char, D.WCHAR: _enc_char,
+    D.CHAR: _char_encoder(CHAR_LIMIT), D.WCHAR: _char_encoder(WCHAR_LIMIT),
     D.NULL: _enc_null, D.VOID: _enc_null, D.ANY: _enc_any, D.TYPECODE: _enc_typecode,
     D.PRINCIPAL: _enc_binary, D.OBJREF: _enc_objref, D.ABSTRACT_INTERFACE: _enc_objref,
     D.LOCAL_INTERFACE: _enc_objref,
@@ -279,8 +290,8 @@ def _string_encoder(bound: int) -> Encoder:
         return _enc_string
 
     def encode(value: Any, w: _Writer) -> bytes:
-        if type(value) is not str or len(value) > bound:
-            raise ConversionError(f"{value!r:.60} is not a string<{bound}>")
+        if type(value) is not str or len(value) > bound or "\0" in value:
+            raise ConversionError(f"{value!r:.60} is not a string<{bound}> (or holds NUL)")
         return V.string(value)
     return encode
 
@@ -341,6 +352,8 @@ def _sequence_encoder(d: Any) -> Encoder:
                 value = "".join(value)  # omniORB wants a str; accept the list form
             if type(value) is not str:
                 raise ConversionError(f"{type(value).__name__} is not a string of chars")
+            if not value.isascii() and BEYOND_CHAR.search(value):  # NUL is a char too
+                raise ConversionError(f"{value!r:.60} holds characters beyond U+00FF")
             check(len(value))
             return V.string(value)
         return encode_chars

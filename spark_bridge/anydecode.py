@@ -21,6 +21,7 @@ not the other way round.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from decimal import Decimal
@@ -37,6 +38,10 @@ __all__ = ["ConversionError", "Decoder", "References", "decode_any"]
 _CACHE_LIMIT = 4096
 _EXACT: Final = V._EXACT
 _lock = threading.Lock()
+#: A character no ``char`` holds (a char is one octet, ISO 8859-1: U+0000..U+00FF).
+BEYOND_CHAR: Final = re.compile("[^\x00-\xff]")
+CHAR_LIMIT: Final = 0x100  # char: below U+0100
+WCHAR_LIMIT: Final = 0x10000  # wchar: below U+10000 (UTF-16, one unit)
 
 Decoder = Callable[[Any, "References | None"], Any]
 
@@ -244,7 +249,7 @@ def _sequence_decoder(d: Any) -> Decoder:
                 plain = "".join(element()(item, refs) for item in plain)
             if type(plain) is not str:
                 raise _mismatch(plain, "a string of chars")
-            if any(ord(c) > 0xFF for c in plain):  # NUL is a char like any other
+            if not plain.isascii() and BEYOND_CHAR.search(plain):  # NUL is a char too
                 raise ValueError(f"{plain!r:.60} holds characters beyond U+00FF")
             check(len(plain))
             return plain
@@ -303,7 +308,7 @@ _INTEGER_RANGES: Final = {
 }
 _SIMPLE_DECODERS: Final[dict[int, Decoder]] = {
     **{k: _ranged(lo, hi) for k, (lo, hi) in _INTEGER_RANGES.items()},
-    D.CHAR: _chars(0x100), D.WCHAR: _chars(0x10000),
+    D.CHAR: _chars(CHAR_LIMIT), D.WCHAR: _chars(WCHAR_LIMIT),
     D.FLOAT: _dec_float, D.DOUBLE: _dec_float, D.BOOLEAN: _dec_bool,
     D.NULL: _dec_none, D.VOID: _dec_none, D.ANY: _dec_any,
     D.TYPECODE: _dec_typecode, D.PRINCIPAL: _dec_bytes, D.OBJREF: _dec_objref,

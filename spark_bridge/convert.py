@@ -105,7 +105,8 @@ def encode_event(event: Any, references: References | None = None
                  ) -> tuple[str, str, str, list[PropertyCell], list[PropertyCell], Cell]:
     """The first six columns of a row, with variants as (value, metadata) byte pairs.
     ConversionError if a name is no text UTF-8 can hold (a lone surrogate: an event
-    made in process is not marshalled), so the event is set aside, not its batch."""
+    made in process is not marshalled) or holds NUL (``row_to_event`` refuses it, as
+    CORBA strings exclude it), so the event is set aside, not its batch."""
     fixed = event.header.fixed_header
     return (_name(fixed.event_type.domain_name, "domain_name"),
             _name(fixed.event_type.type_name, "type_name"),
@@ -116,9 +117,9 @@ def encode_event(event: Any, references: References | None = None
 
 
 def _name(value: Any, what: str) -> str:
-    if type(value) is str and (value.isascii() or _utf8(value)):
+    if type(value) is str and "\0" not in value and (value.isascii() or _utf8(value)):
         return value
-    raise ConversionError(f"{what} {value!r:.80} is not text UTF-8 can hold")
+    raise ConversionError(f"{what} {value!r:.80} is not text UTF-8 can hold, or holds NUL")
 
 
 def _utf8(value: str) -> bool:
