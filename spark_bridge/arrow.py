@@ -17,7 +17,13 @@ from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from spark_bridge.convert import ConversionError, References, encode_event, resolve_qos
+from spark_bridge.convert import (
+    ConversionError,
+    References,
+    encode_event,
+    resolve_qos,
+    timestamp_micros,
+)
 from spark_bridge.schema import arrow_schema
 
 __all__ = ["Rejected", "events_to_arrow"]
@@ -71,6 +77,8 @@ def events_to_arrow(items: Sequence[tuple[Any, float]], references: References |
             priority, expiry = resolve_qos(event, arrival, default_priority, default_timeout)
             if not _SHORT[0] <= priority <= _SHORT[1]:
                 raise ConversionError(f"Priority {priority} does not fit a short")
+            # Past Spark's last timestamp: NULL, never (convert.timestamp_micros).
+            expiry_micros = None if expiry is None else timestamp_micros(expiry, "expiry")
         except Exception as exc:  # noqa: BLE001 - any bad event is set aside, never fatal
             rejected.append(Rejected(event, arrival, exc))
             continue
@@ -82,7 +90,7 @@ def events_to_arrow(items: Sequence[tuple[Any, float]], references: References |
         bodies.append(body)
         arrivals.append(round(arrival * 1_000_000))
         priorities.append(priority)
-        expiries.append(None if expiry is None else round(expiry * 1_000_000))
+        expiries.append(expiry_micros)
     schema = _schema()
     columns = [domains, types, names, headers, data, bodies, arrivals, priorities, expiries]
     arrays = [pa.array(column, type=field.type) for column, field in zip(columns, schema)]

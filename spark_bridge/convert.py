@@ -17,7 +17,7 @@ they arrive from the wire. Nothing here touches a SparkSession or an ORB;
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import omniORB  # noqa: F401 - before the COS stubs it puts on sys.path
@@ -42,6 +42,11 @@ __all__ = [
 ]
 
 _UTC = UTC
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: Spark's timestamps run from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z.
+_FIRST_SECONDS = -62_135_596_800.0
+_END_SECONDS = 253_402_300_800.0  # 10000-01-01T00:00:00Z
+_LAST_MICROS = 253_402_300_799_999_999
 
 
 # -- Any <-> cell ------------------------------------------------------------------------------
@@ -97,6 +102,20 @@ def resolve_qos(event: Any, arrival: float, default_priority: int = 0,
     return priority, expiry
 
 
+def timestamp_micros(seconds: float, what: str) -> int | None:
+    """Unix seconds as a Spark timestamp's microseconds, or None past Spark's last
+    timestamp (9999-12-31T23:59:59.999999Z): an expiry there is never (a StopTime or
+    Timeout of 2**64-1 is ~year 60000), a source time not held. A time before year 1
+    (no header field gives one: TimeT and UtcT start in 1582) is a ConversionError."""
+    if not seconds >= _FIRST_SECONDS:  # NaN too
+        raise ConversionError(f"{what} {seconds!r} is before 0001-01-01T00:00:00Z, "
+                              "the first Spark timestamp")
+    if seconds >= _END_SECONDS:
+        return None
+    micros = round(seconds * 1_000_000)
+    return micros if micros <= _LAST_MICROS else None
+
+
 Cell = tuple[str, tuple[bytes, bytes]]  # (TypeCode text, (variant value, variant metadata))
 PropertyCell = tuple[str, str, tuple[bytes, bytes]]  # (name, TypeCode text, (value, metadata))
 
@@ -149,19 +168,21 @@ def event_to_row(event: Any, arrival: float, priority: int | None = None,
     """A row of ``event_schema()`` for ``spark.createDataFrame(rows, event_schema())``.
 
     ``arrival`` is in Unix seconds. ``priority`` and ``expiry`` (Unix seconds)
-    default to what :func:`resolve_qos` finds in the header.
+    default to what :func:`resolve_qos` finds in the header. An expiry past
+    9999-12-31T23:59:59.999999Z is NULL, never (:func:`timestamp_micros`).
     """
     if priority is None or expiry is None:
         found_priority, found_expiry = resolve_qos(event, arrival)
         priority = found_priority if priority is None else priority
         expiry = found_expiry if expiry is None else expiry
+    expiry_micros = None if expiry is None else timestamp_micros(expiry, "expiry")
     domain, type_name, name, header, data, body = encode_event(event, references)
     return (domain, type_name, name,
             [(n, t, VariantVal(*v)) for n, t, v in header],
             [(n, t, VariantVal(*v)) for n, t, v in data],
             (body[0], VariantVal(*body[1])),
             datetime.fromtimestamp(arrival, _UTC), priority,
-            None if expiry is None else datetime.fromtimestamp(expiry, _UTC))
+            None if expiry_micros is None else _EPOCH + timedelta(microseconds=expiry_micros))
 
 
 def row_to_event(row: Any, references: References | None = None) -> Any:

@@ -26,7 +26,8 @@ microsecond (a row's timestamp is the channel's double rounded to one);
 contradictory ones read nothing. A page whose cursor event was trimmed meanwhile (the read fell
 behind the channel's retention bounds) fails the read with ValueError. Rows carry the event's id (``event_server``,
 ``event_session``, ``event_instance``), its type path (``event_type``) and
-its source timestamp (``source_time``) beside the event schema's columns;
+its source timestamp (``source_time``, NULL when undefined or past Spark's last timestamp,
+as ``expiry_time``: ``convert.timestamp_micros``) beside the event schema's columns;
 ``arrival_time`` is its arrival in the channel.
 """
 
@@ -68,6 +69,7 @@ from spark_bridge.connect import (
     check_option_names,
     client_orb,
 )
+from spark_bridge.convert import timestamp_micros
 from spark_bridge.schema import event_schema
 
 __all__ = ["NAME", "HistoryOptions", "HistoryReader", "HistorySource", "history_schema",
@@ -359,8 +361,10 @@ def _table(events: list[Any]) -> pa.Table:
         "event_session": pa.array([r.id.session for r in kept], pa.int64()),
         "event_instance": pa.array([r.id.instance for r in kept], pa.int64()),
         "event_type": pa.array([list(r.type) for r in kept], pa.list_(pa.string())),
+        # NULL past Spark's last timestamp too (convert.timestamp_micros), as expiry_time.
         "source_time": pa.array([None if r.source_timestamp is None
-                                 else round(r.source_timestamp * 1_000_000) for r in kept],
+                                 else timestamp_micros(r.source_timestamp, "source_time")
+                                 for r in kept],
                                 pa.timestamp("us", tz="UTC")),
     }
     for name in HISTORY_COLUMNS:

@@ -67,7 +67,8 @@ def event_schema() -> StructType:
     remainder_of_body         an Any struct
     arrival_time              when the event reached the bridge (UTC)
     priority                  resolved Priority (short)
-    expiry_time               resolved expiry (UTC), NULL when none
+    expiry_time               resolved expiry (UTC), NULL when none (never;
+                              also past 9999-12-31T23:59:59.999999Z)
     ========================  ===========================================
     """
     properties = ArrayType(property_struct(), containsNull=False)

@@ -578,6 +578,18 @@ class TestResolveQos:
         event = alarm(1, [N.Property("StopTime", utc), N.Property("Timeout", timet(3))])
         assert resolve_qos(event, ARRIVAL)[1] == pytest.approx(ARRIVAL + 3)
 
+    @pytest.mark.parametrize("field", [
+        N.Property("StopTime", CORBA.Any(TimeBase._tc_UtcT, TimeBase.UtcT(2**64 - 1, 0, 0, 0))),
+        N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT, 2**64 - 1))])
+    def test_an_expiry_past_year_9999_is_never(self, field: Any) -> None:
+        """A StopTime or Timeout of 2**64-1 (~year 60000, past Spark's timestamps) gives
+        a NULL expiry_time, never expires (review 128: a bare ValueError)."""
+        assert resolve_qos(alarm(1, [field]), ARRIVAL)[1] > 1e12
+        assert row_qos(event_to_row(alarm(1, [field]), ARRIVAL)) == (ARRIVAL, 0, None)
+        last = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)  # a whole second: exact
+        assert event_to_row(alarm(1), ARRIVAL, expiry=last.timestamp())[8] == last
+        assert event_to_row(alarm(1), ARRIVAL, expiry=last.timestamp() + 1)[8] is None
+
 
 SPARSE = ('{"kind":"union","id":"IDL:test/spark/W:1.0","name":"W","discriminator":"long",'
           '"default":-1,"members":[[1,"a","long"]]}')

@@ -18,9 +18,10 @@ from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, In, LessThan
 
 import CosNotifyChannelAdmin as CA
 
+from cosnotify.history.query import EventId, Retained
 from cosnotify.server import NotificationServer, ServerConfig
 from spark_bridge import ChannelError
-from spark_bridge.history import HistoryOptions, HistoryReader, _history
+from spark_bridge.history import HistoryOptions, HistoryReader, _history, _table, history_schema
 from tests.history.test_channel import event, retain
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
@@ -197,3 +198,19 @@ class TestReviewFindings:
         list(reader.pushFilters([In(("domain_name",), ("D", "E")),
                                  In(("type_name",), tuple(f"t{i}" for i in range(100)))]))
         assert reader.pushed["types"] == [("D", "*"), ("E", "*")]
+
+
+def test_times_past_year_9999_are_null(spark: Any, omniorb: Any) -> None:
+    """A SourceTimestamp or an expiry past 9999-12-31T23:59:59.999999Z (~year 59000 here)
+    is a NULL source_time or expiry_time, and the row reads back (review 128: it was
+    written, and every collect() of it failed with "year out of range")."""
+    far = 1.8e12  # seconds: a TimeT of 1.8e19, near its largest
+    events = [Retained(EventId(1, 1, 0), ("D", "a"), 1000.0, far,
+                       event=event("D", "a", 0, timeout=far)),
+              Retained(EventId(1, 1, 1), ("D", "a"), 1000.0, 1000.0,
+                       event=event("D", "a", 1, timeout=5.0))]
+    table = _table(events)
+    assert table.num_rows == 2
+    rows = spark.createDataFrame(table, history_schema()).orderBy("event_instance").collect()
+    assert [(r.source_time is None, r.expiry_time is None) for r in rows] == [
+        (True, True), (False, False)]

@@ -15,6 +15,7 @@ from omniORB import CORBA, tcInternal
 
 import CosEventComm
 import CosNotification as N
+import TimeBase
 
 from cosnotify.channel.clock import ManualClock
 from spark_bridge import ConversionError, SparkSinkProxy, event_to_row, row_to_event
@@ -182,6 +183,15 @@ class TestArrowBatch:
         table, rejected = events_to_arrow([(alarm(1), ARRIVAL)] + [(e, ARRIVAL) for e in odd])
         assert table.num_rows == 1 and table.column("event_name")[0].as_py() == "alarm-1"
         assert [r.event for r in rejected] == odd
+
+    def test_an_expiry_past_year_9999_is_null(self) -> None:
+        """A header Timeout of 2**64-1 (~year 60000), or a default timeout as far, is
+        written as a NULL expiry_time: never (review 128: the row was written, and every
+        collect() of it failed with "year out of range"; test_history collects one)."""
+        event = alarm(1, [N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT, 2**64 - 1))])
+        table, rejected = events_to_arrow([(event, ARRIVAL), (alarm(2), ARRIVAL)],
+                                          default_timeout=2**40)
+        assert rejected == [] and table.column("expiry_time").to_pylist() == [None, None]
 
     def test_priority_outside_short_is_rejected(self) -> None:
         """A header Priority that does not fit a short rejects the event."""
