@@ -81,7 +81,8 @@ def resolve_qos(event: Any, arrival: float, default_priority: int = 0,
     Header fields win over the defaults (Notification Service section 2.2,
     Table 2-4): ``Priority`` (short), ``Timeout`` (TimeT, relative, 100 ns),
     ``StopTime`` (UtcT, absolute). The expiry is the earlier of StopTime and
-    arrival + Timeout; ``default_timeout`` is in seconds (0 = none).
+    arrival + Timeout; ``default_timeout`` is in seconds (0 = none). A header
+    Timeout of 0 is "no timeout" and overrides ``default_timeout`` too.
     """
     priority = default_priority
     lifetime = default_timeout
@@ -91,9 +92,9 @@ def resolve_qos(event: Any, arrival: float, default_priority: int = 0,
         if name == "Priority":
             priority = int(prop.value._v)
         elif name == "Timeout":
-            timeout = prop.value._v
-            if timeout:
-                lifetime = timeout / 1e7
+            # Table 2-4: zero means no timeout, and the header overrides the proxy's
+            # (the channel's event._apply_header_field).
+            lifetime = prop.value._v / 1e7
         elif name == "StopTime":
             stop = utc_to_seconds(prop.value._v)
     expiry = arrival + lifetime if lifetime else None

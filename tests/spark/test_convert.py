@@ -569,6 +569,16 @@ class TestResolveQos:
                           N.Property("Timeout", timet(30))])
         assert resolve_qos(event, ARRIVAL, 4, 2.0) == (-7, ARRIVAL + 30)
 
+    def test_header_timeout_zero_clears_the_default(self) -> None:
+        """A header Timeout of 0 is "no timeout" and overrides the proxy's (Table 2-4), as
+        the channel's own _apply_header_field has it (review 128: the default was kept)."""
+        event = alarm(1, [N.Property("Timeout", timet(0))])
+        assert resolve_qos(event, ARRIVAL, 4, 2.0) == (4, None)
+        stop = TimeBase.UtcT(seconds_to_timet(ARRIVAL + 10), 0, 0, 0)
+        event.header.variable_header.append(
+            N.Property("StopTime", CORBA.Any(TimeBase._tc_UtcT, stop)))
+        assert resolve_qos(event, ARRIVAL, 4, 2.0)[1] == pytest.approx(ARRIVAL + 10)
+
     def test_stop_time_is_absolute(self) -> None:
         """StopTime (UtcT) sets the expiry, and the earlier of StopTime and Timeout wins."""
         stop = TimeBase.UtcT(seconds_to_timet(ARRIVAL + 10), 0, 0, 0)
