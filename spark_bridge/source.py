@@ -13,7 +13,8 @@ A notification channel has no replayable log: an event pulled from a proxy is
 gone from the channel. The stream reader is therefore a pull consumer that
 *buffers what it pulled until Spark commits it*:
 
-- ``latestOffset(start, limit)`` pulls up to ``limit.max_rows`` events from
+- ``latestOffset(start, limit)`` pulls up to ``limit.max_rows`` events
+  (``MAX_PULL`` with ``ReadAllAvailable``: never without end) from
   the proxy with ``try_pull_structured_events``, converts them at once into
   an Arrow table (``arrow.py``) and appends it to a backlog. Offsets are
   ``{"events": n}``: how many events this query's consumer has received.
@@ -81,6 +82,11 @@ __all__ = ["BatchReader", "CosNotifyDataSource", "EventPartition", "SourceOption
 log = logging.getLogger("spark_bridge.source")
 
 NAME = "cosnotify"
+#: Most events one ``latestOffset`` pulls when the read limit is ``ReadAllAvailable``
+#: (``max_events_per_batch`` 0), and most that ``Trigger.AvailableNow``'s drain takes:
+#: a channel fed faster than the reader pulls would otherwise keep a pull that stops
+#: only at a short batch going, and the backlog growing, without end.
+MAX_PULL = 100_000
 #: The options a read takes (docs/spark.md, Options).
 READ_OPTIONS = frozenset({"channel", "channel_id", "admin_id", "call_timeout", "constraint",
                           "proxy_id", "max_events_per_batch", "pull_size", "idle_timeout",
@@ -292,7 +298,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         most = getattr(limit, "max_rows", None)  # ReadMaxRows; ReadAllAvailable has none
         held = self._next - begin
         if not self._frozen and (most is None or held < most):
-            self._pull(None if most is None else most - held)
+            self._pull(MAX_PULL if most is None else most - held)
         end = self._next if most is None else min(self._next, begin + most)
         return {"events": end, "source": self.options.source}
 
@@ -306,12 +312,13 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         Spark calls this before it knows the start offset (a restart from a
         checkpoint starts past 0), so these events are numbered by the first
         ``latestOffset``; a batch replayed from the checkpoint before that
-        cannot take them.
+        cannot take them. At most ``MAX_PULL`` events: a channel fed faster than
+        they are pulled would keep the drain going without end.
         """
-        self._pull(None)
+        self._pull(MAX_PULL)
         self._frozen = True
 
-    def _pull(self, limit: int | None) -> None:
+    def _pull(self, limit: int) -> None:
         subscription = self._connected()
         events = subscription.pull(limit)
         if not events:

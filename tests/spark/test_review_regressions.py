@@ -28,6 +28,7 @@ import spark_bridge
 from cosnotify.filter import ConstraintSyntaxError
 from cosnotify.server import NotificationServer
 from spark_bridge import ChannelError, ConversionError, connect, event_schema, event_to_row
+from spark_bridge import source as source_module
 from spark_bridge.source import SourceOptions, StreamReader
 from tests.spark.channels import Channel
 from tests.spark.conftest import WAIT, alarm, number
@@ -221,6 +222,23 @@ class FakeProxy:
         return taken, bool(taken)
 
 
+class EndlessProxy(FakeProxy):
+    """A proxy fed faster than it is pulled: every pull comes back full, without end
+    (``calls`` bounds the test instead of hanging it when a pull never stops)."""
+
+    def __init__(self, batch: int, calls: int = 1000) -> None:
+        super().__init__([], batch)
+        self.calls, self.pulled = calls, 0
+
+    def try_pull_structured_events(self, most: int) -> tuple[list[Any], bool]:
+        self.calls -= 1
+        if self.calls < 0:
+            raise AssertionError(f"{self.pulled} events pulled and still pulling")
+        n = min(most, self.batch)
+        self.pulled += n
+        return [alarm(1)] * n, True
+
+
 def fake_reader(proxy: FakeProxy, pull_size: int = 1000) -> StreamReader:
     reader = StreamReader(SourceOptions({"channel": "IOR:", "pull_size": str(pull_size)}))
     reader._subscription = connect.PullSubscription(None, proxy, 7, False, pull_size)
@@ -250,6 +268,28 @@ class TestStreamOffsets:
         reader.prepareForTriggerAvailableNow()
         assert reader.latestOffset({"events": 0}, ReadAllAvailable())["events"] == 5
         assert proxy.events == []
+
+    def test_reading_all_available_pulls_at_most_the_cap(self, monkeypatch: Any) -> None:
+        """max_events_per_batch 0 (ReadAllAvailable) on a channel fed faster than the
+        reader pulls: one latestOffset pulls at most MAX_PULL events, and the backlog
+        holds no more than a batch (review 128: it pulled, and grew, without end);
+        Trigger.AvailableNow's drain stops at the cap too."""
+        monkeypatch.setattr(source_module, "MAX_PULL", 50)
+        proxy = EndlessProxy(batch=10)
+        reader = fake_reader(proxy, pull_size=10)
+        start = reader.initialOffset()
+        for _ in range(3):
+            end = reader.latestOffset(start, ReadAllAvailable())
+            assert end["events"] - start["events"] == 50
+            assert sum(t.num_rows for _, t in reader._backlog) == 50
+            assert sum(p.rows for p in reader.partitions(start, end)) == 50
+            reader.commit(end)
+            start = end
+        assert proxy.pulled == 150
+        frozen = fake_reader(EndlessProxy(batch=10), pull_size=10)
+        frozen.prepareForTriggerAvailableNow()
+        assert frozen.latestOffset({"events": 0}, ReadAllAvailable())["events"] == 50
+        assert frozen.latestOffset({"events": 50}, ReadAllAvailable())["events"] == 50
 
     def test_a_checkpoint_of_another_read_is_refused(self) -> None:
         """Offsets name the read they count (issue 16: a checkpoint from a different
