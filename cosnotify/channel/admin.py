@@ -421,11 +421,17 @@ class SupplierAdmin(_Admin):
         return self._create(cp.EventServiceProxyPullConsumer, numbered=False)[0]
 
     def offer_change(self, added: list[Any], removed: list[Any]) -> None:
-        """NotifyPublish on the admin: offers on behalf of its suppliers (section 2.6.2)."""
+        """NotifyPublish on the admin: offers on behalf of its suppliers (section 2.6.2).
+
+        Once destroyed, OBJECT_NOT_EXIST (as the remote call gets): its teardown took
+        its offers out of the aggregate, and one added now would stay there for good.
+        The check and the hub's change are one step under the lock, so ``_on_destroy``
+        withdraws whatever an offer_change racing with ``destroy`` added."""
         add, remove = check_event_types(added), check_event_types(removed)
         with self._lock:
+            self._check_alive()
             appeared, vanished = self._offers.update(add, remove)
-        self._channel._hub.change_offers(appeared, vanished)
+            self._channel._hub.change_offers(appeared, vanished)
         self._persist()
 
     def _on_destroy(self) -> None:

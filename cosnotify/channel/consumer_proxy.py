@@ -125,10 +125,13 @@ class ProxyConsumer(ProxyBase):
 
     # -- NotifyPublish on the proxy (section 2.6.2) ------------------------------------------
     def offer_change(self, added: list[Any], removed: list[Any]) -> None:
+        """OBJECT_NOT_EXIST once destroyed (its teardown withdrew its offers); the
+        check and the hub's change are one step under the lock (SupplierAdmin's)."""
         add, remove = self._checked_types(added), self._checked_types(removed)
         with self._lock:
+            self._check_alive()
             appeared, vanished = self._offers.update(add, remove)
-        self._channel._hub.change_offers(appeared, vanished)
+            self._channel._hub.change_offers(appeared, vanished)
         self._persist()
 
     def obtain_subscription_types(self, mode: Any) -> list[Any]:
