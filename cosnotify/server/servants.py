@@ -97,6 +97,9 @@ SKELETONS: list[tuple[type, type]] = [
     (typed_es.EventServiceTypedProxyPullConsumer, ECA.ProxyPullConsumer),
     (typed.TypedFactory, TCA.TypedEventChannelFactory),
     (typed.TypedEventChannel, TCA.TypedEventChannel),
+    # for_consumers/for_suppliers: CosTypedEventChannelAdmin's admins (no MyID; section 2.7).
+    (typed.EventServiceTypedConsumerAdmin, TECA.TypedConsumerAdmin),
+    (typed.EventServiceTypedSupplierAdmin, TECA.TypedSupplierAdmin),
     (typed.TypedConsumerAdmin, TCA.TypedConsumerAdmin),
     (typed.TypedSupplierAdmin, TCA.TypedSupplierAdmin),
     (typed_proxies.TypedProxyPushConsumer, TCA.TypedProxyPushConsumer),

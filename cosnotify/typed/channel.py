@@ -50,7 +50,8 @@ from cosnotify.typed.proxies import (
     TypedProxyPushSupplier,
 )
 
-__all__ = ["TypedConsumerAdmin", "TypedEventChannel", "TypedEventChannelFactory",
+__all__ = ["EventServiceTypedConsumerAdmin", "EventServiceTypedSupplierAdmin",
+           "TypedConsumerAdmin", "TypedEventChannel", "TypedEventChannelFactory",
            "TypedFactory", "TypedSupplierAdmin"]
 
 
@@ -142,14 +143,25 @@ class TypedConsumerAdmin(ConsumerAdmin):
             lambda admin, pid: EventServiceTypedProxyPushSupplier(admin, pid, interface), False)[0]
 
 
+class EventServiceTypedSupplierAdmin(TypedSupplierAdmin):
+    """``CosTypedEventChannelAdmin::TypedSupplierAdmin`` made by ``for_suppliers`` (no id;
+    section 2.7: "OMG Event Service style typed Admin objects created by invoking the
+    inherited operations" have no unique identifiers, so no ``MyID`` either)."""
+
+
+class EventServiceTypedConsumerAdmin(TypedConsumerAdmin):
+    """``CosTypedEventChannelAdmin::TypedConsumerAdmin`` made by ``for_consumers`` (no id)."""
+
+
 class TypedEventChannel(EventChannel):
     """``CosTypedNotifyChannelAdmin::TypedEventChannel`` (and the untyped one)."""
 
     consumer_admin_class = TypedConsumerAdmin
     supplier_admin_class = TypedSupplierAdmin
-    #: Event Service style typed admins (``for_consumers``...): typed admins without ids.
-    es_consumer_admin_class = TypedConsumerAdmin
-    es_supplier_admin_class = TypedSupplierAdmin
+    #: Event Service style typed admins (``for_consumers``...): typed admins without ids,
+    #: served as CosTypedEventChannelAdmin's (server/servants.py).
+    es_consumer_admin_class = EventServiceTypedConsumerAdmin
+    es_supplier_admin_class = EventServiceTypedSupplierAdmin
     typed = True
     proxy_classes: ClassVar[dict[str, Any]] = {cls.__name__: cls for cls in (
         TypedProxyPushConsumer, TypedProxyPullSupplier, TypedProxyPullConsumer,

@@ -217,9 +217,30 @@ def test_event_service_style_typed_clients_connect_over_iiop(
         pull = pulled.get_typed_supplier()._narrow(coffee.pull_stub)
         assert sorted([pull.drinking_coffee(), pull.drinking_coffee()]) == [("Bo", 9),
                                                                             ("Jane", 5)]
-        plain, _ = suppliers.obtain_notification_push_consumer(CA.ANY_EVENT)  # untyped
+        plain, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.ANY_EVENT)  # untyped
         untyped = consumers.obtain_typed_push_supplier("Coffee")
         with pytest.raises(CosEventChannelAdmin.TypeError):  # no TypedPushConsumer
             untyped.connect_push_consumer(plain._narrow(CA.ProxyPushConsumer))
+    finally:
+        channel.destroy()
+
+
+@pytest.mark.parametrize(("operation", "interface", "notification"), [
+    ("for_consumers", "TypedConsumerAdmin", "ConsumerAdmin"),
+    ("for_suppliers", "TypedSupplierAdmin", "SupplierAdmin")])
+def test_event_service_style_typed_admins_are_served_as_such(
+        omniorb: Any, served: ServeProcess, operation: str, interface: str,
+        notification: str) -> None:
+    """Section 2.7: "OMG Event Service style typed Admin objects created by invoking the
+    inherited operations" have no unique identifiers, so for_consumers/for_suppliers give
+    CosTypedEventChannelAdmin's admins (review 136: they were served as
+    CosTypedNotifyChannelAdmin's, whose MyID answered BAD_PARAM)."""
+    channel, _ = typed_factory(omniorb, served).create_typed_channel([], [])
+    try:
+        admin = getattr(channel, operation)()
+        assert admin._is_a(f"IDL:omg.org/CosTypedEventChannelAdmin/{interface}:1.0")
+        assert not admin._is_a(f"IDL:omg.org/CosNotifyChannelAdmin/{notification}:1.0")
+        assert not admin._is_a(f"IDL:omg.org/CosTypedNotifyChannelAdmin/{interface}:1.0")
     finally:
         channel.destroy()
