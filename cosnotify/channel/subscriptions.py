@@ -103,6 +103,12 @@ class Relay:
         """The client to tell, once it has connected."""
         self._client = client
 
+    def clear(self) -> None:
+        """Drop the changes not sent yet: the client was given a new baseline, or asked
+        for no more updates (``SubscriptionHub.obtain``). A send in flight goes on."""
+        with self._lock:
+            self._added, self._removed = set(), set()
+
     def post(self, added: Iterable[tuple[str, str]], removed: Iterable[tuple[str, str]]) -> None:
         if not self.enabled or self.unsupported or self._client is None:
             return
@@ -213,11 +219,19 @@ class SubscriptionHub:
 
         Reading the aggregate and switching updates happen under one lock, so
         a client that turns updates on misses nothing and gets nothing twice.
+        The list an ALL_NOW mode returns is the client's new baseline, and a
+        client that turns updates off was told to forget them: either way the
+        changes its relay still held are dropped (Table 3-1: "these two actions
+        should be atomic"), else one made before the list was read, and undone
+        while updates were off, would reach the client after it.
         """
         aggregate = self._subscriptions if which == "subscriptions" else self._offers
+        updates = mode in (CA.ALL_NOW_UPDATES_ON, CA.NONE_NOW_UPDATES_ON)
         with self._lock:
             if relay is not None:
-                relay.enabled = mode in (CA.ALL_NOW_UPDATES_ON, CA.NONE_NOW_UPDATES_ON)
+                relay.enabled = updates
+                if not updates or mode == CA.ALL_NOW_UPDATES_ON:
+                    relay.clear()
             if mode in (CA.ALL_NOW_UPDATES_OFF, CA.ALL_NOW_UPDATES_ON):
                 return to_event_types(aggregate.current())
             return []
