@@ -194,7 +194,9 @@ class _Admin(QoSAdminMixin, FilterAdminMixin):
         return proxy
 
     def _check_connect_limit(self, proxy: Any) -> None:
-        """MaxConsumers/MaxSuppliers are enforced when proxies are obtained."""
+        """MaxConsumers/MaxSuppliers are enforced when proxies are obtained, on the
+        clients connected then (channel._reserve_proxy): connect_* raises only what its
+        IDL declares (AlreadyConnected, TypeError), so it does not refuse (docs/qos.md)."""
 
     def _proxy_gone(self, proxy: Any) -> None:
         with self._lock:

@@ -109,7 +109,10 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
         self._admin_ids = itertools.count(1)
         self._destroyed = False
         self._destroying = False
-        self._proxy_counts = {"MaxConsumers": 0, "MaxSuppliers": 0}
+        #: Clients connected now, the count MaxConsumers/MaxSuppliers limit (section
+        #: 2.5.7); changed under ``_count_lock``, a leaf lock taken under a proxy's.
+        self._connected_counts = {"MaxConsumers": 0, "MaxSuppliers": 0}
+        self._count_lock = threading.Lock()
         self.delivered = 0
         #: Held while a proxy leaves its admin and joins the channel's departures, and
         #: while a snapshot reads both (ops/stats.py): a proxy is in exactly one sum.
@@ -330,23 +333,28 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
             self._event_log.released(dropped, defer=True)
 
     def _reserve_proxy(self, name: str, force: bool = False) -> None:
-        """Count one more consumer or supplier, or raise AdminLimitExceeded (section 2.5.7;
-        the IDL raises it from the obtain operations). Check and count are one step.
-        ``force``: a proxy restored from the store counts whatever the limit."""
+        """Allow one more proxy, or raise AdminLimitExceeded once the clients connected
+        now reach MaxConsumers/MaxSuppliers (section 3.4.15.9: "If the number of consumers
+        currently connected to the channel ... exceeds the value of the MaxConsumers
+        administrative property, the AdminLimitExceeded exception is raised"; docs/qos.md).
+        A proxy supplier takes a slot of the service's max_subscriptions too. ``force``:
+        a proxy restored from the store, whatever the limits."""
         with self._lock:
             limit = self._admin_props[name]
-            if limit and not force and self._proxy_counts[name] >= limit:
+            if limit and not force and self._connected_counts[name] >= limit:
                 raise CA.AdminLimitExceeded(CA.AdminLimit(
                     name, CORBA.Any(CORBA.TC_long, limit)))
             if name == "MaxConsumers":
                 self._service.reserve_subscription(force)
-            self._proxy_counts[name] += 1
 
     def _unreserve_proxy(self, name: str) -> None:
-        with self._lock:
-            self._proxy_counts[name] -= 1
         if name == "MaxConsumers":
             self._service.release_subscription()
+
+    def _count_connection(self, name: str, delta: int) -> None:
+        """A client connected to (1) or left (-1) a proxy counted against ``name``."""
+        with self._count_lock:
+            self._connected_counts[name] += delta
 
     # -- the event path -----------------------------------------------------------------------------
     def _forward(self, event: Any) -> None:

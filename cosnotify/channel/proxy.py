@@ -173,6 +173,7 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
                     raise CosEventChannelAdmin.AlreadyConnected()
             else:
                 self._admin._check_connect_limit(self)
+                self._channel._count_connection(self._admin.limit_name, 1)
             self._client = client
             if attach is not None:
                 attach()
@@ -190,6 +191,8 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
     def _restore_connection(self, client: Any, suspended: bool) -> None:
         """Reconnect to ``client`` after a restart (channel/restore.py); no checks."""
         with self._lock:
+            if not self._connected:
+                self._channel._count_connection(self._admin.limit_name, 1)
             self._client = client
             self._lane = self._service.lane_for(client)
             self._connected = True
@@ -240,6 +243,8 @@ class ProxyBase(QoSAdminMixin, FilterAdminMixin):
             self._destroyed = True
             client = self._client if self._connected else None
             had = self._client
+            if self._connected:
+                self._channel._count_connection(self._admin.limit_name, -1)
             self._connected = False
             self._client = None
             self._cond.notify_all()

@@ -188,9 +188,10 @@ class TestDestroy:
             for ctype in (CA.ANY_EVENT, CA.STRUCTURED_EVENT, CA.SEQUENCE_EVENT):
                 admin.obtain_notification_push_supplier(ctype)
                 admin.obtain_notification_pull_supplier(ctype)
+            admin.obtain_pull_supplier().connect_pull_consumer(None)
             admin.destroy()
         assert channel.get_all_consumeradmins() == [0]
-        assert channel._proxy_counts == {"MaxConsumers": 0, "MaxSuppliers": 0}
+        assert channel._connected_counts == {"MaxConsumers": 0, "MaxSuppliers": 0}
 
 
 class TestDestroyedObjectsInProcess:

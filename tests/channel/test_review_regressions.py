@@ -717,6 +717,6 @@ class TestInterfaces:
         """CosEventChannelAdmin obtain operations declare no exceptions: IMP_LIMIT at limits."""
         channel, _ = factory.create_channel([], [prop("MaxConsumers", 1, CORBA.TC_long)])
         admin = channel.for_consumers()
-        admin.obtain_push_supplier()
+        admin.obtain_pull_supplier().connect_pull_consumer(None)  # the one consumer allowed
         with pytest.raises(CORBA.IMP_LIMIT):
             admin.obtain_push_supplier()

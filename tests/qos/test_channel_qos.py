@@ -234,22 +234,47 @@ class TestDiscarding:
 
 class TestAdminLimits:
     def test_max_consumers(self, factory: Any) -> None:
-        """MaxConsumers: the obtain that would exceed it raises AdminLimitExceeded (IDL)."""
+        """Section 3.4.15.9: "If the number of consumers currently connected to the channel
+        ... exceeds the value of the MaxConsumers administrative property, the
+        AdminLimitExceeded exception is raised" by obtain (once they reach it: docs/qos.md)."""
         channel, _ = factory.create_channel([], [long_("MaxConsumers", 2)])
         admin = channel._get_default_consumer_admin()
-        admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        first, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        first.connect_structured_pull_consumer(None)
         other, _ = channel.new_for_consumers(CA.OR_OP)
-        other.obtain_notification_pull_supplier(CA.ANY_EVENT)
+        second, _ = other.obtain_notification_pull_supplier(CA.ANY_EVENT)
+        second.connect_any_pull_consumer(None)
         with pytest.raises(CA.AdminLimitExceeded) as info:
             admin.obtain_notification_push_supplier(CA.SEQUENCE_EVENT)
         assert info.value.admin_property_err.name == "MaxConsumers"
         assert info.value.admin_property_err.value.value() == 2
 
-    def test_max_suppliers_frees_on_destroy(self, factory: Any) -> None:
-        """MaxSuppliers counts live proxies: destroying one makes room again."""
+    def test_max_consumers_counts_connected_consumers_only(self, factory: Any) -> None:
+        """Section 2.5.7: MaxConsumers is "The maximum number of consumers that can be
+        connected to the channel at any given time": proxies never connected do not use
+        it up (review 136), and connect_*, whose IDL declares only AlreadyConnected and
+        TypeError, does not refuse; the obtain made once the limit is reached does."""
+        channel, _ = factory.create_channel([], [long_("MaxConsumers", 1)])
+        admin = channel._get_default_consumer_admin()
+        push, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        pull, _ = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
+        pull.connect_structured_pull_consumer(None)
+        push.connect_structured_push_consumer(StructuredPushConsumer())
+        with pytest.raises(CA.AdminLimitExceeded):
+            admin.obtain_notification_pull_supplier(CA.ANY_EVENT)
+        push.disconnect_structured_push_supplier()
+        with pytest.raises(CA.AdminLimitExceeded):  # one is still connected
+            admin.obtain_notification_pull_supplier(CA.ANY_EVENT)
+        pull.disconnect_structured_pull_supplier()
+        admin.obtain_notification_pull_supplier(CA.ANY_EVENT)
+
+    def test_max_suppliers_frees_on_disconnect(self, factory: Any) -> None:
+        """Section 2.5.7: MaxSuppliers is "The maximum number of suppliers that can be
+        connected to the channel at any given time": a supplier leaving makes room."""
         channel, _ = factory.create_channel([], [long_("MaxSuppliers", 1)])
         admin = channel._get_default_supplier_admin()
         proxy, _ = admin.obtain_notification_push_consumer(CA.ANY_EVENT)
+        proxy.connect_any_push_supplier(None)
         with pytest.raises(CA.AdminLimitExceeded):
             admin.obtain_notification_push_consumer(CA.ANY_EVENT)
         proxy.disconnect_push_consumer()
@@ -515,28 +540,34 @@ class TestReviewFindings:
         supplier.push_structured_event(structured(fields={"n": 3}))
         assert drain(proxy) == [0, 1, 3]  # the newest queued (2) made room
 
-    def test_admin_limit_is_exact_under_concurrency(self, factory: Any) -> None:
-        """Concurrent obtains never exceed MaxConsumers."""
+    def test_admin_limit_counts_concurrent_connections_exactly(self, factory: Any) -> None:
+        """Section 2.5.7: MaxConsumers is "The maximum number of consumers that can be
+        connected to the channel at any given time": concurrent connects and disconnects
+        leave the count exact, so obtain is refused while 20 are connected and allowed
+        once they all left."""
         import threading
 
         channel, _ = factory.create_channel([], [long_("MaxConsumers", 5)])
         admin = channel._get_default_consumer_admin()
-        made, refused = [], []
+        proxies = [admin.obtain_notification_pull_supplier(CA.ANY_EVENT)[0]
+                   for _ in range(20)]  # none connected: none counts
         barrier = threading.Barrier(20)
 
-        def obtain() -> None:
-            barrier.wait()
-            try:
-                made.append(admin.obtain_notification_pull_supplier(CA.ANY_EVENT))
-            except CA.AdminLimitExceeded:
-                refused.append(1)
+        def run(step: Any) -> None:
+            threads = [threading.Thread(target=lambda p=p: (barrier.wait(), step(p)))
+                       for p in proxies]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
 
-        threads = [threading.Thread(target=obtain) for _ in range(20)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert (len(made), len(refused)) == (5, 15)
+        run(lambda p: p.connect_any_pull_consumer(None))
+        assert channel._connected_counts["MaxConsumers"] == 20
+        with pytest.raises(CA.AdminLimitExceeded):
+            admin.obtain_notification_pull_supplier(CA.ANY_EVENT)
+        run(lambda p: p.disconnect_pull_supplier())
+        assert channel._connected_counts["MaxConsumers"] == 0
+        admin.obtain_notification_pull_supplier(CA.ANY_EVENT)
 
     def test_unsupported_times_are_not_offered(self, channel: Any) -> None:
         """validate_event_qos does not offer StartTime when StartTimeSupported is FALSE."""

@@ -121,7 +121,8 @@ class TestNavigation:
         assert proxy._get_MyAdmin()._is_equivalent(admin)
 
     def test_user_exceptions_arrive_with_their_fields(self, factory: Any, channel: Any) -> None:
-        """ChannelNotFound, UnsupportedQoS (with its PropertyErrorSeq), AdminLimitExceeded."""
+        """ChannelNotFound, UnsupportedQoS (with its PropertyErrorSeq), AdminLimitExceeded
+        (once the one consumer MaxConsumers allows is connected)."""
         with pytest.raises(CA.ChannelNotFound):
             factory.get_event_channel(4242)
         with pytest.raises(N.UnsupportedQoS) as info:
@@ -131,7 +132,8 @@ class TestNavigation:
         assert error.available_range.low_val.value() == 1
         channel.set_admin([N.Property("MaxConsumers", CORBA.Any(CORBA.TC_long, 1))])
         admin = channel._get_default_consumer_admin()
-        admin.obtain_notification_push_supplier(CA.ANY_EVENT)
+        proxy, _ = admin.obtain_notification_pull_supplier(CA.ANY_EVENT)
+        proxy._narrow(CA.ProxyPullSupplier).connect_any_pull_consumer(None)
         with pytest.raises(CA.AdminLimitExceeded) as limit:
             admin.obtain_notification_push_supplier(CA.ANY_EVENT)
         assert limit.value.admin_property_err.name == "MaxConsumers"

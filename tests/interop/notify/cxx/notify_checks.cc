@@ -119,7 +119,8 @@ int exceptions(CORBA::ORB_ptr orb, const Args& args) {
     }
   });
 
-  // UnsupportedAdmin, then AdminLimitExceeded from a MaxConsumers of 2 (one proxy exists).
+  // UnsupportedAdmin, then AdminLimitExceeded from a MaxConsumers of 2 once two consumers
+  // are connected (one proxy exists, never connected: it does not count).
   check("admin_limit", [&] {
     N::AdminProperties admin;
     admin.length(1);
@@ -135,8 +136,13 @@ int exceptions(CORBA::ORB_ptr orb, const Args& args) {
     CA::ProxySupplier_var second =
         consumer_admin->obtain_notification_pull_supplier(CA::ANY_EVENT, proxy_id);
     std::cout << "second_proxy_id=" << proxy_id << std::endl;
+    CA::ProxySupplier_var third =
+        consumer_admin->obtain_notification_pull_supplier(CA::ANY_EVENT, proxy_id);
+    CA::ProxyPullSupplier_var pulls[] = {CA::ProxyPullSupplier::_narrow(second),
+                                         CA::ProxyPullSupplier::_narrow(third)};
+    for (auto& pull : pulls) pull->connect_any_pull_consumer(CosNotifyComm::PullConsumer::_nil());
     try {
-      CA::ProxySupplier_var third =
+      CA::ProxySupplier_var fourth =
           consumer_admin->obtain_notification_push_supplier(CA::SEQUENCE_EVENT, proxy_id);
       std::cout << "admin_limit=none" << std::endl;
     } catch (CA::AdminLimitExceeded& exc) {
