@@ -286,6 +286,7 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
     def _connection_changed(self, proxy: Any) -> None:
         self._routes_stale = True
         self._channel._router.refresh(proxy)
+        self._update_contribution()  # a first consumer came, or the last one left
 
     def _list_routes(self) -> None:
         with self._lock:
@@ -370,6 +371,16 @@ class ConsumerAdmin(SubscriptionContributor, _Admin):
     def _filter_removed(self, filter_id: int, old_filter: Any) -> None:
         super()._filter_removed(filter_id, old_filter)
         self._proxies_follow()
+
+    def _wanted_types(self) -> set[tuple[str, str]]:
+        """Its filters' and ``subscription_change`` types while one of its proxy suppliers
+        has a consumer connected, else none (section 2.6.4: "When no consumers are
+        interested, the channel's aggregate list of event types will change")."""
+        with self._lock:
+            proxies = list(self._proxies.values()) + self._anonymous
+        if not any(p._connected and not p._destroyed for p in proxies):
+            return set()
+        return super()._wanted_types()
 
     def _proxies_follow(self) -> None:
         """A proxy without filters contributes %ALL unless this admin's filters bound

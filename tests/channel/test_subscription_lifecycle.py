@@ -15,6 +15,9 @@ from omniORB import CORBA
 
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
+import CosNotifyFilter
+
+from tests.channel.conftest import PushSupplier, StructuredPushConsumer
 
 
 def types(*pairs: tuple[str, str]) -> list[Any]:
@@ -23,6 +26,25 @@ def types(*pairs: tuple[str, str]) -> list[Any]:
 
 def pairs(event_types: list[Any]) -> set[tuple[str, str]]:
     return {(t.domain_name, t.type_name) for t in event_types}
+
+
+def accumulated(changes: list[tuple[list[Any], list[Any]]]) -> set[tuple[str, str]]:
+    """Replay (added, removed) notifications into the set they describe."""
+    current: set[tuple[str, str]] = set()
+    for added, removed in changes:
+        current -= pairs(removed)
+        current |= pairs(added)
+    return current
+
+
+def watched_entry(channel: Any) -> tuple[Any, PushSupplier]:
+    """A connected proxy consumer whose supplier gets subscription_change updates."""
+    entry, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+        CA.STRUCTURED_EVENT)
+    supplier = PushSupplier()
+    entry.connect_structured_push_supplier(supplier)
+    entry.obtain_subscription_types(CA.NONE_NOW_UPDATES_ON)
+    return entry, supplier
 
 
 def settle(channel: Any) -> None:
@@ -85,6 +107,8 @@ class TestObtainModesDropStaleChanges:
         supplier when it turned updates off, and undone meanwhile, is not sent once it
         turns them on again (nor after the list it was given then)."""
         admin = channel._get_default_consumer_admin()
+        admin.obtain_notification_pull_supplier(CA.ANY_EVENT)[0].connect_any_pull_consumer(
+            None)  # a consumer of the admin: its types count (section 2.6.4)
         entry, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
             CA.STRUCTURED_EVENT)
         supplier = HeldSupplier()
@@ -100,3 +124,41 @@ class TestObtainModesDropStaleChanges:
         assert supplier.calls[1:] == []
         assert ("D", "X") not in listed | pairs(
             entry.obtain_subscription_types(CA.ALL_NOW_UPDATES_OFF))
+
+
+class TestConsumerAdminsContributeWhileConsumersAreConnected:
+    @pytest.mark.parametrize("leaves", ["disconnect", "destroy"])
+    def test_admin_types_follow_its_consumers(self, channel: Any, leaves: str) -> None:
+        """Section 2.6.4: "When no consumers are interested, the channel's aggregate list
+        of event types will change, and the supplier will be notified via the
+        subscription_change operation that these notifications are no longer being
+        consumed": a ConsumerAdmin's filter and subscription_change types count while one
+        of its proxy suppliers has a consumer, and leave with the last one."""
+        admin, _ = channel.new_for_consumers(CA.AND_OP)
+        flt = channel._get_default_filter_factory().create_filter("EXTENDED_TCL")
+        flt.add_constraints([CosNotifyFilter.ConstraintExp(types(("D", "X")), "TRUE")])
+        admin.add_filter(flt)
+        admin.subscription_change(types(("D", "Y")), [])
+        entry, supplier = watched_entry(channel)
+        assert channel._hub.current("subscriptions") == []  # nobody consumes yet
+        proxy, _ = admin.obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(StructuredPushConsumer())
+        settle(channel)
+        assert accumulated(supplier.subscriptions) == {("D", "X"), ("D", "Y")}
+        if leaves == "disconnect":
+            proxy.disconnect_structured_push_supplier()
+        else:
+            proxy._destroy()
+        settle(channel)
+        assert accumulated(supplier.subscriptions) == set()
+        assert pairs(entry.obtain_subscription_types(CA.ALL_NOW_UPDATES_OFF)) == set()
+
+    def test_an_event_service_consumer_counts_too(self, channel: Any) -> None:
+        """Section 2.6.3: "Event Channels will aggregate the event types that their
+        consumers require": a connected Event Service style proxy supplier of the admin
+        makes the admin's types required."""
+        admin = channel._get_default_consumer_admin()
+        admin.subscription_change(types(("D", "Z")), [])
+        assert channel._hub.current("subscriptions") == []
+        admin.obtain_pull_supplier().connect_pull_consumer(None)
+        assert ("D", "Z") in channel._hub.current("subscriptions")
