@@ -141,8 +141,7 @@ class ProxyConsumer(ProxyBase):
     def _start_subscription_relay(self) -> None:
         client = narrowed(self._client, _NOTIFY_SUBSCRIBE, "subscription_change")
         if client is not None:
-            self._subscription_relay.attach(client)
-            self._channel._hub.watch_subscriptions(id(self), self._subscription_relay)
+            self._channel._hub.watch_subscriptions(id(self), self._subscription_relay, client)
 
     def _on_teardown(self) -> None:
         self._channel._hub.unwatch(id(self))

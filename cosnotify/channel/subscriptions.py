@@ -98,10 +98,17 @@ class Relay:
         self._scheduled = False
         self.enabled = True
         self.unsupported = False
+        #: What the client was told (or, NONE_NOW_UPDATES_ON, what it was not told
+        #: about) by an obtain made before it connected; None when there is none.
+        self.baseline: set[tuple[str, str]] | None = None
 
     def attach(self, client: Any) -> None:
         """The client to tell, once it has connected."""
         self._client = client
+
+    @property
+    def attached(self) -> bool:
+        return self._client is not None
 
     def clear(self) -> None:
         """Drop the changes not sent yet: the client was given a new baseline, or asked
@@ -201,13 +208,27 @@ class SubscriptionHub:
                     relay.post(appeared, vanished)
 
     # -- clients -----------------------------------------------------------------------
-    def watch_subscriptions(self, key: int, relay: Relay) -> None:
-        with self._lock:
-            self._supplier_relays[key] = relay
+    def watch_subscriptions(self, key: int, relay: Relay, client: Any) -> None:
+        """Tell ``client`` (a proxy consumer's supplier) of subscription changes."""
+        self._watch(self._subscriptions, self._supplier_relays, key, relay, client)
 
-    def watch_offers(self, key: int, relay: Relay) -> None:
+    def watch_offers(self, key: int, relay: Relay, client: Any) -> None:
+        """Tell ``client`` (a proxy supplier's consumer) of offer changes."""
+        self._watch(self._offers, self._consumer_relays, key, relay, client)
+
+    def _watch(self, aggregate: _Aggregate, relays: dict[int, Relay], key: int,
+               relay: Relay, client: Any) -> None:
+        """Attach ``client`` to ``relay``; if the proxy's ``obtain_*`` turned updates on
+        before it connected, first post what changed since (Table 3-1: the client
+        "does not miss any subscription change updates that may be issued after the
+        operation returns"), all under the lock that changes take."""
         with self._lock:
-            self._consumer_relays[key] = relay
+            relay.attach(client)
+            relays[key] = relay
+            baseline, relay.baseline = relay.baseline, None
+            if baseline is not None:
+                current = set(aggregate.current())
+                relay.post(current - baseline, baseline - current)
 
     def unwatch(self, key: int) -> None:
         with self._lock:
@@ -218,7 +239,9 @@ class SubscriptionHub:
         """``obtain_subscription_types`` / ``obtain_offered_types`` (Table 3-1).
 
         Reading the aggregate and switching updates happen under one lock, so
-        a client that turns updates on misses nothing and gets nothing twice.
+        a client that turns updates on misses nothing and gets nothing twice --
+        also before it connects: the relay keeps the aggregate as it was then, and
+        ``_watch`` posts the difference when the client attaches.
         The list an ALL_NOW mode returns is the client's new baseline, and a
         client that turns updates off was told to forget them: either way the
         changes its relay still held are dropped (Table 3-1: "these two actions
@@ -232,6 +255,8 @@ class SubscriptionHub:
                 relay.enabled = updates
                 if not updates or mode == CA.ALL_NOW_UPDATES_ON:
                     relay.clear()
+                if not relay.attached:  # before connect: changes from now on are owed
+                    relay.baseline = set(aggregate.current()) if updates else None
             if mode in (CA.ALL_NOW_UPDATES_OFF, CA.ALL_NOW_UPDATES_ON):
                 return to_event_types(aggregate.current())
             return []

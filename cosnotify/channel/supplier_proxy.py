@@ -531,8 +531,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
     def _start_offer_relay(self) -> None:
         client = narrowed(self._client, _NOTIFY_PUBLISH, "offer_change")
         if client is not None:
-            self._offer_relay.attach(client)
-            self._channel._hub.watch_offers(id(self), self._offer_relay)
+            self._channel._hub.watch_offers(id(self), self._offer_relay, client)
 
     # -- teardown ---------------------------------------------------------------------------
     def _on_teardown(self) -> None:

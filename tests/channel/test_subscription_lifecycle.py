@@ -162,3 +162,46 @@ class TestConsumerAdminsContributeWhileConsumersAreConnected:
         assert channel._hub.current("subscriptions") == []
         admin.obtain_pull_supplier().connect_pull_consumer(None)
         assert ("D", "Z") in channel._hub.current("subscriptions")
+
+
+class TestObtainBeforeConnect:
+    def test_subscription_changes_after_obtain_reach_a_supplier_that_connects_later(
+            self, channel: Any) -> None:
+        """Table 3-1, ALL_NOW_UPDATES_ON: "guaranteeing that the supplier connected to the
+        proxy consumer does not miss any subscription change updates that may be issued
+        after the operation returns" -- also when it called obtain_subscription_types
+        before connect_*: what changed between the two is sent once it connects."""
+        entry, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        listed = pairs(entry.obtain_subscription_types(CA.ALL_NOW_UPDATES_ON))
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(StructuredPushConsumer())
+        proxy.subscription_change(types(("A", "B")), [])
+        supplier = PushSupplier()
+        entry.connect_structured_push_supplier(supplier)
+        settle(channel)
+        assert accumulated([(types(*listed), [])] + supplier.subscriptions) == {("A", "B")}
+        assert pairs(entry.obtain_subscription_types(CA.ALL_NOW_UPDATES_OFF)) == {("A", "B")}
+
+    @pytest.mark.parametrize(("mode", "told"), [("NONE_NOW_UPDATES_ON", True),
+                                                ("ALL_NOW_UPDATES_OFF", False)])
+    def test_offer_changes_after_obtain_reach_a_consumer_that_connects_later(
+            self, channel: Any, mode: str, told: bool) -> None:
+        """Section 3.4.2.5: obtain_offered_types takes the modes of Table 3-1 "except that
+        the information being shared is "offer" information": NONE_NOW_UPDATES_ON "should
+        enable the subsequent automatic sending" of the offers made before the consumer
+        connected; with updates off nothing is sent."""
+        admin = channel._get_default_supplier_admin()
+        admin.offer_change(types(("Old", "Offer")), [])
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.obtain_offered_types(getattr(CA, mode))
+        admin.offer_change(types(("A", "B")), types(("Old", "Offer")))
+        consumer = StructuredPushConsumer()
+        proxy.connect_structured_push_consumer(consumer)
+        settle(channel)
+        added = set().union(*(pairs(a) for a, _ in consumer.offers))
+        removed = set().union(*(pairs(r) for _, r in consumer.offers))
+        assert (added, removed) == (({("A", "B")}, {("Old", "Offer")}) if told
+                                    else (set(), set()))
