@@ -168,9 +168,13 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         """
         if not self._connected:
             return None
-        if self._type_filter is not None and not self._type_subscribed(event):
-            return None
-        if not groups_pass(admin_passed, self._filters, and_op, or_empty_passes, event):
+        if self._type_filter is not None:  # the proxy's group: no filters, a type list
+            if self._type_subscribed(event):
+                if and_op and admin_passed is False:
+                    return None
+            elif and_op or not admin_passed:
+                return None
+        elif not groups_pass(admin_passed, self._filters, and_op, or_empty_passes, event):
             return None
         return self._admit_copy(event, now)
 
@@ -180,7 +184,11 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         if not self._connected:
             return None
         if self._type_filter is not None and not self._type_subscribed(event):
-            return None
+            # Under OR_OP its admin's filters may pass it (the router gives such a
+            # proxy every event: Router._place).
+            admin = self._admin
+            if admin._and_op or not admin._filters or not admin._filters_match(event):
+                return None
         return self._admit_copy(event, now)
 
     def _admit_copy(self, event: Any, now: float) -> Entry | None:
@@ -473,6 +481,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             if self._explicit_set:
                 self._explicit.update(add, remove)
             self._refresh_type_filter()
+        self._channel._router.refresh(self)
         self._update_contribution()
         self._persist()
 
@@ -482,12 +491,16 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
             self._explicit_set = True
             self._explicit.update(types, [])
             self._refresh_type_filter()
+        self._channel._router.refresh(self)
         self._update_contribution()
 
     def _refresh_type_filter(self) -> None:
         """(``_lock`` held.) Section 2.6.5: "once it adds a filter to the proxy, it must
         then interact with the filter only": with filters, the explicit list is kept
-        (it applies again once they are all removed) but restricts nothing."""
+        (it applies again once they are all removed) but restricts nothing. Without,
+        the list is the proxy's filter group ("instead of a filter object"): under
+        OR_OP an event its admin's filters pass is received whatever its type
+        (``offer``, ``accept``), as one a filter of the proxy's would be."""
         types = self._explicit.types
         restricted = self._explicit_set and not self._filters and ALL not in types
         self._type_filter = frozenset(types) if restricted else None
@@ -495,6 +508,7 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
     def _filters_changed(self) -> None:
         with self._lock:
             self._refresh_type_filter()
+        self._channel._router.refresh(self)
 
     def _wanted_types(self) -> set[tuple[str, str]]:
         """A proxy contributes while its consumer is connected (section 2.6.3): its

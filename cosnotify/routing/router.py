@@ -25,7 +25,10 @@ the router's lock, as the scanning router would.
 Everything the router keeps is changed and read under one lock, taken while
 the receivers are computed, never while an event is delivered.
 Subscription-type filters (``subscription_change`` on the proxy) are
-checked by each proxy as it takes the event.
+checked by each proxy as it takes the event. Such a list is the proxy's
+filter group (section 2.6.5, "instead of a filter object"): under an OR_OP
+admin with filters the proxy is open and asks its admin's filters itself for
+an event of a type it did not name.
 """
 
 from __future__ import annotations
@@ -242,7 +245,12 @@ class Router:
         # already takes the shape that goes with it.
         admin_filtered = bool(admin._filters)
         own = bool(proxy._filters)
-        if routes.and_op or not self.or_empty_passes:
+        if admin_filtered and not own and not routes.and_op \
+                and getattr(proxy, "_type_filter", None) is not None:
+            # Its subscription_change list ORed with the admin's filters: it judges
+            # every event itself (ProxySupplier.accept).
+            shape = _OPEN
+        elif routes.and_op or not self.or_empty_passes:
             shape = (_OPEN if not (own or admin_filtered)
                      else _FILTERED if own else _UNFILTERED)
         else:

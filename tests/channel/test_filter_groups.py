@@ -159,3 +159,36 @@ class TestTheProperty:
         channel.set_admin([semantics(SPEC)])
         push_all(supplier)
         assert drain(proxy) == [1, 2]
+
+
+class TestSubscriptionListAsTheProxyGroup:
+    """A proxy supplier's subscription_change list stands in for its filter group."""
+
+    EVENTS = (("Wanted", 3), ("Other", 1), ("Other", 4), ("Wanted", 2))
+
+    @pytest.mark.parametrize(("op", "received"), [(CA.OR_OP, [3, 1, 2]), (CA.AND_OP, [2])],
+                             ids=["OR", "AND"])
+    @pytest.mark.parametrize("order", ["list-first", "admin-filter-first",
+                                       "proxy-filter-removed"])
+    @pytest.mark.parametrize("reading", [SPEC, TAO])
+    def test_list_and_admin_filters_combine_by_the_operator(
+            self, routing_factory: EventChannelFactory, reading: int, order: str, op: Any,
+            received: list[int]) -> None:
+        """Section 2.6.5: a consumer "may use the subscription_change operation instead of
+        a filter object": under OR_OP it receives what its admin's filters pass and the
+        types it named (review 136: the list was ANDed with the groups, so it received
+        only events both passed), under AND_OP what both pass."""
+        channel, _ = routing_factory.create_channel([], [semantics(reading)])
+        admin, _ = channel.new_for_consumers(op)
+        if order == "admin-filter-first":
+            admin.add_filter(n_filter(channel, 1, 2))
+        proxy = pull_consumer(admin)
+        proxy.subscription_change([N.EventType("Telecom", "Wanted")], [])
+        if order != "admin-filter-first":
+            admin.add_filter(n_filter(channel, 1, 2))
+        if order == "proxy-filter-removed":
+            proxy.remove_filter(proxy.add_filter(n_filter(channel, 4)))
+        supplier = structured_supplier(channel)
+        for type_name, n in self.EVENTS:
+            supplier.push_structured_event(structured(type_name=type_name, fields={"n": n}))
+        assert drain(proxy) == received
