@@ -1,4 +1,5 @@
-"""A channel's admin properties (section 2.5.7) and cosnotify's own.
+"""A channel's admin properties (section 2.5.7) and cosnotify's own, and the
+limits they set at work (MaxQueueLength's count, MaxConsumers and MaxSuppliers).
 
 Strategy: ``set_admin`` checks every property first (UnsupportedAdmin names
 each refused one, nothing changes), then ``_apply_admin_props`` hands each
@@ -10,9 +11,13 @@ RetainBytes to the history writer (channel/retention.py).
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
+from omniORB import CORBA
+
 import CosNotification
+import CosNotifyChannelAdmin as CA
 
 from cosnotify.channel.account import QueueAccount
 from cosnotify.filter.oes.limits import NodeLimits
@@ -58,12 +63,15 @@ class AdminPropertiesMixin:
     _or_empty_passes: bool
     _router: Any
     _retention: Any
+    _event_log: Any
+    _connected_counts: dict[str, int]
+    _count_lock: Any
 
     if TYPE_CHECKING:  # the channel's (channel.py, admin_mixins.py)
         def _check_alive(self) -> None: ...
         def _persist(self) -> None: ...
         def _scan_routes(self) -> Any: ...
-        def _count_queued(self) -> None: ...
+        def _released(self, entries: list[Any], delivered: bool = False) -> None: ...
 
     def get_admin(self) -> list[Any]:
         with self._lock:
@@ -130,3 +138,80 @@ class AdminPropertiesMixin:
                 self._service.clock.call_later(TRIM_EVERY, tick)
 
         self._service.clock.call_later(TRIM_EVERY, tick)
+
+    # -- the limits of section 2.5.7 at work -------------------------------------------------
+    def _count_queued(self) -> None:
+        """Start MaxQueueLength accounting with the events already queued, those in a
+        proxy's inbox (not yet in its queue) included."""
+        holders: dict[int, list[Any]] = {}
+        events: dict[int, Any] = {}
+        dropped: list[Any] = []
+        now = self._service.clock.now()
+        for admin in self._scan_routes():
+            for proxy in admin._all_proxies():
+                queue = getattr(proxy, "_queue", None)
+                if queue is None:
+                    continue
+                with proxy._lock:
+                    dropped.extend(proxy._fold_inbox(now))
+                    for entry in queue._live_entries():
+                        events[id(entry.event)] = entry.event
+                        holders.setdefault(id(entry.event), []).append(entry)
+        self._account.adopt([(events[k], v) for k, v in holders.items()])
+        if dropped and self._event_log is not None:
+            # Discarded by MaxEventsPerConsumer, never counted; written with the next
+            # event stored, not in a commit under the channel's lock.
+            self._event_log.released(dropped, defer=True)
+
+    def _reserve_proxy(self, name: str, force: bool = False) -> None:
+        """Allow one more proxy, or raise AdminLimitExceeded once the clients connected
+        now reach MaxConsumers/MaxSuppliers (section 3.4.15.9: "If the number of consumers
+        currently connected to the channel ... exceeds the value of the MaxConsumers
+        administrative property, the AdminLimitExceeded exception is raised"; docs/qos.md).
+        A proxy supplier takes a slot of the service's max_subscriptions too. ``force``:
+        a proxy restored from the store, whatever the limits."""
+        with self._lock:
+            limit = self._admin_props[name]
+            if limit and not force and self._connected_counts[name] >= limit:
+                raise CA.AdminLimitExceeded(CA.AdminLimit(
+                    name, CORBA.Any(CORBA.TC_long, limit)))
+            if name == "MaxConsumers":
+                self._service.reserve_subscription(force)
+
+    def _unreserve_proxy(self, name: str) -> None:
+        if name == "MaxConsumers":
+            self._service.release_subscription()
+
+    def _count_connection(self, name: str, delta: int) -> None:
+        """A client connected to (1) or left (-1) a proxy counted against ``name``."""
+        with self._count_lock:
+            self._connected_counts[name] += delta
+
+    def _full_and_rejecting(self) -> bool:
+        account = self._account
+        if not (account.reject and account.full()):
+            return False
+        self._sweep_expired()
+        return account.full()
+
+    def _sweep_expired(self) -> None:
+        """The channel is full (MaxQueueLength): take the copies whose Timeout or
+        StopTime has passed out of every queue, if any may have (section 2.5.5.3: "If
+        an event is not delivered within a specified time, then it should be
+        discarded"), so they neither fill the channel nor survive a live victim."""
+        account = self._account
+        now = self._service.clock.now()
+        if account.next_expiry > now:
+            return
+        account.sweep_begins()
+        soonest = math.inf
+        for admin in self._scan_routes():
+            for proxy in admin._all_proxies():
+                queue = getattr(proxy, "_queue", None)
+                if queue is None:
+                    continue
+                with proxy._lock:
+                    gone = queue.expire(now)
+                    soonest = min(soonest, queue.next_expiry)
+                self._released(gone)
+        account.expires_at(soonest)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
 import threading
 from typing import Any, ClassVar
 
@@ -309,53 +308,6 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
 
         return query_channel(self, query, fields)
 
-    def _count_queued(self) -> None:
-        """Start MaxQueueLength accounting with the events already queued, those in a
-        proxy's inbox (not yet in its queue) included."""
-        holders: dict[int, list[Any]] = {}
-        events: dict[int, Any] = {}
-        dropped: list[Any] = []
-        now = self._service.clock.now()
-        for admin in self._scan_routes():
-            for proxy in admin._all_proxies():
-                queue = getattr(proxy, "_queue", None)
-                if queue is None:
-                    continue
-                with proxy._lock:
-                    dropped.extend(proxy._fold_inbox(now))
-                    for entry in queue._live_entries():
-                        events[id(entry.event)] = entry.event
-                        holders.setdefault(id(entry.event), []).append(entry)
-        self._account.adopt([(events[k], v) for k, v in holders.items()])
-        if dropped and self._event_log is not None:
-            # Discarded by MaxEventsPerConsumer, never counted; written with the next
-            # event stored, not in a commit under the channel's lock.
-            self._event_log.released(dropped, defer=True)
-
-    def _reserve_proxy(self, name: str, force: bool = False) -> None:
-        """Allow one more proxy, or raise AdminLimitExceeded once the clients connected
-        now reach MaxConsumers/MaxSuppliers (section 3.4.15.9: "If the number of consumers
-        currently connected to the channel ... exceeds the value of the MaxConsumers
-        administrative property, the AdminLimitExceeded exception is raised"; docs/qos.md).
-        A proxy supplier takes a slot of the service's max_subscriptions too. ``force``:
-        a proxy restored from the store, whatever the limits."""
-        with self._lock:
-            limit = self._admin_props[name]
-            if limit and not force and self._connected_counts[name] >= limit:
-                raise CA.AdminLimitExceeded(CA.AdminLimit(
-                    name, CORBA.Any(CORBA.TC_long, limit)))
-            if name == "MaxConsumers":
-                self._service.reserve_subscription(force)
-
-    def _unreserve_proxy(self, name: str) -> None:
-        if name == "MaxConsumers":
-            self._service.release_subscription()
-
-    def _count_connection(self, name: str, delta: int) -> None:
-        """A client connected to (1) or left (-1) a proxy counted against ``name``."""
-        with self._count_lock:
-            self._connected_counts[name] += delta
-
     # -- the event path -----------------------------------------------------------------------------
     def _forward(self, event: Any) -> None:
         """Admit ``event`` and route it to every consumer admin."""
@@ -529,35 +481,6 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
 
     def _delivered(self, count: int) -> None:
         self.delivered += count
-
-    def _full_and_rejecting(self) -> bool:
-        account = self._account
-        if not (account.reject and account.full()):
-            return False
-        self._sweep_expired()
-        return account.full()
-
-    def _sweep_expired(self) -> None:
-        """The channel is full (MaxQueueLength): take the copies whose Timeout or
-        StopTime has passed out of every queue, if any may have (section 2.5.5.3: "If
-        an event is not delivered within a specified time, then it should be
-        discarded"), so they neither fill the channel nor survive a live victim."""
-        account = self._account
-        now = self._service.clock.now()
-        if account.next_expiry > now:
-            return
-        account.sweep_begins()
-        soonest = math.inf
-        for admin in self._scan_routes():
-            for proxy in admin._all_proxies():
-                queue = getattr(proxy, "_queue", None)
-                if queue is None:
-                    continue
-                with proxy._lock:
-                    gone = queue.expire(now)
-                    soonest = min(soonest, queue.next_expiry)
-                self._released(gone)
-        account.expires_at(soonest)
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def _check_alive(self) -> None:
