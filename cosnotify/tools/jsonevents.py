@@ -29,10 +29,12 @@ come back as they were.
 Limits are explicit: a line of more than :data:`MAX_LINE_BYTES` and a value
 nested deeper than :data:`MAX_DEPTH` are errors, as is anything a CORBA
 marshaller would refuse later: a string holding NUL, a number out of its
-type's range, and a CORBA ``string`` (names and keys included) holding a
+type's range, a CORBA ``string`` (names and keys included) holding a
 character outside ISO-8859-1, which is omniORB's native char code set on
-both sides, so its marshaller raises ``DATA_CONVERSION`` for it; other text
-goes in a ``wstring``. An error message is always one line: unusual keys
+both sides, so its marshaller raises ``DATA_CONVERSION`` for it (other text
+goes in a ``wstring``), and a ``sequence<unsigned long long>`` holding an
+item >= 2**63, which omniORBpy 4.3.3 marshals as 2**64 - 1 or fails on
+(docs/orb.md; such items fit in a ``sequence<any>``). An error message is always one line: unusual keys
 are quoted and long ones cut.
 """
 
@@ -61,6 +63,9 @@ __all__ = ["MAX_DEPTH", "MAX_LINE_BYTES", "JsonEventError", "any_from_json", "fr
 MAX_LINE_BYTES: Final = 1 << 20
 #: How deep lists and objects may nest in one value (the value itself counts as 1).
 MAX_DEPTH: Final = 32
+
+#: The least unsigned long long omniORBpy 4.3.3 cannot marshal in a sequence or array.
+_BIG_ULONGLONG: Final = 1 << 63
 
 _FIELDS: Final = ("domain", "type", "name", "header", "filterable", "body")
 _PROPERTY_ID: Final = "IDL:omg.org/CosNotification/Property:1.0"
@@ -202,8 +207,10 @@ def loads(line: str | bytes) -> Any:
     Besides the JSON itself, everything a push would fail on is an error
     here: every CORBA ``string`` (domain, type and name, property names,
     string values, items of string sequences) must be ISO-8859-1 without
-    NUL, and the header's standard QoS fields must have their standard
-    types and values the channel takes (docs/json-events.md).
+    NUL, a ``sequence<unsigned long long>`` may not hold an item >= 2**63
+    (omniORBpy 4.3.3 cannot marshal it), and the header's standard QoS fields
+    must have their standard types and values the channel takes
+    (docs/json-events.md).
     """
     if isinstance(line, bytes):
         if len(line) > MAX_LINE_BYTES:
@@ -355,6 +362,13 @@ def _sequence(name: str, values: Any, where: str) -> Any:
         raise JsonEventError(where, f"expected a list for sequence<{name}>, got {_show(values)}")
     kind, check = _SCALARS[name]
     items = [check(v, f"{where}[{i}]") for i, v in enumerate(values)]
+    if kind == D.ULONGLONG:
+        for i, item in enumerate(items):
+            if item >= _BIG_ULONGLONG:  # docs/orb.md, "The wheel's defects"
+                raise JsonEventError(
+                    f"{where}[{i}]", f"{item} in a sequence<unsigned long long>: omniORBpy "
+                    f"4.3.3 cannot marshal an item >= 2**63 (write the list as "
+                    f'{{"$type": "sequence<any>", "value": [...]}})')
     if kind == D.OCTET:
         return CORBA.Any(_sequence_tc(kind), bytes(items))  # omniORB's sequence<octet>
     if kind == D.CHAR:

@@ -115,7 +115,6 @@ class TestValues:
     @pytest.mark.parametrize(("text", "element", "value"), [
         ("[1, 2, 3]", D.LONG, [1, 2, 3]),
         (f"[1, {2**40}]", D.LONGLONG, [1, 2**40]),
-        (f"[1, {2**64 - 1}]", D.ULONGLONG, [1, 2**64 - 1]),
         ("[1.5, 2.0]", D.DOUBLE, [1.5, 2.0]),
         ('["a", "b"]', D.STRING, ["a", "b"]),
         ("[true, false]", D.BOOLEAN, [True, False]),
@@ -437,6 +436,34 @@ class TestErrors:
         assert str(caught.value) == (f"{field}: {caught.value.reason}" if field
                                      else caught.value.reason)
 
+    @pytest.mark.parametrize(("line", "field"), [
+        ('{"body": [9223372036854775808, 7]}', "body[0]"),
+        ('{"filterable": {"big": [1, 18446744073709551615], "x": 1}}', "filterable.big[1]"),
+        (('{"body": {"$type": "sequence<unsigned long long>", "value": [0, 2, '
+          '9223372036854775808]}}'), "body[2]"),
+        ('{"body": [[9223372036854775808], "a"]}', "body[0][0]"),
+    ])
+    def test_big_unsigned_long_longs_in_a_sequence_are_refused(
+            self, line: str, field: str) -> None:
+        """Review 138: a sequence<unsigned long long> holding an item >= 2**63 was taken,
+        though omniORBpy 4.3.3 cannot marshal it (docs/orb.md: it sends 2**64-1, or
+        raises SystemError): an invalid line naming the item, with a way out."""
+        with pytest.raises(JsonEventError) as caught:
+            loads(line)
+        assert caught.value.field == field
+        assert "omniORBpy 4.3.3 cannot marshal" in caught.value.reason
+        assert '"$type": "sequence<any>"' in caught.value.reason
+
+    def test_big_unsigned_long_longs_pass_where_omniorbpy_marshals_them(self) -> None:
+        """2**63 and up as a scalar, in a sequence<any>, and 2**63-1 in a sequence all
+        marshal and read back as written."""
+        for line in ('{"body": 18446744073709551615}',
+                     '{"body": {"$type": "sequence<any>", "value": [9223372036854775808, 7]}}',
+                     '{"body": [9223372036854775807, 0]}'):
+            event = loads(line)
+            assert dumps(marshalled(event)) == dumps(event)
+            assert json.loads(dumps(event))["body"] == json.loads(line)["body"]
+
     def test_errors_are_value_errors(self) -> None:
         """Callers that only know ValueError catch them."""
         with pytest.raises(ValueError, match="does not fit"):
@@ -511,9 +538,18 @@ _keys = st.text(_latin1, max_size=5)
 _scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1),
     st.floats(allow_nan=False, allow_infinity=False), st.text(_latin1, max_size=8))
+
+
+def _marshallable(items: list[Any]) -> bool:
+    """Not a list of integers holding one >= 2**63 (a sequence<unsigned long long>
+    omniORBpy 4.3.3 cannot marshal, which loads refuses)."""
+    ints = [v for v in items if isinstance(v, int) and not isinstance(v, bool)]
+    return not items or len(ints) < len(items) or max(ints) < 2**63
+
+
 _plain = st.recursive(
     _scalars,
-    lambda children: st.lists(children, max_size=4)
+    lambda children: st.lists(children, max_size=4).filter(_marshallable)
     | st.dictionaries(_keys, children, max_size=4).filter(lambda d: set(d) != {"$type", "value"}),
     max_leaves=12)
 

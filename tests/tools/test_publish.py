@@ -283,6 +283,27 @@ class TestPublish:
         assert received.wait_for(2, WAIT)
         assert numbers(received) == [0, 1]
 
+    def test_a_big_unsigned_long_long_sequence_is_an_invalid_line(
+            self, url: str, channel: tuple[Any, int], received: StructuredPushConsumer,
+            tmp_path: Path) -> None:
+        """Review 138: [2**63, 7] was pushed as a sequence<unsigned long long> that
+        omniORBpy sends as [2**64-1, 7] (or a SystemError traceback when last): now
+        the line is invalid, the others get through."""
+        path = write(tmp_path, '{"filterable": {"n": 0}}',
+                     '{"filterable": {"big": [9223372036854775808, 7], "n": 1}}',
+                     '{"filterable": {"n": 2}, "body": [9223372036854775808, 7]}',
+                     '{"filterable": {"n": 3}}')
+        done = cli("publish", url, "--channel", str(channel[1]), path)
+        assert done.returncode == 1
+        lines = done.stderr.splitlines()
+        assert [line.split(":")[1] for line in lines[:2]] == [" line 2", " line 3"]
+        assert lines[0].startswith("cosnotify publish: line 2: filterable.big[0]: "
+                                   "9223372036854775808 in a sequence<unsigned long long>")
+        assert "Traceback" not in done.stderr
+        assert lines[2].startswith("published 2 events (2 skipped) in ")
+        assert received.wait_for(2, WAIT)
+        assert numbers(received) == [0, 3]
+
     def test_wide_strings_get_through(
             self, url: str, channel: tuple[Any, int], received: StructuredPushConsumer,
             tmp_path: Path) -> None:
@@ -402,6 +423,23 @@ class TestPusher:
                     pusher.push(7, None)
                 assert isinstance(caught.value, Refused) is refused
                 assert caught.value.message.startswith("line 7: ")
+            pusher.proxy = None
+
+    def test_a_value_omniorbpy_cannot_marshal_is_a_refusal_line(
+            self, server: NotificationServer, channel: tuple[Any, int]) -> None:
+        """Review 138: omniORBpy 4.3.3's marshaller leaves an OverflowError pending
+        (docs/orb.md), so a push raised SystemError, a traceback from publish. It is a
+        Refused of that event now, saying why."""
+        with Pusher(server.factory_ref.get_event_channel(channel[1])) as pusher:
+            failure = SystemError("<built-in function invokeOp> returned a result with "
+                                  "an exception set")
+            failure.__cause__ = OverflowError("int too big to convert")
+            pusher.proxy = _Raising(failure)
+            with pytest.raises(Refused) as caught:
+                pusher.push(4, None)
+            assert caught.value.message == (
+                "line 4: omniORBpy could not marshal the event: int too big to convert "
+                "(SystemError)")
             pusher.proxy = None
 
     def test_a_push_that_timed_out_is_not_followed_by_more_calls(self) -> None:
