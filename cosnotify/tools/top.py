@@ -14,7 +14,7 @@ by failures) are read by a daemon thread from stdin in cbreak mode, and
 Ctrl-C ends it with status 0. Elsewhere (a pipe, a file, ``TERM=dumb``)
 each refresh prints one plain frame: a header line starting with
 ``cosnotify top``, then the tables with no box and nothing cut (unless
-COLUMNS says a width), and a blank line.
+COLUMNS says a width: then they fit it as on a terminal), and a blank line.
 A service that never answers is an error (one stderr line, exit 1; a wrong
 ``--channel`` exits 2); one that stops answering later is shown in the
 header and asked again at every interval. docs/top.md documents the columns.
@@ -409,15 +409,16 @@ class _Top:
         return 0
 
     def _plain(self) -> int:
-        width = PLAIN_WIDTH
+        fitted: int | None = None  # no COLUMNS: nothing is left out or cut
         columns = os.environ.get("COLUMNS", "")
         if columns.isascii() and columns.isdigit() and len(columns) <= 5:
-            width = max(40, int(columns))
-        console = Console(highlight=False, width=width, force_terminal=False, no_color=True)
+            fitted = max(40, int(columns))
+        console = Console(highlight=False, width=fitted or PLAIN_WIDTH, force_terminal=False,
+                          no_color=True)
 
         def show(frame: Frame) -> None:
             with console.capture() as captured:
-                console.print(render(frame, plain=True))
+                console.print(render(frame, plain=True, width=fitted))
             lines = captured.get().splitlines()
             sys.stdout.write("".join(line.rstrip() + "\n" for line in lines) + "\n")
             sys.stdout.flush()

@@ -269,6 +269,26 @@ class TestCommand:
         assert '"alarms"' in done.stdout and '"pager"' in done.stdout
         assert "\x1b[" not in done.stdout  # no escape sequences in a pipe
 
+    @pytest.mark.parametrize("width", [80, 60])
+    def test_a_piped_frame_fits_columns_leaving_columns_out(
+            self, server: NotificationServer, url: str, width: int) -> None:
+        """Review 138: piped with COLUMNS set, top did not pass the width to the tables,
+        so rich narrowed every text column to "…" and dropped CHANNEL at 60. The plain
+        frame now leaves out the columns that matter least, as the live view does."""
+        failing_setup(server)
+        done = cli("top", url, "--iterations", "1", env={"COLUMNS": str(width)})
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert all(len(line) <= width for line in lines), done.stdout
+        channel_head = next(line for line in lines if "PROXIES" in line).split()
+        assert channel_head[0] == "CHANNEL"
+        proxy_head = next(line for line in lines if "STATE" in line).split()
+        assert proxy_head[:3] == ["CHANNEL", "PROXY", "KIND"] or \
+            proxy_head[:4] == ["CHANNEL", "ADMIN", "PROXY", "KIND"], done.stdout
+        row = next(line for line in lines if "connected" in line and "2/" in line).split()
+        assert row[0] == "0" and row[1].startswith('"al')  # channel 0 "alarms", maybe cut
+        assert any(word.startswith("structur") for word in row), done.stdout  # the kind
+
     def test_an_unreachable_url_is_one_line_and_status_1(self) -> None:
         """Nobody at the address: one stderr line, exit 1, no traceback."""
         done = cli("top", "127.0.0.1:1", "--timeout", "2", "--iterations", "1")
