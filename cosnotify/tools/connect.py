@@ -5,7 +5,10 @@ if one exists (a test, an embedding program) and otherwise makes one with
 timeouts, so a URL that does not answer fails after ``--timeout`` seconds
 instead of hanging. Every CORBA exception a tool can meet while it talks to
 the service is turned here into a :class:`ToolError` that says in words
-what went wrong; :func:`run_tool` prints it as one line on stderr.
+what went wrong; :func:`run_tool` prints it as one line on stderr, and so
+an OSError from writing the output (a full disk; a closed stdout, which
+Python makes None and :func:`run_tool` replaces with a stream that fails
+to write).
 
 A URL is any string omniORB's ``string_to_object`` takes (``IOR:...``,
 ``corbaloc:...``, ``corbaname:...``), the path of a file holding one (what
@@ -18,6 +21,9 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import errno
+import io
+import os
 import re
 import signal
 import sys
@@ -33,7 +39,7 @@ import CosNotifyChannelAdmin as CA
 import CosNotifyMonitor
 
 __all__ = ["DEFAULT_NAME", "FAILURE", "USAGE", "ToolError", "channel", "channel_id_arg",
-           "count_arg", "factory", "monitor", "orb", "run_tool", "sigterm_interrupts",
+           "count_arg", "drop_stdout", "factory", "monitor", "orb", "run_tool", "sigterm_interrupts",
            "timeout_arg", "url_of"]
 
 #: Exit status when the command line is wrong (argparse's, too).
@@ -245,12 +251,40 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
+class _ClosedOutput(io.TextIOBase):
+    """What ``sys.stdout`` is while the process's standard output is closed (Python
+    makes it None): writing to it fails as writing to a bad descriptor does."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def isatty(self) -> bool:
+        return False
+
+
+def drop_stdout() -> None:
+    """Point stdout at /dev/null, so that the flush at exit cannot fail again (a full
+    disk) or complain (a closed pipe)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # closed already: nothing to flush
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 def run_tool(name: str, body: Callable[[], int]) -> int:
-    """Run ``body``; a ToolError or an unexpected CORBA failure becomes one stderr line.
+    """Run ``body``; a ToolError, an unexpected CORBA failure or output that cannot be
+    written (a full disk, a closed stdout) becomes one stderr line.
     Text the output's encoding cannot hold (a supplier's "café" on an ASCII or Latin-1
     terminal) is printed as JSON ``\\uXXXX`` escapes (:func:`_json_escapes`), not a
     UnicodeEncodeError: inside a JSON line's strings (the only place such text can be
     in one) they mean the same characters, so ``--json`` output stays JSON."""
+    if sys.stderr is None:  # closed: errors are lost, the exit status still tells
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (the process's, to its end)
+    if sys.stdout is None:  # closed: a tool that writes says so (publish does not)
+        sys.stdout = _ClosedOutput()
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)  # a TextIOWrapper's
         if reconfigure is not None:
@@ -266,4 +300,10 @@ def run_tool(name: str, body: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        drop_stdout()
+        return FAILURE
+    except OSError as exc:  # the tools read their input through ToolErrors: the output
+        drop_stdout()
+        print(f"cosnotify {name}: cannot write the output: {exc.strerror or exc}",
+              file=sys.stderr)
         return FAILURE

@@ -90,11 +90,16 @@ def _rate(text: str) -> float:
 def read_events(stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
     """``(line number, StructuredEvent or JsonEventError)`` for each line that is not
     blank or a ``#`` comment; a line over the size limit is an error, read past in chunks.
-    A UTF-8 byte order mark at the start of the stream is ignored."""
+    A UTF-8 byte order mark at the start of the stream is ignored. A failed read is a
+    ToolError (not an OSError, which :func:`connect.run_tool` takes for the output's)."""
     number = 0
     bound = MAX_LINE_BYTES + 2  # room for "\r\n"
     while True:
-        raw = stream.readline(bound if number else bound + len(BOM))
+        try:
+            raw = stream.readline(bound if number else bound + len(BOM))
+        except OSError as exc:  # a directory as stdin, a disk that failed
+            raise connect.ToolError(f"cannot read line {number + 1}: "
+                                    f"{exc.strerror or exc}") from None
         if not raw:
             return
         number += 1
@@ -313,6 +318,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _open(name: str) -> IO[bytes]:
     if name == "-":
+        if sys.stdin is None:  # Python's stdin when its descriptor is closed
+            raise connect.ToolError("cannot read -: standard input is closed",
+                                    connect.USAGE)
         return sys.stdin.buffer
     try:
         return open(name, "rb")  # closed by the caller's ExitStack

@@ -39,7 +39,6 @@ import argparse
 import datetime
 import json
 import math
-import os
 import queue
 import re
 import sys
@@ -365,11 +364,11 @@ def _follow(args: argparse.Namespace, formatter: Callable[[Any, float], str]) ->
         return _print(events, formatter, args.count, subscription.check, args.timeout)
     except BrokenPipeError:
         # The reader has gone (tail | head): no more output, not even at exit.
-        _drop_stdout()
+        connect.drop_stdout()
         return 0
     except OSError as exc:  # /dev/full, a disk that failed: the output is lost
         failed = True
-        _drop_stdout()
+        connect.drop_stdout()
         raise connect.ToolError(f"cannot write the output: {exc.strerror or exc}") from None
     except BaseException as exc:
         failed = not isinstance(exc, KeyboardInterrupt)
@@ -380,13 +379,6 @@ def _follow(args: argparse.Namespace, formatter: Callable[[Any, float], str]) ->
         subscription.close(report=not failed)
         if puller is not None and not subscription.lost:  # else blocked on a lost service
             puller.join(5.0)  # its pull ends with the disconnect: let it, before exiting
-
-
-def _drop_stdout() -> None:
-    """Point stdout at /dev/null, so that the flush at exit cannot fail again."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
 
 
 def _print(events: queue.Queue[Any], formatter: Callable[[Any, float], str],

@@ -372,8 +372,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         except BrokenPipeError:
             # The reader went away (``top | head``): keep the shutdown flush quiet.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            connect.drop_stdout()
             raise
 
     return connect.run_tool("top", body)
@@ -498,7 +497,7 @@ class _Keys:
             import tty
         except ImportError:
             return self
-        if not sys.stdin.isatty():
+        if sys.stdin is None or not sys.stdin.isatty():  # None: closed
             return self
         fd = sys.stdin.fileno()
         try:

@@ -62,6 +62,16 @@ def cli(*args: str, stdin: str | None = None, timeout: float = 60.0,
                           env={**os.environ, **(env or {})})
 
 
+def cli_redirected(redirect: str, *args: str,
+                   timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m cosnotify *args`` with its standard streams as the shell's
+    ``redirect`` makes them (``>/dev/full``, ``>&-``, ``<&-``); stdout and stderr not
+    redirected there are captured."""
+    script = f'exec "$0" -m cosnotify "$@" {redirect}'
+    return subprocess.run(["sh", "-c", script, sys.executable, *args], check=False,
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
 class Tmux:
     """A tmux server of its own (a private socket, no config file) running one session."""
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 import CosNotifyChannelAdmin as CA
 import CosNotifyFilter
 import NotifyMonitoringExt
 
 from cosnotify.server import NotificationServer
-from tests.tools.conftest import cli
+from tests.tools.conftest import cli, cli_redirected
 
 
 def _named_setup(server: NotificationServer) -> Any:
@@ -147,3 +149,17 @@ def test_a_snapshot_too_large_to_send_is_said_so(server: NotificationServer, url
     assert raised.value.status == connect.FAILURE
     assert "the snapshot is larger than one reply may carry" in raised.value.message
     assert "--channel ID" in raised.value.message
+
+
+@pytest.mark.parametrize(("redirect", "reason"), [
+    (">/dev/full", "No space left on device"), (">&-", "standard output is closed")])
+@pytest.mark.parametrize("form", [[], ["--json"]])
+def test_output_that_cannot_be_written_is_one_line(server: NotificationServer, url: str,
+                                                   redirect: str, reason: str,
+                                                   form: list[str]) -> None:
+    """Review 138: stdout on a full disk gave an OSError traceback, a closed stdout an
+    AttributeError one (sys.stdout is None). Now one line and exit 1, as tail does."""
+    server.factory.create_channel([], [])
+    done = cli_redirected(redirect, "ls", url, *form)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [f"cosnotify ls: cannot write the output: {reason}"]

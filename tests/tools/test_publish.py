@@ -31,7 +31,7 @@ from cosnotify.tools.eventjson import to_json
 from cosnotify.tools.jsonevents import MAX_LINE_BYTES, JsonEventError
 from cosnotify.tools.publish import BOM, Pacer, Pusher, Refused, read_events
 from tests.channel.conftest import WAIT, StructuredPushConsumer
-from tests.tools.conftest import FOREGROUND, ROOT, cli
+from tests.tools.conftest import FOREGROUND, ROOT, cli, cli_redirected
 
 LINES = [  # Priority 0 (the default): another would let the channel reorder the events
     ('{"domain": "Telescope", "type": "Alarm", "name": "dome-1", "filterable": {"n": 0, '
@@ -331,6 +331,20 @@ class TestPublish:
         assert summary.startswith("published 0 events (0 skipped)")
         once = cli("publish", url, "--channel", str(channel[1]), str(empty))
         assert once.returncode == 0, once.stderr  # without --repeat an empty file is fine
+
+    def test_closed_standard_streams(self, url: str, channel: tuple[Any, int],
+                                     received: StructuredPushConsumer) -> None:
+        """Review 138: ``publish -`` with stdin closed was an AttributeError traceback
+        (sys.stdin is None): one line, exit 2, as for a FILE that cannot be read. A
+        closed stdout does not matter to publish, which writes nothing there."""
+        done = cli_redirected("<&-", "publish", url, "--channel", str(channel[1]), "-")
+        assert done.returncode == 2
+        assert done.stderr.splitlines() == [
+            "cosnotify publish: cannot read -: standard input is closed"]
+        done = cli_redirected(">&- <<'EOF'\n" + LINES[0] + "\nEOF\n", "publish", url,
+                              "--channel", str(channel[1]), "-")
+        assert done.returncode == 0, done.stderr
+        assert received.wait_for(1, WAIT)
 
     def test_unreachable_service(self, tmp_path: Path) -> None:
         """A URL nothing answers at: exit 1, one line, no traceback."""

@@ -20,7 +20,7 @@ import CosNotifyChannelAdmin as CA
 from cosnotify.server import NotificationServer, ServerConfig
 from cosnotify.tools.query import parse_time, parse_type
 from tests.history.test_channel import event, retain
-from tests.tools.conftest import cli
+from tests.tools.conftest import cli, cli_redirected
 
 
 @pytest.fixture
@@ -155,3 +155,14 @@ def test_text_an_ascii_output_cannot_hold_is_escaped(server: NotificationServer,
                env={"PYTHONIOENCODING": "ascii"})
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[0])["type"][0] == "caf\u00e9"
+
+
+@pytest.mark.parametrize(("redirect", "reason"), [
+    (">/dev/full", "No space left on device"), (">&-", "standard output is closed")])
+def test_output_that_cannot_be_written_is_one_line(url: str, retained: int, redirect: str,
+                                                   reason: str) -> None:
+    """Review 138: stdout on a full disk gave an OSError traceback, a closed stdout an
+    AttributeError one. Now one line and exit 1, as tail does."""
+    done = cli_redirected(redirect, "query", url, "--channel", str(retained))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [f"cosnotify query: cannot write the output: {reason}"]

@@ -551,6 +551,30 @@ class TestBadInput:
             "cosnotify tail: cannot write the output: No space left on device"]
         assert consumer_admins(server, channel_id) == []
 
+    def test_a_closed_output(self, server: NotificationServer, url: str,
+                             channel: tuple[Any, int]) -> None:
+        """Review 138: tail >&- was an AttributeError traceback (sys.stdout is None) at
+        the first event; now the line every tool gives, exit 1, its admin destroyed."""
+        core, channel_id = channel
+        child = subprocess.Popen(
+            ["sh", "-c", 'exec "$0" -m cosnotify "$@" >&-', sys.executable, "tail", url,
+             "--channel", str(channel_id)],
+            cwd=ROOT, text=True, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        try:
+            with _CONNECTED:
+                assert _CONNECTED.wait_for(lambda: tail_connected(server, channel_id), WAIT), \
+                    "no tail"
+            structured_supplier(core).push_structured_event(event(1))
+            _, stderr = child.communicate(timeout=WAIT)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        assert child.returncode == 1, stderr
+        assert stderr.splitlines() == [
+            "cosnotify tail: cannot write the output: standard output is closed"]
+        assert consumer_admins(server, channel_id) == []
+
     def test_an_interrupt_before_it_subscribed_exits_0(
             self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Ctrl-C while tail is still connecting: exit 0 as at any other time (there is

@@ -21,7 +21,7 @@ import TimeBase
 from cosnotify.server import NotificationServer
 from cosnotify.tools.top import Frame, channel_rows, fit, ordered, proxy_rows, rate, render
 from tests.channel.conftest import StructuredPushConsumer, structured, structured_supplier
-from tests.tools.conftest import Tmux, cli
+from tests.tools.conftest import Tmux, cli, cli_redirected
 
 # -- hand-made snapshots -----------------------------------------------------------------
 
@@ -288,6 +288,17 @@ class TestCommand:
         row = next(line for line in lines if "connected" in line and "2/" in line).split()
         assert row[0] == "0" and row[1].startswith('"al')  # channel 0 "alarms", maybe cut
         assert any(word.startswith("structur") for word in row), done.stdout  # the kind
+
+    @pytest.mark.parametrize(("redirect", "reason"), [
+        (">/dev/full", "No space left on device"), (">&-", "standard output is closed")])
+    def test_output_that_cannot_be_written_is_one_line(
+            self, server: NotificationServer, url: str, redirect: str, reason: str) -> None:
+        """Review 138: stdout on a full disk gave an OSError traceback, a closed stdout
+        an AttributeError one. Now one line and exit 1, as tail does."""
+        failing_setup(server)
+        done = cli_redirected(redirect, "top", url, "--iterations", "1")
+        assert done.returncode == 1
+        assert done.stderr.splitlines() == [f"cosnotify top: cannot write the output: {reason}"]
 
     def test_an_unreachable_url_is_one_line_and_status_1(self) -> None:
         """Nobody at the address: one stderr line, exit 1, no traceback."""
