@@ -23,6 +23,7 @@ import argparse
 import codecs
 import errno
 import io
+import json
 import os
 import re
 import signal
@@ -39,7 +40,7 @@ import CosNotifyChannelAdmin as CA
 import CosNotifyMonitor
 
 __all__ = ["DEFAULT_NAME", "FAILURE", "USAGE", "ToolError", "channel", "channel_id_arg",
-           "count_arg", "drop_stdout", "factory", "monitor", "orb", "run_tool", "sigterm_interrupts",
+           "check_latin1", "count_arg", "drop_stdout", "factory", "monitor", "orb", "run_tool", "sigterm_interrupts",
            "timeout_arg", "url_of"]
 
 #: Exit status when the command line is wrong (argparse's, too).
@@ -200,6 +201,19 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else printable_escape(ch) for ch in text)
+
+
+def check_latin1(what: str, text: str) -> None:
+    """A CORBA string must be ISO-8859-1 (omniORB's native char code set): say so
+    rather than fail with DATA_CONVERSION once sent."""
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError as exc:
+        char = text[exc.start]
+        shown = json.dumps(char, ensure_ascii=not char.isprintable())
+        raise ToolError(f"the {what} holds {shown} (U+{ord(char):04X}), which is not "
+                                f"in ISO-8859-1, the character set of a CORBA string",
+                                USAGE) from None
 
 
 def channel_id_arg(text: str) -> int:

@@ -30,6 +30,7 @@ from typing import Any
 from omniORB import CORBA
 
 import CosNotifyChannelAdmin as CA
+import CosNotifyFilter
 import CosNotifyHistory
 
 from cosnotify.history.corba import properties_of, retained_of
@@ -204,6 +205,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _query(args: argparse.Namespace) -> int:
+    # CORBA strings: refused here, not as DATA_CONVERSION once sent ("lost the service").
+    for pattern in args.types or []:
+        for segment in pattern:
+            connect.check_latin1("type pattern", segment)
+    connect.check_latin1("grammar", args.grammar)
+    connect.check_latin1("constraint", args.constraint or "")
     fields = fields_of_args(args)
     try:
         from_fields(fields)  # the service's own checks, with their reasons
@@ -211,7 +218,9 @@ def _query(args: argparse.Namespace) -> int:
         raise connect.ToolError(_reason(exc), connect.USAGE) from None
     the_orb = connect.orb(args.timeout)
     factory = connect.factory(args.url, the_orb)
-    channel_id, _ = connect.channel(factory, args.channel)
+    channel_id, channel = connect.channel(factory, args.channel)
+    if args.grammar != DEFAULT_GRAMMAR:  # as tail checks it, with or without a constraint
+        _check_grammar(channel, args.grammar)
     histories = factory._narrow(CosNotifyHistory.HistoryFactory)
     if histories is None:
         raise connect.ToolError(f"{args.url} serves no CosNotifyHistory (not cosnotify serve?)")
@@ -234,6 +243,20 @@ def _query(args: argparse.Namespace) -> int:
         print(connect.printable(show(retained_of(value))))  # a supplier's text
     sys.stdout.flush()
     return 0
+
+
+def _check_grammar(channel: Any, grammar: str) -> None:
+    """Does the service know ``grammar``? Asked of the channel's default filter
+    factory, as tail asks it (the filter made to ask is destroyed at once)."""
+    try:
+        made = channel._get_default_filter_factory().create_filter(grammar)
+    except CosNotifyFilter.InvalidGrammar:
+        raise connect.ToolError(f"the service knows no constraint grammar {grammar!r}",
+                                connect.USAGE) from None
+    try:
+        made.destroy()
+    except CORBA.SystemException:
+        pass  # it is asked for nothing else; a lost service shows in the query itself
 
 
 def _all_pages(history: Any, fields: dict[str, Any]) -> list[Any]:

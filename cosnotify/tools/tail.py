@@ -193,7 +193,7 @@ class Subscription:
         self.proxy: Any = None
         self.lost = False  # the service stopped answering: close() does not call it
         for what, text in (("grammar", grammar), ("constraint", constraint or "")):
-            _check_latin1(what, text)
+            connect.check_latin1(what, text)
         try:
             self.admin, _ = channel.new_for_consumers(CA.AND_OP)
             if constraint is not None:
@@ -273,19 +273,6 @@ class Subscription:
 
 
 _DISCONNECTED = "the channel disconnected tail (its admin or channel was destroyed?)"
-
-
-def _check_latin1(what: str, text: str) -> None:
-    """A CORBA string must be ISO-8859-1 (omniORB's native char code set): say so
-    rather than fail with DATA_CONVERSION once sent."""
-    try:
-        text.encode("latin-1")
-    except UnicodeEncodeError as exc:
-        char = text[exc.start]
-        shown = json.dumps(char, ensure_ascii=not char.isprintable())
-        raise connect.ToolError(f"the {what} holds {shown} (U+{ord(char):04X}), which is not "
-                                f"in ISO-8859-1, the character set of a CORBA string",
-                                connect.USAGE) from None
 
 
 def _quietly(call: Callable[[], None], what: str = "") -> None:

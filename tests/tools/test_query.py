@@ -166,3 +166,35 @@ def test_output_that_cannot_be_written_is_one_line(url: str, retained: int, redi
     done = cli_redirected(redirect, "query", url, "--channel", str(retained))
     assert done.returncode == 1
     assert done.stderr.splitlines() == [f"cosnotify query: cannot write the output: {reason}"]
+
+
+@pytest.mark.parametrize(("args", "what"), [
+    (["--type", "€/x"], "type pattern"), (["$a == '€'"], "constraint"),
+    (["--grammar=€", "$a > 1"], "grammar"), (["--grammar=€"], "grammar"),
+    (["--type", '["a", "b€"]'], "type pattern")])
+def test_text_outside_latin1_is_a_usage_error(url: str, retained: int, args: list[str],
+                                              what: str) -> None:
+    """Review 138: a type, constraint or grammar outside ISO-8859-1 went to the service,
+    failed to marshal and was told as "lost the service: DATA_CONVERSION", exit 1. Now
+    it is refused before the service is asked, as tail refuses it: exit 2."""
+    done = cli("query", url, "--channel", str(retained), *args)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        (f'cosnotify query: the {what} holds "€" (U+20AC), which is not in ISO-8859-1, the '
+         "character set of a CORBA string")]
+
+
+@pytest.mark.parametrize("args", [["--grammar", "SQL"], ["--grammar", "SQL", "$a > 1"]])
+def test_an_unknown_grammar_is_a_usage_error(url: str, retained: int,
+                                             args: list[str]) -> None:
+    """Review 138: without a constraint an unknown --grammar was ignored (exit 0). It
+    is checked as tail checks it, with or without a constraint: exit 2."""
+    done = cli("query", url, "--channel", str(retained), *args)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "cosnotify query: the service knows no constraint grammar 'SQL'"]
+
+
+def test_a_known_grammar_without_a_constraint_is_fine(url: str, retained: int) -> None:
+    """A grammar the service knows, without a constraint: every event, as by default."""
+    assert len(lines(cli("query", url, "--channel", str(retained), "--grammar", "ELVIN4"))) == 4
