@@ -6,8 +6,11 @@ written in the plain JSON form wherever :func:`~cosnotify.tools.jsonevents.loads
 reads it back as the same type, in the ``{"$type": T, "value": V}`` form
 otherwise, and values of types the mapping has no form for (enums, structs,
 unions...) are rendered readably by the Spark bridge's VARIANT encoder and
-do not come back as they were. Nesting is cut at twice
-:data:`~cosnotify.tools.jsonevents.MAX_DEPTH`.
+do not come back as they were. Nesting is cut where ``loads`` stops
+reading, :data:`~cosnotify.tools.jsonevents.MAX_DEPTH` lists and objects
+deep in a property's value or the body: an Any whose rendering would nest
+deeper is written as the string ``"<nested too deep>"`` (inside a readable
+rendering, the part too deep is), so every line written reads back.
 """
 
 from __future__ import annotations
@@ -38,6 +41,11 @@ from cosnotify.tools.jsonevents import (
 )
 
 __all__ = ["any_to_json", "dumps", "to_json"]
+
+#: The integers a plain JSON number may be for loads: long long's low end to unsigned
+#: long long's high end.
+_LOWEST = -(1 << 63)
+_HIGHEST = (1 << 64) - 1
 
 
 def dumps(event: Any) -> str:
@@ -89,11 +97,31 @@ def _iso(timet: int) -> str | int | float:
     return when.strftime("%Y-%m-%dT%H:%M:%S") + digits + "Z"
 
 
+#: What an Any nested deeper than ``loads`` reads is written as.
+_CUT = "<nested too deep>"
+
+
 def any_to_json(value: Any, depth: int = 0) -> Any:
     """A CORBA Any as JSON: plain where that reads back as the same type, else
-    ``{"$type": T, "value": V}``, else (other types) a readable rendering."""
-    if depth > 2 * MAX_DEPTH:
-        return "<nested too deep>"
+    ``{"$type": T, "value": V}``, else (other types) a readable rendering.
+    ``depth``: the lists and objects around it in its property value or body; a
+    rendering nesting deeper than MAX_DEPTH in all is the string ``_CUT``."""
+    if depth > MAX_DEPTH:  # even a scalar's container is cut: do not go on
+        return _CUT
+    rendered = _any_json(value, depth)
+    room = MAX_DEPTH - depth
+    return _CUT if _nesting(rendered, room) > room else rendered
+
+
+def _nesting(value: Any, limit: int) -> int:
+    """How deep lists and objects nest in ``value``, counted up to ``limit + 1``."""
+    if limit < 0 or not isinstance(value, (list, dict)):
+        return 0 if not isinstance(value, (list, dict)) else 1
+    items = value.values() if isinstance(value, dict) else value
+    return 1 + max((_nesting(item, limit - 1) for item in items), default=0)
+
+
+def _any_json(value: Any, depth: int) -> Any:
     d = D.unalias(value._t._d)
     v = value._v
     if d in (D.NULL, D.VOID):
@@ -115,7 +143,7 @@ def any_to_json(value: Any, depth: int = 0) -> Any:
             if isinstance(rendered, dict):
                 return rendered
             return {"$type": "PropertySeq", "value": rendered}
-    return _readable(value)
+    return _readable(value, depth)
 
 
 def _real_json(v: Any) -> float | str:
@@ -152,7 +180,7 @@ def _sequence_json(name: str, v: Any) -> Any:
     return {"$type": f"sequence<{name}>", "value": items}
 
 
-def _readable(value: Any) -> Any:
+def _readable(value: Any, depth: int = 0) -> Any:
     """Any other type, as the Spark bridge's VARIANT encoder sees it (not read back)."""
     from spark_bridge import variant
     from spark_bridge.anycodec import ConversionError, encode_any
@@ -165,18 +193,26 @@ def _readable(value: Any) -> Any:
     except (ConversionError, variant.VariantError, CORBA.SystemException, TypeError,
             ValueError) as exc:
         return f"<{_type_label(value)}: {exc}>"
-    return _jsonable(plain, 0)
+    return _jsonable(plain, depth)
 
 
 def _jsonable(plain: Any, depth: int) -> Any:
-    if isinstance(plain, (dict, list, tuple)) and depth >= 2 * MAX_DEPTH:
-        return "<nested too deep>"
+    """``plain`` as JSON ``loads`` reads: cut where it would nest deeper than MAX_DEPTH,
+    and integers (fixed too) past the range of the mapping's integers as decimal
+    strings, as a fraction is written (a bare one would not read back)."""
+    if isinstance(plain, (dict, list, tuple)) and depth >= MAX_DEPTH:
+        return _CUT
     if isinstance(plain, dict):
         return {str(k): _jsonable(v, depth + 1) for k, v in plain.items()}
     if isinstance(plain, (list, tuple)):
         return [_jsonable(v, depth + 1) for v in plain]
     if isinstance(plain, Decimal):
-        return int(plain) if plain == plain.to_integral_value() else str(plain)
+        if plain != plain.to_integral_value():
+            return str(plain)
+        plain = int(plain)
+    if isinstance(plain, int) and not isinstance(plain, bool) \
+            and not _LOWEST <= plain <= _HIGHEST:
+        return str(plain)
     if isinstance(plain, (bytes, bytearray, memoryview)):
         return list(bytes(plain))
     if isinstance(plain, float) and not math.isfinite(plain):

@@ -23,6 +23,7 @@ from cosnotify.tools.jsonevents import (
     MAX_DEPTH,
     MAX_LINE_BYTES,
     JsonEventError,
+    _sequence_tc,
     any_from_json,
     from_json,
     loads,
@@ -43,6 +44,15 @@ def one(text: str) -> Any:
     (prop,) = event.filterable_data
     assert prop.name == "x"
     return prop.value
+
+
+def _nesting(value: Any) -> int:
+    """How deep lists and objects nest in a JSON value (a scalar: 0)."""
+    if isinstance(value, list):
+        return 1 + max(map(_nesting, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_nesting, value.values()), default=0)
+    return 0
 
 
 def marshalled(event: Any) -> Any:
@@ -325,6 +335,44 @@ class TestReverse:
         assert rendered == "<any: nested too deep>"
         shallow = CORBA.Any(CORBA.TC_any, CORBA.Any(CORBA.TC_any, CORBA.Any(CORBA.TC_long, 3)))
         assert any_to_json(shallow) == {"type": "any", "value": {"type": "long", "value": 3}}
+
+    @pytest.mark.parametrize(("digits", "scale", "value", "written"), [
+        (31, 0, 10**30, "1000000000000000000000000000000"),
+        (31, 0, -(10**25), "-10000000000000000000000000"),
+        (20, 0, 2**64, "18446744073709551616"),
+        (5, 0, 42, 42), (5, 1, 125, "12.5")])
+    def test_fixed_values_read_back(self, omniorb: Any, digits: int, scale: int, value: int,
+                                    written: Any) -> None:
+        """Review 138: an integral fixed past the 64-bit range was written as a bare
+        integer, which loads refuses ("does not fit"): tail --format json wrote lines
+        publish dropped. Such a value is a decimal string, as a fraction is."""
+        body = CORBA.Any(omniorb.create_fixed_tc(digits, scale),
+                         CORBA.fixed(digits, scale, value))
+        event = N.StructuredEvent(N.EventHeader(N.FixedEventHeader(N.EventType("", ""), ""),
+                                                []), [], body)
+        line = dumps(event)
+        assert json.loads(line)["body"] == written
+        assert dumps(loads(line)) == line
+
+    @pytest.mark.parametrize("levels", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 8])
+    def test_nesting_is_cut_where_loads_stops(self, levels: int) -> None:
+        """Review 138: renderings were cut at 64 levels, but loads reads 32: a line of
+        sequence<any> or PropertySeq 40 deep was refused whole by publish. What is
+        written nests at most MAX_DEPTH deep, cut by whole Anys, and reads back."""
+        listed = CORBA.Any(CORBA.TC_long, 1)
+        propertied = CORBA.Any(CORBA.TC_long, 1)
+        for _ in range(levels):
+            listed = CORBA.Any(_sequence_tc(D.ANY), [listed, CORBA.Any(CORBA.TC_string, "x")])
+            propertied = CORBA.Any(N._tc_PropertySeq, [N.Property("a", propertied)])
+        event = N.StructuredEvent(N.EventHeader(N.FixedEventHeader(N.EventType("", ""), ""),
+                                                []), [N.Property("p", propertied)], listed)
+        line = dumps(event)
+        again = loads(line)
+        assert dumps(again) == line
+        written = json.loads(line)
+        assert _nesting(written["body"]) == min(levels, MAX_DEPTH)
+        assert _nesting(written["filterable"]["p"]) == min(levels, MAX_DEPTH)
+        assert ("<nested too deep>" in line) is (levels > MAX_DEPTH)
 
     def test_to_json_has_every_key(self) -> None:
         """to_json gives all six keys, even for an empty event."""
