@@ -321,7 +321,8 @@ def _workers(workers: dict[str, Any]) -> str:
 
 def _name(obj: dict[str, Any]) -> str:
     name = obj.get("name")
-    return "" if name is None else f" {json.dumps(name)}"
+    # Quoted JSON-style; only unprintable characters escaped (docs/operations.md).
+    return "" if name is None else f" {connect.printable(json.dumps(name, ensure_ascii=False))}"
 
 
 def _clean(text: str) -> str:

@@ -57,6 +57,16 @@ def test_ls_escapes_what_clients_wrote(server: NotificationServer, url: str) -> 
         in done.stdout
 
 
+def test_ls_shows_names_as_written_but_for_unprintable_characters(
+        server: NotificationServer, url: str) -> None:
+    """Review 138: names went through json.dumps, so "café" showed as "caf\\u00e9" even
+    on a UTF-8 terminal; only unprintable characters are escaped (operations.md)."""
+    _, channel_id = server.factory.create_named_channel([], [], "café\u0085")
+    done = cli("ls", url, "--channel", str(channel_id), env={"PYTHONIOENCODING": "utf-8"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f'channel {channel_id} "café\\u0085"'
+
+
 def test_ls_json_is_the_snapshot(server: NotificationServer, url: str) -> None:
     channel_id, filter_id = _named_setup(server)
     done = cli("ls", "--json", url)

@@ -228,6 +228,15 @@ class TestLayout:
         assert '"[bold]x\\ny"' in text
 
 
+    def test_a_name_is_shown_as_written_but_for_unprintable_characters(self) -> None:
+        """Review 138: names went through json.dumps, so "café" showed as "caf\\u00e9";
+        docs/operations.md escapes only unprintable characters (C1 controls, line
+        separators, which json.dumps leaves raw)."""
+        after = snapshot(1.0, [supplier(0, "café\u0085\u2028日本")])
+        text = screen(render(frame(None, after)))
+        assert '"café\\u0085\\u2028日本"' in text
+
+
 # -- against a server --------------------------------------------------------------------
 
 class FailingConsumer(StructuredPushConsumer):
