@@ -165,6 +165,8 @@ class Refused(connect.ToolError):
         self.exc = exc
 
 
+#: Why a proxy is gone (Disconnected, OBJECT_NOT_EXIST): publish cannot tell which.
+_GONE = "its channel or admin was destroyed, or the server stopped"
 #: Refusals of the event itself: its QoS header, a value the service cannot take.
 _REFUSALS = (CORBA.BAD_QOS, CORBA.BAD_PARAM, CORBA.DATA_CONVERSION, CORBA.MARSHAL)
 
@@ -200,16 +202,23 @@ class Pusher:
         try:
             self.proxy.push_structured_event(event)
         except CosEventComm.Disconnected:
-            raise connect.ToolError(f"line {number}: the channel disconnected publish") from None
+            raise connect.ToolError(f"line {number}: the service disconnected publish: "
+                                    f"{_GONE}") from None
+        except CORBA.OBJECT_NOT_EXIST as exc:  # its proxy is gone: not this event's fault
+            raise connect.ToolError(f"line {number}: lost the channel: {_GONE} "
+                                    f"({connect.describe(exc)})") from None
         except (CORBA.COMM_FAILURE, CORBA.TRANSIENT, CORBA.TIMEOUT) as exc:
             self.lost = isinstance(exc, CORBA.TIMEOUT)
             raise connect.ToolError(f"line {number}: lost the service: "
                                     f"{connect.describe(exc)}") from None
-        except CORBA.SystemException as exc:
+        except _REFUSALS as exc:
             message = f"line {number}: the service refused the event: {connect.describe(exc)}"
-            if isinstance(exc, _REFUSALS) and exc.completed == CORBA.COMPLETED_NO:
+            if exc.completed == CORBA.COMPLETED_NO:
                 raise Refused(message, exc) from None
             raise connect.ToolError(message) from None
+        except CORBA.SystemException as exc:  # IMP_LIMIT, NO_RESOURCES...: not a refusal
+            raise connect.ToolError(f"line {number}: the push failed: "
+                                    f"{connect.describe(exc)}") from None
         except SystemError as exc:
             # omniORBpy 4.3.3's marshaller left an error pending (docs/orb.md: an
             # unsigned long long >= 2**63 in a sequence); loads refuses the values known

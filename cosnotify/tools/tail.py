@@ -272,7 +272,10 @@ class Subscription:
             _quietly(flt.destroy, "its filter" if report else "")
 
 
-_DISCONNECTED = "the channel disconnected tail (its admin or channel was destroyed?)"
+#: Disconnected or OBJECT_NOT_EXIST: the proxy is gone, and which of these made it go
+#: tail cannot tell (a server stopping normally disconnects its proxies too).
+_DISCONNECTED = ("the service disconnected tail: its channel or admin was destroyed, or "
+                 "the server stopped")
 
 
 def _quietly(call: Callable[[], None], what: str = "") -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from omniORB import CORBA
 
+import CosEventComm
 import CosNotifyChannelAdmin as CA
 
 import cosnotify
@@ -437,6 +438,30 @@ class TestPusher:
                     pusher.push(7, None)
                 assert isinstance(caught.value, Refused) is refused
                 assert caught.value.message.startswith("line 7: ")
+            pusher.proxy = None
+
+    def test_only_a_refusal_is_called_one(
+            self, server: NotificationServer, channel: tuple[Any, int]) -> None:
+        """Review 138: a server stopped under publish (OBJECT_NOT_EXIST) was "the service
+        refused the event". "Refused" is kept for the refusals of one event; a proxy
+        gone is the channel lost, other failures are failed pushes."""
+        with Pusher(server.factory_ref.get_event_channel(channel[1])) as pusher:
+            for exc, message in [
+                    (CORBA.OBJECT_NOT_EXIST(0, CORBA.COMPLETED_NO),
+                     ("line 7: lost the channel: its channel or admin was destroyed, or the "
+                      "server stopped (OBJECT_NOT_EXIST)")),
+                    (CosEventComm.Disconnected(),
+                     ("line 7: the service disconnected publish: its channel or admin was "
+                      "destroyed, or the server stopped")),
+                    (CORBA.NO_RESOURCES(0, CORBA.COMPLETED_NO),
+                     "line 7: the push failed: NO_RESOURCES"),
+                    (CORBA.MARSHAL(0, CORBA.COMPLETED_MAYBE),
+                     "line 7: the service refused the event: MARSHAL")]:
+                pusher.proxy = _Raising(exc)
+                with pytest.raises(ToolError) as caught:
+                    pusher.push(7, None)
+                assert not isinstance(caught.value, Refused)
+                assert caught.value.message == message
             pusher.proxy = None
 
     def test_a_value_omniorbpy_cannot_marshal_is_a_refusal_line(

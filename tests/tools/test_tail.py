@@ -280,7 +280,37 @@ class TestTail:
         status, lines, stderr = tail.finish()
         assert (status, lines) == (1, [])
         assert stderr.splitlines() == [
-            "cosnotify tail: the channel disconnected tail (its admin or channel was destroyed?)"]
+            ("cosnotify tail: the service disconnected tail: its channel or admin was "
+             "destroyed, or the server stopped")]
+
+    def test_a_server_stopped_normally_is_told_neutrally(
+            self, omniorb: Any, tmp_path: Path, tails: list[Tail]) -> None:
+        """Review 138: a server stopped with SIGTERM disconnects tail's proxy, and tail
+        said "(its admin or channel was destroyed?)", blaming the wrong thing. The line
+        now names both causes; exit 1."""
+        served = ServeProcess(tmp_path)
+        try:
+            factory = omniorb.string_to_object(served.ior)._narrow(CA.EventChannelFactory)
+            _, channel_id = factory.create_channel([], [])
+            monitor = factory._narrow(CosNotifyMonitor.EventChannelFactory)
+            tail = start(tails, str(served.ior_file), "--channel", str(channel_id))
+            deadline = time.monotonic() + WAIT
+            while not _pulling(monitor.snapshot([channel_id])):
+                assert tail.process.poll() is None, f"tail ended: {tail.finish()}"
+                assert time.monotonic() < deadline, "tail did not connect"
+                time.sleep(0.01)  # a child server cannot notify this process: polled
+            assert served.stop() == 0
+            status, lines, stderr = tail.finish()
+        finally:
+            served.stop()
+        assert (status, lines) == (1, [])
+        [line] = stderr.splitlines()
+        assert "destroyed?" not in line
+        assert line in (
+            ("cosnotify tail: the service disconnected tail: its channel or admin was "
+             "destroyed, or the server stopped"),
+            "cosnotify tail: lost the service: COMM_FAILURE (COMM_FAILURE_UnMarshalArguments)",
+            "cosnotify tail: lost the service: TRANSIENT (TRANSIENT_ConnectFailed)"), line
 
 
     @pytest.mark.parametrize(("fmt", "deep"), [
