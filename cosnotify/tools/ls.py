@@ -73,8 +73,8 @@ def read(monitor: Any, url: str, channels: list[int]) -> dict[str, Any]:
         text = monitor.snapshot(channels)
     except CA.ChannelNotFound:
         raise connect.ToolError(
-            f"no channel {', '.join(map(str, channels))} (ids: see cosnotify ls {url})",
-            connect.USAGE) from None
+            f"no channel {', '.join(map(str, _missing(monitor, channels)))} (ids: see "
+            f"cosnotify ls {url})", connect.USAGE) from None
     except CORBA.IMP_LIMIT:
         from cosnotify.ops.stats import MAX_SNAPSHOT_BYTES
 
@@ -89,6 +89,19 @@ def read(monitor: Any, url: str, channels: list[int]) -> dict[str, Any]:
         raise connect.ToolError(f"{url} answers snapshot version {snap['version']}; this "
                                 f"cosnotify reads version 1")
     return snap
+
+
+def _missing(monitor: Any, channels: list[int]) -> list[int]:
+    """Which of ``channels`` the service does not have (ChannelNotFound does not say),
+    each once; all of them if it cannot be asked."""
+    from omniORB import CORBA
+
+    try:
+        existing = set(monitor.get_all_channels())
+    except CORBA.SystemException:
+        existing = set()
+    missing = [c for c in dict.fromkeys(channels) if c not in existing]
+    return missing or list(dict.fromkeys(channels))
 
 
 def format_tree(snap: dict[str, Any]) -> Iterator[str]:

@@ -173,3 +173,14 @@ def test_output_that_cannot_be_written_is_one_line(server: NotificationServer, u
     done = cli_redirected(redirect, "ls", url, *form)
     assert done.returncode == 1
     assert done.stderr.splitlines() == [f"cosnotify ls: cannot write the output: {reason}"]
+
+
+def test_only_the_missing_channels_are_named(server: NotificationServer, url: str) -> None:
+    """Review 138: ``--channel 0 --channel 7`` said "no channel 0, 7" though 0 exists:
+    the line names only the ids the service does not have (each once)."""
+    _, channel_id = server.factory.create_channel([], [])
+    done = cli("ls", url, "--channel", str(channel_id), "--channel", "4242",
+               "--channel", "4243", "--channel", "4242")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"cosnotify ls: no channel 4242, 4243 (ids: see cosnotify ls {url})"]
