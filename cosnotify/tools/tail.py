@@ -29,8 +29,8 @@ the main thread asks the service whether the proxy still exists
 within ``--timeout`` ends tail with "lost the service" (:func:`_print`).
 
 Formatting is the main thread's, one event at a time: an event a format
-cannot show (nested too deep, a type the Spark row lacks, a time past
-year 9999 for an ISO string...) is one line on stderr and tail goes on.
+cannot show (nested too deep, a type the Spark row lacks...) is one line
+on stderr and tail goes on.
 """
 
 from __future__ import annotations
