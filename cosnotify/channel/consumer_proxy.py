@@ -16,9 +16,10 @@ and at once again while it has; a pull that would block is never made, so
 polling never holds a worker. Polling pauses while the connection is
 suspended (section 3.4.9.2) or while the channel is full with
 RejectNewEvents TRUE (section 2.5.7). A pulled event the channel refuses
-(IMP_LIMIT, or NO_RESOURCES from the store) waits in the proxy and goes in
-before anything more is pulled; the refusal is the channel's, never counted
-as the supplier failing.
+for now (IMP_LIMIT, NO_RESOURCES from the store, TRANSIENT) waits in the proxy
+and goes in before anything more is pulled; the refusal is the channel's, never
+counted as the supplier failing. One refused for good (BAD_QOS, BAD_PARAM, any
+other system exception) is dropped, logged and counted as rejected.
 """
 
 from __future__ import annotations
@@ -291,6 +292,11 @@ class EventServiceProxyPushConsumer(ProxyPushConsumer):
 
 
 
+#: The channel's refusals of a pulled event that may pass later: full with
+#: RejectNewEvents TRUE (section 2.5.7), a store without room, a passing failure.
+_FOR_NOW = (CORBA.IMP_LIMIT, CORBA.NO_RESOURCES, CORBA.TRANSIENT)
+
+
 class _PullConsumer(Suspendable, ProxyConsumer):
     supplier_method = ""
     supplier_interface = ""
@@ -444,20 +450,25 @@ class _PullConsumer(Suspendable, ProxyConsumer):
     def _injected(self, inject: Any, value: Any, level: int) -> bool:
         """Inject one pulled event; False if the channel refused it for now (IMP_LIMIT:
         full with RejectNewEvents TRUE, section 2.5.7; NO_RESOURCES: the store could
-        not take it; any other system exception of the channel's) -- the event then
-        waits, and polling pauses for ``pull_interval`` without counting a failure of
-        the supplier, which did its part. A pulled event whose QoS cannot be honoured
-        (BAD_QOS) is dropped."""
+        not take it; TRANSIENT) -- the event then waits, and polling pauses for
+        ``pull_interval`` without counting a failure of the supplier, which did its
+        part. Any other system exception is a refusal of this event for good (BAD_QOS:
+        its QoS cannot be honoured; BAD_PARAM: a retaining or storing channel cannot
+        keep it intact, docs/orb.md): kept, it would be refused at every poll and
+        nothing after it would ever be pulled (review 141), so it is dropped, logged
+        and counted as ``rejected``."""
         try:
             inject(value)
-        except CORBA.BAD_QOS as exc:
-            log.warning("%r: dropped a pulled event: %s", self, exc)
-        except CORBA.IMP_LIMIT:
+        except _FOR_NOW as exc:
+            if not isinstance(exc, CORBA.IMP_LIMIT):
+                log.log(level, "%r: the channel did not take a pulled event (%s); it waits",
+                        self, failure_reason(exc))
             return False
         except CORBA.SystemException as exc:
-            log.log(level, "%r: the channel did not take a pulled event (%s); it waits",
-                    self, failure_reason(exc))
-            return False
+            log.warning("%r: dropped a pulled event the channel refused (%s): %s",
+                        self, type(exc).__name__, exc)
+            if self._counting:
+                next(self._rejected)
         return True
 
 

@@ -12,6 +12,11 @@ from omniORB import CORBA
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
 
+from cosnotify.channel.clock import ManualClock
+from cosnotify.channel.counters import read
+from cosnotify.channel.factory import EventChannelFactory
+from cosnotify.channel.service import ServiceConfig
+from cosnotify.store import MemoryStore
 from tests.channel.conftest import (
     AnyPushConsumer,
     PullConsumer,
@@ -22,6 +27,8 @@ from tests.channel.conftest import (
     same_any,
     structured,
 )
+from tests.corba.peer_cdr import received_ulonglongs
+from tests.history.test_channel import retain
 
 
 def push_consumer(channel: Any, ctype: Any) -> tuple[Any, Any]:
@@ -245,3 +252,56 @@ class TestPullConsumers:
         clock.advance(1.0)  # pull_interval
         assert consumer.wait_for(1)
         assert supplier.polls >= 1 and number(consumer.received[0]) == 5
+
+    def test_an_event_refused_for_good_is_dropped_not_kept(self, omniorb: Any) -> None:
+        """A pulled event a retaining channel refuses for good (BAD_PARAM: an unsigned
+        long long >= 2**63 in a sequence, docs/orb.md) is dropped and counted as
+        rejected, and the events after it are pulled (review 141: it was kept in
+        ``_pending`` and refused at every poll, and nothing more was ever pulled)."""
+        clock = ManualClock()
+        with EventChannelFactory(ServiceConfig(pull_interval=1.0, slow_push=0),
+                                 clock=clock, store=MemoryStore()) as factory:
+            channel, _ = factory.create_channel([], retain(count=10))
+            _, consumer = push_consumer(channel, CA.STRUCTURED_EVENT)
+            supplier = PullSupplier([structured(fields={"big": received_ulonglongs(),
+                                                        "n": 0}),
+                                     structured(fields={"n": 1}), structured(fields={"n": 2})])
+            proxy, _ = channel._get_default_supplier_admin(
+            ).obtain_notification_pull_consumer(CA.STRUCTURED_EVENT)
+            proxy.connect_structured_pull_supplier(supplier)
+            assert consumer.wait_for(2)
+            assert [number(e) for e in consumer.received] == [1, 2]
+            assert proxy._pending == []
+            assert read(proxy._rejected) == 1 and proxy._failures == 0
+
+    @pytest.mark.parametrize("refusal, kept", [
+        (CORBA.IMP_LIMIT, True), (CORBA.NO_RESOURCES, True), (CORBA.TRANSIENT, True),
+        (CORBA.BAD_PARAM, False), (CORBA.BAD_QOS, False), (CORBA.INTERNAL, False),
+    ], ids=lambda v: v.__name__ if isinstance(v, type) else str(v))
+    def test_only_a_refusal_for_now_keeps_the_event(self, manual_channel: Any, clock: Any,
+                                                    refusal: Any, kept: bool) -> None:
+        """IMP_LIMIT, NO_RESOURCES and TRANSIENT keep the pulled event for the next poll
+        (section 2.5.7); any other refusal drops it, counted as rejected (review 141)."""
+        _, consumer = push_consumer(manual_channel, CA.STRUCTURED_EVENT)
+        forward = manual_channel._forward
+        refusing = [True]
+
+        def refuse_event_0(event: Any) -> None:
+            if refusing[0] and number(event.structured) == 0:
+                raise refusal(0, CORBA.COMPLETED_NO)
+            forward(event)
+
+        manual_channel._forward = refuse_event_0
+        supplier = PullSupplier([structured(fields={"n": 0}), structured(fields={"n": 1})])
+        proxy, _ = manual_channel._get_default_supplier_admin(
+        ).obtain_notification_pull_consumer(CA.STRUCTURED_EVENT)
+        proxy.connect_structured_pull_supplier(supplier)
+        dispatcher = manual_channel._service.dispatcher
+        assert dispatcher.wait_idle()
+        assert len(proxy._pending) == (1 if kept else 0)  # nothing pulled after it
+        refusing[0] = False
+        clock.advance(1.0)  # pull_interval: a paused poll comes again
+        assert consumer.wait_for(2 if kept else 1)
+        assert dispatcher.wait_idle()
+        assert [number(e) for e in consumer.received] == ([0, 1] if kept else [1])
+        assert read(proxy._rejected) == (0 if kept else 1) and proxy._failures == 0
