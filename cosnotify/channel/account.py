@@ -34,9 +34,11 @@ Expired copies leave the count as soon as the limit is reached: section
 2.5.5.3, "If an event is not delivered within a specified time, then it should
 be discarded", and the count is of undelivered events. ``next_expiry`` is a
 lower bound of the deadlines of the copies queued in the channel (each queue
-lowers it, queue.py); when the channel is full and it has passed, the channel
-sweeps its queues' expired copies out, releasing them here, before it rejects
-an event (RejectNewEvents TRUE) or picks a victim (channel.py).
+lowers it, queue.py, and so does a proxy that holds copies outside its queue:
+supplier_proxy ``_holds``); when the channel is full and it has passed, the
+channel sweeps the expired copies out of its queues and proxies, releasing
+them here, before it rejects an event (RejectNewEvents TRUE) or picks a
+victim (admin_props.py).
 """
 
 from __future__ import annotations

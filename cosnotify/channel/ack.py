@@ -115,7 +115,7 @@ class _PushAck(_Ack, pss._PushSupplier):
                     if plain:  # switched off during the call: given again plain, as
                         del self._unacked[number]  # a failed first send is
                         self._given_at.pop(number, None)
-                        self._retry = list(entries) + self._retry
+                        self._retry_first(list(entries))
                         if self._counting:  # counted delivered when first given
                             self._n_delivered -= len(entries)
                     else:

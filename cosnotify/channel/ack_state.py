@@ -184,6 +184,7 @@ class _Ack:
             else:
                 self._unacked[number] = entries
                 self._given_at[number] = self._service.clock.now()
+                self._holds(entries)  # type: ignore[attr-defined]  # the proxy's
                 self._arm_ack_timer()
         if done:
             self._release(entries)
@@ -408,6 +409,26 @@ class _Ack:
         del self._unacked[number]
         del self._given_at[number]
         return False
+
+    def _expire_held(self, now: float) -> tuple[list[Entry], float]:
+        """The channel's sweep (supplier_proxy.py): the unacknowledged copies past their
+        deadline leave now (``_expire_number``), not at the next ack timer (review 141:
+        they filled MaxQueueLength meanwhile); with what the proxy kind holds."""
+        gone, soonest = super()._expire_held(now)  # type: ignore[misc]  # a mixin
+        before = len(gone)
+        for number in list(self._unacked):
+            self._expire_number(number, now, gone)
+        if len(gone) > before:  # numbers due again give what they hold now (ack.py)
+            for name in ("_resends", "_repull"):
+                due = getattr(self, name, None)
+                if due:
+                    setattr(self, name, [(n, self._unacked[n]) for n, _ in due
+                                         if n in self._unacked])
+        for entries in self._unacked.values():
+            for entry in entries:
+                if entry.deadline is not None and entry.deadline < soonest:
+                    soonest = entry.deadline
+        return gone, soonest
 
     def _redeliver(self, numbers: list[int]) -> None:
         """Give these numbers again (lock held)."""

@@ -198,7 +198,9 @@ class AdminPropertiesMixin:
         """The channel is full (MaxQueueLength): take the copies whose Timeout or
         StopTime has passed out of every queue, if any may have (section 2.5.5.3: "If
         an event is not delivered within a specified time, then it should be
-        discarded"), so they neither fill the channel nor survive a live victim."""
+        discarded"), so they neither fill the channel nor survive a live victim: the
+        queues' and those each proxy holds outside its queue (``_expire_held``: a
+        push's retry, the unacknowledged, typed kept calls; review 141)."""
         account = self._account
         now = self._service.clock.now()
         if account.next_expiry > now:
@@ -212,6 +214,7 @@ class AdminPropertiesMixin:
                     continue
                 with proxy._lock:
                     gone = queue.expire(now)
-                    soonest = min(soonest, queue.next_expiry)
-                self._released(gone)
+                    held, held_soonest = proxy._expire_held(now)  # outside the queue
+                    soonest = min(soonest, queue.next_expiry, held_soonest)
+                self._released(gone + held)
         account.expires_at(soonest)

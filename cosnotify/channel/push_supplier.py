@@ -22,6 +22,7 @@ as it arrives; a PacingInterval of 0 never sends a short batch.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from omniORB import CORBA
@@ -324,7 +325,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
         with self._lock:
             self._scheduled = False
             if self._connected and not self._destroyed:
-                self._retry = unsent + self._retry
+                self._retry_first(unsent)
                 unsent = []
         self._channel._released(unsent)
         self._kick()  # resumed meanwhile? then carry on
@@ -338,7 +339,7 @@ class _PushSupplier(Suspendable, ProxySupplier):
         with self._lock:
             stale = self._client is not consumer and not self._destroyed
             if stale:
-                self._retry = batch + self._retry  # first, in order, to the new consumer
+                self._retry_first(batch)  # first, in order, to the new consumer
         if stale:
             log.info("%r: a push to the previous consumer failed (%s); delivering to the"
                      " new one", self, type(exc).__name__)
@@ -372,12 +373,28 @@ class _PushSupplier(Suspendable, ProxySupplier):
             if gone:  # so what the call held is released here, once
                 self._scheduled = False
             else:
-                self._retry = batch + self._retry
+                self._retry_first(batch)
                 # Keep _scheduled True: only the timer may restart delivery.
                 self._retry_timer = self._service.clock.call_later(delay, self._retry_due)
         if gone:
             self._channel._released(batch)
         return False
+
+    def _retry_first(self, entries: list[Entry]) -> None:
+        """Put ``entries`` back at the head, to be sent again (lock held)."""
+        self._retry = entries + self._retry
+        self._holds(entries)
+
+    def _expire_held(self, now: float) -> tuple[list[Entry], float]:
+        """Copies waiting to be sent again whose deadline passed leave at once, not
+        when the retry timer fires (review 141: they filled MaxQueueLength meanwhile)."""
+        late = [e for e in self._retry if e.deadline is not None and e.deadline <= now]
+        if late:
+            self._queue.expired += len(late)  # taken from the queue before
+            self._retry = [e for e in self._retry if e.deadline is None or e.deadline > now]
+        soonest = min((e.deadline for e in self._retry if e.deadline is not None),
+                      default=math.inf)
+        return late, soonest
 
     def _retry_due(self) -> None:
         with self._lock:

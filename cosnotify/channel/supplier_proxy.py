@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -393,6 +394,20 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
 
     def _inbox_grew(self) -> None:
         """Hook, called without the lock after an append to the inbox."""
+
+    def _expire_held(self, now: float) -> tuple[list[Entry], float]:
+        """Hook for the channel's sweep (admin_props._sweep_expired; lock held): drop
+        the counted copies held outside the queue (a push's retry, the unacknowledged,
+        typed calls kept) whose deadline passed, counted as expired; returns them, to
+        release after the lock, and the soonest deadline still held so."""
+        return [], math.inf
+
+    def _holds(self, entries: list[Entry]) -> None:
+        """``entries`` are held outside the queue: the channel's sweep must not skip
+        their deadlines (account.py ``next_expiry``)."""
+        soonest = min((e.deadline for e in entries if e.deadline is not None), default=None)
+        if soonest is not None:
+            self._channel._account.expires_at(soonest)
 
     def _fold_inbox(self, now: float) -> list[Entry]:
         """Move inbox entries into the queue (lock held); returns discarded entries.

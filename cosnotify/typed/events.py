@@ -39,7 +39,8 @@ from cosnotify.channel.event import typed_sequence
 from cosnotify.corba import descriptors as D
 from cosnotify.typed.interfaces import Operation, TypedInterface
 
-__all__ = ["TYPED", "call_of", "call_of_any", "to_any", "to_match_typed", "to_structured"]
+__all__ = ["TYPED", "call_of", "call_of_any", "empty_value", "to_any", "to_match_typed",
+           "to_structured"]
 
 TYPED = "%TYPED"
 OPERATION = "operation"
@@ -124,3 +125,48 @@ def call_of_any(interface: TypedInterface, value: Any) -> tuple[Operation, list[
     if not D.equivalent(value.typecode()._d, N._tc_PropertySeq._d):
         return None
     return _call(interface, value.value())
+
+
+def empty_value(typecode: Any) -> Any:
+    """A value of ``typecode`` to return beside FALSE: its content is meaningless, but
+    over IIOP it must marshal, so it is the type's zero (docs/typed.md)."""
+    return _zero(typecode._d)
+
+
+def _zero(d: Any) -> Any:
+    d = D.unalias(D.resolve(d))
+    k = D.kind(d)
+    if k in (D.SHORT, D.LONG, D.LONGLONG, D.USHORT, D.ULONG, D.ULONGLONG, D.OCTET):
+        return 0
+    if k in (D.FLOAT, D.DOUBLE):
+        return 0.0
+    if k == D.BOOLEAN:
+        return False
+    if k in (D.CHAR, D.WCHAR):
+        return "\0"
+    if k in (D.STRING, D.WSTRING):
+        return ""
+    if k == D.ENUM:
+        return d[3][0]
+    if k == D.STRUCT:
+        return d[1](*(_zero(member) for _, member in D.members(d)))
+    if k == D.SEQUENCE:
+        element = D.kind(D.unalias(D.resolve(d[1])))
+        return b"" if element == D.OCTET else ("" if element == D.CHAR else [])
+    if k == D.ARRAY:
+        element = D.kind(D.unalias(D.resolve(d[1])))
+        if element == D.OCTET:
+            return bytes(d[2])
+        if element == D.CHAR:  # omniORBpy's char[N] is a str, as sequence<char> is
+            return "\0" * d[2]
+        return [_zero(d[1]) for _ in range(d[2])]
+    if k == D.ANY:
+        return CORBA.Any(CORBA.TC_null, None)
+    if k == D.UNION:  # its first case, holding that member's zero
+        label, _, member = d[6][0]
+        return d[1](label, _zero(member))
+    if k == D.FIXED:
+        return CORBA.fixed(d[1], d[2], 0)  # (digits, scale, value)
+    if k == D.TYPECODE:
+        return CORBA.TC_null
+    return None  # object references (nil), valuetypes and value boxes (null)

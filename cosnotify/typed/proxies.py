@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import keyword
 import logging
+import math
 import threading
 from collections import deque
 from typing import Any
@@ -44,8 +45,7 @@ from cosnotify.channel import consumer_proxy as cp
 from cosnotify.channel import pull_supplier as pls
 from cosnotify.channel import push_supplier as pss
 from cosnotify.channel.event import from_structured, typed_sequence
-from cosnotify.corba import descriptors as D
-from cosnotify.typed.events import call_of, call_of_any, to_structured
+from cosnotify.typed.events import call_of, call_of_any, empty_value, to_structured
 from cosnotify.typed.interfaces import Operation, TypedInterface
 
 log = logging.getLogger("cosnotify.typed")
@@ -314,13 +314,33 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
 
     def _still_due(self, entry: Any) -> bool:
         """May a kept call still be given? Not once its deadline passed (counted as
-        expired). (MaxQueueLength cannot take a kept call back: it left the queue; the
-        channel counts it as held until it is given.)"""
+        expired). MaxQueueLength counts a kept call until it is given, or until the
+        channel's sweep finds it expired (``_expire_held``)."""
         if entry.deadline is not None and entry.deadline <= self._service.clock.now():
             with self._lock:
                 self._queue.expired += 1
             return False
         return True
+
+    def _expire_held(self, now: float) -> tuple[list[Any], float]:
+        """The channel's sweep: kept calls past their deadline leave now, counted as
+        expired, not when a pull meets them (review 141: they filled MaxQueueLength)."""
+        gone: list[Any] = []
+        soonest = math.inf
+        for operation, waiting in self._calls.items():
+            late = [kept for kept in waiting
+                    if kept[0].deadline is not None and kept[0].deadline <= now]
+            if late:
+                self._calls[operation] = deque(
+                    kept for kept in waiting if kept[0].deadline is None
+                    or kept[0].deadline > now)
+                gone.extend(entry for entry, _ in late)
+            for entry, _ in self._calls[operation]:
+                if entry.deadline is not None and entry.deadline < soonest:
+                    soonest = entry.deadline
+        self._waiting -= len(gone)
+        self._queue.expired += len(gone)
+        return gone, soonest
 
     def _keep(self, operation: str, entry: Any, arguments: list[Any]) -> list[Any]:
         """Keep a call for its operation's pull (lock held); see ``_next_call``. Past
@@ -334,6 +354,7 @@ class TypedProxyPullSupplier(pls.ProxyPullSupplier):
             return [entry]
         self._calls[operation].append((entry, arguments))
         self._waiting += 1
+        self._holds([entry])
         durable = self._queue.durable
         if durable is not None and entry.stored:
             durable.held.add(entry.stored)
@@ -404,7 +425,7 @@ def _typed_puller(proxy: TypedProxyPullSupplier, interface: TypedInterface) -> A
                     if not operation.parameters:  # omniORBpy: a bare boolean then
                         return values is not None
                     if values is None:  # nothing yet: FALSE, and zeros of the out types
-                        return (False, *(_empty(p.typecode) for p in operation.parameters))
+                        return (False, *(empty_value(p.typecode) for p in operation.parameters))
                     return (True, *values)
                 return call
 
@@ -418,50 +439,6 @@ def _typed_puller(proxy: TypedProxyPullSupplier, interface: TypedInterface) -> A
                                        (_TypedObject,), namespace)
     return cls(proxy)
 
-
-def _empty(typecode: Any) -> Any:
-    """A value of ``typecode`` to return beside FALSE: its content is meaningless, but
-    over IIOP it must marshal, so it is the type's zero (docs/typed.md)."""
-    return _zero(typecode._d)
-
-
-def _zero(d: Any) -> Any:
-    d = D.unalias(D.resolve(d))
-    k = D.kind(d)
-    if k in (D.SHORT, D.LONG, D.LONGLONG, D.USHORT, D.ULONG, D.ULONGLONG, D.OCTET):
-        return 0
-    if k in (D.FLOAT, D.DOUBLE):
-        return 0.0
-    if k == D.BOOLEAN:
-        return False
-    if k in (D.CHAR, D.WCHAR):
-        return "\0"
-    if k in (D.STRING, D.WSTRING):
-        return ""
-    if k == D.ENUM:
-        return d[3][0]
-    if k == D.STRUCT:
-        return d[1](*(_zero(member) for _, member in D.members(d)))
-    if k == D.SEQUENCE:
-        element = D.kind(D.unalias(D.resolve(d[1])))
-        return b"" if element == D.OCTET else ("" if element == D.CHAR else [])
-    if k == D.ARRAY:
-        element = D.kind(D.unalias(D.resolve(d[1])))
-        if element == D.OCTET:
-            return bytes(d[2])
-        if element == D.CHAR:  # omniORBpy's char[N] is a str, as sequence<char> is
-            return "\0" * d[2]
-        return [_zero(d[1]) for _ in range(d[2])]
-    if k == D.ANY:
-        return CORBA.Any(CORBA.TC_null, None)
-    if k == D.UNION:  # its first case, holding that member's zero
-        label, _, member = d[6][0]
-        return d[1](label, _zero(member))
-    if k == D.FIXED:
-        return CORBA.fixed(d[1], d[2], 0)  # (digits, scale, value)
-    if k == D.TYPECODE:
-        return CORBA.TC_null
-    return None  # object references (nil), valuetypes and value boxes (null)
 
 def _typed_object(found: Any, stub: Any, names: list[str]) -> Any:
     """``found`` as an object of ``stub``'s interface: a reference narrowed (one remote

@@ -252,3 +252,75 @@ class TestExpiredEvents:
         clock.advance(10)
         assert channel._service.dispatcher.wait_idle()
         assert drain(consumer) == [1]
+
+    def test_expired_copies_waiting_for_a_retry_do_not_fill_the_channel(
+            self, manual_factory: Any, clock: Any) -> None:
+        """Section 2.5.5.3: copies a push proxy holds to send again after a failed push
+        (backing off for RetryInterval) leave the count once expired, and the soonest
+        deadline still held so brings the next sweep (review 141: the sweep walked
+        only the queue, and a channel of expired events refused pushes with IMP_LIMIT
+        until the retry timer fired)."""
+        channel, _ = manual_factory.create_channel(
+            [], [long_("MaxQueueLength", 2), boolean("RejectNewEvents", True)])
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.set_qos([timet("RetryInterval", 20)])
+        consumer = _Failing()
+        proxy.connect_structured_push_consumer(consumer)
+        supplier = entry(channel)
+        for n, timeout in enumerate((1, 5)):
+            supplier.push_structured_event(structured(fields={"n": n},
+                                                      header=[timet("Timeout", timeout)]))
+        assert channel._service.dispatcher.wait_idle()
+        assert consumer.calls == 1 and len(proxy._retry) == 2  # backing off
+        clock.advance(2)  # 0 expired, 1 not yet; the retry is due at 20 s
+        supplier.push_structured_event(structured(fields={"n": 2}))  # was IMP_LIMIT
+        assert [number(e.event.structured) for e in proxy._retry] == [1]
+        clock.advance(4)  # 1 expired too: the sweep is not skipped for it
+        supplier.push_structured_event(structured(fields={"n": 3}))  # was IMP_LIMIT
+        assert proxy._retry == [] and proxy._queue.expired == 2
+        assert channel._account.count == 2
+
+
+    @pytest.mark.parametrize("ctype", [CA.STRUCTURED_EVENT, CA.SEQUENCE_EVENT],
+                             ids=["structured", "sequence"])
+    def test_expired_unacknowledged_copies_do_not_fill_the_channel(
+            self, manual_factory: Any, clock: Any, ctype: Any) -> None:
+        """Section 3.7 and 2.5.5.3: copies given and never acknowledged, past their
+        deadline, leave the count at the channel's sweep, not at the next resend
+        (review 141); one still due is given again (section 3.7.7.1)."""
+        channel, _ = manual_factory.create_channel(
+            [], [long_("MaxQueueLength", 2), boolean("RejectNewEvents", True)])
+        admin = channel._get_default_consumer_admin()
+        admin.set_qos(ACK)
+        proxy, _ = admin.obtain_notification_push_supplier(ctype)
+        proxy.set_qos([timet("RetryInterval", 20)])
+        sink = Sink([proxy], ack=False)
+        getattr(proxy, "connect_structured_push_consumer" if ctype == CA.STRUCTURED_EVENT
+                else "connect_sequence_push_consumer")(sink)
+        supplier = entry(channel)
+        for n, timeout in enumerate((1, 50)):
+            supplier.push_structured_event(structured(fields={"n": n},
+                                                      header=[timet("Timeout", timeout)]))
+        assert channel._service.dispatcher.wait_idle()
+        assert sink.got == [0, 1] and channel._account.count == 2  # unacknowledged
+        clock.advance(10)  # 0 expired; the resends are due at 20 s
+        supplier.push_structured_event(structured(fields={"n": 2}))  # was IMP_LIMIT
+        assert channel._service.dispatcher.wait_idle()
+        clock.advance(25)  # the resends of 1 (due at 20 s) and 2 (given at 10 s)
+        assert channel._service.dispatcher.wait_idle()
+        assert sink.got[:3] == [0, 1, 2] and sorted(sink.got[3:]) == [1, 2]
+
+
+class _Failing:
+    """A structured push consumer whose every push fails for now (TRANSIENT)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def push_structured_event(self, event: Any) -> None:
+        self.calls += 1
+        raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+
+    def disconnect_structured_push_consumer(self) -> None:
+        pass

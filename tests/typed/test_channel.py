@@ -446,13 +446,13 @@ def test_zero_values_of_unions_fixeds_typecodes_and_valuetypes(tmp_path: Any,
     };""")
     import omniORB
 
-    from cosnotify.typed.proxies import _empty
+    from cosnotify.typed.events import empty_value
 
     size, price, note = tried_with_nothing(idl, "ZeroMore::Probe")
     assert (str(size._d), size._v) == ("ROUND", 0.0)
     assert (str(price), price.decimals()) == ("0.00", 2)
     assert note is None
-    typecode = _empty(CORBA.TC_TypeCode)
+    typecode = empty_value(CORBA.TC_TypeCode)
     assert typecode.kind() == CORBA.tk_null
     omniORB.cdrMarshal(CORBA.TC_TypeCode, typecode)
 

@@ -72,6 +72,34 @@ def test_a_kept_call_that_expired_is_not_given(factory: TypedEventChannelFactory
         channel.destroy()
 
 
+def test_expired_kept_calls_leave_max_queue_length(factory: TypedEventChannelFactory,
+                                                   clock: ManualClock) -> None:
+    """Section 2.5.5.3: a kept call past its Timeout leaves MaxQueueLength's count at
+    the channel's sweep, not when a pull meets it (review 141: a channel holding only
+    expired kept calls refused pushes with IMP_LIMIT)."""
+    channel, _ = factory.create_typed_channel([], [
+        N.Property("MaxQueueLength", CORBA.Any(CORBA.TC_long, 2)),
+        N.Property("RejectNewEvents", CORBA.Any(CORBA.TC_boolean, True))])
+    try:
+        proxy, pull = typed_supplier(channel)
+        pusher, coffee = typed_consumer(channel)
+        pusher.set_qos([N.Property("Timeout", CORBA.Any(TimeBase._tc_TimeT, 50_000_000))])
+        for name in ("c0", "c1"):  # each lives 5 s
+            coffee.cancel_coffee(name)
+            settle(channel)
+            assert pull.try_drinking_coffee() == (False, "", 0)  # the call read, kept
+        assert proxy.kept_calls == 2 and channel._account.count == 2
+        clock.advance(10)
+        coffee.drinking_coffee("d", 2)  # was IMP_LIMIT: only expired calls held
+        settle(channel)
+        assert proxy.kept_calls == 0 and proxy._queue.expired == 2
+        assert pull.try_cancel_coffee() == (False, "")
+        assert pull.try_drinking_coffee() == (True, "d", 2)
+        assert channel._account.count == 0
+    finally:
+        channel.destroy()
+
+
 def test_a_call_counts_as_delivered_when_given_and_kept_ones_as_depth(
         factory: TypedEventChannelFactory) -> None:
     import cosnotify
