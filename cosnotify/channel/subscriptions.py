@@ -98,6 +98,8 @@ class Relay:
         self._scheduled = False
         self.enabled = True
         self.unsupported = False
+        #: The change being sent now, (added, removed), else None: ``clear`` corrects it.
+        self._in_flight: tuple[set[tuple[str, str]], set[tuple[str, str]]] | None = None
         #: What the client was told (or, NONE_NOW_UPDATES_ON, what it was not told
         #: about) by an obtain made before it connected; None when there is none.
         self.baseline: set[tuple[str, str]] | None = None
@@ -110,11 +112,21 @@ class Relay:
     def attached(self) -> bool:
         return self._client is not None
 
-    def clear(self) -> None:
+    def clear(self, current: Iterable[tuple[str, str]] | None = None) -> None:
         """Drop the changes not sent yet: the client was given a new baseline, or asked
-        for no more updates (``SubscriptionHub.obtain``). A send in flight goes on."""
+        for no more updates (``SubscriptionHub.obtain``). A send in flight goes on and
+        reaches the client after the baseline, so with ``current`` (the baseline, the
+        aggregate now) what is left to send is its correction: the types it removes
+        that are in ``current`` added again, those it adds that are not removed
+        (Table 3-1: the list and the updates "should be atomic"; review 141)."""
         with self._lock:
-            self._added, self._removed = set(), set()
+            flight = self._in_flight
+            if current is None or flight is None:
+                self._added, self._removed = set(), set()
+                return
+            now = set(current)
+            self._added = flight[1] & now
+            self._removed = flight[0] - now
 
     def post(self, added: Iterable[tuple[str, str]], removed: Iterable[tuple[str, str]]) -> None:
         if not self.enabled or self.unsupported or self._client is None:
@@ -141,6 +153,7 @@ class Relay:
             if not (added or removed) or not self.enabled:
                 self._scheduled = False
                 return False
+            self._in_flight = (added, removed)
         try:
             getattr(self._client, self._method)(to_event_types(added), to_event_types(removed))
         except CORBA.NO_IMPLEMENT:
@@ -148,6 +161,7 @@ class Relay:
         except Exception as exc:  # noqa: BLE001 - a client failing a courtesy call is logged
             log.info("%s on %r failed: %s", self._method, self._client, exc)
         with self._lock:
+            self._in_flight = None
             if self._added or self._removed:
                 return True
             self._scheduled = False
@@ -246,15 +260,19 @@ class SubscriptionHub:
         client that turns updates off was told to forget them: either way the
         changes its relay still held are dropped (Table 3-1: "these two actions
         should be atomic"), else one made before the list was read, and undone
-        while updates were off, would reach the client after it.
+        while updates were off, would reach the client after it. A change already
+        being sent still reaches it after the list: for ALL_NOW_UPDATES_ON the
+        relay then sends its correction against the list (``Relay.clear``).
         """
         aggregate = self._subscriptions if which == "subscriptions" else self._offers
         updates = mode in (CA.ALL_NOW_UPDATES_ON, CA.NONE_NOW_UPDATES_ON)
         with self._lock:
             if relay is not None:
                 relay.enabled = updates
-                if not updates or mode == CA.ALL_NOW_UPDATES_ON:
+                if not updates:
                     relay.clear()
+                elif mode == CA.ALL_NOW_UPDATES_ON:  # a send in flight is corrected
+                    relay.clear(aggregate.current())
                 if not relay.attached:  # before connect: changes from now on are owed
                     relay.baseline = set(aggregate.current()) if updates else None
             if mode in (CA.ALL_NOW_UPDATES_OFF, CA.ALL_NOW_UPDATES_ON):

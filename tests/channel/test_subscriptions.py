@@ -183,6 +183,54 @@ class TestObtainModes:
         settle(channel)
         assert (len(consumer_side.offers) > before) is updates
 
+    @pytest.mark.parametrize("subscribed", [True, False], ids=["removal", "addition"])
+    def test_all_now_updates_on_corrects_a_change_in_flight(self, factory: Any,
+                                                            subscribed: bool) -> None:
+        """Table 3-1, ALL_NOW_UPDATES_ON: the list and turning updates on "should be
+        atomic". A change already being sent reaches the supplier after the list; what
+        its relay sends next corrects it (review 141: the pending undo was dropped, and
+        the supplier believed a subscribed type gone, or an unsubscribed one there)."""
+        channel, _ = factory.create_channel([], [])
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.connect_structured_push_consumer(StructuredPushConsumer())
+        x = types(("D", "X"))
+        if subscribed:
+            proxy.subscription_change(x, [])
+        entry, _ = channel._get_default_supplier_admin().obtain_notification_push_consumer(
+            CA.STRUCTURED_EVENT)
+        supplier = _BlockingSupplier()
+        entry.connect_structured_push_supplier(supplier)
+        # X removed (or added): its send blocks in the supplier; then undone (pending).
+        first, undo = (([], x), (x, [])) if subscribed else ((x, []), ([], x))
+        proxy.subscription_change(*first)
+        assert supplier.entered.wait(10)
+        proxy.subscription_change(*undo)
+        listed = pairs(entry.obtain_subscription_types(CA.ALL_NOW_UPDATES_ON))
+        assert (("D", "X") in listed) is subscribed
+        supplier.release.set()
+        settle(channel)
+        # The supplier's view: the list, then each change that reached it after it.
+        view = accumulated([(types(*listed), [])] + supplier.calls)
+        assert ("D", "X") in pairs(supplier.calls[0][0]) | pairs(supplier.calls[0][1])
+        assert view == set(channel._hub.current("subscriptions")) == listed
+
+
+class _BlockingSupplier(PushSupplier):
+    """Its first subscription_change blocks until ``release``: a send in flight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[list[Any], list[Any]]] = []
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def subscription_change(self, added: list[Any], removed: list[Any]) -> None:
+        self.calls.append((list(added), list(removed)))
+        if len(self.calls) == 1:
+            self.entered.set()
+            assert self.release.wait(10)
+
 
 # -- review 116 ---------------------------------------------------------------------------------
 def _wired(channel: Any) -> tuple[Any, Any, Any, Any]:
