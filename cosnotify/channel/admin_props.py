@@ -87,6 +87,11 @@ class AdminPropertiesMixin:
             self._admin_props.update(changes)
             self._apply_admin_props()
         self._persist()
+        if "MaxQueueLength" in changes:  # a smaller batch may be met already (_batch_size)
+            for consumer_admin in self._scan_routes():
+                for proxy in consumer_admin._all_proxies():
+                    if getattr(proxy, "_queue", None) is not None:
+                        proxy._kick()
 
     def _apply_admin_props(self) -> None:
         account = self._account

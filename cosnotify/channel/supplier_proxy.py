@@ -303,10 +303,10 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
 
     def _batch_size(self) -> int:
         """MaximumBatchSize, held to what the queue can hold (MaxEventsPerConsumer or
-        the cap): a full queue is a full batch, else one would never come (review 129)."""
-        size = int(self._qos.get("MaximumBatchSize", 1))
-        room = self._queue.max_events
-        return min(size, room) if room > 0 else size
+        the cap) and the channel (MaxQueueLength, section 2.5.7): a full queue is a full
+        batch, else one would never come (reviews 129, 141)."""
+        rooms = [r for r in (self._queue.max_events, self._channel._account.limit) if r > 0]
+        return min([int(self._qos.get("MaximumBatchSize", 1)), *rooms])
 
     def _window(self) -> int:
         """Stored copies kept in memory at most: the log's window, or a whole batch."""

@@ -4,6 +4,7 @@ channel never stays full with nothing queued (channel/account.py). From review 9
 of the count's epochs, which found no leak."""
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -17,7 +18,13 @@ from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.channel.service import ServiceConfig
 from cosnotify.filter.factory import FilterFactory
 from cosnotify.store import MemoryStore
-from tests.channel.conftest import PullSupplier, StructuredPushConsumer, number, structured
+from tests.channel.conftest import (
+    PullSupplier,
+    SequencePushConsumer,
+    StructuredPushConsumer,
+    number,
+    structured,
+)
 from tests.qos.test_channel_qos import boolean, drain, entry, long_, pull_proxy, timet
 
 N_EVENTS = 81  # a multiple of the batch size: a sequence push waits for a full batch
@@ -311,6 +318,76 @@ class TestExpiredEvents:
         assert channel._service.dispatcher.wait_idle()
         assert sink.got[:3] == [0, 1, 2] and sorted(sink.got[3:]) == [1, 2]
 
+
+
+class TestBatchesUnderMaxQueueLength:
+    """Section 2.5.7: the channel holds at most MaxQueueLength events, so a proxy's batch
+    is held to it as to its queue's limit (review 141: with MaximumBatchSize above it
+    and PacingInterval 0 a batch never gathered; the channel stayed full, and every
+    later push was refused, or discarded)."""
+
+    @pytest.mark.parametrize("reject", [True, False])
+    def test_a_sequence_push_proxy_delivers(self, manual_factory: Any,
+                                            reject: bool) -> None:
+        """Batches of MaxQueueLength go out; nothing is refused nor discarded."""
+        channel, _ = manual_factory.create_channel(
+            [], [long_("MaxQueueLength", 2), boolean("RejectNewEvents", reject)])
+        sink = SequencePushConsumer()
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([long_("MaximumBatchSize", 5)])
+        proxy.connect_sequence_push_consumer(sink)
+        supplier = entry(channel)
+        for n in range(6):
+            supplier.push_structured_event(structured(fields={"n": n}))  # was IMP_LIMIT
+            assert channel._service.dispatcher.wait_idle()
+        assert [[number(e) for e in batch] for batch in sink.received] == [
+            [0, 1], [2, 3], [4, 5]]
+        assert proxy._queue.discarded == 0 and channel._account.count == 0
+
+    def test_a_blocking_sequence_pull_returns_a_full_channel(
+            self, manual_factory: Any) -> None:
+        """``pull_structured_events`` gives the MaxQueueLength events the channel holds,
+        not waiting for MaximumBatchSize (§3.3.13.1, PacingInterval 0)."""
+        channel, _ = manual_factory.create_channel(
+            [], [long_("MaxQueueLength", 2), boolean("RejectNewEvents", True)])
+        proxy = pull_proxy(channel, CA.SEQUENCE_EVENT)
+        proxy.set_qos([long_("MaximumBatchSize", 5)])
+        supplier = entry(channel)
+        for n in range(2):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        got: list[int] = []
+        puller = threading.Thread(target=lambda: got.extend(
+            number(e) for e in proxy.pull_structured_events(5)))
+        puller.start()
+        puller.join(10)  # a bound on a failure only: it returns at once
+        alive = puller.is_alive()
+        if alive:  # release the pull: the next push fills its batch
+            channel.set_admin([long_("MaxQueueLength", 0)])
+            for n in range(2, 5):
+                supplier.push_structured_event(structured(fields={"n": n}))
+            puller.join(10)
+        assert not alive and got == [0, 1]
+
+    def test_lowering_max_queue_length_sends_what_now_fills_a_batch(
+            self, manual_factory: Any) -> None:
+        """set_admin of a lower MaxQueueLength kicks delivery: queued events that now
+        fill a batch go without waiting for another push (which a full channel with
+        RejectNewEvents TRUE would refuse)."""
+        channel, _ = manual_factory.create_channel([], [])
+        sink = SequencePushConsumer()
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([long_("MaximumBatchSize", 5)])
+        proxy.connect_sequence_push_consumer(sink)
+        supplier = entry(channel)
+        for n in range(3):
+            supplier.push_structured_event(structured(fields={"n": n}))
+        assert channel._service.dispatcher.wait_idle()
+        assert sink.received == []  # 3 of a batch of 5
+        channel.set_admin([long_("MaxQueueLength", 2), boolean("RejectNewEvents", True)])
+        assert channel._service.dispatcher.wait_idle()
+        assert [number(e) for e in sink.flat()] == [0, 1]
 
 class _Failing:
     """A structured push consumer whose every push fails for now (TRANSIENT)."""
