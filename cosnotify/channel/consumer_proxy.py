@@ -309,6 +309,8 @@ class _PullConsumer(Suspendable, ProxyConsumer):
         #: drops it: _on_connected).
         self._poll_timer: Any = None
         self._poll_token: object | None = None
+        #: The lane the poll task was submitted in (``_submit_poll``).
+        self._polled_in: Any = None
         #: Pulled events the channel could not take yet (full, RejectNewEvents TRUE;
         #: a store that refused them, NO_RESOURCES): injected before anything more is
         #: pulled, so none is lost (section 2.5.7) -- the refusal is not the supplier's.
@@ -343,7 +345,7 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             if delay > 0:  # in the same step: a reconnect meanwhile drops it (review 104)
                 self._poll_token = token
         if delay <= 0:
-            self._service.submit(self._poll, self._poll_lane())
+            self._submit_poll()
             return
         timer = self._service.clock.call_later(delay, lambda: self._poll_due(token))
         with self._lock:
@@ -355,7 +357,13 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             if self._poll_token is not token:  # dropped by a reconnect
                 return
             self._poll_token = self._poll_timer = None
-        self._service.submit(self._poll, self._poll_lane())
+        self._submit_poll()
+
+    def _submit_poll(self) -> None:
+        """Submit the proxy's one poll task in the lane that fits now (``_poll_lane``),
+        remembered: the task runs there again while it returns True."""
+        lane = self._polled_in = self._poll_lane()
+        self._service.submit(self._poll, lane)
 
     def _poll_lane(self) -> Any:
         """While its polls fail, a supplier is polled in the shared ``failing`` lane,
@@ -386,8 +394,14 @@ class _PullConsumer(Suspendable, ProxyConsumer):
             self._failed(exc, supplier)
             return False
         self._failures = 0
-        if got:
-            return True   # more may be waiting: poll again after others had a turn
+        if got:  # more may be waiting: poll again after others had a turn
+            if self._poll_lane() is not self._polled_in:
+                # Recovered: on in its client's lane, not behind dead suppliers (as
+                # push_supplier._deliver; review 141: re-run in the failing lane while
+                # it had events). _polling stays True: this is the one task in flight.
+                self._submit_poll()
+                return False
+            return True
         self._repoll(interval)
         return False
 

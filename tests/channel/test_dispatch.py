@@ -370,8 +370,53 @@ class TestLanes:
         assert service.dispatcher.wait_idle(WAIT)
         clock.advance(1.0)  # pull_interval: the next poll
         assert service.dispatcher.wait_idle(WAIT)
-        assert lanes == [proxy._lane, failing, proxy._lane]
+        # The first poll, the retry, its client's lane again once the retry pulled
+        # (review 141), the next poll.
+        assert lanes == [proxy._lane, failing, proxy._lane, proxy._lane]
         assert supplier.polls >= 3
+
+    def test_a_recovered_pull_supplier_leaves_the_failing_lane(
+            self, manual_channel: Any, clock: Any) -> None:
+        """A supplier whose retried poll succeeds with events waiting is polled for them
+        in its client's lane, as a recovered push consumer delivers (TestRecovery;
+        review 141: the poll task was run again in the failing lane while it pulled)."""
+        service = manual_channel._service
+        failing = service.dispatcher.failing
+        proxy, _ = manual_channel._get_default_supplier_admin(
+        ).obtain_notification_pull_consumer(CA.STRUCTURED_EVENT)
+        lanes: list[Any] = []  # of the proxy's poll tasks, as submitted
+        submit = service.submit
+
+        def recording(task: Any, lane: Any = None) -> bool:
+            if getattr(task, "__self__", None) is proxy:
+                lanes.append(lane)
+            return bool(submit(task, lane))
+
+        class FailingOnce(PullSupplier):
+            """Fails its first poll; records the lane of the task polling (the proxy has
+            one poll task at a time: the last one submitted, or it run again)."""
+
+            def __init__(self, events: list[Any]) -> None:
+                super().__init__(events)
+                self.polled_in: list[Any] = []
+
+            def try_pull_structured_event(self) -> tuple[Any, bool]:
+                self.polled_in.append(lanes[-1])
+                if len(self.polled_in) == 1:
+                    raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
+                return super().try_pull_structured_event()
+
+        service.submit = recording
+        consumer = StructuredPushConsumer()
+        connect(manual_channel, consumer)
+        supplier = FailingOnce([structured(fields={"n": n}) for n in range(3)])
+        proxy.connect_structured_pull_supplier(supplier)
+        assert service.dispatcher.wait_idle(WAIT)
+        clock.advance(1.0)  # the retry (RetryInterval 0.1 s) succeeds: 0, then 1 and 2
+        assert consumer.wait_for(3)
+        assert service.dispatcher.wait_idle(WAIT)
+        # The first poll, the retry pulling 0, then 1, 2 and nothing: was all failing.
+        assert supplier.polled_in == [proxy._lane, failing] + [proxy._lane] * 3
 
 
 class TestRecovery:
