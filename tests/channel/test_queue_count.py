@@ -289,6 +289,33 @@ class TestExpiredEvents:
         assert channel._account.count == 2
 
 
+    def test_a_copy_put_back_after_a_sweep_keeps_its_deadline_known(
+            self, manual_factory: Any, clock: Any) -> None:
+        """A copy being pushed when a sweep runs is in no queue; when the push fails and
+        it waits for a retry, its deadline lowers the channel's next sweep time again
+        (review 141: the sweep had forgotten it, and was skipped once it expired)."""
+        channel, _ = manual_factory.create_channel(
+            [], [long_("MaxQueueLength", 2), boolean("RejectNewEvents", True)])
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_push_supplier(
+            CA.STRUCTURED_EVENT)
+        proxy.set_qos([timet("RetryInterval", 20)])
+        consumer = _Failing(gated=True)
+        proxy.connect_structured_push_consumer(consumer)
+        supplier = entry(channel)
+        supplier.push_structured_event(structured(fields={"n": 0},
+                                                  header=[timet("Timeout", 5)]))
+        assert consumer.entered.wait(10)  # 0 is being pushed
+        supplier.push_structured_event(structured(fields={"n": 1},
+                                                  header=[timet("Timeout", 1)]))
+        clock.advance(2)
+        supplier.push_structured_event(structured(fields={"n": 2}))  # sweeps 1 out
+        consumer.gate.set()  # the push of 0 fails: 0 waits for its retry
+        assert channel._service.dispatcher.wait_idle()
+        assert [number(e.event.structured) for e in proxy._retry] == [0]
+        clock.advance(4)  # 0 expired; the retry is due at 22 s
+        supplier.push_structured_event(structured(fields={"n": 3}))  # was IMP_LIMIT
+        assert proxy._retry == [] and proxy._queue.expired == 2
+
     @pytest.mark.parametrize("ctype", [CA.STRUCTURED_EVENT, CA.SEQUENCE_EVENT],
                              ids=["structured", "sequence"])
     def test_expired_unacknowledged_copies_do_not_fill_the_channel(
@@ -390,13 +417,20 @@ class TestBatchesUnderMaxQueueLength:
         assert [number(e) for e in sink.flat()] == [0, 1]
 
 class _Failing:
-    """A structured push consumer whose every push fails for now (TRANSIENT)."""
+    """A structured push consumer whose every push fails for now (TRANSIENT); with
+    ``gated``, each push waits for ``gate`` first (``entered`` says one does)."""
 
-    def __init__(self) -> None:
+    def __init__(self, gated: bool = False) -> None:
         self.calls = 0
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+        if not gated:
+            self.gate.set()
 
     def push_structured_event(self, event: Any) -> None:
         self.calls += 1
+        self.entered.set()
+        assert self.gate.wait(10)
         raise CORBA.TRANSIENT(0, CORBA.COMPLETED_NO)
 
     def disconnect_structured_push_consumer(self) -> None:
