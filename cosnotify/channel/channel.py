@@ -318,8 +318,6 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
             if staged:
                 event_log.admit([(event, staged)])
         else:
-            if self._retention is not None:
-                self._storable(event)
             self._route(event)
         retention = self._retention
         if retention is not None:
@@ -353,17 +351,13 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
         (those before a refused one are, and stay counted when it raises)."""
         event_log = self._event_log
         if event_log is None:
-            retained = self._retention is not None
             for event in events:
-                if retained:
-                    self._storable(event)
                 self._route(event)
                 taken[0] += 1
             return
         items: list[Any] = []
         waiting = 0  # persistent events since the last admit: taken once it commits
         try:
-            retained = self._retention is not None
             for event in events:
                 if event_log.wants(event):
                     self._storable(event)
@@ -377,8 +371,6 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
                         admitted, items = items, []
                         event_log.admit(admitted)
                     taken[0] += done
-                    if retained:
-                        self._storable(event)
                     self._route(event)
                     taken[0] += 1
         except BaseException:
@@ -397,7 +389,9 @@ class EventChannel(AdminPropertiesMixin, QoSAdminMixin):
         """Refuse, before it is routed, an event the store could not keep intact:
         omniORBpy 4.3.3 would encode an unsigned long long >= 2**63 in a sequence
         or array as 2**64 - 1, often without an error (cosnotify/corba/marshal.py).
-        Asked only of events to be stored or retained, where encoding costs more."""
+        Asked of persistent events only: a retained event is checked as it is encoded
+        (codec.encode_event), and one that would not encode intact is left out of the
+        history, counted and logged (docs/orb.md), with no cost at the door."""
         if event.holds_unmarshallable():
             raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO, f"event refused: it holds {REASON}")
 

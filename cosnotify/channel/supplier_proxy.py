@@ -305,8 +305,14 @@ class ProxySupplier(SubscriptionContributor, ProxyBase):
         """MaximumBatchSize, held to what the queue can hold (MaxEventsPerConsumer or
         the cap) and the channel (MaxQueueLength, section 2.5.7): a full queue is a full
         batch, else one would never come (reviews 129, 141)."""
-        rooms = [r for r in (self._queue.max_events, self._channel._account.limit) if r > 0]
-        return min([int(self._qos.get("MaximumBatchSize", 1)), *rooms])
+        size = int(self._qos.get("MaximumBatchSize", 1))  # on every pull and push: plain
+        room = self._queue.max_events
+        if 0 < room < size:
+            size = room
+        room = self._channel._account.limit
+        if 0 < room < size:
+            size = room
+        return size
 
     def _window(self) -> int:
         """Stored copies kept in memory at most: the log's window, or a whole batch."""

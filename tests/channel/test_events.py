@@ -28,7 +28,7 @@ from tests.channel.conftest import (
     structured,
 )
 from tests.corba.peer_cdr import received_ulonglongs
-from tests.history.test_channel import retain
+from tests.durability.conftest import DURABLE_QOS
 
 
 def push_consumer(channel: Any, ctype: Any) -> tuple[Any, Any]:
@@ -254,14 +254,14 @@ class TestPullConsumers:
         assert supplier.polls >= 1 and number(consumer.received[0]) == 5
 
     def test_an_event_refused_for_good_is_dropped_not_kept(self, omniorb: Any) -> None:
-        """A pulled event a retaining channel refuses for good (BAD_PARAM: an unsigned
+        """A pulled event a persistent channel refuses for good (BAD_PARAM: an unsigned
         long long >= 2**63 in a sequence, docs/orb.md) is dropped and counted as
         rejected, and the events after it are pulled (review 141: it was kept in
         ``_pending`` and refused at every poll, and nothing more was ever pulled)."""
         clock = ManualClock()
         with EventChannelFactory(ServiceConfig(pull_interval=1.0, slow_push=0),
                                  clock=clock, store=MemoryStore()) as factory:
-            channel, _ = factory.create_channel([], retain(count=10))
+            channel, _ = factory.create_channel(DURABLE_QOS, [])
             _, consumer = push_consumer(channel, CA.STRUCTURED_EVENT)
             supplier = PullSupplier([structured(fields={"big": received_ulonglongs(),
                                                         "n": 0}),

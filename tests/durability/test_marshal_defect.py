@@ -3,9 +3,10 @@
 An unsigned long long >= 2**63 in a sequence (as a C++ peer sends it) would be
 encoded for the store as 2**64 - 1, without an error when an Any follows it in
 the event: a persistent event came back garbled after a restart, and a
-retained one was kept garbled in the history. The channel now refuses such an
-event before routing it, with BAD_PARAM (COMPLETED_NO), when it is to be stored
-or retained: nothing of it is queued, stored or kept.
+retained one was kept garbled in the history. A persistent channel now refuses
+such an event before routing it, with BAD_PARAM (COMPLETED_NO): nothing of it is
+queued or stored. A retained one is delivered and left out of the history,
+counted (codec.encode_event refuses the garbled encoding).
 """
 
 from __future__ import annotations
@@ -84,8 +85,10 @@ class TestPersistentEvents:
 
 
 class TestRetainedEvents:
-    def test_refused_and_not_kept(self, omniorb: Any) -> None:
-        """The history holds what was accepted, nothing garbled; nothing was dropped."""
+    def test_delivered_and_left_out_of_the_history(self, omniorb: Any) -> None:
+        """A retained channel takes the event (its in-process consumer gets it intact)
+        but keeps nothing garbled: the history leaves it out, counted in ``dropped``.
+        The check runs on the encoding (a body holding 2**64 - 1), not at the door."""
         with EventChannelFactory(store=MemoryStore()) as factory:
             channel, _ = factory.create_channel([], retain(count=10))
             consumer = StructuredConsumer()
@@ -93,10 +96,31 @@ class TestRetainedEvents:
             ).obtain_notification_push_supplier(CA.STRUCTURED_EVENT)
             proxy.connect_structured_push_consumer(consumer)
             supplier = supplier_of(channel)
-            refused(lambda: supplier.push_structured_event(poisoned(0)))
+            supplier.push_structured_event(poisoned(0))
             supplier.push_structured_event(structured(fields={"n": 1}))
-            assert consumer.wait_for(1)
+            assert consumer.wait_for(2)
             with consumer.cond:
-                assert [number(e) for e in consumer.items] == [1]
+                assert [number(e) for e in consumer.items] == [0, 1]
+            channel._retention.flush()
             assert [number(found.event) for found in channel.query()] == [1]
-            assert channel._retention.dropped == 0
+            assert channel._retention.dropped == 1
+
+
+class TestEncoding:
+    def test_a_garbled_encoding_is_refused(self, omniorb: Any) -> None:
+        """codec.encode_event never returns what omniORBpy garbled: BAD_PARAM instead."""
+        from cosnotify.channel import codec
+        from cosnotify.channel.event import from_structured
+
+        with pytest.raises(CORBA.BAD_PARAM) as info:
+            codec.encode_event(from_structured(poisoned(0), 0.0))
+        assert "2**63" in str(info.value)
+
+    def test_all_ones_alone_is_no_defect(self, omniorb: Any) -> None:
+        """Eight 0xff bytes from a value that is really 2**64 - 1 (a scalar) encode."""
+        from cosnotify.channel import codec
+        from cosnotify.channel.event import from_structured
+
+        event = from_structured(structured(fields={"top": CORBA.Any(CORBA.TC_ulonglong,
+                                                                    2**64 - 1)}), 0.0)
+        assert b"\xff" * 8 in codec.encode_event(event)
