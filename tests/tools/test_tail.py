@@ -560,50 +560,23 @@ class TestBadInput:
         """tail > /dev/full: one line, exit 1, and its admin is destroyed."""
         if not os.path.exists("/dev/full"):
             pytest.skip("no /dev/full here")
-        core, channel_id = channel
+        channel_id = channel[1]
         with open("/dev/full", "w") as full:
             child = subprocess.Popen(
                 [sys.executable, "-m", "cosnotify", "tail", url, "--channel", str(channel_id)],
                 cwd=ROOT, text=True, stdout=full, stderr=subprocess.PIPE,
                 stdin=subprocess.DEVNULL)
-        try:
-            with _CONNECTED:
-                assert _CONNECTED.wait_for(lambda: tail_connected(server, channel_id), WAIT), \
-                    "no tail"
-            structured_supplier(core).push_structured_event(event(1))
-            _, stderr = child.communicate(timeout=WAIT)
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-        assert child.returncode == 1, stderr
-        assert stderr.splitlines() == [
-            "cosnotify tail: cannot write the output: No space left on device"]
-        assert consumer_admins(server, channel_id) == []
+        _fails_writing(server, channel, child, "No space left on device")
 
     def test_a_closed_output(self, server: NotificationServer, url: str,
                              channel: tuple[Any, int]) -> None:
         """Review 138: tail >&- was an AttributeError traceback (sys.stdout is None) at
         the first event; now the line every tool gives, exit 1, its admin destroyed."""
-        core, channel_id = channel
         child = subprocess.Popen(
             ["sh", "-c", 'exec "$0" -m cosnotify "$@" >&-', sys.executable, "tail", url,
-             "--channel", str(channel_id)],
+             "--channel", str(channel[1])],
             cwd=ROOT, text=True, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-        try:
-            with _CONNECTED:
-                assert _CONNECTED.wait_for(lambda: tail_connected(server, channel_id), WAIT), \
-                    "no tail"
-            structured_supplier(core).push_structured_event(event(1))
-            _, stderr = child.communicate(timeout=WAIT)
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-        assert child.returncode == 1, stderr
-        assert stderr.splitlines() == [
-            "cosnotify tail: cannot write the output: standard output is closed"]
-        assert consumer_admins(server, channel_id) == []
+        _fails_writing(server, channel, child, "standard output is closed")
 
     def test_an_interrupt_before_it_subscribed_exits_0(
             self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -634,3 +607,23 @@ class TestBadInput:
         """An unknown --format is argparse's usage error."""
         done = cli("tail", url, "--format", "xml")
         assert done.returncode == 2 and "invalid choice" in done.stderr
+
+
+def _fails_writing(server: NotificationServer, channel: tuple[Any, int],
+                   child: subprocess.Popen[str], reason: str) -> None:
+    """``child``, a tail that cannot write its output, ends at the first event with one
+    line and exit 1, its admin destroyed."""
+    core, channel_id = channel
+    try:
+        with _CONNECTED:
+            assert _CONNECTED.wait_for(lambda: tail_connected(server, channel_id), WAIT), \
+                "no tail"
+        structured_supplier(core).push_structured_event(event(1))
+        _, stderr = child.communicate(timeout=WAIT)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 1, stderr
+    assert stderr.splitlines() == [f"cosnotify tail: cannot write the output: {reason}"]
+    assert consumer_admins(server, channel_id) == []
