@@ -39,6 +39,7 @@ from typing import Any, Final
 import attrs
 
 from cosnotify.filter.elvin4 import ast, evaluate, values
+from cosnotify.filter.elvin4 import regex as regex_module
 from cosnotify.filter.elvin4.errors import SubscriptionError
 from cosnotify.filter.elvin4.regex import Budget, Glob, PatternError, Regex
 from cosnotify.filter.paths import STRUCTURED_HEADER
@@ -125,7 +126,7 @@ class _Generator:
         self.text = text
         self.consts: dict[str, Any] = {}
         self.temps = 0
-        self.patterns = False        # does the expression call regex or wildcard?
+        self.patterns = 0            # regex and wildcard call sites (each its budget)
         if len(names) <= _MAX_LOCALS:
             self.var = {name: f"v{i}" for i, name in enumerate(names)}
         else:
@@ -194,17 +195,22 @@ class _Generator:
             return _Leaf(guard, "(" + " or ".join(
                 f"{self.const(p)} in {subject}" for p in patterns) + ")")
         # regex and wildcard: bottom for a value too long or too costly, the cost counted
-        # in the evaluation's one budget B (regex.Budget, made by the prologue)
+        # in the call site's share Bn of the evaluation's budget (made by the prologue)
         if name == "wildcard":
-            self.patterns = True
-            tests = [f"{self.const(Glob(str(p)))}.match({subject}, B)" for p in patterns]
+            site = self.budget_site()
+            tests = [f"{self.const(Glob(str(p)))}.match({subject}, {site})" for p in patterns]
             test = tests[0] if len(tests) == 1 else "_or3(" + ", ".join(tests) + ")"
             return _Tri(f"({test} if {guard} else None)")
         if name == "regex":
-            self.patterns = True
+            site = self.budget_site()
             regex = self.const(self.regex(args[1]))
-            return _Tri(f"({regex}.search({subject}, B) if {guard} else None)")
+            return _Tri(f"({regex}.search({subject}, {site}) if {guard} else None)")
         raise AssertionError(f"not a predicate: {node!r}")
+
+    def budget_site(self) -> str:
+        """The name of a new regex/wildcard call site's budget (``generate``)."""
+        self.patterns += 1
+        return f"B{self.patterns - 1}"
 
     def regex(self, node: ast.Node) -> Regex:
         assert isinstance(node, ast.Literal)
@@ -373,8 +379,12 @@ def generate(text: str, tree: ast.Node, *, strict: bool = False) -> ElvinProgram
     names = sorted(ast.names_of(tree))
     gen = _Generator(text, names)
     body = gen.truth(tree, True)
-    # One work budget for the patterns of each evaluation (regex.Budget, review 130).
-    budget = ["B = _Budget()"] if gen.patterns else []
+    # The evaluation's work budget, in equal shares, one per regex/wildcard call site
+    # (regex.Budget): the total is bounded (review 130), and one costly call spends
+    # only its share, so it cannot make a cheap call of the same expression bottom
+    # (review 143: `regex(x, costly) || regex(y, "^ok$")` was bottom, not TRUE).
+    share = regex_module.WORK_BUDGET // max(1, gen.patterns)
+    budget = [f"B{i} = _Budget({share})" for i in range(gen.patterns)]
     source = "\n".join([
         _function("match_structured", "ev", budget + _prologue_structured(gen, names), body,
                   strict),

@@ -78,13 +78,14 @@ _CLASSES: Final[dict[str, Callable[[str], bool]]] = {
 
 
 class Budget:
-    """The work one evaluation of a constraint has left for its ``regex`` and ``wildcard``
-    calls (module docstring); below zero, it is spent."""
+    """The work one ``regex`` or ``wildcard`` call site has left in one evaluation of a
+    constraint: its share of WORK_BUDGET (compiler.generate; module docstring); below
+    zero, it is spent."""
 
     __slots__ = ("left",)
 
-    def __init__(self) -> None:
-        self.left = WORK_BUDGET
+    def __init__(self, left: int | None = None) -> None:
+        self.left = WORK_BUDGET if left is None else left
 
 
 class PatternError(ValueError):

@@ -148,8 +148,8 @@ class TestRegexCost:
 
     def test_one_budget_per_evaluation(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """§6.1.8 "regex(attr, re)" calls of one subscription share one work budget per
-        evaluation: six costly calls spend WORK_BUDGET in all, not six times it, and each
-        call that finds it spent is bottom (review 130)."""
+        evaluation, in equal shares: six costly calls spend WORK_BUDGET in all, not six
+        times it, and each call that spends its share is bottom (reviews 130, 143)."""
         monkeypatch.setattr(regex, "WORK_BUDGET", 20_000)
         visits = [0]
         step, closure = Regex._step, Regex._closure
@@ -176,6 +176,22 @@ class TestRegexCost:
             # the budget, and at most one closure past it (built, then charged)
             assert 10_000 < visits[0] <= 20_000 + MAX_STATES + 1
         assert tri(text, event) is None              # bottom, not false
+
+    @pytest.mark.parametrize("cheap, value", [('regex(y, "^ok$")', "ok"),
+                                              ('wildcard(y, "*a?b*")', "xaqb")])
+    def test_a_costly_call_does_not_spend_a_cheap_ones_share(
+            self, monkeypatch: pytest.MonkeyPatch, cheap: str, value: str) -> None:
+        """§6.1.8's three-valued or: bottom || TRUE is TRUE. A costly regex that spends
+        its share leaves a cheap call of the same expression its own, so the match
+        stands (review 143: with one budget for both, the cheap call was bottom too,
+        and a notification could be kept from a subscription it matched)."""
+        monkeypatch.setattr(regex, "WORK_BUDGET", 20_000)
+        subject = "".join(random.Random(1).choice("ab") for _ in range(3000))
+        event = event_of({"x": ("string", subject), "y": ("string", value)})
+        text = f'regex(x, "(a[ab]{{240}}){{8}}x") || {cheap}'
+        assert tri('regex(x, "(a[ab]{240}){8}x")', event) is None
+        assert tri(text, event) is True
+        assert compile_program(text, strict=True).structured(event) is True
 
     def test_a_spent_budget_leaves_cached_work_free(self) -> None:
         """A search on a spent budget still runs its cached transitions (as before: only
@@ -241,7 +257,7 @@ class TestGlobCost:
 
     def test_calls_share_the_evaluation_budget(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """§6.1.8 "wildcard(attr, glob)" calls of one subscription share one budget per
-        evaluation with its regex calls: positions tried in all stay within it."""
+        evaluation with its regex calls, in shares: positions tried in all stay within it."""
         monkeypatch.setattr(regex, "WORK_BUDGET", 100)
         tried = [0]
         at = regex._Piece.at
