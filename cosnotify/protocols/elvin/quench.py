@@ -82,6 +82,9 @@ class Quench:
     names: set[str]
     deliver_insecure: bool
     keys: set[K.RawKey]
+    #: Added or modified, its report not yet sent (after the QnchRply): the channel's
+    #: changes skip it meanwhile, and the report tells it the names as they are then.
+    pending: bool = False
 
 
 def _names(types: list[Any]) -> set[str]:
@@ -151,7 +154,7 @@ class Quenches:
             gone &= self.active
             self.active |= new
             self.active -= gone
-            quenches = list(self.table.values())
+            quenches = [q for q in self.table.values() if not q.pending]
         self._tell(new, quenches, True)
         self._tell(gone, quenches, False)
 
@@ -196,11 +199,12 @@ class Quenches:
                 raise Refused(IMPL_LIMIT, f"Request exceeds implementation limit: "
                               f"{MAX_QUENCHES} quenches a connection")
             self._check_names(len(names))
-            quench = Quench(self._router.new_id(), names, packet.deliver_insecure, raw)
+            quench = Quench(self._router.new_id(), names, packet.deliver_insecure, raw,
+                            pending=True)
             self.table[quench.id] = quench
             self.names += len(names)
-            active = (self.active or set()) & quench.names
-        return quench.id, lambda: self._tell(active, [quench], True)
+        before = Quench(quench.id, set(), quench.deliver_insecure, set())
+        return quench.id, lambda: self._report(quench, before, set())
 
     def _find(self, quench_id: int) -> Quench:
         quench = self.table.get(quench_id)
@@ -230,16 +234,24 @@ class Quenches:
             self.names += len(names) - len(quench.names)
             quench.names, quench.deliver_insecure = names, packet.deliver_insecure
             quench.keys = keys
+            quench.pending = True
             active = set(self.active or ())
-        after = Quench(quench.id, set(names), quench.deliver_insecure, set())
+        return lambda: self._report(quench, before, active)
 
-        def report() -> None:
-            # What the quench heard before and hears now, by name: tell the difference.
-            heard = {n for n in active & before.names if before.deliver_insecure}
-            hears = {n for n in active & after.names if after.deliver_insecure}
+    def _report(self, quench: Quench, before: Quench, told: set[str]) -> None:
+        """After the QnchRply: tell ``quench`` what differs between what it was told
+        (``before``'s names among ``told``, the names active then) and what it hears
+        now, under the lock, so that the channel's changes, which skipped it while it
+        was pending, come after (review 143: a name gone in between was reported as
+        added after its removal had gone out, and the client kept it for good)."""
+        with self._lock:
+            quench.pending = False
+            active = self.active or set()
+            heard = {n for n in told & before.names if before.deliver_insecure}
+            hears = {n for n in active & quench.names if quench.deliver_insecure}
+            after = Quench(quench.id, set(quench.names), quench.deliver_insecure, set())
             self._tell(hears - heard, [after], True)
             self._tell(heard - hears, [before], False)
-        return report
 
     def delete(self, quench_id: int) -> None:
         """Forget a quench (§7.4.23)."""

@@ -13,11 +13,15 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 import CosNotification as N
 import CosNotifyChannelAdmin as CA
 import CosNotifyFilter as F
 
 from cosnotify.eventtypes import ATTRIBUTE_DOMAIN
+from cosnotify.protocols.elvin import quench as quench_module
+from cosnotify.protocols.elvin.packets import QnchAddRqst
 from cosnotify.protocols.elvin.quench import Quenches
 from tests.channel.conftest import StructuredPushConsumer
 from tests.protocols.elvin.client import Client, frame, qnch_add, qnch_del, qnch_mod, sub_del
@@ -205,6 +209,45 @@ class TestNamesFollowedOnlyWithAQuench:
                 return [attribute("y"), attribute("z"), N.EventType("Ops", "Alarm")]
         quenches.track(Proxy())
         assert quenches.active == {"x", "z"}
+
+
+class TestReportsAfterTheReply:
+    """Review 143: the channel's changes between a QnchAddRqst or QnchModRqst and its
+    report (sent after the QnchRply) must not leave the quencher with a stale view."""
+
+    @staticmethod
+    def quenches(sent: list[Any]) -> Quenches:
+        router = SimpleNamespace(new_id=iter(range(1, 100)).__next__, term_id=lambda name: 7)
+        found = Quenches(router, lambda data, droppable: sent.append(data))  # type: ignore
+        found.track(SimpleNamespace(obtain_subscription_types=lambda mode: [attribute("x")]))
+        return found
+
+    def test_a_name_gone_before_the_report_is_not_reported(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """§7.4.25/§7.4.27: SubAddNotify says a term is now tested, SubDelNotify that it
+        is no longer. x goes between the add and its report: the quencher hears nothing
+        of x (it was a SubDelNotify, then a SubAddNotify of a name nothing tests)."""
+        monkeypatch.setattr(quench_module, "encode_packet", lambda packet: packet)
+        sent: list[Any] = []
+        quenches = self.quenches(sent)
+        _, report = quenches.add(QnchAddRqst(1, ("x",), True, ()))
+        quenches.attributes_changed([], [attribute("x")])
+        report()
+        assert sent == []
+
+    def test_a_name_come_before_the_report_is_reported_once(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A name tested between the add and the report is told once, by the report."""
+        monkeypatch.setattr(quench_module, "encode_packet", lambda packet: packet)
+        sent: list[Any] = []
+        quenches = self.quenches(sent)
+        _, report = quenches.add(QnchAddRqst(1, ("x", "y"), True, ()))
+        quenches.attributes_changed([attribute("y")], [])
+        assert sent == []
+        report()
+        assert sorted(type(p).__name__ for p in sent) == ["SubAddNotify", "SubAddNotify"]
+        quenches.attributes_changed([], [attribute("y")])          # reported: told now
+        assert type(sent[-1]).__name__ == "SubDelNotify"
 
 
 class TestQuenchErrors:
