@@ -166,7 +166,8 @@ class Operation:
     __slots__ = ("in_refs", "name", "out_refs", "outs", "raises")
 
     def __init__(self, name: str, descriptor: Any) -> None:
-        in_descs, out_descs, raises = descriptor
+        # omniORBpy adds a fourth item for an operation with a context clause.
+        in_descs, out_descs, raises = descriptor[:3]
         self.name = name
         self.raises: frozenset[str] = frozenset(raises or ())
         self.outs = 0 if out_descs is None else len(out_descs)

@@ -17,7 +17,7 @@ its own, twice:
 Each interface of the main file is then checked against the typed Event
 Service's rules, which section 2.7 of the Notification spec builds on: an
 interface ``<I>`` has operations only (no attributes), each with ``in``
-parameters and a ``void`` result; ``Pull<I>``, in the same scope, has for
+parameters, a ``void`` result and no ``context`` clause; ``Pull<I>``, in the same scope, has for
 each operation ``op`` of ``<I>`` a ``void pull_op`` and a ``boolean try_op``
 with the same parameters as ``out`` (the Notification spec's own Coffee
 example names the first one ``op``: both are taken, docs/typed.md).
@@ -434,6 +434,10 @@ class InterfaceRepository:
                 raise IDLError(f"{scoped}::{op['name']} has out or inout parameters: a "
                                "typed event operation has in parameters only",
                                item["file"], op["line"])
+            if op.get("contexts"):
+                raise IDLError(f"{scoped}::{op['name']} has a context clause: a typed "
+                               "event's data are its parameters (Table 2-2 has no place "
+                               "for a context)", item["file"], op["line"])
             python_name = "_" + op["name"] if keyword.iskeyword(op["name"]) else op["name"]
             descriptors = getattr(stub, f"_d_{python_name}")[0] if build \
                 else [None] * len(op["params"])

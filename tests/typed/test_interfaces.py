@@ -108,6 +108,15 @@ class TestBadIDL:
             load(tmp_path, f"module PullBreach{abs(hash(pull)) % 10_000} {{ interface I "
                            f"{{ void op(in long n); }}; interface PullI {{ {pull} }}; }};")
 
+    def test_an_operation_with_a_context_clause(self, tmp_path: Path) -> None:
+        """A context clause is refused at load, naming the interface and operation."""
+        with pytest.raises(IDLError, match=r"CtxBreach::Tea::brew has a context clause") \
+                as caught:
+            load(tmp_path, 'module CtxBreach {\n  interface Tea {\n'
+                           '    void brew(in long m) context("x");\n  };\n};\n')
+        assert caught.value.line == 3
+        assert "CtxBreach" not in sys.modules  # checked before anything is imported
+
     def test_a_missing_file(self, tmp_path: Path) -> None:
         with pytest.raises(IDLError, match="no such IDL file"):
             InterfaceRepository().load([tmp_path / "none.idl"])

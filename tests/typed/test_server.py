@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from omniORB import CORBA
+from omniORB import CORBA, tcInternal
 
 import CosNotifyChannelAdmin as CA
 import CosTypedNotifyChannelAdmin as TCA
 
+from cosnotify.server.servants import Operation
 from cosnotify.typed.interfaces import TypedInterface
 from tests.server.conftest import ServeProcess
 from tests.typed.conftest import DATA
@@ -244,3 +245,9 @@ def test_event_service_style_typed_admins_are_served_as_such(
         assert not admin._is_a(f"IDL:omg.org/CosTypedNotifyChannelAdmin/{interface}:1.0")
     finally:
         channel.destroy()
+
+
+def test_a_forwarder_takes_a_descriptor_with_a_context() -> None:
+    """A four-item ``_omni_op_d`` descriptor (an operation with a context) still builds."""
+    made = Operation("brew", ((tcInternal.tv_long,), None, None, ("x",)))
+    assert (made.name, made.outs, made.raises, made.in_refs) == ("brew", 0, frozenset(), {})

@@ -43,6 +43,7 @@ def _operation(op: Any) -> dict[str, Any]:
             "params": [{"name": p.identifier(), "direction": p.direction(),
                         "type": _type_text(p.paramType())} for p in op.parameters()],
             "raises": [e.repoId() for e in op.raises()],
+            "contexts": list(op.contexts()),
             "line": op.line()}
 
 
