@@ -173,6 +173,16 @@ def _check_path(path: str, file: str | None = None) -> str:
     return path
 
 
+def _latin1(text: str) -> bytes:
+    """A kept file's text as the bytes it was read from: IDL source is ISO Latin-1
+    (CORBA 3.0, 7.2). A text kept before review 144 was read as UTF-8 and may hold a
+    character Latin-1 lacks: it is written back as UTF-8, as it was read."""
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:
+        return text.encode("utf-8")
+
+
 def _omniidl(arguments: Sequence[str]) -> str:
     """Run the wheel's omniidl; its standard output, or IDLError with its message."""
     env = dict(os.environ)
@@ -332,7 +342,8 @@ class InterfaceRepository:
             file = _check_path(os.path.abspath(path))
             if not Path(file).is_file():
                 raise IDLError("no such IDL file", str(path))
-            learned += self._load_one(file, Path(file).read_text(), include_dirs)
+            learned += self._load_one(file, Path(file).read_text(encoding="latin-1"),
+                                      include_dirs)
         self.include = [*self.include, *(d for d in include_dirs if d not in self.include)]
         return learned
 
@@ -347,7 +358,7 @@ class InterfaceRepository:
                                      *arguments, file]))
         spelled = [name for name in found["included"] if not _bundled(name)]
         located = [_check_path(path, file) for path in _locate(spelled, file, include_dirs)]
-        included = [(path, path.removeprefix(root), Path(path).read_text())
+        included = [(path, path.removeprefix(root), Path(path).read_text(encoding="latin-1"))
                     for path in located]
         described = found["interfaces"]
         _check_safe(found, set(spelled))  # the rules first: nothing imported if wrong
@@ -375,7 +386,7 @@ class InterfaceRepository:
             try:
                 for path, text in ((source.path, source.text), *source.included):
                     Path(moved(path)).parent.mkdir(parents=True, exist_ok=True)
-                    Path(moved(path)).write_text(text)
+                    Path(moved(path)).write_bytes(_latin1(text))
                 for directory in source.include:
                     Path(moved(directory)).mkdir(parents=True, exist_ok=True)
             except OSError as exc:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from omniORB import CORBA
 
-from cosnotify.typed.interfaces import IDLError, InterfaceRepository, TypedInterface
+from cosnotify.typed.interfaces import IDLError, InterfaceRepository, Source, TypedInterface
 
 
 def load(tmp_path: Path, text: str, name: str = "t.idl") -> InterfaceRepository:
@@ -214,3 +214,38 @@ class TestIncludes:
         InterfaceRepository().load([tmp_path / "a" / "Main.idl"])
         with pytest.raises(IDLError, match="is not the Twin.idl loaded before"):
             InterfaceRepository().load([tmp_path / "b" / "Main.idl"])
+
+
+class TestLatin1:
+    """IDL source is ISO Latin-1 (CORBA 3.0, 7.2): a file that is not UTF-8 loads, and is
+    kept and written back with the same bytes."""
+
+    def test_a_latin1_comment_loads(self, tmp_path: Path) -> None:
+        """A Latin-1 byte (0xE9) in a comment is no error."""
+        idl = tmp_path / "Lat.idl"
+        idl.write_bytes(b"// caf\xe9\nmodule LatMain { interface Lat { void ping(in long x); }; };\n")
+        repository = InterfaceRepository()
+        assert [i.repo_id for i in repository.load([idl])] == ["IDL:LatMain/Lat:1.0"]
+        assert repository.sources[str(idl)].text.startswith("// caf\xe9\n")
+
+    def test_a_kept_latin1_file_and_its_include_load_again(self, tmp_path: Path) -> None:
+        """Main and included Latin-1 files are kept as read and written back as Latin-1."""
+        (tmp_path / "LatShared.idl").write_bytes(
+            b"// na\xefve\nmodule LatShared { struct Cup { short cl; }; };\n")
+        main = tmp_path / "LatOrder.idl"
+        main.write_bytes(b'#include "LatShared.idl"\n// cr\xe8me\nmodule LatOrder { interface '
+                         b"Order { void ordered(in LatShared::Cup cup); }; };\n")
+        first = InterfaceRepository()
+        first.load([main])
+        [(_, kept)] = first.sources[str(main)].included
+        assert kept.startswith("// na\xefve\n")
+        [order] = InterfaceRepository().load_source(first.sources[str(main)])
+        assert order.operations["ordered"].parameters[0].typecode.id() == "IDL:LatShared/Cup:1.0"
+
+    def test_a_file_kept_as_utf8_before_loads_again(self, tmp_path: Path) -> None:
+        """A kept text with a character Latin-1 lacks (read as UTF-8 before) is written
+        back as UTF-8, not refused with an encoding error."""
+        source = Source(str(tmp_path / "LatOld.idl"), "// \u20ac\nmodule LatOld { interface "
+                        "Old { void ping(in long x); }; };\n")
+        assert [i.repo_id for i in InterfaceRepository().load_source(source)] == [
+            "IDL:LatOld/Old:1.0"]
