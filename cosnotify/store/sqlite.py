@@ -40,6 +40,7 @@ import os
 import secrets
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any, Self
 
@@ -171,6 +172,8 @@ class SQLiteStore(EventLogTable, HistoryTable):
     def _open_locked(self, exists: bool) -> sqlite3.Connection:
         if not exists:
             self._create()
+        else:
+            self._check_version()  # before WAL mode or a migration changes a byte
         conn = self._connect()
         try:
             self._migrate(conn, creating=False)
@@ -272,9 +275,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
         known = len(MIGRATIONS)
         try:
             version = self._schema_version(conn, creating)
-            if version > known:
-                raise self._fail(Reason.NEWER_SCHEMA, f"written by a newer cosnotify (schema"
-                                                      f" {version}, this code knows {known})")
+            self._refuse_newer(version)  # under the lock: _check_version read it already
             if version == known:
                 return
             conn.execute("BEGIN IMMEDIATE")
@@ -292,6 +293,27 @@ class SQLiteStore(EventLogTable, HistoryTable):
                 raise
         except sqlite3.Error as exc:
             raise self._error(exc, "cannot read or migrate the schema", opening=True) from exc
+
+    def _check_version(self) -> None:
+        """Refuse a newer or damaged schema on a read-only connection (no WAL pragma)."""
+        try:
+            conn = sqlite3.connect(f"{_file_uri(self.path)}?mode=ro", uri=True,
+                                   isolation_level=None, timeout=5.0)
+        except sqlite3.Error as exc:
+            raise self._error(exc, "cannot open", opening=True) from exc
+        try:
+            version = self._schema_version(conn, False)
+        except sqlite3.Error as exc:
+            raise self._error(exc, "cannot read the schema", opening=True) from exc
+        finally:
+            conn.close()
+        self._refuse_newer(version)
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > len(MIGRATIONS):
+            raise self._fail(Reason.NEWER_SCHEMA, f"written by a newer cosnotify (schema"
+                                                  f" {version}, this code knows"
+                                                  f" {len(MIGRATIONS)})")
 
     def _schema_version(self, conn: sqlite3.Connection, creating: bool) -> int:
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
@@ -520,6 +542,11 @@ class SQLiteStore(EventLogTable, HistoryTable):
                 self._file_lock.release()
         if flush.error is not None:
             raise flush.error
+
+
+def _file_uri(path: str) -> str:
+    """``path`` as an SQLite ``file:`` URI (``?`` and ``#`` in a name are escaped)."""
+    return "file:" + urllib.parse.quote(os.path.abspath(path))
 
 
 def _fsync(path: str) -> None:

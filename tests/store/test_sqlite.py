@@ -478,6 +478,24 @@ class TestSchema:
                               f" knows {len(MIGRATIONS)})")
         assert path.read_bytes() == before
 
+    @pytest.mark.parametrize("version", [99, 0])
+    def test_a_refused_rollback_journal_file_is_not_switched_to_wal(self, path: Path,
+                                                                    version: int) -> None:
+        """A newer (99) or damaged (0) schema_version in a file in rollback-journal mode:
+        refused with its bytes unchanged -- read first on a read-only connection, so
+        not even WAL mode (header bytes 18-19) is set before the refusal."""
+        SQLiteStore(path).close()
+        with connect(path) as conn:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+            assert conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
+        before = path.read_bytes()
+        assert before[18:20] == b"\x01\x01"
+        error = refused(path)
+        assert error.reason is (Reason.NEWER_SCHEMA if version else Reason.DAMAGED)
+        assert path.read_bytes() == before
+        assert sorted(os.listdir(path.parent)) == ["store.db", "store.db.lock"]
+
     def test_migrations_run_in_order_at_open(self, path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
         """An older store is brought up to date by each later migration, in order."""
