@@ -121,7 +121,10 @@ class SQLiteStore(EventLogTable, HistoryTable):
 
     def __init__(self, path: str | os.PathLike[str], *, max_bytes: int | None = None,
                  synchronous: str = "FULL") -> None:
-        self.path = os.fspath(path)
+        self.path = os.fspath(path)  # as given: the name errors use
+        # The file itself, resolved once: a symlink (dangling too: a store not made yet)
+        # is followed for the header, the temporary file, the rename and the lock alike.
+        self._file = os.path.realpath(self.path)
         level = synchronous.upper()
         if level not in _SYNC_LEVELS:
             raise ValueError(f"synchronous must be one of {', '.join(_SYNC_LEVELS)},"
@@ -161,7 +164,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
     def _open(self) -> sqlite3.Connection:
         self._check_writable()
         self._check_header()  # reads only: a foreign file gets no lock file
-        self._file_lock = StoreLock(self.path)  # one process on the file (lockfile.py)
+        self._file_lock = StoreLock(self._file)  # one process on the file (lockfile.py)
         try:
             # Read again under the lock: another process may have made the store since.
             return self._open_locked(self._check_header())
@@ -192,13 +195,13 @@ class SQLiteStore(EventLogTable, HistoryTable):
         return conn
 
     def _check_writable(self) -> None:
-        folder = os.path.dirname(os.path.abspath(self.path))
+        folder = os.path.dirname(self._file)
         if not os.path.isdir(folder):
             raise self._fail(Reason.READ_ONLY, f"cannot write here: {folder} is not a directory")
         if not os.access(folder, os.W_OK | os.X_OK):
             raise self._fail(Reason.READ_ONLY, f"cannot write in {folder} (SQLite keeps its"
                                                " -wal and -shm files beside the store)")
-        if os.path.exists(self.path) and not os.access(self.path, os.W_OK):
+        if os.path.exists(self._file) and not os.access(self._file, os.W_OK):
             raise self._fail(Reason.READ_ONLY, "the file is read-only")
 
     def _check_header(self) -> bool:
@@ -206,7 +209,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
 
         Reads the 100-byte header itself, so SQLite never touches a foreign file."""
         try:
-            with open(self.path, "rb") as file:
+            with open(self._file, "rb") as file:
                 header = file.read(100)
         except FileNotFoundError:
             return False
@@ -228,7 +231,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
 
     def _connect(self, path: str | None = None) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(path or self.path, isolation_level=None,
+            conn = sqlite3.connect(path or self._file, isolation_level=None,
                                    check_same_thread=False, timeout=5.0)
         except sqlite3.Error as exc:
             raise self._error(exc, "cannot open", opening=True) from exc
@@ -246,7 +249,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
 
     def _create(self) -> None:
         """Build an empty store in a temporary file and rename it to ``path``."""
-        temp = f"{self.path}.new-{os.getpid()}-{secrets.token_hex(4)}"
+        temp = f"{self._file}.new-{os.getpid()}-{secrets.token_hex(4)}"
         try:
             conn = self._connect(temp)
             try:
@@ -256,8 +259,8 @@ class SQLiteStore(EventLogTable, HistoryTable):
             finally:
                 conn.close()
             _fsync(temp)
-            os.replace(temp, self.path)
-            _fsync(os.path.dirname(os.path.abspath(self.path)))
+            os.replace(temp, self._file)
+            _fsync(os.path.dirname(self._file))
         except sqlite3.Error as exc:
             raise self._error(exc, "cannot create the store", opening=True) from exc
         except OSError as exc:
@@ -297,7 +300,7 @@ class SQLiteStore(EventLogTable, HistoryTable):
     def _check_version(self) -> None:
         """Refuse a newer or damaged schema on a read-only connection (no WAL pragma)."""
         try:
-            conn = sqlite3.connect(f"{_file_uri(self.path)}?mode=ro", uri=True,
+            conn = sqlite3.connect(f"{_file_uri(self._file)}?mode=ro", uri=True,
                                    isolation_level=None, timeout=5.0)
         except sqlite3.Error as exc:
             raise self._error(exc, "cannot open", opening=True) from exc

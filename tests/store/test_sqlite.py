@@ -597,6 +597,26 @@ class TestRefusedFiles:
         assert caught.value.reason is Reason.DAMAGED
         assert str(path) in str(caught.value)
 
+    def test_a_dangling_symlink_is_followed_once(self, tmp_path: Path) -> None:
+        """``--db`` through a symlink to a store not made yet: the store is made at the
+        target (the link stays a link), locked there, so another process opening it by
+        either name is refused IN_USE."""
+        target = tmp_path / "data" / "store.db"
+        target.parent.mkdir()
+        link = tmp_path / "store.db"
+        link.symlink_to(target)
+        with SQLiteStore(link) as store:
+            store.put(Record("ch/1", "channel", b"one"))
+            assert link.is_symlink() and target.is_file()
+            assert sorted(os.listdir(target.parent)) == ["store.db", "store.db-shm",
+                                                         "store.db-wal", "store.db.lock"]
+            assert sorted(os.listdir(tmp_path)) == ["data", "store.db"]
+            for name in (link, target):
+                reason, message = open_unprivileged(name, same_user=True)
+                assert reason == "IN_USE", message
+        with SQLiteStore(target) as store:
+            assert [r.path for r in store.records()] == ["ch/1"]
+
     def test_a_directory_is_not_a_store(self, path: Path) -> None:
         """A directory at the path is refused as DAMAGED (not a store)."""
         path.mkdir()
@@ -649,12 +669,13 @@ def unprivileged_dir() -> Iterator[Path]:
         shutil.rmtree(folder)
 
 
-# Opens the store as 'nobody' when run as root (root writes through any mode).
+# Opens the store as 'nobody' when run as root (root writes through any mode), or as
+# this user when told "same-user".
 OPEN_CHILD = """
 import json, os, sys
 from cosnotify.store.sqlite import SQLiteStore
 from cosnotify.store.interface import StoreError
-if os.getuid() == 0:
+if os.getuid() == 0 and sys.argv[2:] != ["same-user"]:
     try:
         os.setgid(65534)
         os.setuid(65534)
@@ -669,8 +690,10 @@ except StoreError as exc:
 """
 
 
-def open_unprivileged(path: Path) -> tuple[str, str]:
-    done = subprocess.run([sys.executable, "-c", OPEN_CHILD, str(path)], capture_output=True,
+def open_unprivileged(path: Path, *, same_user: bool = False) -> tuple[str, str]:
+    """How another process (as 'nobody', or as this user) fares opening ``path``."""
+    done = subprocess.run([sys.executable, "-c", OPEN_CHILD, str(path),
+                           *(["same-user"] if same_user else [])], capture_output=True,
                           env=CHILD_ENV, cwd=REPO, timeout=60, check=False)
     assert done.returncode == 0, done.stderr.decode()
     reason, message = json.loads(done.stdout)
