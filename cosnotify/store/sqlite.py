@@ -203,6 +203,14 @@ class SQLiteStore(EventLogTable, HistoryTable):
                                                " -wal and -shm files beside the store)")
         if os.path.exists(self._file) and not os.access(self._file, os.W_OK):
             raise self._fail(Reason.READ_ONLY, "the file is read-only")
+        for beside in (self._file + "-wal", self._file + "-shm"):
+            if not os.path.lexists(beside):
+                continue
+            if not os.path.isfile(beside):
+                raise self._fail(Reason.READ_ONLY, f"{beside} is not a regular file")
+            if not os.access(beside, os.R_OK | os.W_OK):
+                raise self._fail(Reason.READ_ONLY, f"{beside} cannot be written (SQLite"
+                                                   " writes it beside the store)")
 
     def _check_header(self) -> bool:
         """Whether there is a store at ``path`` (False: no file, or an empty one).

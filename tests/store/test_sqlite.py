@@ -648,6 +648,31 @@ class TestRefusedFiles:
         assert reason == "READ_ONLY", message
         assert str(path) in message
 
+    @pytest.mark.parametrize("suffix", ["-wal", "-shm"])
+    def test_an_unwritable_wal_or_shm_is_refused_at_open(self, unprivileged_dir: Path,
+                                                         suffix: str) -> None:
+        """A -wal or -shm another user left (root's, 0644) beside a store this user may
+        write: READ_ONLY at open, naming it -- not an open whose every write fails."""
+        path = unprivileged_dir / "store.db"
+        SQLiteStore(path).close()
+        for name in ("store.db", "store.db.lock"):
+            (unprivileged_dir / name).chmod(0o666)
+        left = unprivileged_dir / f"store.db{suffix}"
+        left.write_bytes(b"")
+        left.chmod(0o644)
+        reason, message = open_unprivileged(path)
+        assert reason == "READ_ONLY", message
+        assert message == f"{path}: {left} cannot be written (SQLite writes it beside the store)"
+
+    def test_a_shm_that_is_a_directory_is_refused_at_open(self, path: Path) -> None:
+        """A directory where SQLite keeps the -shm: READ_ONLY at open, in one line."""
+        SQLiteStore(path).close()
+        shm = path.parent / "store.db-shm"
+        shm.mkdir()
+        error = refused(path)
+        assert error.reason is Reason.READ_ONLY
+        assert str(error) == f"{path}: {shm} is not a regular file"
+
     def test_closed_means_closed(self, path: Path) -> None:
         """The error after close names the file; a second close does nothing."""
         store = SQLiteStore(path)
