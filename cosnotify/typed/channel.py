@@ -64,9 +64,12 @@ def _idl_path(path: str) -> str:
 
 
 def stored_sources(store: Any) -> list[Source]:
-    """The IDL files a store keeps, in the order they were first kept."""
-    with store_failures():
-        records = store.records()
+    """The IDL files a store keeps, in the order they were first kept.
+
+    Read at start only (the server, a typed factory's constructor): a StoreError
+    goes to the caller as it is, like the restore's, so ``serve`` says it in one
+    line (not an ERROR log and a NO_RESOURCES)."""
+    records = store.records()
     return [Source.from_record(codec.loads(r.data)) for r in records if r.kind == IDL_KIND]
 
 

@@ -231,6 +231,24 @@ class TestStartFailures:
         line = self.serve_fails("--db", str(path))
         assert "newer" in line
 
+    def test_a_store_damaged_in_its_records(self, tmp_path: Path) -> None:
+        """Damage the header checks cannot see, met reading the records at the restore:
+        one line with the store's reason, not an ERROR log and a CORBA exception's repr."""
+        from cosnotify.store.interface import Record
+        from cosnotify.store.sqlite import SQLiteStore
+
+        path = tmp_path / "store.db"
+        with SQLiteStore(path) as store:
+            for n in range(400):
+                store.put(Record(f"cb/{n}", "callback", b"x" * 500))
+        size = path.stat().st_size
+        with path.open("r+b") as file:
+            file.seek(size // 2 // 4096 * 4096)
+            file.write(b"\xde\xad\xbe\xef" * 1024 * 8)
+        line = self.serve_fails("--db", str(path))
+        assert line.startswith(f"cosnotify serve: cannot start: {path}: ")
+        assert "the file is damaged" in line and "NO_RESOURCES" not in line
+
     def test_a_store_another_server_has_open(self, tmp_path: Path) -> None:
         """Review 108: a second server started on the store of a running one, and the
         two then wrote what the other did not know (a channel one destroyed, an admin
