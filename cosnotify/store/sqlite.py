@@ -314,11 +314,18 @@ class SQLiteStore(EventLogTable, HistoryTable):
             raise self._error(exc, "cannot open", opening=True) from exc
         try:
             version = self._schema_version(conn, False)
+            self._refuse_newer(version)
+            # Every page's structure (about 0.05 s for 100,000 events, 36 MB, cached):
+            # a damaged file is refused now, not written to with its events unreadable.
+            found = [row[0] for row in conn.execute("PRAGMA quick_check(1)")]
         except sqlite3.Error as exc:
-            raise self._error(exc, "cannot read the schema", opening=True) from exc
+            raise self._error(exc, "cannot read or check the file", opening=True) from exc
         finally:
             conn.close()
-        self._refuse_newer(version)
+        if found != ["ok"]:
+            raise self._fail(Reason.DAMAGED, f"the file is damaged (PRAGMA quick_check:"
+                                             f" {' '.join(str(found[0]).split())}); left"
+                                             " untouched")
 
     def _refuse_newer(self, version: int) -> None:
         if version > len(MIGRATIONS):

@@ -617,6 +617,26 @@ class TestRefusedFiles:
         with SQLiteStore(target) as store:
             assert [r.path for r in store.records()] == ["ch/1"]
 
+    @pytest.mark.parametrize("where", ["middle", "end"])
+    def test_overwritten_pages_are_refused_at_open_untouched(self, path: Path,
+                                                             where: str) -> None:
+        """Pages overwritten (the event rows at the end, or mid-file): PRAGMA quick_check
+        at open refuses DAMAGED in one line and the file keeps its bytes -- not an open
+        whose pushes are written and whose stored events are never read again."""
+        with SQLiteStore(path) as store:
+            for n in range(20):
+                store.add_events([(b"%d" % n * 50, ["a", "b"]) for _ in range(100)])
+        size = path.stat().st_size
+        with path.open("r+b") as file:
+            file.seek(size // 2 // 4096 * 4096 if where == "middle" else size - 3 * 4096)
+            file.write(b"\xde\xad\xbe\xef" * 1024 * 2)
+        before = path.read_bytes()
+        error = refused(path)
+        assert error.reason is Reason.DAMAGED
+        assert str(error).startswith(f"{path}: the file is damaged")
+        assert "\n" not in str(error)
+        assert path.read_bytes() == before
+
     def test_a_directory_is_not_a_store(self, path: Path) -> None:
         """A directory at the path is refused as DAMAGED (not a store)."""
         path.mkdir()
