@@ -119,6 +119,11 @@ class EventLog:
         #: Events read back from the store, by id, while some queue holds them: an
         #: event stored for many proxies is decoded once and shared, as when it came.
         self._read: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        #: Refills the store could not read (a damaged store fails every one); logged
+        #: at ERROR once per proxy path until a read of it succeeds again.
+        self.read_failures = 0
+        self._unreadable: set[str] = set()
+        self._unreadable_lock = threading.Lock()
 
     def wants(self, event: Any) -> bool:
         """Is ``event`` to be persistent (its header's EventReliability, else the channel's)?"""
@@ -328,6 +333,8 @@ class EventLog:
 
     def dropped(self, path: str) -> None:
         """The proxy at ``path`` was destroyed: everything it held goes."""
+        with self._unreadable_lock:
+            self._unreadable.discard(path)
         try:
             self._store.drop_consumer(path)
         except StoreError as exc:
@@ -371,8 +378,18 @@ class EventLog:
         try:
             page = self._store.pending(durable.path, after=cursor, limit=min(room, _PAGE))
         except StoreError as exc:
-            log.error("%r: the store could not be read: %s", proxy, exc)
+            with self._unreadable_lock:
+                self.read_failures += 1
+                first = durable.path not in self._unreadable
+                self._unreadable.add(durable.path)
+            if first:  # every later try fails alike: counted in read_failures, not logged
+                log.error("%r: the store could not be read (tried again at each delivery,"
+                          " not logged again until it can be): %s", proxy, exc)
             return 0, False
+        if durable.path in self._unreadable:
+            with self._unreadable_lock:
+                self._unreadable.discard(durable.path)
+            log.warning("%r: the store can be read again", proxy)
         entries = []
         for stored in page:
             if stored.id in resident:

@@ -20,6 +20,7 @@ import TimeBase
 from cosnotify.channel.clock import ManualClock
 from cosnotify.channel.factory import EventChannelFactory
 from cosnotify.store import MemoryStore
+from cosnotify.store.interface import Reason, StoreError
 from tests.channel.conftest import (
     WAIT,
     SequencePushConsumer,
@@ -925,3 +926,46 @@ def test_a_record_the_store_refuses_leaves_no_object_behind() -> None:
         store.full = False
         _, proxy_id = admin.obtain_notification_pull_supplier(CA.STRUCTURED_EVENT)
         assert admin._get_pull_suppliers() == [proxy_id]
+
+
+class BreakingStore(MemoryStore):
+    """pending() raises StoreError(DAMAGED) while ``broken``."""
+    broken = False
+
+    def pending(self, consumer: str, after: int = -1, limit: int = 1000) -> Any:
+        if self.broken:
+            raise StoreError(Reason.DAMAGED, "store.db: pending: the file is damaged")
+        return super().pending(consumer, after, limit)
+
+
+def test_a_store_that_cannot_be_read_back_is_logged_once_and_counted(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Review 145: a refill that met a damaged store logged it at ERROR at every try, for
+    ever. Now: one ERROR line until a read succeeds again, and every failure counted."""
+    store = BreakingStore()
+    with EventChannelFactory(store=store) as factory:
+        channel, _ = factory.create_channel(DURABLE_QOS, [])
+        log = channel._event_log
+        log.window = 2
+        proxy, _ = channel._get_default_consumer_admin().obtain_notification_pull_supplier(
+            CA.SEQUENCE_EVENT)
+        proxy.set_qos([N.Property("MaximumBatchSize", CORBA.Any(CORBA.TC_long, 2))])
+        proxy.connect_sequence_pull_consumer(None)
+        supplier = supplier_of(channel)
+        for n in range(6):                         # the first few in memory, the rest on disk
+            supplier.push_structured_event(structured(fields={"n": n}))
+        store.broken = True
+        caplog.clear()
+        first = [number(e) for e in proxy.try_pull_structured_events(2)[0]]
+        assert first == list(range(len(first))) and len(first) < 6
+        for _ in range(3):
+            assert proxy.try_pull_structured_events(2)[0] == []
+        errors = [r for r in caplog.records if "could not be read" in r.getMessage()]
+        assert len(errors) == 1 and errors[0].levelname == "ERROR"
+        assert log.read_failures >= 3
+        store.broken = False
+        rest: list[int] = []
+        for _ in range(3):
+            rest += [number(e) for e in proxy.try_pull_structured_events(2)[0]]
+        assert first + rest == list(range(6))
+        assert any("can be read again" in r.getMessage() for r in caplog.records)
