@@ -232,8 +232,9 @@ class TestStartFailures:
         assert "newer" in line
 
     def test_a_store_damaged_in_its_records(self, tmp_path: Path) -> None:
-        """Damage the header checks cannot see, met reading the records at the restore:
-        one line with the store's reason, not an ERROR log and a CORBA exception's repr."""
+        """Pages overwritten, which the header checks cannot see (quick_check at open
+        finds them): one line with the store's reason, not an ERROR log and a CORBA
+        exception's repr (as when the start's first read of the records met them)."""
         from cosnotify.store.interface import Record
         from cosnotify.store.sqlite import SQLiteStore
 
@@ -248,6 +249,23 @@ class TestStartFailures:
         line = self.serve_fails("--db", str(path))
         assert line.startswith(f"cosnotify serve: cannot start: {path}: ")
         assert "the file is damaged" in line and "NO_RESOURCES" not in line
+
+    def test_a_records_read_failing_at_start_is_the_store_error(
+            self, caplog: pytest.LogCaptureFixture) -> None:
+        """Damage quick_check cannot see (a row's bytes) is met at the start's first read,
+        the IDL records (typed/channel.py stored_sources): the StoreError itself reaches
+        ``serve`` (one line), no ERROR log and NO_RESOURCES on the way."""
+        from cosnotify.store import MemoryStore
+        from cosnotify.store.interface import Reason, StoreError
+        from cosnotify.typed.channel import stored_sources
+
+        class Damaged(MemoryStore):
+            def records(self) -> Any:
+                raise StoreError(Reason.DAMAGED, "store.db: records: the file is damaged")
+
+        with pytest.raises(StoreError, match="the file is damaged"):
+            stored_sources(Damaged())
+        assert not [r for r in caplog.records if r.levelname == "ERROR"]
 
     def test_a_store_another_server_has_open(self, tmp_path: Path) -> None:
         """Review 108: a second server started on the store of a running one, and the
