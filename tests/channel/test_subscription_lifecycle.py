@@ -13,28 +13,11 @@ from typing import Any
 import pytest
 from omniORB import CORBA
 
-import CosNotification as N
 import CosNotifyChannelAdmin as CA
 import CosNotifyFilter
 
 from tests.channel.conftest import PushSupplier, StructuredPushConsumer
-
-
-def types(*pairs: tuple[str, str]) -> list[Any]:
-    return [N.EventType(d, t) for d, t in pairs]
-
-
-def pairs(event_types: list[Any]) -> set[tuple[str, str]]:
-    return {(t.domain_name, t.type_name) for t in event_types}
-
-
-def accumulated(changes: list[tuple[list[Any], list[Any]]]) -> set[tuple[str, str]]:
-    """Replay (added, removed) notifications into the set they describe."""
-    current: set[tuple[str, str]] = set()
-    for added, removed in changes:
-        current -= pairs(removed)
-        current |= pairs(added)
-    return current
+from tests.channel.test_subscriptions import accumulated, pairs, types
 
 
 def watched_entry(channel: Any) -> tuple[Any, PushSupplier]:
