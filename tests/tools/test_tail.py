@@ -294,11 +294,7 @@ class TestTail:
             _, channel_id = factory.create_channel([], [])
             monitor = factory._narrow(CosNotifyMonitor.EventChannelFactory)
             tail = start(tails, str(served.ior_file), "--channel", str(channel_id))
-            deadline = time.monotonic() + WAIT
-            while not _pulling(monitor.snapshot([channel_id])):
-                assert tail.process.poll() is None, f"tail ended: {tail.finish()}"
-                assert time.monotonic() < deadline, "tail did not connect"
-                time.sleep(0.01)  # a child server cannot notify this process: polled
+            _wait_pulling(monitor, channel_id, tail)
             assert served.stop() == 0
             status, lines, stderr = tail.finish()
         finally:
@@ -365,11 +361,7 @@ class TestTail:
             monitor = factory._narrow(CosNotifyMonitor.EventChannelFactory)
             tail = start(tails, str(served.ior_file), "--channel", str(channel_id),
                          "--timeout", "1")
-            deadline = time.monotonic() + WAIT
-            while not _pulling(monitor.snapshot([channel_id])):
-                assert tail.process.poll() is None, f"tail ended: {tail.finish()}"
-                assert time.monotonic() < deadline, "tail did not connect"
-                time.sleep(0.01)  # a child server cannot notify this process: polled
+            _wait_pulling(monitor, channel_id, tail)
             served.process.send_signal(signal.SIGSTOP)
             try:
                 status, lines, stderr = tail.finish()
@@ -627,3 +619,13 @@ def _fails_writing(server: NotificationServer, channel: tuple[Any, int],
     assert child.returncode == 1, stderr
     assert stderr.splitlines() == [f"cosnotify tail: cannot write the output: {reason}"]
     assert consumer_admins(server, channel_id) == []
+
+
+def _wait_pulling(monitor: Any, channel_id: int, tail: Tail) -> None:
+    """Until ``tail``'s proxy on a served channel is pulling (the monitor's snapshot),
+    or WAIT. The server is a child process, which cannot notify this one: polled."""
+    deadline = time.monotonic() + WAIT
+    while not _pulling(monitor.snapshot([channel_id])):
+        assert tail.process.poll() is None, f"tail ended: {tail.finish()}"
+        assert time.monotonic() < deadline, "tail did not connect"
+        time.sleep(0.01)
